@@ -1,0 +1,33 @@
+/* Whole-file reading with a size limit, and atomic writing. */
+#ifndef EASYNPU_FILE_H
+#define EASYNPU_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "easynpu/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reads all of `path` into a new buffer (*out, freed by the caller; one extra
+ * NUL byte is appended so text can be parsed in place).  A file larger than
+ * `limit` bytes is an ENPU_E_LIMIT error checked before reading. */
+int enpu_file_read(const char *path, size_t limit, uint8_t **out, size_t *n, enpu_err *err);
+
+/* Writes n bytes to `path` through `path.tmp.<pid>` renamed into place, so a
+ * failure never leaves a partial file. */
+int enpu_file_write_atomic(const char *path, const void *data, size_t n, enpu_err *err);
+
+/* True if a and b name the same existing file (same device and inode): used to
+ * refuse writing an output over an input. */
+int enpu_same_file(const char *a, const char *b);
+
+/* Extension of path including the dot (".npy"), or "" if none. */
+const char *enpu_path_ext(const char *path);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

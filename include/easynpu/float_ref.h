@@ -1,0 +1,42 @@
+/* Float reference executor: runs an imported graph on the host in float32,
+ * op by op.  It is the accuracy yardstick of the int8 path, so it favours
+ * obvious code over speed (but is fast enough for calibration sets). */
+#ifndef EASYNPU_FLOAT_REF_H
+#define EASYNPU_FLOAT_REF_H
+
+#include "easynpu/ir.h"
+#include "easynpu/tensor_io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct enpu_fexec enpu_fexec;
+
+/* Prepares an executor for g (which must outlive it).  Constants are
+ * converted to float32 once here. */
+int enpu_fexec_new(const enpu_graph *g, enpu_fexec **out, enpu_err *err);
+void enpu_fexec_free(enpu_fexec *ex);
+
+/* Runs the graph on g->n_inputs input buffers (any numeric dtype; converted
+ * to float32; shapes must equal the graph inputs').  Every tensor's value is
+ * kept until the next run. */
+int enpu_fexec_run(enpu_fexec *ex, const enpu_buf *inputs, enpu_err *err);
+
+/* Value of tensor `t` after a run, as float32 in its inferred shape; NULL if
+ * the tensor was not computed (e.g. an unused optional output). */
+const float *enpu_fexec_value(const enpu_fexec *ex, int t);
+
+/* Copies output `i` of the graph into a new float32 buffer. */
+int enpu_fexec_output(const enpu_fexec *ex, int i, enpu_buf *out, enpu_err *err);
+
+/* Runs a single node of g whose inputs are given as float arrays in the
+ * node's inferred input shapes, writing float outputs (caller-allocated, in
+ * inferred output shapes).  The quantizer's per-op tests use it. */
+int enpu_fref_node(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                   float *const *out, enpu_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

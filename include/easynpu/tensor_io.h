@@ -1,0 +1,53 @@
+/* Reading and writing tensor files: NumPy `.npy` and ONNX `TensorProto` `.pb`
+ * (the ONNX backend-test format), chosen by file extension. */
+#ifndef EASYNPU_TENSOR_IO_H
+#define EASYNPU_TENSOR_IO_H
+
+#include "easynpu/ir.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Largest tensor file read: the biggest tensor allowed (ENPU_MAX_ELEMS
+ * 8-byte elements) plus room for headers. */
+#define ENPU_MAX_TENSOR_FILE_BYTES ((size_t)ENPU_MAX_ELEMS * 8 + ((size_t)1 << 20))
+
+/* A free-standing tensor value: dtype, shape and row-major data it owns. */
+typedef struct enpu_buf {
+    char *name;         /* from a .pb's name field, may be NULL */
+    enpu_dtype dtype;
+    int rank;
+    int64_t dims[ENPU_MAX_RANK];
+    void *data;
+} enpu_buf;
+
+int64_t enpu_buf_numel(const enpu_buf *b);
+void enpu_buf_free(enpu_buf *b);               /* frees contents, not b */
+/* Allocates zeroed data for the given shape (validated with enpu_shape_numel). */
+int enpu_buf_alloc(enpu_buf *b, enpu_dtype dt, int rank, const int64_t *dims, enpu_err *err);
+/* Converts b in place to float32 (from any numeric dtype). */
+int enpu_buf_to_f32(enpu_buf *b, enpu_err *err);
+
+/* Reads `path` (.npy or .pb, by extension; anything else is ENPU_E_USAGE).
+ * .npy: format 1.0/2.0/3.0, C order, little-endian f4 f8 i1 u1 i2 u2 i4 u4 i8
+ * u8 b1.  .pb: an ONNX TensorProto (raw_data or typed fields; external data
+ * is ENPU_E_UNSUPPORTED).  A bad magic, a truncated or oversized data block or
+ * a malformed header is ENPU_E_FORMAT; dims over the limits ENPU_E_LIMIT.
+ * On success *out owns its contents (enpu_buf_free); on error *out is empty.
+ * Errors start with the file path. */
+int enpu_tensor_read(const char *path, enpu_buf *out, enpu_err *err);
+/* Writes `b` to `path` (.npy format 1.0, or .pb with raw_data and b->name)
+ * through a temporary file renamed into place, so a failed write leaves no
+ * partial file. */
+int enpu_tensor_write(const char *path, const enpu_buf *b, enpu_err *err);
+
+/* Format-specific entry points on memory (used by the fuzzers); messages
+ * name the source as "<memory>". */
+int enpu_npy_parse(const uint8_t *data, size_t n, enpu_buf *out, enpu_err *err);
+int enpu_pb_parse(const uint8_t *data, size_t n, enpu_buf *out, enpu_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,107 @@
+/* easynpu run-float MODEL.onnx --input FILE... --output FILE... */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "easynpu/float_ref.h"
+#include "easynpu/onnx.h"
+#include "easynpu/tensor_io.h"
+
+static const char *HELP =
+    "usage: easynpu run-float MODEL.onnx --input FILE [--input FILE...] [--output FILE...]\n"
+    "\n"
+    "Runs the float32 reference executor on the model: the yardstick the int8\n"
+    "path is measured against.  Inputs and outputs are given in the graph's order;\n"
+    "each file is .npy or an ONNX TensorProto .pb, chosen by extension.  Without\n"
+    "--output the outputs are printed (shape and the first values).\n"
+    "\n"
+    "  --input FILE    one per graph input, in order\n"
+    "  --output FILE   one per graph output, in order (never an input file)\n";
+
+#define MAX_FILES 64
+
+static void print_output(const char *name, const enpu_buf *b) {
+    int64_t n = enpu_buf_numel(b);
+    printf("output %s: [", name);
+    for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
+    printf("]");
+    const float *v = b->data;
+    int64_t best = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i < 16) printf(i ? " %.6g" : " = %.6g", v[i]);
+        if (v[i] > v[best]) best = i;
+    }
+    if (n > 16) printf(" ...");
+    if (n > 1) printf("  (argmax %lld)", (long long)best);
+    printf("\n");
+}
+
+int enpu_cmd_run_float(int argc, char **argv) {
+    if (enpu_cli_wants_help(argc, argv)) {
+        fputs(HELP, stdout);
+        return 0;
+    }
+    static const struct option opts[] = {{"input", required_argument, 0, 'i'},
+                                         {"output", required_argument, 0, 'o'},
+                                         {0, 0, 0, 0}};
+    const char *ins[MAX_FILES], *outs[MAX_FILES];
+    int n_in = 0, n_out = 0, c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'i' && n_in < MAX_FILES) ins[n_in++] = optarg;
+        else if (c == 'o' && n_out < MAX_FILES) outs[n_out++] = optarg;
+        else return enpu_cli_usage("run-float", "unknown or incomplete option '%s'", argv[optind - 1]);
+    }
+    if (argc - optind != 1) return enpu_cli_usage("run-float", "expected one MODEL.onnx");
+    const char *model = argv[optind];
+    for (int i = 0; i < n_out; i++) {
+        if (enpu_cli_check_output("run-float", outs[i], ins, n_in)) return 2;
+        if (enpu_cli_check_output("run-float", outs[i], &model, 1)) return 2;
+    }
+    enpu_err err = {0};
+    enpu_graph *g = NULL;
+    if (enpu_onnx_load(model, &g, &err)) return enpu_cli_fail("run-float", &err);
+    int rc = 0;
+    enpu_buf bufs[MAX_FILES];
+    int loaded = 0;
+    enpu_fexec *ex = NULL;
+    if (n_in != g->n_inputs) {
+        rc = enpu_cli_usage("run-float", "%s has %d input(s), %d --input given", model, g->n_inputs, n_in);
+        goto done;
+    }
+    if (n_out && n_out != g->n_outputs) {
+        rc = enpu_cli_usage("run-float", "%s has %d output(s), %d --output given", model, g->n_outputs, n_out);
+        goto done;
+    }
+    for (; loaded < n_in; loaded++)
+        if (enpu_tensor_read(ins[loaded], &bufs[loaded], &err)) {
+            rc = enpu_cli_fail("run-float", &err);
+            goto done;
+        }
+    if (enpu_fexec_new(g, &ex, &err) || enpu_fexec_run(ex, bufs, &err)) {
+        rc = enpu_cli_fail("run-float", &err);
+        goto done;
+    }
+    for (int i = 0; i < g->n_outputs && !rc; i++) {
+        enpu_buf o = {0};
+        if (enpu_fexec_output(ex, i, &o, &err)) {
+            rc = enpu_cli_fail("run-float", &err);
+            break;
+        }
+        if (n_out) {
+            if (enpu_tensor_write(outs[i], &o, &err)) rc = enpu_cli_fail("run-float", &err);
+            else printf("wrote %s\n", outs[i]);
+        } else {
+            print_output(g->tensors[g->outputs[i]].name, &o);
+        }
+        enpu_buf_free(&o);
+    }
+done:
+    for (int i = 0; i < loaded; i++) enpu_buf_free(&bufs[i]);
+    enpu_fexec_free(ex);
+    enpu_graph_free(g);
+    return rc;
+}

@@ -1,0 +1,86 @@
+/* easynpu: the command-line front of libeasynpu.  Each subcommand is a
+ * function in cmd_<name>.c, listed once in commands.def. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "easynpu/file.h"
+
+#define ENPU_VERSION "0.1.0"
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+#define X(name, fn, summary) {name, fn, summary},
+#include "cli/commands.def"
+#undef X
+};
+
+int enpu_cli_fail(const char *cmd, const enpu_err *err) {
+    fprintf(stderr, "easynpu %s: error [%s]: %s\n", cmd, enpu_status_name(err->code), err->msg);
+    return enpu_exit_code(err->code);
+}
+
+int enpu_cli_usage(const char *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "easynpu %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "; see 'easynpu %s --help'\n", cmd);
+    va_end(ap);
+    return 2;
+}
+
+bool enpu_cli_wants_help(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0) break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) return true;
+    }
+    return false;
+}
+
+int enpu_cli_check_output(const char *cmd, const char *out, const char *const *inputs, int n) {
+    for (int i = 0; i < n; i++)
+        if (inputs[i] && (strcmp(out, inputs[i]) == 0 || enpu_same_file(out, inputs[i]))) {
+            fprintf(stderr, "easynpu %s: error [usage]: output '%s' is also an input; refusing to "
+                    "overwrite it\n", cmd, out);
+            return 2;
+        }
+    return 0;
+}
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: easynpu <command> [options]\n"
+            "\n"
+            "EasyNPU " ENPU_VERSION ": an int8 NPU toolchain: ONNX import, quantization, compilation,\n"
+            "and a cycle-accurate simulator.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'easynpu <command> --help' describes each command.\n"
+               "Exit codes: 0 success, 1 a check failed (e.g. a mismatch), 2 bad input or usage.\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("easynpu " ENPU_VERSION "\n");
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "easynpu: unknown command '%s'; see 'easynpu --help'\n", argv[1]);
+    return 2;
+}
