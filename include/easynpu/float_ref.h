@@ -13,8 +13,13 @@ extern "C" {
 
 typedef struct enpu_fexec enpu_fexec;
 
-/* Prepares an executor for g (which must outlive it).  Constants are
- * converted to float32 once here. */
+/* Prepares an executor for g (which must outlive it and not change while it
+ * lives): g's shapes must be inferred and its nodes in topological order.
+ * Checks every live node once: a value tensor that is not float32 (shape-like
+ * operands such as Reshape's int64 shape are not values) is ENPU_E_UNSUPPORTED
+ * naming the node and tensor, as is an op with no float kernel (3-D
+ * Conv/pool); shapes inconsistent with the op are ENPU_E_INVALID.  Float32
+ * constants are used in place, not copied. */
 int enpu_fexec_new(const enpu_graph *g, enpu_fexec **out, enpu_err *err);
 void enpu_fexec_free(enpu_fexec *ex);
 
@@ -22,6 +27,10 @@ void enpu_fexec_free(enpu_fexec *ex);
  * to float32; shapes must equal the graph inputs').  Every tensor's value is
  * kept until the next run. */
 int enpu_fexec_run(enpu_fexec *ex, const enpu_buf *inputs, enpu_err *err);
+/* Same, with the number of buffers given so that a wrong count is an
+ * ENPU_E_USAGE error instead of a read past the array.  A shape that differs
+ * from the graph input's is ENPU_E_INVALID naming the input. */
+int enpu_fexec_run_n(enpu_fexec *ex, int n_inputs, const enpu_buf *inputs, enpu_err *err);
 
 /* Value of tensor `t` after a run, as float32 in its inferred shape; NULL if
  * the tensor was not computed (e.g. an unused optional output). */
@@ -32,7 +41,12 @@ int enpu_fexec_output(const enpu_fexec *ex, int i, enpu_buf *out, enpu_err *err)
 
 /* Runs a single node of g whose inputs are given as float arrays in the
  * node's inferred input shapes, writing float outputs (caller-allocated, in
- * inferred output shapes).  The quantizer's per-op tests use it. */
+ * inferred output shapes).  in[] has n->n_in entries: NULL for omitted
+ * optional inputs; entries of shape-like operands (Reshape's shape, Pad's
+ * pads, Dropout's ratio) are ignored.  Clip's min/max and Pad's
+ * constant_value, when present as inputs, are read from in[] (scalars).
+ * Only out[0] is written (Dropout's mask is not computed).  The quantizer's
+ * per-op tests use it. */
 int enpu_fref_node(const enpu_graph *g, const enpu_node *n, const float *const *in,
                    float *const *out, enpu_err *err);
 
