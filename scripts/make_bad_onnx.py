@@ -1,0 +1,218 @@
+#!/usr/bin/python3
+"""Generates the small ONNX fixtures of tests/bad/onnx/ (committed, so the
+tests need no Python).  Run from the project root:
+
+    /usr/bin/python3 scripts/make_bad_onnx.py
+
+bad_*.onnx are models the importer must refuse with a precise error;
+good_*.onnx exercise import paths the shared models and the ONNX node tests
+do not (old-opset attribute forms, IR < 4 inputs with initializers, ...).
+tests/unit/test_onnx_import.c lists what each must produce.  The models are
+built with onnx.helper and deliberately never passed through onnx.checker.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "bad", "onnx")
+F = TensorProto.FLOAT
+
+
+def vi(name, shape, dtype=F):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def model(nodes, inputs, outputs, inits=(), opset=13, ir=8, domain_opsets=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    ops = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v) for d, v in domain_opsets]
+    m = helper.make_model(g, opset_imports=ops, producer_name="make_bad_onnx")
+    m.ir_version = ir
+    return m
+
+
+def save(name, m):
+    data = m if isinstance(m, bytes) else m.SerializeToString()
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
+
+
+def conv_model(**attrs):
+    w = numpy_helper.from_array(np.arange(2 * 1 * 3 * 3, dtype=np.float32).reshape(2, 1, 3, 3), "w")
+    n = helper.make_node("Conv", ["x", "w"], ["y"], name="conv0", **attrs)
+    return model([n], [vi("x", [1, 1, 8, 8])], [vi("y", None)], [w])
+
+
+def main():
+    os.makedirs(OUT, exist_ok=True)
+    rng = np.random.default_rng(7)
+
+    # --- not a model at all -------------------------------------------------
+    save("bad_empty.onnx", b"")
+    save("bad_not_onnx.onnx", b"this is a text file, not an ONNX model\n")
+    big = numpy_helper.from_array(rng.standard_normal((4, 1, 3, 3)).astype(np.float32), "w")
+    full = model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv0")],
+                 [vi("x", [1, 1, 8, 8])], [vi("y", None)], [big]).SerializeToString()
+    save("bad_truncated.onnx", full[: len(full) // 2])
+    save("bad_no_graph.onnx", onnx.ModelProto(ir_version=8, opset_import=[helper.make_opsetid("", 13)]))
+
+    # --- opsets and domains ---------------------------------------------------
+    relu = [helper.make_node("Relu", ["x"], ["y"], name="relu0")]
+    save("bad_opset_old.onnx", model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=6))
+    save("bad_opset_new.onnx", model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=18))
+    save("bad_domain.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="ms_relu",
+                                                    domain="com.microsoft")],
+                                  [vi("x", [1, 4])], [vi("y", [1, 4])],
+                                  domain_opsets=[("com.microsoft", 1)]))
+
+    # --- graph structure ------------------------------------------------------
+    save("bad_unknown_op.onnx", model([helper.make_node("FancyOp", ["x"], ["y"], name="fancy0")],
+                                      [vi("x", [1, 4])], [vi("y", [1, 4])]))
+    save("bad_missing_input.onnx", model([helper.make_node("Add", ["x", "ghost"], ["y"], name="add0")],
+                                         [vi("x", [1, 4])], [vi("y", [1, 4])]))
+    c = numpy_helper.from_array(np.ones(4, np.float32), "c")
+    save("bad_duplicate_initializer.onnx",
+         model([helper.make_node("Add", ["x", "c"], ["y"], name="add0")],
+               [vi("x", [1, 4])], [vi("y", [1, 4])], [c, c]))
+    save("bad_duplicate_output.onnx",
+         model([helper.make_node("Relu", ["x"], ["t"], name="relu_a"),
+                helper.make_node("Relu", ["x"], ["t"], name="relu_b")],
+               [vi("x", [1, 4])], [vi("t", [1, 4])]))
+    save("bad_cycle.onnx",
+         model([helper.make_node("Add", ["x", "b"], ["a"], name="add_a"),
+                helper.make_node("Relu", ["a"], ["b"], name="relu_b")],
+               [vi("x", [1, 4])], [vi("b", [1, 4])]))
+    save("bad_graph_output.onnx", model(relu, [vi("x", [1, 4])], [vi("nowhere", [1, 4])]))
+
+    # --- shapes and data ------------------------------------------------------
+    save("bad_overflow_dim.onnx", model(relu, [vi("x", [1, 1 << 40])], [vi("y", None)]))
+    save("bad_negative_dim.onnx", model(relu, [vi("x", [1, -3])], [vi("y", None)]))
+    huge = TensorProto(name="huge", data_type=F, dims=[1 << 20, 1 << 20])
+    save("bad_overflow_init.onnx",
+         model([helper.make_node("Add", ["x", "huge"], ["y"], name="add0")],
+               [vi("x", [1, 4])], [vi("y", None)], [huge]))
+    save("bad_symbolic_dim.onnx", model(relu, [vi("x", [1, "width"])], [vi("y", None)]))
+    short = TensorProto(name="short", data_type=F, dims=[4], raw_data=np.ones(3, np.float32).tobytes())
+    save("bad_init_size.onnx",
+         model([helper.make_node("Add", ["x", "short"], ["y"], name="add0")],
+               [vi("x", [1, 4])], [vi("y", None)], [short]))
+    ext = TensorProto(name="weights", data_type=F, dims=[2, 1, 3, 3],
+                      data_location=TensorProto.EXTERNAL)
+    for k, v in (("location", "weights.bin"), ("offset", "0"), ("length", "72")):
+        e = ext.external_data.add()
+        e.key, e.value = k, v
+    save("bad_external_data.onnx",
+         model([helper.make_node("Conv", ["x", "weights"], ["y"], name="conv0")],
+               [vi("x", [1, 1, 8, 8])], [vi("y", None)], [ext]))
+    save("bad_string_init.onnx",
+         model([helper.make_node("Identity", ["s"], ["y"], name="id0")], [], [vi("y", None)],
+               [helper.make_tensor("s", TensorProto.STRING, [1], [b"hello"])]))
+
+    # --- attributes -----------------------------------------------------------
+    m = conv_model(kernel_shape=[3, 3])
+    a = helper.make_attribute("strides", 2.0)  # FLOAT where INTS is expected
+    m.graph.node[0].attribute.append(a)
+    save("bad_attr_type.onnx", m)
+    save("bad_stride_zero.onnx", conv_model(strides=[0, 1]))
+    save("bad_group_zero.onnx", conv_model(group=0))
+    save("bad_pads_count.onnx", conv_model(pads=[1, 1, 1]))
+    save("bad_auto_pad.onnx", conv_model(auto_pad="SOMETIMES"))
+    w3 = numpy_helper.from_array(np.ones((2, 1, 3, 3, 3), np.float32), "w")
+    save("bad_conv3d.onnx", model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")],
+                                  [vi("x", [1, 1, 5, 5, 5])], [vi("y", None)], [w3]))
+    pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")
+    save("bad_pad_reflect.onnx",
+         model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad0", mode="reflect")],
+               [vi("x", [1, 1, 4, 4])], [vi("y", None)], [pads]))
+    save("bad_clip_dynamic.onnx",
+         model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip0")],
+               [vi("x", [1, 4]), vi("lo", []), vi("hi", [])], [vi("y", None)]))
+    save("bad_maxpool_indices.onnx",
+         model([helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool0", kernel_shape=[2, 2])],
+               [vi("x", [1, 1, 4, 4])], [vi("y", None), vi("idx", None, TensorProto.INT64)]))
+    bn = [numpy_helper.from_array(np.ones(2, np.float32), n) for n in ("s", "b", "m", "v")]
+    save("bad_bn_training.onnx",
+         model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"],
+                                 ["y", "rm", "rv"], name="bn0", training_mode=1)],
+               [vi("x", [1, 2, 3, 3])], [vi("y", None)], bn, opset=15))
+    save("bad_dropout_mask.onnx",
+         model([helper.make_node("Dropout", ["x"], ["y", "mask"], name="drop0"),
+                helper.make_node("Cast", ["mask"], ["mf"], name="cast0", to=F)],
+               [vi("x", [1, 4])], [vi("y", None), vi("mf", None)]))
+    save("bad_concat_no_axis.onnx",
+         model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat0")],
+               [vi("x", [1, 4])], [vi("y", None)]))
+    save("bad_transpose_perm.onnx",
+         model([helper.make_node("Transpose", ["x"], ["y"], name="tr0", perm=[0, 0, 1])],
+               [vi("x", [1, 4, 2])], [vi("y", None)]))
+
+    # --- good models for paths not covered elsewhere -------------------------
+    # IR 3 (mnist-8 style): initializers also listed as graph inputs; opset 7
+    # attribute forms of Clip, Pad, Squeeze/Unsqueeze; Softmax legacy axis;
+    # Constant node forms; Dropout with an unused mask; symbolic batch dim;
+    # 1-D Conv; Transpose(0,3,1,2) input layout hint.
+    wconv = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(3, 2, 1), "w1d")
+    nodes = [
+        helper.make_node("Transpose", ["img"], ["img_nchw"], name="to_nchw", perm=[0, 3, 1, 2]),
+        helper.make_node("Clip", ["img_nchw"], ["clipped"], name="clip7", min=-1.0, max=6.0),
+        helper.make_node("Pad", ["clipped"], ["padded"], name="pad7",
+                         pads=[0, 0, 1, 2, 0, 0, 3, 4], value=0.5),
+        helper.make_node("Squeeze", ["sq_in"], ["sq_out"], name="squeeze7", axes=[0, -1]),
+        helper.make_node("Unsqueeze", ["sq_out"], ["usq_out"], name="unsqueeze7", axes=[1]),
+        helper.make_node("Softmax", ["usq_out"], ["sm"], name=""),
+        helper.make_node("Constant", [], ["k_float"], value_float=2.5),
+        helper.make_node("Constant", [], ["k_ints"], value_ints=[1, 2, 3]),
+        helper.make_node("Constant", [], ["k_tensor"],
+                         value=numpy_helper.from_array(np.array([[1, 2], [3, 4]], np.int32))),
+        helper.make_node("Mul", ["sm", "k_float"], ["scaled"], name="mul0"),
+        helper.make_node("Dropout", ["scaled"], ["dropped", "unused_mask"], name="drop7"),
+        helper.make_node("Conv", ["seq", "w1d"], ["seq_out"], name="conv1d",
+                         strides=[2], pads=[1, 0], dilations=[1]),
+        helper.make_node("LeakyRelu", ["seq_out"], ["lrelu"], name="lrelu0"),
+        helper.make_node("HardSigmoid", ["lrelu"], ["hsig"], name="hsig0", alpha=0.25),
+        helper.make_node("Gemm", ["mat", "wg"], ["gemm_out"], name="gemm0", transB=1, alpha=0.5),
+        helper.make_node("Flatten", ["padded"], ["flat"], name="flat0"),
+    ]
+    wg = numpy_helper.from_array(np.ones((3, 4), np.float32), "wg")
+    inputs = [vi("img", ["N", 4, 4, 2]), vi("sq_in", [1, 3, 1]), vi("seq", [1, 2, 7]),
+              vi("mat", [2, 4]), vi("w1d", [3, 2, 1]), vi("wg", [3, 4])]
+    outputs = [vi(n, None) for n in ("flat", "dropped", "hsig", "gemm_out", "k_ints", "k_tensor")]
+    save("good_opset7.onnx", model(nodes, inputs, outputs, [wconv, wg], opset=7, ir=3))
+
+    # Opset 13 forms: Clip/Pad/Squeeze/Unsqueeze parameters as constant inputs;
+    # Reshape with a constant target; Softmax default axis -1; Conv without
+    # kernel_shape; MaxPool with auto_pad; AveragePool 1-D and ceil_mode.
+    cw = numpy_helper.from_array(np.ones((4, 2, 3, 3), np.float32), "cw")
+    inits = [cw,
+             numpy_helper.from_array(np.array(0.0, np.float32), "lo"),
+             numpy_helper.from_array(np.array(6.0, np.float32), "hi"),
+             numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 2, 2], np.int64), "pads13"),
+             numpy_helper.from_array(np.array(-1.5, np.float32), "padval"),
+             numpy_helper.from_array(np.array([2], np.int64), "sq_axes"),
+             numpy_helper.from_array(np.array([0, -1], np.int64), "target")]
+    nodes = [
+        helper.make_node("Conv", ["x", "cw"], ["c"], name="conv_nokernel", pads=[1, 2, 3, 4],
+                         strides=[1, 2], group=1),
+        helper.make_node("Clip", ["c", "lo", "hi"], ["r6"], name="relu6"),
+        helper.make_node("Clip", ["r6", "", "hi"], ["r6b"], name="clip_max_only"),
+        helper.make_node("Pad", ["r6b", "pads13", "padval"], ["p"], name="pad13"),
+        helper.make_node("MaxPool", ["p"], ["mp"], name="mp_same", kernel_shape=[3, 3],
+                         strides=[2, 2], auto_pad="SAME_UPPER"),
+        helper.make_node("Reshape", ["mp", "target"], ["flat"], name="reshape13"),
+        helper.make_node("Softmax", ["flat"], ["sm"], name="softmax13"),
+        helper.make_node("Unsqueeze", ["sm", "sq_axes"], ["u"], name="unsqueeze13"),
+        helper.make_node("Squeeze", ["u", "sq_axes"], ["s"], name="squeeze13"),
+        helper.make_node("AveragePool", ["seq"], ["ap"], name="ap1d", kernel_shape=[3],
+                         strides=[2], pads=[1, 1], ceil_mode=1, count_include_pad=1),
+        helper.make_node("Conv", ["x", "cw"], ["c2"], name="conv_nchw_hint", kernel_shape=[3, 3]),
+    ]
+    save("good_opset13.onnx",
+         model(nodes, [vi("x", [1, 2, 9, 9]), vi("seq", [1, 3, 10])],
+               [vi("s", None), vi("ap", None), vi("c2", None)], inits, opset=13))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1134 @@
+/* ONNX ModelProto -> enpu_graph.
+ *
+ * The model is untrusted: every count, name, dimension and attribute value is
+ * checked before anything is allocated from it, and every error names the
+ * file and the node/tensor/attribute at fault.  Attributes are normalized here
+ * (ONNX defaults filled in, opset differences resolved) so that no later stage
+ * sees ONNX spelling.
+ *
+ * Work happens in three passes over the nodes: (A) Constant nodes become
+ * constant tensors and every other node's outputs are declared, so that node
+ * inputs can be resolved whatever the file order (toposort fixes the order
+ * afterwards); (B) nodes are added with their attributes; constant "parameter"
+ * inputs (Clip min/max, Pad pads, Squeeze/Unsqueeze axes) are folded into the
+ * attributes; (C) graph outputs and layout hints. */
+#include "easynpu/onnx.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "easynpu/file.h"
+#include "frontend/onnx_tensor.h"
+#include "onnx.pb-c.h"
+
+#define OPSET_MIN 7
+#define OPSET_MAX 17
+#define MAX_NODE_IO 64 /* inputs/outputs of one node, as enpu_graph_add_node allows */
+
+typedef Onnx__AttributeProto__AttributeType attr_type;
+
+typedef struct imp {
+    const char *what; /* file name for messages */
+    unsigned flags;
+    int opset;
+    const Onnx__GraphProto *gp;
+    enpu_graph *g;
+    enpu_err *err;
+} imp;
+
+/* One node being imported. */
+typedef struct nctx {
+    imp *im;
+    const Onnx__NodeProto *np;
+    const char *name;
+    const char *op_type;
+} nctx;
+
+static int nfail(const nctx *c, enpu_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* "WHAT: node 'NAME' (op 'OP'): message" (without "WHAT: " when what is NULL). */
+static int node_vfail(enpu_err *err, const char *what, const char *node, const char *op,
+                      enpu_status code, const char *fmt, va_list ap) {
+    char msg[ENPU_ERR_MSG_MAX];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return enpu_fail(err, code, "%s%snode '%s' (op '%s'): %s", what ? what : "",
+                     what ? ": " : "", node, op, msg);
+}
+
+static int nfail(const nctx *c, enpu_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = node_vfail(c->im->err, c->im->what, c->name, c->op_type, code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+static const char *str_or_empty(const char *s) { return s ? s : ""; }
+
+/* --- attributes ---------------------------------------------------------- */
+
+static attr_type attr_type_of(const Onnx__AttributeProto *a) {
+    if (a->has_type) return a->type;
+    /* IR version 1 models have no type discriminator: infer it. */
+    if (a->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (a->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (a->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (a->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (a->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (a->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (a->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (a->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
+}
+
+static const char *attr_type_name(attr_type t) {
+    switch (t) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return "FLOAT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return "INT";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING: return "STRING";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: return "TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH: return "GRAPH";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR: return "SPARSE_TENSOR";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO: return "TYPE_PROTO";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: return "FLOATS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS: return "INTS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS: return "STRINGS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS: return "TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS: return "GRAPHS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS: return "SPARSE_TENSORS";
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS: return "TYPE_PROTOS";
+    default: return "UNDEFINED";
+    }
+}
+
+/* The attribute `name` of the node if present (*out NULL otherwise); a present
+ * attribute of another type than `want` is ENPU_E_INVALID. */
+static int get_attr(const nctx *c, const char *name, attr_type want,
+                    const Onnx__AttributeProto **out) {
+    *out = NULL;
+    for (size_t i = 0; i < c->np->n_attribute; i++) {
+        const Onnx__AttributeProto *a = c->np->attribute[i];
+        if (!a || !a->name || strcmp(a->name, name) != 0) continue;
+        attr_type t = attr_type_of(a);
+        if (t != want)
+            return nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", name,
+                         attr_type_name(t), attr_type_name(want));
+        *out = a;
+        return 0;
+    }
+    return 0;
+}
+
+/* INT attribute in [lo, hi] (default `def` when absent). */
+static int a_int(const nctx *c, const char *name, int64_t def, int64_t lo, int64_t hi,
+                 int64_t *v) {
+    const Onnx__AttributeProto *a;
+    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a);
+    if (rc) return rc;
+    *v = a ? a->i : def;
+    if (*v < lo || *v > hi)
+        return nfail(c, ENPU_E_INVALID, "attribute '%s' is %lld, expected %lld..%lld", name,
+                     (long long)*v, (long long)lo, (long long)hi);
+    return 0;
+}
+
+static int a_bool(const nctx *c, const char *name, bool *v) {
+    int64_t i = 0;
+    int rc = a_int(c, name, 0, 0, 1, &i);
+    *v = i != 0;
+    return rc;
+}
+
+static int a_float(const nctx *c, const char *name, float def, float *v) {
+    const Onnx__AttributeProto *a;
+    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, &a);
+    if (rc) return rc;
+    *v = a ? a->f : def;
+    if (isnan(*v)) return nfail(c, ENPU_E_INVALID, "attribute '%s' is NaN", name);
+    return 0;
+}
+
+/* INTS attribute of at most `max` values; *n = -1 when absent. */
+static int a_ints(const nctx *c, const char *name, int max, int64_t *v, int *n) {
+    const Onnx__AttributeProto *a;
+    *n = -1;
+    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a);
+    if (rc || !a) return rc;
+    if (a->n_ints > (size_t)max)
+        return nfail(c, ENPU_E_LIMIT, "attribute '%s' has %zu values, over the limit of %d",
+                     name, a->n_ints, max);
+    for (size_t i = 0; i < a->n_ints; i++) v[i] = a->ints[i];
+    *n = (int)a->n_ints;
+    return 0;
+}
+
+/* STRING attribute into buf (NUL-terminated; longer values are invalid). */
+static int a_string(const nctx *c, const char *name, const char *def, char *buf, size_t n) {
+    const Onnx__AttributeProto *a;
+    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, &a);
+    if (rc) return rc;
+    if (!a) {
+        snprintf(buf, n, "%s", def);
+        return 0;
+    }
+    if (a->s.len >= n || memchr(a->s.data, 0, a->s.len))
+        return nfail(c, ENPU_E_INVALID, "attribute '%s' is not a recognized value", name);
+    memcpy(buf, a->s.data, a->s.len);
+    buf[a->s.len] = 0;
+    return 0;
+}
+
+/* --- constant inputs ----------------------------------------------------- */
+
+static bool is_const(const enpu_graph *g, int t) {
+    return t >= 0 && (g->tensors[t].flags & ENPU_T_CONST) && g->tensors[t].data &&
+           g->tensors[t].rank >= 0;
+}
+
+static int64_t const_numel(const enpu_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->dims[i];
+    return n;
+}
+
+/* Element i of a constant as double (any numeric dtype). */
+static double const_at(const enpu_tensor *t, int64_t i) {
+    const void *d = t->data;
+    switch (t->dtype) {
+    case ENPU_DT_FLOAT32: return ((const float *)d)[i];
+    case ENPU_DT_FLOAT64: return ((const double *)d)[i];
+    case ENPU_DT_UINT8: return ((const uint8_t *)d)[i];
+    case ENPU_DT_INT8: return ((const int8_t *)d)[i];
+    case ENPU_DT_UINT16: return ((const uint16_t *)d)[i];
+    case ENPU_DT_INT16: return ((const int16_t *)d)[i];
+    case ENPU_DT_INT32: return ((const int32_t *)d)[i];
+    case ENPU_DT_INT64: return (double)((const int64_t *)d)[i];
+    case ENPU_DT_BOOL: return ((const uint8_t *)d)[i] != 0;
+    case ENPU_DT_UINT32: return ((const uint32_t *)d)[i];
+    case ENPU_DT_UINT64: return (double)((const uint64_t *)d)[i];
+    case ENPU_DT_UNDEFINED: break;
+    }
+    return 0;
+}
+
+static int64_t const_i64_at(const enpu_tensor *t, int64_t i) {
+    if (t->dtype == ENPU_DT_INT64) return ((const int64_t *)t->data)[i];
+    if (t->dtype == ENPU_DT_INT32) return ((const int32_t *)t->data)[i];
+    return (int64_t)const_at(t, i);
+}
+
+/* Where a fold error is reported: `what` is the file, NULL after import. */
+typedef struct fold_ctx {
+    const char *what; /* may be NULL */
+    const enpu_node *n;
+    enpu_err *err;
+} fold_ctx;
+
+static int ffail(const fold_ctx *f, enpu_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int ffail(const fold_ctx *f, enpu_status code, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = node_vfail(f->err, f->what, f->n->name, enpu_op_name(f->n->op), code, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Integer list from the constant tensor t (scalar or 1-D, integer dtype). */
+static int fold_ints(const fold_ctx *f, const enpu_graph *g, int t, const char *role, int max,
+                     int64_t *v, int *n) {
+    const enpu_tensor *ct = &g->tensors[t];
+    if (ct->dtype != ENPU_DT_INT64 && ct->dtype != ENPU_DT_INT32)
+        return ffail(f, ENPU_E_INVALID, "input '%s' (tensor '%s') has dtype %s, expected int64",
+                     role, ct->name, enpu_dtype_name(ct->dtype));
+    if (ct->rank > 1)
+        return ffail(f, ENPU_E_INVALID, "input '%s' (tensor '%s') has rank %d, expected 1", role,
+                     ct->name, ct->rank);
+    int64_t cnt = const_numel(ct);
+    if (cnt > max)
+        return ffail(f, ENPU_E_LIMIT,
+                     "input '%s' (tensor '%s') has %lld values, over the limit of %d", role,
+                     ct->name, (long long)cnt, max);
+    for (int64_t i = 0; i < cnt; i++) v[i] = const_i64_at(ct, i);
+    *n = (int)cnt;
+    return 0;
+}
+
+static int fold_scalar(const fold_ctx *f, const enpu_graph *g, int t, const char *role,
+                       float *v) {
+    const enpu_tensor *ct = &g->tensors[t];
+    if (const_numel(ct) != 1)
+        return ffail(f, ENPU_E_INVALID, "input '%s' (tensor '%s') has %lld values, expected 1",
+                     role, ct->name, (long long)const_numel(ct));
+    double d = const_at(ct, 0);
+    if (isnan(d))
+        return ffail(f, ENPU_E_INVALID, "input '%s' (tensor '%s') is NaN", role, ct->name);
+    *v = (float)d;
+    return 0;
+}
+
+static int check_axes(const fold_ctx *f, const char *role, const int64_t *v, int n) {
+    for (int i = 0; i < n; i++)
+        if (v[i] < -ENPU_MAX_RANK || v[i] >= ENPU_MAX_RANK)
+            return ffail(f, ENPU_E_INVALID, "%s value %lld is outside -%d..%d", role,
+                         (long long)v[i], ENPU_MAX_RANK, ENPU_MAX_RANK - 1);
+    return 0;
+}
+
+/* Folds the constant parameter inputs of node ni into its attributes and
+ * drops them from the node.  With `strict` a non-constant parameter input is
+ * ENPU_E_UNSUPPORTED; otherwise the node is left as it is (to be folded once
+ * the caller has frozen the input). */
+static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_err *err) {
+    enpu_node *n = &g->nodes[ni];
+    fold_ctx f = {what, n, err};
+    static const char *const clip_roles[] = {"input", "min", "max"};
+    static const char *const pad_roles[] = {"data", "pads", "constant_value", "axes"};
+    /* Which parameter inputs must be constant for this op. */
+    int first = 1, last;
+    const char *const *roles;
+    switch (n->op) {
+    case ENPU_OP_CLIP: last = 2; roles = clip_roles; break;
+    case ENPU_OP_PAD: last = 3; roles = pad_roles; break;
+    case ENPU_OP_SQUEEZE:
+    case ENPU_OP_UNSQUEEZE: last = 1; roles = NULL; break;
+    case ENPU_OP_RESHAPE: {
+        int t = n->n_in > 1 ? n->in[1] : -1;
+        if (t >= 0 && is_const(g, t)) {
+            int64_t v[ENPU_MAX_RANK];
+            int cnt = 0;
+            int rc = fold_ints(&f, g, t, "shape", ENPU_MAX_RANK, v, &cnt);
+            if (rc) return rc;
+            n->attr.shape.n_shape = cnt;
+            for (int i = 0; i < cnt; i++) n->attr.shape.shape[i] = v[i];
+        } else {
+            n->attr.shape.n_shape = -1; /* read from input 1 once known */
+        }
+        return 0;
+    }
+    default: return 0;
+    }
+    if (n->n_in <= 1) return 0;
+    for (int i = first; i <= last && i < n->n_in; i++) {
+        int t = n->in[i];
+        if (t < 0 || is_const(g, t)) continue;
+        if (!strict) return 0;
+        return ffail(&f, ENPU_E_UNSUPPORTED,
+                     "input '%s' (tensor '%s') is not a constant; only constant %s inputs are "
+                     "supported",
+                     roles ? roles[i] : "axes", g->tensors[t].name, roles ? roles[i] : "axes");
+    }
+    int rc = 0;
+    switch (n->op) {
+    case ENPU_OP_CLIP:
+        if (n->in[1] >= 0) rc = fold_scalar(&f, g, n->in[1], "min", &n->attr.act.min);
+        if (!rc && n->n_in > 2 && n->in[2] >= 0)
+            rc = fold_scalar(&f, g, n->in[2], "max", &n->attr.act.max);
+        break;
+    case ENPU_OP_PAD: {
+        if (n->n_in > 3 && n->in[3] >= 0)
+            return ffail(&f, ENPU_E_UNSUPPORTED, "the 'axes' input (opset 18) is not supported");
+        if (n->in[1] < 0) return ffail(&f, ENPU_E_INVALID, "input 'pads' is missing");
+        int cnt = 0;
+        rc = fold_ints(&f, g, n->in[1], "pads", 2 * ENPU_MAX_RANK, n->attr.pad.pads, &cnt);
+        if (rc) return rc;
+        if (cnt % 2)
+            return ffail(&f, ENPU_E_INVALID, "input 'pads' has %d values, expected an even count",
+                         cnt);
+        n->attr.pad.n_pads = cnt;
+        if (n->n_in > 2 && n->in[2] >= 0)
+            rc = fold_scalar(&f, g, n->in[2], "constant_value", &n->attr.pad.value);
+        break;
+    }
+    default: { /* Squeeze, Unsqueeze */
+        if (n->in[1] < 0) break;
+        int cnt = 0;
+        int64_t ax[ENPU_MAX_RANK];
+        rc = fold_ints(&f, g, n->in[1], "axes", ENPU_MAX_RANK, ax, &cnt);
+        if (!rc) rc = check_axes(&f, "axes", ax, cnt);
+        if (rc) return rc;
+        for (int i = 0; i < cnt; i++) n->attr.shape.axes[i] = (int)ax[i];
+        n->attr.shape.n_axes = cnt;
+        break;
+    }
+    }
+    if (rc) return rc;
+    n->n_in = 1;
+    return 0;
+}
+
+int enpu_onnx_fold_inputs(enpu_graph *g, enpu_err *err) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i].dead) continue;
+        int rc = fold_node(g, i, NULL, true, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const enpu_node *n = &g->nodes[i];
+        if (n->dead) continue;
+        switch (n->op) {
+        case ENPU_OP_CLIP:
+        case ENPU_OP_PAD:
+        case ENPU_OP_SQUEEZE:
+        case ENPU_OP_UNSQUEEZE:
+        case ENPU_OP_RESHAPE:
+            for (int k = 1; k < n->n_in; k++)
+                if (n->in[k] == t) return true;
+            break;
+        default: break;
+        }
+    }
+    return false;
+}
+
+/* --- windows (Conv, MaxPool, AveragePool) -------------------------------- */
+
+static int window_values(const nctx *c, const char *name, const int64_t *v, int n, int64_t lo) {
+    for (int i = 0; i < n; i++) {
+        if (v[i] < lo)
+            return nfail(c, ENPU_E_INVALID, "attribute '%s' value %lld is below %lld", name,
+                         (long long)v[i], (long long)lo);
+        if (v[i] > INT_MAX / 2)
+            return nfail(c, ENPU_E_LIMIT, "attribute '%s' value %lld is over the limit of %d",
+                         name, (long long)v[i], INT_MAX / 2);
+    }
+    return 0;
+}
+
+static int parse_window(const nctx *c, const int *in, enpu_window *w) {
+    const enpu_graph *g = c->im->g;
+    int64_t k[8], s[8], d[8], p[16];
+    int nk, ns, nd, np, rc;
+    if ((rc = a_ints(c, "kernel_shape", 8, k, &nk))) return rc;
+    if (nk < 0) {
+        const enpu_tensor *wt = c->np->n_input > 1 && in[1] >= 0 ? &g->tensors[in[1]] : NULL;
+        if (strcmp(c->op_type, "Conv") != 0)
+            return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is required");
+        if (!wt || wt->rank < 0)
+            return nfail(c, ENPU_E_UNSUPPORTED,
+                         "attribute 'kernel_shape' is absent and the weight's shape is unknown");
+        if (wt->rank < 3)
+            return nfail(c, ENPU_E_INVALID, "weight '%s' has rank %d, expected at least 3",
+                         wt->name, wt->rank);
+        nk = wt->rank - 2;
+        for (int i = 0; i < nk; i++) k[i] = wt->dims[2 + i];
+    }
+    if (nk == 0) return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is empty");
+    if (nk > 2)
+        return nfail(c, ENPU_E_UNSUPPORTED,
+                     "%d-D windows are not supported (only 1-D and 2-D)", nk);
+    if ((rc = a_ints(c, "strides", 8, s, &ns))) return rc;
+    if ((rc = a_ints(c, "dilations", 8, d, &nd))) return rc;
+    if ((rc = a_ints(c, "pads", 16, p, &np))) return rc;
+    if (ns >= 0 && ns != nk)
+        return nfail(c, ENPU_E_INVALID, "attribute 'strides' has %d values, expected %d", ns, nk);
+    if (nd >= 0 && nd != nk)
+        return nfail(c, ENPU_E_INVALID, "attribute 'dilations' has %d values, expected %d", nd,
+                     nk);
+    if (np >= 0 && np != 2 * nk)
+        return nfail(c, ENPU_E_INVALID, "attribute 'pads' has %d values, expected %d", np,
+                     2 * nk);
+    for (int i = 0; i < nk; i++) {
+        if (ns < 0) s[i] = 1;
+        if (nd < 0) d[i] = 1;
+        if (np < 0) p[i] = p[nk + i] = 0;
+    }
+    if ((rc = window_values(c, "kernel_shape", k, nk, 1))) return rc;
+    if ((rc = window_values(c, "strides", s, nk, 1))) return rc;
+    if ((rc = window_values(c, "dilations", d, nk, 1))) return rc;
+    if ((rc = window_values(c, "pads", p, 2 * nk, 0))) return rc;
+    char ap[32];
+    if ((rc = a_string(c, "auto_pad", "NOTSET", ap, sizeof ap))) return rc;
+    if (strcmp(ap, "NOTSET") == 0) w->auto_pad = ENPU_PAD_NOTSET;
+    else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = ENPU_PAD_SAME_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = ENPU_PAD_SAME_LOWER;
+    else if (strcmp(ap, "VALID") == 0) w->auto_pad = ENPU_PAD_VALID;
+    else
+        return nfail(c, ENPU_E_INVALID,
+                     "attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER or "
+                     "VALID",
+                     ap);
+    if (nk == 2) {
+        for (int i = 0; i < 2; i++) {
+            w->kernel[i] = (int)k[i];
+            w->stride[i] = (int)s[i];
+            w->dilation[i] = (int)d[i];
+        }
+        w->pads[0] = (int)p[0]; /* top */
+        w->pads[1] = (int)p[1]; /* left */
+        w->pads[2] = (int)p[2]; /* bottom */
+        w->pads[3] = (int)p[3]; /* right */
+    } else { /* 1-D: the single spatial axis is the window's W */
+        w->kernel[0] = w->stride[0] = w->dilation[0] = 1;
+        w->kernel[1] = (int)k[0];
+        w->stride[1] = (int)s[0];
+        w->dilation[1] = (int)d[0];
+        w->pads[0] = w->pads[2] = 0;
+        w->pads[1] = (int)p[0];
+        w->pads[3] = (int)p[1];
+    }
+    return 0;
+}
+
+/* --- per-op attribute mapping -------------------------------------------- */
+
+/* ONNX arity (before folding) of each op: min..max inputs, the first `min`
+ * being required. */
+static void arity(enpu_op op, int opset, int *lo, int *hi) {
+    *lo = 1;
+    *hi = 1;
+    switch (op) {
+    case ENPU_OP_CONV:
+    case ENPU_OP_GEMM: *lo = 2; *hi = 3; break;
+    case ENPU_OP_MATMUL:
+    case ENPU_OP_ADD:
+    case ENPU_OP_SUB:
+    case ENPU_OP_MUL:
+    case ENPU_OP_DIV:
+    case ENPU_OP_PRELU:
+    case ENPU_OP_RESHAPE: *lo = 2; *hi = 2; break;
+    case ENPU_OP_CLIP: *hi = opset < 11 ? 1 : 3; break;
+    case ENPU_OP_BATCHNORM: *lo = 5; *hi = 5; break;
+    case ENPU_OP_SQUEEZE: *hi = opset < 13 ? 1 : 2; break;
+    case ENPU_OP_UNSQUEEZE: *lo = *hi = opset < 13 ? 1 : 2; break;
+    case ENPU_OP_CONCAT: *hi = MAX_NODE_IO; break;
+    case ENPU_OP_PAD:
+        if (opset >= 11) {
+            *lo = 2;
+            *hi = 4;
+        }
+        break;
+    case ENPU_OP_DROPOUT: *hi = opset < 12 ? 1 : 3; break;
+    default: break;
+    }
+}
+
+static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *at) {
+    imp *im = c->im;
+    int opset = im->opset, rc = 0;
+    int64_t v = 0;
+    memset(at, 0, sizeof *at);
+    switch (op) {
+    case ENPU_OP_CONV:
+        if ((rc = parse_window(c, in, &at->conv.w))) return rc;
+        if ((rc = a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
+        at->conv.group = (int)v;
+        return 0;
+    case ENPU_OP_MAXPOOL:
+    case ENPU_OP_AVGPOOL:
+        if (op == ENPU_OP_AVGPOOL && c->np->n_attribute) {
+            const Onnx__AttributeProto *a;
+            if ((rc = get_attr(c, "dilations", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a)))
+                return rc;
+            if (a)
+                for (size_t i = 0; i < a->n_ints; i++)
+                    if (a->ints[i] != 1)
+                        return nfail(c, ENPU_E_UNSUPPORTED,
+                                     "attribute 'dilations' (opset 19) is not supported");
+        }
+        if ((rc = parse_window(c, in, &at->pool.w))) return rc;
+        if ((rc = a_bool(c, "ceil_mode", &at->pool.ceil_mode))) return rc;
+        if (op == ENPU_OP_AVGPOOL && (rc = a_bool(c, "count_include_pad", &at->pool.count_include_pad)))
+            return rc;
+        /* MaxPool's storage_order only concerns the Indices output, refused. */
+        return 0;
+    case ENPU_OP_GEMM:
+        if ((rc = a_float(c, "alpha", 1.0f, &at->gemm.alpha))) return rc;
+        if ((rc = a_float(c, "beta", 1.0f, &at->gemm.beta))) return rc;
+        if ((rc = a_bool(c, "transA", &at->gemm.trans_a))) return rc;
+        return a_bool(c, "transB", &at->gemm.trans_b);
+    case ENPU_OP_RELU:
+        at->act.min = 0.0f;
+        at->act.max = INFINITY;
+        return 0;
+    case ENPU_OP_CLIP:
+        at->act.min = -INFINITY;
+        at->act.max = INFINITY;
+        if (opset < 11) {
+            if ((rc = a_float(c, "min", -INFINITY, &at->act.min))) return rc;
+            return a_float(c, "max", INFINITY, &at->act.max);
+        }
+        return 0; /* min/max inputs are folded after the node is added */
+    case ENPU_OP_LEAKY_RELU:
+        at->act.min = -INFINITY;
+        at->act.max = INFINITY;
+        return a_float(c, "alpha", 0.01f, &at->act.alpha);
+    case ENPU_OP_HARD_SIGMOID:
+        at->act.min = -INFINITY;
+        at->act.max = INFINITY;
+        if ((rc = a_float(c, "alpha", 0.2f, &at->act.alpha))) return rc;
+        return a_float(c, "beta", 0.5f, &at->act.beta);
+    case ENPU_OP_HARD_SWISH: /* y = x * clamp(alpha*x + beta, 0, 1), fixed by ONNX */
+        at->act.min = -INFINITY;
+        at->act.max = INFINITY;
+        at->act.alpha = 1.0f / 6.0f;
+        at->act.beta = 0.5f;
+        return 0;
+    case ENPU_OP_PRELU:
+    case ENPU_OP_SIGMOID:
+    case ENPU_OP_TANH:
+        at->act.min = -INFINITY;
+        at->act.max = INFINITY;
+        return 0;
+    case ENPU_OP_BATCHNORM:
+        if ((rc = a_float(c, "epsilon", 1e-5f, &at->bn.epsilon))) return rc;
+        if (at->bn.epsilon < 0)
+            return nfail(c, ENPU_E_INVALID, "attribute 'epsilon' is negative (%g)",
+                         (double)at->bn.epsilon);
+        if ((rc = a_int(c, "training_mode", 0, 0, 1, &v))) return rc;
+        if (v) return nfail(c, ENPU_E_UNSUPPORTED, "training_mode=1 is not supported");
+        if (opset < 9) {
+            if ((rc = a_int(c, "spatial", 1, 0, 1, &v))) return rc;
+            if (!v) return nfail(c, ENPU_E_UNSUPPORTED, "spatial=0 is not supported");
+        }
+        return 0;
+    case ENPU_OP_RESHAPE:
+        return a_bool(c, "allowzero", &at->shape.allowzero);
+    case ENPU_OP_FLATTEN:
+        if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK, &v))) return rc;
+        at->shape.axis = (int)v;
+        return 0;
+    case ENPU_OP_CONCAT: {
+        const Onnx__AttributeProto *a;
+        if ((rc = get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
+        if (!a) return nfail(c, ENPU_E_INVALID, "attribute 'axis' is required");
+        if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        at->shape.axis = (int)v;
+        return 0;
+    }
+    case ENPU_OP_SOFTMAX:
+        at->shape.softmax_legacy = opset < 13;
+        if ((rc = a_int(c, "axis", opset < 13 ? 1 : -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v)))
+            return rc;
+        at->shape.axis = (int)v;
+        return 0;
+    case ENPU_OP_SQUEEZE:
+    case ENPU_OP_UNSQUEEZE: {
+        if (opset >= 13) return 0; /* axes input folded after the node is added */
+        int n;
+        int64_t ax[ENPU_MAX_RANK];
+        if ((rc = a_ints(c, "axes", ENPU_MAX_RANK, ax, &n))) return rc;
+        if (n < 0 && op == ENPU_OP_UNSQUEEZE)
+            return nfail(c, ENPU_E_INVALID, "attribute 'axes' is required");
+        at->shape.n_axes = n < 0 ? 0 : n;
+        for (int i = 0; i < at->shape.n_axes; i++) {
+            if (ax[i] < -ENPU_MAX_RANK || ax[i] >= ENPU_MAX_RANK)
+                return nfail(c, ENPU_E_INVALID, "attribute 'axes' value %lld is outside -%d..%d",
+                             (long long)ax[i], ENPU_MAX_RANK, ENPU_MAX_RANK - 1);
+            at->shape.axes[i] = (int)ax[i];
+        }
+        return 0;
+    }
+    case ENPU_OP_TRANSPOSE: {
+        int64_t p[ENPU_MAX_RANK];
+        int n;
+        if ((rc = a_ints(c, "perm", ENPU_MAX_RANK, p, &n))) return rc;
+        if (n < 0) {
+            /* Default: reverse the axes.  Needs the input rank; when it is
+             * not known yet n_axes stays 0 (= reverse) for shape inference. */
+            const enpu_tensor *t = &im->g->tensors[in[0]];
+            n = t->rank >= 0 ? t->rank : 0;
+            for (int i = 0; i < n; i++) p[i] = n - 1 - i;
+        }
+        bool seen[ENPU_MAX_RANK] = {false};
+        for (int i = 0; i < n; i++) {
+            if (p[i] < 0 || p[i] >= n || seen[p[i]])
+                return nfail(c, ENPU_E_INVALID, "attribute 'perm' is not a permutation of 0..%d",
+                             n - 1);
+            seen[p[i]] = true;
+            at->shape.axes[i] = (int)p[i];
+        }
+        at->shape.n_axes = n;
+        return 0;
+    }
+    case ENPU_OP_PAD: {
+        char mode[32];
+        if ((rc = a_string(c, "mode", "constant", mode, sizeof mode))) return rc;
+        if (strcmp(mode, "constant") != 0)
+            return nfail(c, ENPU_E_UNSUPPORTED, "mode '%s' is not supported (only 'constant')",
+                         mode);
+        if (opset >= 11) return 0; /* pads/constant_value inputs folded later */
+        int n;
+        if ((rc = a_ints(c, "pads", 2 * ENPU_MAX_RANK, at->pad.pads, &n))) return rc;
+        if (n < 0) return nfail(c, ENPU_E_INVALID, "attribute 'pads' is required");
+        if (n % 2)
+            return nfail(c, ENPU_E_INVALID, "attribute 'pads' has %d values, expected an even "
+                         "count", n);
+        at->pad.n_pads = n;
+        return a_float(c, "value", 0.0f, &at->pad.value);
+    }
+    case ENPU_OP_DROPOUT:
+        if (*n_in > 2 && in[2] >= 0) {
+            const enpu_graph *g = im->g;
+            if (!is_const(g, in[2]) || const_numel(&g->tensors[in[2]]) != 1 ||
+                const_at(&g->tensors[in[2]], 0) != 0)
+                return nfail(c, ENPU_E_UNSUPPORTED,
+                             "input 'training_mode' is not a constant false; only inference "
+                             "Dropout is supported");
+        }
+        *n_in = 1; /* ratio and training_mode do not matter in inference */
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* --- graph building ------------------------------------------------------ */
+
+static int node_name(const Onnx__NodeProto *np, size_t idx, char *buf, size_t n) {
+    if (np->name && np->name[0]) {
+        if (strlen(np->name) > ENPU_MAX_NAME) return -1;
+        snprintf(buf, n, "%s", np->name);
+    } else {
+        snprintf(buf, n, "%s_%zu", str_or_empty(np->op_type), idx);
+    }
+    return 0;
+}
+
+static bool is_default_domain(const char *d) {
+    return !d || !d[0] || strcmp(d, "ai.onnx") == 0;
+}
+
+/* True if some node input or graph output is named `name`. */
+static bool name_used(const Onnx__GraphProto *gp, const char *name) {
+    for (size_t i = 0; i < gp->n_node; i++)
+        for (size_t k = 0; k < gp->node[i]->n_input; k++)
+            if (gp->node[i]->input[k] && strcmp(gp->node[i]->input[k], name) == 0) return true;
+    for (size_t i = 0; i < gp->n_output; i++)
+        if (gp->output[i]->name && strcmp(gp->output[i]->name, name) == 0) return true;
+    return false;
+}
+
+static int add_const(imp *im, const char *name, enpu_pb_tensor *t) {
+    int idx = enpu_graph_add_tensor(im->g, name, t->dtype, t->rank, t->dims, im->err);
+    if (idx < 0) {
+        free(t->data);
+        return enpu_err_prefix(im->err, "%s", im->what);
+    }
+    enpu_tensor_set_data(&im->g->tensors[idx], t->data);
+    t->data = NULL;
+    return 0;
+}
+
+static int import_initializers(imp *im) {
+    const Onnx__GraphProto *gp = im->gp;
+    if (gp->n_sparse_initializer)
+        return enpu_fail(im->err, ENPU_E_UNSUPPORTED, "%s: sparse initializers are not supported",
+                         im->what);
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name || !tp->name[0])
+            return enpu_fail(im->err, ENPU_E_INVALID, "%s: initializer %zu has no name", im->what,
+                             i);
+        if (strlen(tp->name) > ENPU_MAX_NAME)
+            return enpu_fail(im->err, ENPU_E_LIMIT,
+                             "%s: initializer %zu: name of %zu bytes is over the limit of %d",
+                             im->what, i, strlen(tp->name), ENPU_MAX_NAME);
+        if (enpu_graph_find_tensor(im->g, tp->name) >= 0)
+            return enpu_fail(im->err, ENPU_E_INVALID, "%s: initializer '%s' is defined twice",
+                             im->what, tp->name);
+        enpu_pb_tensor t;
+        int rc = enpu_onnx_decode_tensor(tp, im->what, tp->name, ENPU_E_INVALID, &t, im->err);
+        if (rc) return rc;
+        if ((rc = add_const(im, tp->name, &t))) return rc;
+    }
+    return 0;
+}
+
+static int import_inputs(imp *im) {
+    const Onnx__GraphProto *gp = im->gp;
+    for (size_t i = 0; i < gp->n_input; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        const char *name = vi->name;
+        if (!name || !name[0])
+            return enpu_fail(im->err, ENPU_E_INVALID, "%s: graph input %zu has no name", im->what,
+                             i);
+        if (strlen(name) > ENPU_MAX_NAME)
+            return enpu_fail(im->err, ENPU_E_LIMIT,
+                             "%s: graph input %zu: name of %zu bytes is over the limit of %d",
+                             im->what, i, strlen(name), ENPU_MAX_NAME);
+        int existing = enpu_graph_find_tensor(im->g, name);
+        if (existing >= 0) {
+            if (im->g->tensors[existing].flags & ENPU_T_CONST) continue; /* has an initializer */
+            return enpu_fail(im->err, ENPU_E_INVALID, "%s: graph input '%s' is listed twice",
+                             im->what, name);
+        }
+        const Onnx__TypeProto *tp = vi->type;
+        if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+            return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
+                             "%s: graph input '%s' is not a tensor (sequences, maps, optionals "
+                             "and sparse tensors are not supported)",
+                             im->what, name);
+        const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+        enpu_dtype dt = enpu_onnx_dtype(tt->elem_type);
+        if (dt == ENPU_DT_UNDEFINED)
+            return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
+                             "%s: graph input '%s': data type %s (%d) is not supported", im->what,
+                             name, enpu_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
+        if (!tt->shape)
+            return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
+                             "%s: graph input '%s' has no shape (unknown rank)", im->what, name);
+        if (tt->shape->n_dim > ENPU_MAX_RANK)
+            return enpu_fail(im->err, ENPU_E_LIMIT,
+                             "%s: graph input '%s': rank %zu is over the limit of %d", im->what,
+                             name, tt->shape->n_dim, ENPU_MAX_RANK);
+        int64_t dims[ENPU_MAX_RANK];
+        for (size_t k = 0; k < tt->shape->n_dim; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (d->dim_value < 0 || d->dim_value > ENPU_MAX_DIM)
+                    return enpu_fail(im->err, ENPU_E_LIMIT,
+                                     "%s: graph input '%s': dimension %zu is %lld, outside "
+                                     "0..%lld",
+                                     im->what, name, k, (long long)d->dim_value,
+                                     (long long)ENPU_MAX_DIM);
+                dims[k] = d->dim_value;
+                continue;
+            }
+            const char *sym =
+                d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                        d->dim_param
+                    ? d->dim_param
+                    : "?";
+            if (k != 0)
+                return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
+                                 "%s: graph input '%s': dimension %zu is symbolic ('%s'); only "
+                                 "static shapes are supported (a symbolic batch dimension 0 is "
+                                 "taken as 1)",
+                                 im->what, name, k, sym);
+            fprintf(stderr,
+                    "easynpu: warning: %s: graph input '%s': dimension 0 is symbolic ('%s'); "
+                    "taking 1\n",
+                    im->what, name, sym);
+            dims[k] = 1;
+        }
+        int idx = enpu_graph_add_tensor(im->g, name, dt, (int)tt->shape->n_dim, dims, im->err);
+        if (idx < 0) return enpu_err_prefix(im->err, "%s", im->what);
+        int rc = enpu_graph_add_input(im->g, idx, im->err);
+        if (rc) return enpu_err_prefix(im->err, "%s", im->what);
+    }
+    return 0;
+}
+
+/* Constant node -> constant tensor. */
+static int import_constant(imp *im, const nctx *c) {
+    const Onnx__NodeProto *np = c->np;
+    if (np->n_input != 0 || np->n_output != 1 || !np->output[0] || !np->output[0][0])
+        return nfail(c, ENPU_E_INVALID, "expected no inputs and one named output");
+    const char *out = np->output[0];
+    if (enpu_graph_find_tensor(im->g, out) >= 0)
+        return nfail(c, ENPU_E_INVALID, "output '%s' is already defined", out);
+    if (np->n_attribute != 1 || !np->attribute[0]->name)
+        return nfail(c, ENPU_E_INVALID, "expected exactly one value attribute");
+    const Onnx__AttributeProto *a = np->attribute[0];
+    const char *an = a->name;
+    attr_type t = attr_type_of(a);
+    enpu_pb_tensor pt;
+    memset(&pt, 0, sizeof pt);
+    int rc;
+    if (strcmp(an, "value") == 0) {
+        if (t != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t)
+            return nfail(c, ENPU_E_INVALID, "attribute 'value' has type %s, expected TENSOR",
+                         attr_type_name(t));
+        if ((rc = enpu_onnx_decode_tensor(a->t, im->what, out, ENPU_E_INVALID, &pt, im->err)))
+            return rc;
+    } else if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
+        bool is_f = an[6] == 'f';
+        attr_type want = is_f ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+                              : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+        if (t != want)
+            return nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", an,
+                         attr_type_name(t), attr_type_name(want));
+        pt.dtype = is_f ? ENPU_DT_FLOAT32 : ENPU_DT_INT64;
+        pt.rank = 0;
+        pt.data = malloc(8);
+        if (!pt.data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+        if (is_f) *(float *)pt.data = a->f;
+        else *(int64_t *)pt.data = a->i;
+    } else if (strcmp(an, "value_floats") == 0 || strcmp(an, "value_ints") == 0) {
+        bool is_f = an[6] == 'f';
+        attr_type want = is_f ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS
+                              : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+        /* An empty list has no type discriminator to infer in IR v1 models. */
+        if (t != want && !(a->has_type == 0 && t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED))
+            return nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", an,
+                         attr_type_name(t), attr_type_name(want));
+        size_t cnt = is_f ? a->n_floats : a->n_ints;
+        if (cnt > (size_t)ENPU_MAX_ELEMS)
+            return nfail(c, ENPU_E_LIMIT, "attribute '%s' has too many values", an);
+        pt.dtype = is_f ? ENPU_DT_FLOAT32 : ENPU_DT_INT64;
+        pt.rank = 1;
+        pt.dims[0] = (int64_t)cnt;
+        size_t nbytes = cnt * (is_f ? sizeof(float) : sizeof(int64_t));
+        pt.data = malloc(nbytes ? nbytes : 1);
+        if (!pt.data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+        if (nbytes) memcpy(pt.data, is_f ? (void *)a->floats : (void *)a->ints, nbytes);
+    } else {
+        return nfail(c, ENPU_E_UNSUPPORTED, "attribute '%s' is not supported (value, value_float, "
+                     "value_floats, value_int, value_ints are)", an);
+    }
+    return add_const(im, out, &pt);
+}
+
+/* Pass A for one non-Constant node: checks its op and declares its outputs. */
+static int declare_outputs(imp *im, const nctx *c, enpu_op op) {
+    const Onnx__NodeProto *np = c->np;
+    size_t n_out = np->n_output;
+    if (n_out == 0 || !np->output[0] || !np->output[0][0])
+        return nfail(c, ENPU_E_INVALID, "output 0 is missing");
+    /* Only output 0 becomes a tensor: the optional extra outputs of Dropout,
+     * MaxPool and BatchNormalization are refused or dropped here. */
+    switch (op) {
+    case ENPU_OP_DROPOUT:
+        if (n_out > 2) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 or 2", n_out);
+        if (n_out == 2 && np->output[1] && np->output[1][0] && name_used(im->gp, np->output[1]))
+            return nfail(c, ENPU_E_UNSUPPORTED,
+                         "output 'mask' ('%s') is used; only inference Dropout is supported",
+                         np->output[1]);
+        break;
+    case ENPU_OP_MAXPOOL:
+        if (n_out > 2) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 or 2", n_out);
+        if (n_out == 2 && np->output[1] && np->output[1][0])
+            return nfail(c, ENPU_E_UNSUPPORTED, "output 'Indices' is not supported");
+        break;
+    case ENPU_OP_BATCHNORM:
+        if (n_out > 5) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 to 5", n_out);
+        for (size_t i = 1; i < n_out; i++)
+            if (np->output[i] && np->output[i][0])
+                return nfail(c, ENPU_E_UNSUPPORTED,
+                             "has %zu outputs; only inference BatchNormalization (1 output) is "
+                             "supported",
+                             n_out);
+        break;
+    default:
+        if (n_out > 1) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1", n_out);
+        break;
+    }
+    const char *out = np->output[0];
+    if (strlen(out) > ENPU_MAX_NAME)
+        return nfail(c, ENPU_E_LIMIT, "output name of %zu bytes is over the limit of %d",
+                     strlen(out), ENPU_MAX_NAME);
+    if (enpu_graph_find_tensor(im->g, out) >= 0)
+        return nfail(c, ENPU_E_INVALID,
+                     "output '%s' is already defined (by a graph input, an initializer or "
+                     "another node)",
+                     out);
+    if (enpu_graph_add_tensor(im->g, out, ENPU_DT_UNDEFINED, -1, NULL, im->err) < 0)
+        return enpu_err_prefix(im->err, "%s", im->what);
+    return 0;
+}
+
+static int import_node(imp *im, const nctx *c, enpu_op op) {
+    const Onnx__NodeProto *np = c->np;
+    int lo, hi;
+    arity(op, im->opset, &lo, &hi);
+    if ((int64_t)np->n_input < lo || (int64_t)np->n_input > hi)
+        return nfail(c, ENPU_E_INVALID, "has %zu inputs, expected %d..%d (opset %d)",
+                     np->n_input, lo, hi, im->opset);
+    int in[MAX_NODE_IO];
+    int n_in = (int)np->n_input;
+    for (int i = 0; i < n_in; i++) {
+        const char *name = np->input[i];
+        if (!name || !name[0]) {
+            if (i < lo) return nfail(c, ENPU_E_INVALID, "required input %d is empty", i);
+            in[i] = -1;
+            continue;
+        }
+        in[i] = enpu_graph_find_tensor(im->g, name);
+        if (in[i] < 0)
+            return nfail(c, ENPU_E_INVALID,
+                         "input '%s' is not a graph input, initializer or node output", name);
+    }
+    /* Trailing omitted optional inputs carry no information. */
+    while (n_in > lo && in[n_in - 1] < 0) n_in--;
+    enpu_attr at;
+    int rc = map_attrs(c, op, in, &n_in, &at);
+    if (rc) return rc;
+    int out = enpu_graph_find_tensor(im->g, np->output[0]);
+    ENPU_ASSERT(out >= 0);
+    int ni = enpu_graph_add_node(im->g, c->name, op, n_in, in, 1, &out, im->err);
+    if (ni < 0) return enpu_err_prefix(im->err, "%s", im->what);
+    im->g->nodes[ni].attr = at;
+    return fold_node(im->g, ni, im->what, !(im->flags & ENPU_ONNX_NO_INFER), im->err);
+}
+
+static int import_nodes(imp *im) {
+    const Onnx__GraphProto *gp = im->gp;
+    char name[ENPU_MAX_NAME + 32];
+    /* Pass A: ops, Constant nodes, output tensors. */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (node_name(np, i, name, sizeof name))
+            return enpu_fail(im->err, ENPU_E_LIMIT,
+                             "%s: node %zu: name of %zu bytes is over the limit of %d", im->what,
+                             i, strlen(np->name), ENPU_MAX_NAME);
+        nctx c = {im, np, name, str_or_empty(np->op_type)};
+        if (!np->op_type || !np->op_type[0]) return nfail(&c, ENPU_E_INVALID, "no op_type");
+        if (!is_default_domain(np->domain))
+            return nfail(&c, ENPU_E_UNSUPPORTED, "operator domain '%s' is not supported",
+                         np->domain);
+        if (np->n_input > MAX_NODE_IO || np->n_output > MAX_NODE_IO)
+            return nfail(&c, ENPU_E_LIMIT, "%zu inputs and %zu outputs, over the limit of %d",
+                         np->n_input, np->n_output, MAX_NODE_IO);
+        int rc;
+        if (strcmp(np->op_type, "Constant") == 0) {
+            rc = import_constant(im, &c);
+        } else {
+            enpu_op op = enpu_op_from_onnx(np->op_type);
+            if (op == ENPU_OP_NONE) return nfail(&c, ENPU_E_UNSUPPORTED, "unsupported operator");
+            rc = declare_outputs(im, &c, op);
+        }
+        if (rc) return rc;
+    }
+    /* Pass B: nodes with attributes. */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (strcmp(np->op_type, "Constant") == 0) continue;
+        node_name(np, i, name, sizeof name);
+        nctx c = {im, np, name, np->op_type};
+        int rc = import_node(im, &c, enpu_op_from_onnx(np->op_type));
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int import_outputs(imp *im) {
+    const Onnx__GraphProto *gp = im->gp;
+    for (size_t i = 0; i < gp->n_output; i++) {
+        const char *name = gp->output[i]->name;
+        if (!name || !name[0])
+            return enpu_fail(im->err, ENPU_E_INVALID, "%s: graph output %zu has no name",
+                             im->what, i);
+        int t = enpu_graph_find_tensor(im->g, name);
+        if (t < 0)
+            return enpu_fail(im->err, ENPU_E_INVALID,
+                             "%s: graph output '%s' is not produced by any node, input or "
+                             "initializer",
+                             im->what, name);
+        if (enpu_graph_add_output(im->g, t, im->err))
+            return enpu_err_prefix(im->err, "%s", im->what);
+    }
+    if (gp->n_output == 0)
+        return enpu_fail(im->err, ENPU_E_INVALID, "%s: graph has no outputs", im->what);
+    return 0;
+}
+
+/* Layout hints for graph inputs: straight into a Conv means NCHW; into a
+ * Transpose(0,3,1,2) means the model takes NHWC and converts. */
+static void layout_hints(enpu_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const enpu_node *n = &g->nodes[i];
+        if (n->n_in < 1 || n->in[0] < 0) continue;
+        enpu_tensor *t = &g->tensors[n->in[0]];
+        if (!(t->flags & ENPU_T_INPUT)) continue;
+        if (n->op == ENPU_OP_CONV) t->layout = ENPU_LAYOUT_NCHW;
+        const enpu_shape_attr *s = &n->attr.shape;
+        if (n->op == ENPU_OP_TRANSPOSE && s->n_axes == 4 && s->axes[0] == 0 && s->axes[1] == 3 &&
+            s->axes[2] == 1 && s->axes[3] == 2)
+            t->layout = ENPU_LAYOUT_NHWC;
+    }
+}
+
+static int find_opset(imp *im, const Onnx__ModelProto *m) {
+    int64_t v = -1;
+    for (size_t i = 0; i < m->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = m->opset_import[i];
+        if (is_default_domain(o->domain) && o->version > v) v = o->version;
+    }
+    if (v < 0)
+        return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
+                         "%s: the model imports no opset of the default ONNX domain", im->what);
+    if (v < OPSET_MIN || v > OPSET_MAX)
+        return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
+                         "%s: opset %lld of the default domain is not supported (%d to %d are)",
+                         im->what, (long long)v, OPSET_MIN, OPSET_MAX);
+    im->opset = (int)v;
+    return 0;
+}
+
+static int import_model(imp *im, const Onnx__ModelProto *m) {
+    const Onnx__GraphProto *gp = m->graph;
+    if (!gp) return enpu_fail(im->err, ENPU_E_FORMAT, "%s: ONNX model has no graph", im->what);
+    im->gp = gp;
+    int rc = find_opset(im, m);
+    if (rc) return rc;
+    if (gp->n_node > ENPU_MAX_NODES)
+        return enpu_fail(im->err, ENPU_E_LIMIT, "%s: %zu nodes, over the limit of %d", im->what,
+                         gp->n_node, ENPU_MAX_NODES);
+    if (gp->n_initializer + gp->n_input + gp->n_node > (size_t)ENPU_MAX_TENSORS)
+        return enpu_fail(im->err, ENPU_E_LIMIT, "%s: more than %d tensors", im->what,
+                         ENPU_MAX_TENSORS);
+    if (gp->name && strlen(gp->name) > ENPU_MAX_NAME)
+        return enpu_fail(im->err, ENPU_E_LIMIT, "%s: graph name is over the limit of %d bytes",
+                         im->what, ENPU_MAX_NAME);
+    im->g = enpu_graph_new(str_or_empty(gp->name));
+    if (!im->g) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
+    im->g->opset = im->opset;
+    if ((rc = import_initializers(im))) return rc;
+    if ((rc = import_inputs(im))) return rc;
+    if ((rc = import_nodes(im))) return rc;
+    if ((rc = import_outputs(im))) return rc;
+    layout_hints(im->g);
+    if (enpu_graph_toposort(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+    if (im->flags & ENPU_ONNX_NO_INFER) return 0;
+    if (enpu_graph_infer_shapes(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+    if (enpu_graph_validate(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+    return 0;
+}
+
+int enpu_onnx_parse_ex(const uint8_t *data, size_t n, const char *what, unsigned flags,
+                       enpu_graph **out, enpu_err *err) {
+    enpu_err e = {0};
+    imp im = {what ? what : "<memory>", flags, 0, NULL, NULL, &e};
+    *out = NULL;
+    int rc;
+    if (n == 0) {
+        rc = enpu_fail(&e, ENPU_E_FORMAT, "%s: empty file, not an ONNX model", im.what);
+    } else {
+        Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, data);
+        if (!m) {
+            rc = enpu_fail(&e, ENPU_E_FORMAT,
+                           "%s: not a valid ONNX model (protobuf parse failed)", im.what);
+        } else {
+            rc = import_model(&im, m);
+            onnx__model_proto__free_unpacked(m, NULL);
+        }
+    }
+    if (rc) {
+        enpu_graph_free(im.g);
+        if (err && err->code == ENPU_OK) *err = e;
+        return rc;
+    }
+    *out = im.g;
+    return 0;
+}
+
+int enpu_onnx_parse(const uint8_t *data, size_t n, const char *what, enpu_graph **out,
+                    enpu_err *err) {
+    return enpu_onnx_parse_ex(data, n, what, 0, out, err);
+}
+
+int enpu_onnx_load_ex(const char *path, unsigned flags, enpu_graph **out, enpu_err *err) {
+    *out = NULL;
+    uint8_t *data = NULL;
+    size_t n = 0;
+    int rc = enpu_file_read(path, ENPU_MAX_MODEL_BYTES, &data, &n, err);
+    if (rc) return rc;
+    rc = enpu_onnx_parse_ex(data, n, path, flags, out, err);
+    free(data);
+    return rc;
+}
+
+int enpu_onnx_load(const char *path, enpu_graph **out, enpu_err *err) {
+    return enpu_onnx_load_ex(path, 0, out, err);
+}
