@@ -1,0 +1,151 @@
+/* EasyNPU architecture description.
+ *
+ * One struct holds every parameter the compiler, the instruction layout and
+ * the simulator depend on.  The numeric parameters are listed once, in the
+ * X-macro ENPU_ARCH_PARAMS below, from which the struct members, the JSON
+ * reader and writer, the range checks, the human table of `easynpu arch` and
+ * the table in docs/arch.md are all generated.  Cross-parameter rules (pes ==
+ * bus_bits/8, memory sizes multiples of the bus word, the instruction layout
+ * fitting 512 bits) are checked in enpu_arch_validate.
+ *
+ * JSON form: an object whose keys are "name", "engine", "base" (optional,
+ * "easynpu" or "large": the preset supplying every key that is absent;
+ * default "easynpu") and the parameter names below.  An unknown key is an
+ * error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
+ * table order and no "base"; its CRC32 is the arch fingerprint stamped into
+ * compiled programs. */
+#ifndef EASYNPU_ARCH_H
+#define EASYNPU_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "easynpu/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ENPU_ARCH_NAME_MAX 64                  /* bytes of name, with the NUL */
+#define ENPU_ARCH_JSON_MAX ((size_t)1 << 20)   /* arch JSON file size limit */
+#define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one memory: 1 GiB */
+
+/* Compute engines.  Only EASYNPU is implemented; the other two are reserved
+ * names (SPEC §5) and are refused by enpu_arch_validate for now. */
+typedef enum enpu_engine {
+    ENPU_ENGINE_EASYNPU = 0,
+    ENPU_ENGINE_SYSTOLIC,
+    ENPU_ENGINE_ROWSTAT
+} enpu_engine;
+
+/* X(key, unit, min, max, easynpu, large, meaning)
+ * Integer parameters in JSON/table order.  `min`/`max` are the per-field
+ * range; cross-field rules are in enpu_arch_validate and docs/arch.md. */
+#define ENPU_ARCH_PARAMS(X)                                                                     \
+    X(pes, "PEs", 1, 256, 16, 16,                                                               \
+      "MAC processing elements per PE row; one per int8 lane of the bus word (= bus_bits/8)")    \
+    X(pe_rows, "rows", 1, 64, 1, 1,                                                             \
+      "PE rows sharing one x*y output tile (note 000 TODO); MAC units = pes * pe_rows")         \
+    X(ifmap_pads, "pads", 1, 256, 16, 16,                                                       \
+      "ifmap scratch pads (one per PE in multicast mode; = pes)")                               \
+    X(ifmap_pad_depth, "entries", 1, 4096, 64, 64,                                              \
+      "8-bit entries per ifmap pad: bounds the input tile x'*y'")                               \
+    X(weight_pad_groups, "groups", 1, 256, 16, 16,                                              \
+      "weight scratch pad groups (one per PE; = pes)")                                          \
+    X(weight_pad_depth, "entries", 1, 4096, 16, 16,                                             \
+      "8-bit entries per weight pad group (output-channel groups held, w_och_gcnt range)")      \
+    X(psum_depth, "entries", 1, 4096, 64, 64,                                                   \
+      "psum register file entries per PE: bounds the output tile x*y*zs")                       \
+    X(bus_bits, "bits", 8, 2048, 128, 128,                                                      \
+      "width of the ifmap/ofmap bus, the DTCM word and the weight-memory word (= pes*8)")       \
+    X(main_dtcm_bytes, "bytes", 1, ENPU_ARCH_MEM_MAX, 65536, 524288,                            \
+      "main DTCM (feature maps: input from address 0 up, output from the top down)")            \
+    X(skip_dtcm_bytes, "bytes", 1, ENPU_ARCH_MEM_MAX, 16384, 262144,                            \
+      "skip DTCM (tensors kept for later shortcut adds)")                                       \
+    X(weight_mem_bytes, "bytes", 1, ENPU_ARCH_MEM_MAX, 65536, 524288,                           \
+      "weight memory (weights, biases, requantization parameters, activation tables)")          \
+    X(itcm_bytes, "bytes", 64, ENPU_ARCH_MEM_MAX, 4096, 16384,                                  \
+      "instruction memory (64-byte instructions)")                                              \
+    X(acc_bits, "bits", 16, 32, 32, 32, "accumulator / psum width (signed)")                    \
+    X(mult_bits, "bits", 1, 31, 20, 20, "unsigned requantization multiplier width")             \
+    X(act_segments, "segments", 1, 256, 16, 16,                                                 \
+      "piecewise-linear activation table segments (power of two)")                              \
+    X(dtcm_read_latency, "cycles", 1, 64, 1, 1,                                                 \
+      "DTCM read request to data on the ifmap bus (synchronous SRAM)")                          \
+    X(weight_mem_latency, "cycles", 1, 64, 1, 1,                                                \
+      "weight memory read request to data on the weight bus")                                   \
+    X(instr_fetch_cycles, "cycles", 1, 1024, 4, 4,                                              \
+      "fetching one 512-bit instruction from the ITCM (4 x 128-bit reads)")                     \
+    X(decode_cycles, "cycles", 0, 1024, 1, 1,                                                   \
+      "top controller: decoding an instruction into scheduler/PE-controller registers")         \
+    X(pe_pipeline_depth, "cycles", 1, 16, 2, 2,                                                 \
+      "PE pipeline: operands at the PE input to psum written (multiplier + adder stages)")      \
+    X(requant_latency, "cycles", 0, 16, 2, 2,                                                   \
+      "psum read to requantized int8 at the PE output (multiply, shift/round/clamp)")           \
+    X(host_sync_cycles, "cycles", 0, 1000000, 16, 16,                                           \
+      "SYNC: handing over to the host and resuming (host op time itself not modelled)")
+
+typedef struct enpu_arch {
+    char name[ENPU_ARCH_NAME_MAX];
+    enpu_engine engine;
+#define ENPU_X_MEMBER(key, unit, lo, hi, d0, d1, doc) int64_t key;
+    ENPU_ARCH_PARAMS(ENPU_X_MEMBER)
+#undef ENPU_X_MEMBER
+    double clock_mhz; /* clock for time figures, > 0 (MHz) */
+} enpu_arch;
+
+/* Bytes of one bus word (bus_bits / 8): the unit of every memory address. */
+static inline int64_t enpu_arch_word_bytes(const enpu_arch *a) { return a->bus_bits / 8; }
+
+/* Fills *out with the preset `name` ("easynpu" or "large").  ENPU_E_USAGE
+ * naming the preset and listing the known ones if unknown. */
+int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err);
+
+/* Names of the presets, NULL-terminated. */
+const char *const *enpu_arch_preset_names(void);
+
+/* Parses an arch JSON text (n bytes, need not be NUL-terminated); `what`
+ * names the source in errors.  Validates the result. */
+int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch *out,
+                        enpu_err *err);
+
+/* Loads a preset (a spec with no '/' and not ending in ".json") or a JSON file
+ * (at most ENPU_ARCH_JSON_MAX bytes), then validates.  Errors name the file
+ * and the field. */
+int enpu_arch_load(const char *spec, enpu_arch *out, enpu_err *err);
+
+/* Checks every field's range and the cross-field rules, including that the
+ * instruction layout derived from this arch fits the 512-bit instruction.
+ * ENPU_E_INVALID naming the field, its value and the allowed range;
+ * ENPU_E_LIMIT when the instruction fields do not fit; ENPU_E_UNSUPPORTED for
+ * an engine that is not implemented. */
+int enpu_arch_validate(const enpu_arch *a, enpu_err *err);
+
+/* Canonical JSON (every key, table order, no "base"): compact on one line
+ * when pretty == 0, else indented with a trailing newline.  malloc'd, freed
+ * by the caller; NULL only when out of memory. */
+char *enpu_arch_to_json(const enpu_arch *a, int pretty);
+
+/* CRC32 (zlib) of the compact canonical JSON: stamped into programs. */
+uint32_t enpu_arch_fingerprint(const enpu_arch *a);
+
+/* "easynpu", "systolic", "rowstat"; enpu_engine_parse returns -1 if unknown. */
+const char *enpu_engine_name(enpu_engine e);
+int enpu_engine_parse(const char *s);
+
+/* Human-readable table (parameter, value, unit, meaning) to f. */
+void enpu_arch_print(const enpu_arch *a, FILE *f);
+
+/* Markdown table of the parameters (key, unit, range, easynpu, large,
+ * meaning), as embedded in docs/arch.md.  malloc'd. */
+char *enpu_arch_param_table_md(void);
+
+/* Words of a memory in this arch (bytes / word bytes). */
+static inline int64_t enpu_arch_words(const enpu_arch *a, int64_t bytes) {
+    return bytes / enpu_arch_word_bytes(a);
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,217 @@
+/* EasyNPU program file (.enpu): a compiled network, ready for the simulator
+ * or an RTL testbench.  Layout and limits are in docs/program.md.
+ *
+ * Little-endian.  A 32-byte header (magic "ENPU", format version, the arch
+ * fingerprint, the section count, the file size, a CRC32 over header and
+ * section table), a section table (id, crc32, offset, length per section),
+ * then the sections, each starting at a 16-byte boundary.  The reader checks
+ * every length, offset, count, index and CRC before it uses it and refuses a
+ * bad file with a message naming the section and the field.
+ *
+ * In memory a program is the arch, the decoded instructions with their layer
+ * names, the three memory images and the descriptor tables; strings are
+ * plain C strings (the STRINGS section exists only in the file). */
+#ifndef EASYNPU_PROGRAM_H
+#define EASYNPU_PROGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "easynpu/arch.h"
+#include "easynpu/error.h"
+#include "easynpu/ir.h"
+#include "easynpu/isa.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ENPU_PROG_MAGIC "ENPU"
+#define ENPU_PROG_VERSION_MAJOR 1
+#define ENPU_PROG_VERSION_MINOR 0
+#define ENPU_PROG_HEADER_BYTES 32
+#define ENPU_PROG_ENTRY_BYTES 24
+#define ENPU_PROG_ALIGN 16
+
+/* Limits, enforced before any allocation they size (docs/program.md). */
+#define ENPU_PROG_MAX_BYTES ((size_t)3 << 30)       /* whole file */
+#define ENPU_PROG_MAX_SECTIONS 32
+#define ENPU_PROG_MAX_INSTRS (1 << 20)
+#define ENPU_PROG_MAX_IO 4096
+#define ENPU_PROG_MAX_HOSTOPS 4096
+#define ENPU_PROG_MAX_TABLES 4096
+#define ENPU_PROG_MAX_SOURCES (1 << 22)              /* ONNX node names over all layers */
+#define ENPU_PROG_MAX_STRINGS_BYTES ((size_t)64 << 20)
+#define ENPU_PROG_MAX_ARCH_BYTES ((size_t)64 << 10)
+#define ENPU_HOSTOP_MAX_IO 8
+#define ENPU_HOSTOP_IPARAMS 8
+#define ENPU_HOSTOP_FPARAMS 4
+
+/* Record sizes in the file. */
+#define ENPU_PROG_LAYER_BYTES 12
+#define ENPU_PROG_TABLE_BYTES 16
+#define ENPU_PROG_IO_BYTES 88
+#define ENPU_PROG_HOSTOP_BYTES 96
+
+/* X(ID, id, spelling in listings) in file order. */
+#define ENPU_SECTIONS(X)          \
+    X(ARCH, 1, "arch")            \
+    X(STRINGS, 10, "strings")     \
+    X(INSTR, 2, "instr")          \
+    X(LAYERS, 9, "layers")        \
+    X(WEIGHTS, 3, "weights")      \
+    X(DTCM_INIT, 4, "dtcm_init")  \
+    X(SKIP_INIT, 5, "skip_init")  \
+    X(TABLES, 6, "tables")        \
+    X(IO, 7, "io")                \
+    X(HOSTOPS, 8, "hostops")
+
+typedef enum enpu_section_id {
+#define ENPU_X_SEC(ID, id, sp) ENPU_SEC_##ID = id,
+    ENPU_SECTIONS(ENPU_X_SEC)
+#undef ENPU_X_SEC
+} enpu_section_id;
+
+/* "INSTR" etc., NULL for an unknown id. */
+const char *enpu_section_name(int id);
+
+typedef enum enpu_io_dir {
+    ENPU_IO_INPUT = 0,  /* written into the NPU memory by the host before the run */
+    ENPU_IO_OUTPUT = 1, /* read back by the host after the run */
+    ENPU_IO_HOST = 2    /* exchanged with a host op (SYNC) */
+} enpu_io_dir;
+
+/* A tensor the host exchanges with the program.  In main or skip DTCM it is
+ * int8 stored [d0]..[d(rank-2)][d(rank-1) folded into pes-lane words] from
+ * word `addr` (enpu_io_words); in host memory (mem ENPU_MEM_HOST) addr is 0. */
+typedef struct enpu_io_desc {
+    char *name;          /* owned */
+    enpu_io_dir dir;
+    enpu_dtype dtype;
+    enpu_layout layout;  /* what the dims mean (NHWC for feature maps) */
+    int rank;
+    int64_t dims[ENPU_MAX_RANK];
+    float scale;         /* real = (q - zero_point) * scale; 0 for float tensors */
+    int32_t zero_point;
+    int mem;             /* ENPU_MEM_MAIN, ENPU_MEM_SKIP or ENPU_MEM_HOST */
+    uint32_t addr;       /* first word */
+} enpu_io_desc;
+
+/* An op the host runs when a SYNC instruction names it. */
+typedef struct enpu_hostop {
+    char *kind;          /* owned; ONNX op type, e.g. "Softmax" */
+    char *name;          /* owned; ONNX node name (may be "") */
+    int n_in, n_out;     /* n_in + n_out <= ENPU_HOSTOP_MAX_IO */
+    int io[ENPU_HOSTOP_MAX_IO]; /* IO descriptor indices: inputs, then outputs */
+    int32_t iparam[ENPU_HOSTOP_IPARAMS]; /* e.g. Softmax axis in iparam[0] */
+    float fparam[ENPU_HOSTOP_FPARAMS];
+} enpu_hostop;
+
+/* An activation table in weight memory (metadata: the bits are in WEIGHTS). */
+typedef struct enpu_table_desc {
+    char *name;          /* owned; function, e.g. "Sigmoid" */
+    uint32_t addr;       /* first word in weight memory */
+    uint32_t segments;   /* == arch act_segments */
+    float max_err_lsb;   /* fit error against the exact quantized function */
+} enpu_table_desc;
+
+/* Where an instruction came from. */
+typedef struct enpu_layer_info {
+    char *name;          /* owned; layer name ("" if none) */
+    int n_src;
+    char **src;          /* owned; ONNX node names */
+} enpu_layer_info;
+
+typedef struct enpu_program {
+    enpu_arch arch;
+    int n_instr, cap_instr;
+    enpu_instr *instr;
+    enpu_layer_info *layers;  /* n_instr entries */
+    uint8_t *weights;         /* weight-memory image from word 0 (rest zero) */
+    size_t weights_len;
+    uint8_t *dtcm_init;       /* main DTCM initial contents from word 0 */
+    size_t dtcm_init_len;
+    uint8_t *skip_init;       /* skip DTCM initial contents from word 0 */
+    size_t skip_init_len;
+    int n_tables;
+    enpu_table_desc *tables;
+    int n_io;
+    enpu_io_desc *io;
+    int n_hostops;
+    enpu_hostop *hostops;
+} enpu_program;
+
+/* Empty program for arch (copied). */
+void enpu_program_init(enpu_program *p, const enpu_arch *arch);
+/* Frees everything the program owns and zeroes it. */
+void enpu_program_free(enpu_program *p);
+
+/* Appends an instruction with its layer name (may be NULL) and the n_src ONNX
+ * node names it came from (copied).  No validation here.  ENPU_E_LIMIT past
+ * ENPU_PROG_MAX_INSTRS. */
+int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *name, int n_src,
+                           const char *const *src, enpu_err *err);
+/* Appends copies (strings duplicated); returns the new index or a negative
+ * status. */
+int enpu_program_add_io(enpu_program *p, const enpu_io_desc *d, enpu_err *err);
+int enpu_program_add_hostop(enpu_program *p, const enpu_hostop *h, enpu_err *err);
+int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *err);
+/* Replaces a memory image (ENPU_SEC_WEIGHTS, _DTCM_INIT or _SKIP_INIT) with a
+ * copy of data[0..n). */
+int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
+                           enpu_err *err);
+
+/* Words an IO descriptor occupies in its memory (0 for host tensors). */
+int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d);
+
+/* Checks the whole program against its arch (docs/program.md
+ * "Validation"): every instruction (enpu_instr_validate_chained), fused
+ * chains, END last and only last, SYNC host_op indices, memory images and
+ * instruction count within the memories (ENPU_E_NOFIT), table, IO and host
+ * op descriptors.  Messages name the section, the index and the field. */
+int enpu_program_validate(const enpu_program *p, enpu_err *err);
+
+/* Reads and validates a program from n bytes of memory; `what` names it in
+ * messages.  When `expect` is non-NULL the program's arch fingerprint must
+ * equal expect's (ENPU_E_MISMATCH naming both archs).  On failure *p is
+ * left empty (nothing to free). */
+int enpu_program_read_mem(const uint8_t *data, size_t n, const char *what,
+                          const enpu_arch *expect, enpu_program *p, enpu_err *err);
+/* enpu_program_read_mem on the contents of path (at most ENPU_PROG_MAX_BYTES). */
+int enpu_program_read(const char *path, const enpu_arch *expect, enpu_program *p, enpu_err *err);
+
+/* Validates, then serializes into a new buffer (*out, freed by the caller).
+ * The bytes depend only on the program's contents. */
+int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu_err *err);
+/* Serializes and writes atomically (enpu_file_write_atomic). */
+int enpu_program_write(const char *path, const enpu_program *p, enpu_err *err);
+
+/* ---- listings (docs/program.md "Listing") -------------------------------- */
+
+/* Writes the text listing of p: `.format`, `.arch {json}`, one line per
+ * instruction, descriptor directives, then the memory images as `.section`
+ * with `.hex` lines of 16 bytes (`.zero N` for runs of zero lines).
+ * malloc'd NUL-terminated text; NULL on error. */
+char *enpu_program_disasm(const enpu_program *p, enpu_err *err);
+
+/* Assembles a listing (n bytes of text; `what` is its file name, used as
+ * "what:LINE:" in errors) into *p.  If the listing has no `.arch`, `dflt`
+ * (may be NULL: preset "easynpu") is used; if both are given they must
+ * agree.  Validates the result.  On failure *p is left empty. */
+int enpu_program_asm(const char *text, size_t n, const char *what, const enpu_arch *dflt,
+                     enpu_program *p, enpu_err *err);
+
+/* ---- export for RTL testbenches ------------------------------------------ */
+
+/* Writes $readmemh images into directory dir (created if absent): itcm.hex
+ * (4 lines of 128 bits per instruction, bits [127:0] first), weights.hex,
+ * dtcm.hex, skip.hex (one bus word per line, word 0 first, each line the
+ * word's bytes most significant first) and manifest.json.  Refuses to
+ * overwrite any path in `inputs` (n_inputs entries). */
+int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *const *inputs,
+                            int n_inputs, enpu_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,334 @@
+/* Architecture description: presets, JSON reading and writing, validation,
+ * fingerprint.  Everything per-parameter is generated from ENPU_ARCH_PARAMS. */
+#include "easynpu/arch.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "easynpu/file.h"
+#include "easynpu/isa.h"
+#include "isa/isa_internal.h"
+
+typedef struct param_info {
+    const char *key;
+    const char *unit;
+    int64_t lo, hi;
+    int64_t preset[2]; /* easynpu, large */
+    const char *meaning;
+    size_t offset;
+} param_info;
+
+static const param_info params[] = {
+#define ENPU_X_INFO(key, unit, lo, hi, d0, d1, doc) \
+    {#key, unit, lo, hi, {d0, d1}, doc, offsetof(enpu_arch, key)},
+    ENPU_ARCH_PARAMS(ENPU_X_INFO)
+#undef ENPU_X_INFO
+};
+#define N_PARAMS ((int)(sizeof params / sizeof params[0]))
+
+static const char *const preset_names[] = {"easynpu", "large", NULL};
+static const double preset_clock[] = {100.0, 200.0};
+
+static int64_t *param_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + params[i].offset); }
+static int64_t param_get(const enpu_arch *a, int i) {
+    return *(const int64_t *)((const char *)a + params[i].offset);
+}
+
+const char *const *enpu_arch_preset_names(void) { return preset_names; }
+
+const char *enpu_engine_name(enpu_engine e) {
+    switch (e) {
+    case ENPU_ENGINE_EASYNPU: return "easynpu";
+    case ENPU_ENGINE_SYSTOLIC: return "systolic";
+    case ENPU_ENGINE_ROWSTAT: return "rowstat";
+    }
+    return "unknown";
+}
+
+int enpu_engine_parse(const char *s) {
+    for (int e = ENPU_ENGINE_EASYNPU; e <= ENPU_ENGINE_ROWSTAT; e++)
+        if (strcmp(s, enpu_engine_name((enpu_engine)e)) == 0) return e;
+    return -1;
+}
+
+static int preset_index(const char *name) {
+    for (int i = 0; preset_names[i]; i++)
+        if (strcmp(preset_names[i], name) == 0) return i;
+    return -1;
+}
+
+static void fill_preset(int p, enpu_arch *out) {
+    memset(out, 0, sizeof *out);
+    snprintf(out->name, sizeof out->name, "%s", preset_names[p]);
+    out->engine = ENPU_ENGINE_EASYNPU;
+    for (int i = 0; i < N_PARAMS; i++) *param_ref(out, i) = params[i].preset[p];
+    out->clock_mhz = preset_clock[p];
+}
+
+int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
+    int p = preset_index(name);
+    if (p < 0)
+        return enpu_fail(err, ENPU_E_USAGE, "unknown arch preset '%s' (known: easynpu, large)", name);
+    fill_preset(p, out);
+    return 0;
+}
+
+static int valid_name(const char *s) {
+    size_t n = strlen(s);
+    if (n == 0 || n >= ENPU_ARCH_NAME_MAX) return 0;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("_.+-", *p)) return 0;
+    return 1;
+}
+
+int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
+    const char *nm = a->name;
+    if (!valid_name(a->name))
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch: field 'name': must be 1..%d characters of [A-Za-z0-9_.+-]",
+                         ENPU_ARCH_NAME_MAX - 1);
+    if (a->engine != ENPU_ENGINE_EASYNPU) {
+        if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
+            return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
+                             (int)a->engine);
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu')",
+                         nm, enpu_engine_name(a->engine));
+    }
+    for (int i = 0; i < N_PARAMS; i++) {
+        int64_t v = param_get(a, i);
+        if (v < params[i].lo || v > params[i].hi)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %" PRId64 " out of range %" PRId64
+                             "..%" PRId64 " %s",
+                             nm, params[i].key, v, params[i].lo, params[i].hi, params[i].unit);
+    }
+    if (!(a->clock_mhz > 0) || !isfinite(a->clock_mhz) || a->clock_mhz > 1e6)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'clock_mhz': value %g out of range (0, 1000000] MHz", nm,
+                         a->clock_mhz);
+    if (a->bus_bits % 8 != 0 || a->pes != a->bus_bits / 8)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'pes': value %" PRId64 " must equal bus_bits/8 (bus_bits=%"
+                         PRId64 ", one int8 lane per PE)",
+                         nm, a->pes, a->bus_bits);
+    if (a->ifmap_pads != a->pes)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'ifmap_pads': value %" PRId64 " must equal pes=%" PRId64
+                         " (multicast feeds pad i to PE i)",
+                         nm, a->ifmap_pads, a->pes);
+    if (a->weight_pad_groups != a->pes)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'weight_pad_groups': value %" PRId64
+                         " must equal pes=%" PRId64 " (one group per PE)",
+                         nm, a->weight_pad_groups, a->pes);
+    if (a->act_segments & (a->act_segments - 1))
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'act_segments': value %" PRId64
+                         " must be a power of two in 1..256",
+                         nm, a->act_segments);
+    int64_t wb = a->bus_bits / 8;
+    static const char *const mems[] = {"main_dtcm_bytes", "skip_dtcm_bytes", "weight_mem_bytes"};
+    const int64_t vals[] = {a->main_dtcm_bytes, a->skip_dtcm_bytes, a->weight_mem_bytes};
+    for (int i = 0; i < 3; i++)
+        if (vals[i] % wb != 0)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %" PRId64
+                             " must be a multiple of the %" PRId64 "-byte bus word",
+                             nm, mems[i], vals[i], wb);
+    if (a->itcm_bytes % ENPU_INSTR_BYTES != 0)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'itcm_bytes': value %" PRId64
+                         " must be a multiple of the %d-byte instruction",
+                         nm, a->itcm_bytes, ENPU_INSTR_BYTES);
+    enpu_isa_layout l;
+    return enpu_isa_layout_make(a, &l, err);
+}
+
+/* ---- JSON ----------------------------------------------------------------- */
+
+char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
+    enpu_sb b = {0};
+    const char *sep = pretty ? ",\n  " : ",";
+    const char *colon = pretty ? ": " : ":";
+    enpu_sb_puts(&b, pretty ? "{\n  " : "{");
+    enpu_sb_printf(&b, "\"name\"%s", colon);
+    enpu_sb_quote(&b, a->name);
+    enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
+    for (int i = 0; i < N_PARAMS; i++)
+        enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+    char d[40];
+    enpu_fmt_double(d, sizeof d, a->clock_mhz);
+    enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
+    enpu_sb_puts(&b, pretty ? "\n}\n" : "}");
+    return enpu_sb_take(&b);
+}
+
+uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
+    char *s = enpu_arch_to_json(a, 0);
+    ENPU_ASSERT(s != NULL);
+    uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)s, (uInt)strlen(s));
+    free(s);
+    return crc;
+}
+
+static int find_param(const char *key) {
+    for (int i = 0; i < N_PARAMS; i++)
+        if (strcmp(params[i].key, key) == 0) return i;
+    return -1;
+}
+
+int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch *out,
+                        enpu_err *err) {
+    if (n > ENPU_ARCH_JSON_MAX)
+        return enpu_fail(err, ENPU_E_LIMIT, "%s: arch JSON is %zu bytes, over the limit of %zu", what,
+                         n, ENPU_ARCH_JSON_MAX);
+    json_error_t je;
+    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+    if (!root && strstr(je.text, "too big integer")) {
+        /* name the field: re-read with integers as reals to find it */
+        json_t *r2 = json_loadb(text, n, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, NULL);
+        const char *key;
+        json_t *v;
+        if (r2 && json_is_object(r2)) {
+            json_object_foreach(r2, key, v) {
+                if (json_is_real(v) && fabs(json_real_value(v)) >= 9.2e18) {
+                    int rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': value %.17g out of range",
+                                       what, key, json_real_value(v));
+                    json_decref(r2);
+                    return rc;
+                }
+            }
+        }
+        json_decref(r2);
+    }
+    if (!root)
+        return enpu_fail(err, ENPU_E_FORMAT, "%s: line %d: not valid JSON: %s", what, je.line,
+                         je.text);
+    int rc = 0;
+    if (!json_is_object(root)) {
+        rc = enpu_fail(err, ENPU_E_FORMAT, "%s: an arch description must be a JSON object", what);
+        goto done;
+    }
+    int base = 0;
+    json_t *jb = json_object_get(root, "base");
+    if (jb) {
+        if (!json_is_string(jb) || (base = preset_index(json_string_value(jb))) < 0) {
+            rc = enpu_fail(err, ENPU_E_INVALID,
+                           "%s: field 'base': must be \"easynpu\" or \"large\"", what);
+            goto done;
+        }
+    }
+    fill_preset(base, out);
+    const char *key;
+    json_t *v;
+    json_object_foreach(root, key, v) {
+        if (strcmp(key, "base") == 0) continue;
+        if (strcmp(key, "name") == 0) {
+            if (!json_is_string(v) || !valid_name(json_string_value(v))) {
+                rc = enpu_fail(err, ENPU_E_INVALID,
+                               "%s: field 'name': must be a string of 1..%d characters of "
+                               "[A-Za-z0-9_.+-]",
+                               what, ENPU_ARCH_NAME_MAX - 1);
+                goto done;
+            }
+            snprintf(out->name, sizeof out->name, "%s", json_string_value(v));
+        } else if (strcmp(key, "engine") == 0) {
+            int e = json_is_string(v) ? enpu_engine_parse(json_string_value(v)) : -1;
+            if (e < 0) {
+                rc = enpu_fail(err, ENPU_E_INVALID,
+                               "%s: field 'engine': must be \"easynpu\", \"systolic\" or \"rowstat\"",
+                               what);
+                goto done;
+            }
+            out->engine = (enpu_engine)e;
+        } else if (strcmp(key, "clock_mhz") == 0) {
+            if (!json_is_number(v)) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "%s: field 'clock_mhz': must be a number", what);
+                goto done;
+            }
+            out->clock_mhz = json_number_value(v);
+        } else {
+            int i = find_param(key);
+            if (i < 0) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "%s: unknown key '%s'", what, key);
+                goto done;
+            }
+            if (!json_is_integer(v)) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': must be an integer (%s)", what,
+                               key, params[i].unit);
+                goto done;
+            }
+            *param_ref(out, i) = (int64_t)json_integer_value(v);
+        }
+    }
+    rc = enpu_arch_validate(out, err);
+    if (rc) enpu_err_prefix(err, "%s", what);
+done:
+    json_decref(root);
+    return rc;
+}
+
+static int is_file_spec(const char *spec) {
+    size_t n = strlen(spec);
+    return strchr(spec, '/') != NULL || (n >= 5 && strcmp(spec + n - 5, ".json") == 0);
+}
+
+int enpu_arch_load(const char *spec, enpu_arch *out, enpu_err *err) {
+    if (!is_file_spec(spec)) return enpu_arch_preset(spec, out, err);
+    uint8_t *buf;
+    size_t n;
+    int rc = enpu_file_read(spec, ENPU_ARCH_JSON_MAX, &buf, &n, err);
+    if (rc) return rc;
+    rc = enpu_arch_from_json((const char *)buf, n, spec, out, err);
+    free(buf);
+    return rc;
+}
+
+/* ---- human and markdown tables --------------------------------------------- */
+
+void enpu_arch_print(const enpu_arch *a, FILE *f) {
+    fprintf(f, "arch %s (engine %s, fingerprint 0x%08" PRIx32 ")\n", a->name,
+            enpu_engine_name(a->engine), enpu_arch_fingerprint(a));
+    fprintf(f, "  %-20s %12s  %-9s %s\n", "parameter", "value", "unit", "meaning");
+    for (int i = 0; i < N_PARAMS; i++)
+        fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", params[i].key, param_get(a, i), params[i].unit,
+                params[i].meaning);
+    char d[40];
+    enpu_fmt_double(d, sizeof d, a->clock_mhz);
+    fprintf(f, "  %-20s %12s  %-9s %s\n", "clock_mhz", d, "MHz", "clock for time figures");
+    int64_t wb = enpu_arch_word_bytes(a);
+    double peak = 2.0 * (double)(a->pes * a->pe_rows) * a->clock_mhz / 1000.0;
+    fprintf(f, "derived:\n");
+    fprintf(f, "  MAC units            %12" PRId64 "\n", a->pes * a->pe_rows);
+    fprintf(f, "  peak                 %12.3f  GOPS (2 ops per MAC)\n", peak);
+    fprintf(f, "  bus word             %12" PRId64 "  bytes\n", wb);
+    fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
+    fprintf(f, "  skip DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->skip_dtcm_bytes));
+    fprintf(f, "  weight memory        %12" PRId64 "  words\n", enpu_arch_words(a, a->weight_mem_bytes));
+    fprintf(f, "  ITCM                 %12" PRId64 "  instructions\n", a->itcm_bytes / ENPU_INSTR_BYTES);
+    enpu_isa_layout l;
+    enpu_err e = {0};
+    if (enpu_isa_layout_make(a, &l, &e) == 0)
+        fprintf(f, "  instruction          %12d  bits used of %d\n", l.used_bits, ENPU_INSTR_BITS);
+}
+
+char *enpu_arch_param_table_md(void) {
+    enpu_sb b = {0};
+    enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
+    enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
+    enpu_sb_puts(&b, "| `engine` | | easynpu (systolic, rowstat reserved) | easynpu | easynpu | compute engine |\n");
+    for (int i = 0; i < N_PARAMS; i++)
+        enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
+                       params[i].key, params[i].unit, params[i].lo, params[i].hi, params[i].preset[0],
+                       params[i].preset[1], params[i].meaning);
+    enpu_sb_printf(&b, "| `clock_mhz` | MHz | (0, 1000000] | %g | %g | clock for time figures |\n",
+                   preset_clock[0], preset_clock[1]);
+    return enpu_sb_take(&b);
+}

@@ -1,0 +1,297 @@
+/* Semantic checks of one instruction against an arch, and the memory blocks
+ * each opcode reads and writes (the compiler/simulator contract of
+ * docs/isa.md "Memory blocks"). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "easynpu/isa.h"
+#include "isa/isa_internal.h"
+
+int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c) {
+    return h * w * enpu_ceil_div(c, arch->pes);
+}
+
+static int is_1x1_cw(int64_t op) {
+    return op == ENPU_OPC_BN || op == ENPU_OPC_RELU || op == ENPU_OPC_ACT ||
+           op == ENPU_OPC_ADD || op == ENPU_OPC_MUL;
+}
+
+static int uses_params(int64_t op) { /* weights-side bias + per-channel quant */
+    return op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU || op == ENPU_OPC_DWCONV ||
+           op == ENPU_OPC_AVGPOOL || op == ENPU_OPC_BN;
+}
+
+int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
+                      enpu_mem_block *out) {
+    int n = 0;
+    int64_t op = in->opcode;
+    enpu_opclass k = enpu_opcode_class(op);
+    if (k == ENPU_CLASS_NONE || k == ENPU_CLASS_CTRL) return 0;
+    int64_t wb = enpu_arch_word_bytes(arch);
+    int64_t owords = enpu_fmap_words(arch, in->ho, in->wo, in->co);
+    if (!chained)
+        out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_MAIN, in->ifmap_addr,
+                                    enpu_fmap_words(arch, in->hi, in->wi, in->ci), 0};
+    if (!in->fuse_next)
+        out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_MAIN, in->ofmap_addr, owords, 1};
+    if (op == ENPU_OPC_ADD || op == ENPU_OPC_MUL)
+        out[n++] = (enpu_mem_block){"op2", in->op2_mem ? ENPU_MEM_SKIP : ENPU_MEM_MAIN,
+                                    in->op2_addr, owords, 0};
+    if (in->store_skip)
+        out[n++] = (enpu_mem_block){"skip", ENPU_MEM_SKIP, in->skip_addr, owords, 1};
+    int64_t wwords = 0;
+    if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) {
+        int64_t g = in->groups > 0 ? in->groups : 1;
+        wwords = in->ci * in->hk * in->wk * enpu_ceil_div(in->co / g, arch->pes);
+    } else if (op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL) {
+        wwords = in->hk * in->wk * enpu_ceil_div(in->ci, arch->pes);
+    } else if (op == ENPU_OPC_BN) {
+        wwords = enpu_ceil_div(in->ci, arch->pes);
+    }
+    if (wwords > 0)
+        out[n++] = (enpu_mem_block){"weights", ENPU_MEM_WEIGHT, in->weight_addr, wwords, 0};
+    if (uses_params(op)) {
+        out[n++] = (enpu_mem_block){"bias", ENPU_MEM_WEIGHT, in->bias_addr,
+                                    enpu_ceil_div(in->co * 4, wb), 0};
+        out[n++] = (enpu_mem_block){"quant", ENPU_MEM_WEIGHT, in->quant_addr,
+                                    enpu_ceil_div(in->co * 8, wb), 0};
+    }
+    if (op == ENPU_OPC_ACT)
+        out[n++] = (enpu_mem_block){"table", ENPU_MEM_WEIGHT, in->table_addr,
+                                    enpu_ceil_div(arch->act_segments * 8, wb), 0};
+    ENPU_ASSERT(n <= ENPU_MAX_BLOCKS);
+    return n;
+}
+
+static const char *mem_name(int mem) {
+    switch (mem) {
+    case ENPU_MEM_MAIN: return "main DTCM";
+    case ENPU_MEM_SKIP: return "skip DTCM";
+    case ENPU_MEM_WEIGHT: return "weight memory";
+    }
+    return "host";
+}
+
+static const char *addr_field(const char *role) {
+    static const char *const map[][2] = {
+        {"ifmap", "ifmap_addr"}, {"ofmap", "ofmap_addr"},   {"op2", "op2_addr"},
+        {"skip", "skip_addr"},   {"weights", "weight_addr"}, {"bias", "bias_addr"},
+        {"quant", "quant_addr"}, {"table", "table_addr"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(map[i][0], role) == 0) return map[i][1];
+    return role;
+}
+
+static int64_t mem_words(const enpu_arch *a, int mem) {
+    switch (mem) {
+    case ENPU_MEM_MAIN: return enpu_arch_words(a, a->main_dtcm_bytes);
+    case ENPU_MEM_SKIP: return enpu_arch_words(a, a->skip_dtcm_bytes);
+    case ENPU_MEM_WEIGHT: return enpu_arch_words(a, a->weight_mem_bytes);
+    }
+    return 0;
+}
+
+#define FAIL(...) return enpu_fail(err, ENPU_E_INVALID, __VA_ARGS__)
+
+/* Output extent of a window op along one axis; -1 if the window does not fit. */
+static int64_t out_extent(int64_t in, int64_t pad, int64_t k, int64_t dil, int64_t stride) {
+    int64_t span = dil * (k - 1) + 1;
+    if (in + pad < span) return -1;
+    return (in + pad - span) / stride + 1;
+}
+
+static int check_geometry(const enpu_instr *in, enpu_err *err) {
+    int64_t op = in->opcode;
+    static const int positive[] = {ENPU_F_hi, ENPU_F_wi, ENPU_F_ci, ENPU_F_ho, ENPU_F_wo,
+                                   ENPU_F_co, ENPU_F_hk, ENPU_F_wk, ENPU_F_stride_h,
+                                   ENPU_F_stride_w, ENPU_F_dil_h, ENPU_F_dil_w, ENPU_F_groups};
+    for (size_t i = 0; i < sizeof positive / sizeof positive[0]; i++)
+        if (enpu_instr_get(in, positive[i]) < 1)
+            FAIL("field '%s': value %" PRId64 " must be at least 1", enpu_field_get(positive[i])->name,
+                 enpu_instr_get(in, positive[i]));
+    if (op != ENPU_OPC_CONV && op != ENPU_OPC_CONV_RELU && in->groups != 1)
+        FAIL("field 'groups': value %" PRId64 " must be 1 for %s (groups are for conv)", in->groups,
+             enpu_opcode_mnemonic(op));
+    if (is_1x1_cw(op) || op == ENPU_OPC_RESHAPE) {
+        static const int one[] = {ENPU_F_hk, ENPU_F_wk, ENPU_F_stride_h, ENPU_F_stride_w,
+                                  ENPU_F_dil_h, ENPU_F_dil_w};
+        for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+            if (enpu_instr_get(in, one[i]) != 1)
+                FAIL("field '%s': value %" PRId64 " must be 1 for %s", enpu_field_get(one[i])->name,
+                     enpu_instr_get(in, one[i]), enpu_opcode_mnemonic(op));
+        static const int zero[] = {ENPU_F_pad_top, ENPU_F_pad_bottom, ENPU_F_pad_left,
+                                   ENPU_F_pad_right};
+        for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++)
+            if (enpu_instr_get(in, zero[i]) != 0)
+                FAIL("field '%s': value %" PRId64 " must be 0 for %s", enpu_field_get(zero[i])->name,
+                     enpu_instr_get(in, zero[i]), enpu_opcode_mnemonic(op));
+    }
+    if (op == ENPU_OPC_RESHAPE) {
+        if (in->ho * in->wo * in->co != in->hi * in->wi * in->ci)
+            FAIL("reshape: output %" PRId64 "x%" PRId64 "x%" PRId64 " has a different element count "
+                 "from input %" PRId64 "x%" PRId64 "x%" PRId64,
+                 in->ho, in->wo, in->co, in->hi, in->wi, in->ci);
+        if (in->perm >= ENPU_PERM_COUNT)
+            FAIL("field 'perm': value %" PRId64 " out of range 0..%d", in->perm, ENPU_PERM_COUNT - 1);
+        return 0;
+    }
+    if (in->perm != 0)
+        FAIL("field 'perm': value %" PRId64 " must be 0 for %s (perm is for reshape)", in->perm,
+             enpu_opcode_mnemonic(op));
+    if (is_1x1_cw(op)) {
+        if (in->ho != in->hi || in->wo != in->wi || in->co != in->ci)
+            FAIL("%s: output %" PRId64 "x%" PRId64 "x%" PRId64 " must equal input %" PRId64 "x%" PRId64
+                 "x%" PRId64 " (fields ho, wo, co)",
+                 enpu_opcode_mnemonic(op), in->ho, in->wo, in->co, in->hi, in->wi, in->ci);
+        return 0;
+    }
+    /* window ops: conv, conv_relu, dwconv, maxpool, avgpool */
+    int64_t eh = out_extent(in->hi, in->pad_top + in->pad_bottom, in->hk, in->dil_h, in->stride_h);
+    int64_t ew = out_extent(in->wi, in->pad_left + in->pad_right, in->wk, in->dil_w, in->stride_w);
+    if (eh != in->ho)
+        FAIL("field 'ho': value %" PRId64 " but hi=%" PRId64 ", pad_top+pad_bottom=%" PRId64
+             ", hk=%" PRId64 ", dil_h=%" PRId64 ", stride_h=%" PRId64 " give %" PRId64,
+             in->ho, in->hi, in->pad_top + in->pad_bottom, in->hk, in->dil_h, in->stride_h, eh);
+    if (ew != in->wo)
+        FAIL("field 'wo': value %" PRId64 " but wi=%" PRId64 ", pad_left+pad_right=%" PRId64
+             ", wk=%" PRId64 ", dil_w=%" PRId64 ", stride_w=%" PRId64 " give %" PRId64,
+             in->wo, in->wi, in->pad_left + in->pad_right, in->wk, in->dil_w, in->stride_w, ew);
+    if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) {
+        if (in->ci % in->groups != 0 || in->co % in->groups != 0)
+            FAIL("field 'groups': value %" PRId64 " does not divide ci=%" PRId64 " and co=%" PRId64,
+                 in->groups, in->ci, in->co);
+    } else if (in->co != in->ci) {
+        FAIL("field 'co': value %" PRId64 " must equal ci=%" PRId64 " for %s", in->co, in->ci,
+             enpu_opcode_mnemonic(op));
+    }
+    return 0;
+}
+
+static int check_tiles(const enpu_arch *a, const enpu_instr *in, enpu_err *err) {
+    /* A reshape tiles its input (the tile is stored through the address
+     * remap); every other op tiles its output. */
+    int reshape = in->opcode == ENPU_OPC_RESHAPE;
+    int64_t w = reshape ? in->wi : in->wo, h = reshape ? in->hi : in->ho;
+    if (in->tile_x < 1 || in->tile_x > w)
+        FAIL("field 'tile_x': value %" PRId64 " out of range 1..%s=%" PRId64, in->tile_x,
+             reshape ? "wi" : "wo", w);
+    if (in->tile_y < 1 || in->tile_y > h)
+        FAIL("field 'tile_y': value %" PRId64 " out of range 1..%s=%" PRId64, in->tile_y,
+             reshape ? "hi" : "ho", h);
+    if (in->zs < 1) FAIL("field 'zs': value %" PRId64 " must be at least 1", in->zs);
+    if (in->rows < 1 || in->rows > a->pe_rows)
+        FAIL("field 'rows': value %" PRId64 " out of range 1..pe_rows=%" PRId64, in->rows, a->pe_rows);
+    int64_t per_row = enpu_ceil_div(in->tile_x * in->tile_y, in->rows);
+    if (per_row * in->zs > a->psum_depth)
+        FAIL("field 'zs': tile x*y=%" PRId64 "x%" PRId64 " over %" PRId64 " row(s) times zs=%" PRId64
+             " needs %" PRId64 " psum entries, over psum_depth=%" PRId64,
+             in->tile_x, in->tile_y, in->rows, in->zs, per_row * in->zs, a->psum_depth);
+    int64_t xi = in->stride_w * (in->tile_x - 1) + in->dil_w * (in->wk - 1) + 1;
+    int64_t yi = in->stride_h * (in->tile_y - 1) + in->dil_h * (in->hk - 1) + 1;
+    if (in->tile_xi != xi)
+        FAIL("field 'tile_xi': value %" PRId64 " but stride_w*(tile_x-1) + dil_w*(wk-1) + 1 = %" PRId64,
+             in->tile_xi, xi);
+    if (in->tile_yi != yi)
+        FAIL("field 'tile_yi': value %" PRId64 " but stride_h*(tile_y-1) + dil_h*(hk-1) + 1 = %" PRId64,
+             in->tile_yi, yi);
+    if (xi * yi > a->ifmap_pad_depth)
+        FAIL("field 'tile_xi': input tile x'*y'=%" PRId64 "x%" PRId64 " = %" PRId64
+             " entries, over ifmap_pad_depth=%" PRId64,
+             xi, yi, xi * yi, a->ifmap_pad_depth);
+    enpu_opclass k = enpu_opcode_class(in->opcode);
+    if (k == ENPU_CLASS_CONV && in->zs * a->pes < in->co)
+        FAIL("field 'zs': value %" PRId64 " maps %" PRId64 " output channels per pass, fewer than "
+             "co=%" PRId64 " (all output channels are mapped in one pass: zs >= ceil(co/pes))",
+             in->zs, in->zs * a->pes, in->co);
+    return 0;
+}
+
+static int overlaps(const enpu_mem_block *x, const enpu_mem_block *y) {
+    return x->mem == y->mem && x->addr < y->addr + y->words && y->addr < x->addr + x->words;
+}
+
+static int check_blocks(const enpu_arch *a, const enpu_instr *in, int chained, enpu_err *err) {
+    enpu_mem_block b[ENPU_MAX_BLOCKS];
+    int n = enpu_instr_blocks(a, in, chained, b);
+    for (int i = 0; i < n; i++) {
+        int64_t cap = mem_words(a, b[i].mem);
+        if (b[i].addr + b[i].words > cap)
+            FAIL("field '%s': %s block [%" PRId64 ", %" PRId64 ") of %" PRId64
+                 " words ends past the %s (%" PRId64 " words)",
+                 addr_field(b[i].role), b[i].role, b[i].addr, b[i].addr + b[i].words, b[i].words,
+                 mem_name(b[i].mem), cap);
+    }
+    /* A write may not clobber what the same instruction still reads, except
+     * exactly in place for 1x1 channel-wise ops (each tile is read before
+     * its results are written). */
+    for (int i = 0; i < n; i++) {
+        if (!b[i].write) continue;
+        for (int j = 0; j < n; j++) {
+            if (b[j].write || !overlaps(&b[i], &b[j])) continue;
+            if (is_1x1_cw(in->opcode) && b[i].addr == b[j].addr) continue;
+            FAIL("field '%s': %s block [%" PRId64 ", %" PRId64 ") overlaps the %s block [%" PRId64
+                 ", %" PRId64 ") in the %s",
+                 addr_field(b[i].role), b[i].role, b[i].addr, b[i].addr + b[i].words, b[j].role,
+                 b[j].addr, b[j].addr + b[j].words, mem_name(b[i].mem));
+        }
+    }
+    return 0;
+}
+
+int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int chained,
+                                enpu_err *err) {
+    enpu_isa_layout l;
+    int rc = enpu_isa_layout_make(arch, &l, err);
+    if (rc) return rc;
+    enpu_opclass k = enpu_opcode_class(in->opcode);
+    if (k == ENPU_CLASS_NONE)
+        FAIL("field 'opcode': value 0x%02" PRIx64 " is not a known opcode", (uint64_t)in->opcode);
+    for (int f = 0; f < ENPU_F_COUNT; f++) {
+        int64_t v = enpu_instr_get(in, f), lo, hi;
+        enpu_field_range(&l, f, &lo, &hi);
+        if (v < lo || v > hi)
+            FAIL("field '%s': value %" PRId64 " out of range %" PRId64 "..%" PRId64 " (%d bits)",
+                 enpu_field_get(f)->name, v, lo, hi, l.width[f]);
+    }
+    if (k == ENPU_CLASS_CTRL) {
+        for (int f = 1; f < ENPU_F_COUNT; f++) {
+            if (f == ENPU_F_host_op && in->opcode == ENPU_OPC_SYNC) continue;
+            if (enpu_instr_get(in, f) != 0)
+                FAIL("field '%s': value %" PRId64 " must be 0 for %s", enpu_field_get(f)->name,
+                     enpu_instr_get(in, f), enpu_opcode_mnemonic(in->opcode));
+        }
+        return 0;
+    }
+    if (in->host_op != 0)
+        FAIL("field 'host_op': value %" PRId64 " must be 0 for %s (host_op is for sync)", in->host_op,
+             enpu_opcode_mnemonic(in->opcode));
+    rc = check_geometry(in, err);
+    if (rc) return rc;
+    int64_t want_cast = k == ENPU_CLASS_CONV ? ENPU_CAST_BROADCAST : ENPU_CAST_MULTICAST;
+    if (in->cast_mode != want_cast)
+        FAIL("field 'cast_mode': %s for %s, which needs %s", in->cast_mode ? "multicast" : "broadcast",
+             enpu_opcode_mnemonic(in->opcode), want_cast ? "multicast" : "broadcast");
+    if (in->fuse_act > ENPU_ACT_TABLE)
+        FAIL("field 'fuse_act': value %" PRId64 " out of range 0..2 (none, relu, table)", in->fuse_act);
+    if ((in->fuse_bn || in->fuse_act) && !in->fuse_next)
+        FAIL("field '%s': set without fuse_next (the fused ops are the following instructions)",
+             in->fuse_bn ? "fuse_bn" : "fuse_act");
+    if (in->fuse_order && !(in->fuse_bn && in->fuse_act))
+        FAIL("field 'fuse_order': act_bn needs both fuse_bn and fuse_act");
+    if (in->clamp_lo > in->clamp_hi)
+        FAIL("field 'clamp_lo': value %" PRId64 " above clamp_hi=%" PRId64, in->clamp_lo, in->clamp_hi);
+    if (in->in1_mult > 127 || in->in2_mult > 127)
+        FAIL("field '%s': value %" PRId64 " out of range 0..127 (an int8 PE weight)",
+             in->in1_mult > 127 ? "in1_mult" : "in2_mult",
+             in->in1_mult > 127 ? in->in1_mult : in->in2_mult);
+    if (in->op2_mem && in->opcode != ENPU_OPC_ADD && in->opcode != ENPU_OPC_MUL)
+        FAIL("field 'op2_mem': set for %s, which has no second operand", enpu_opcode_mnemonic(in->opcode));
+    rc = check_tiles(arch, in, err);
+    if (rc) return rc;
+    return check_blocks(arch, in, chained, err);
+}
+
+int enpu_instr_validate(const enpu_arch *arch, const enpu_instr *in, enpu_err *err) {
+    return enpu_instr_validate_chained(arch, in, 0, err);
+}

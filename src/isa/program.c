@@ -1,0 +1,385 @@
+/* In-memory programs: building, freeing and whole-program validation. */
+#include "easynpu/program.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/isa_internal.h"
+
+const char *enpu_section_name(int id) {
+#define ENPU_X_SEC(ID, num, sp) \
+    if (id == num) return #ID;
+    ENPU_SECTIONS(ENPU_X_SEC)
+#undef ENPU_X_SEC
+    return NULL;
+}
+
+void enpu_program_init(enpu_program *p, const enpu_arch *arch) {
+    memset(p, 0, sizeof *p);
+    p->arch = *arch;
+}
+
+static void free_layer(enpu_layer_info *l) {
+    free(l->name);
+    for (int i = 0; i < l->n_src; i++) free(l->src[i]);
+    free(l->src);
+}
+
+void enpu_program_free(enpu_program *p) {
+    if (!p) return;
+    for (int i = 0; i < p->n_instr; i++) free_layer(&p->layers[i]);
+    free(p->layers);
+    free(p->instr);
+    free(p->weights);
+    free(p->dtcm_init);
+    free(p->skip_init);
+    for (int i = 0; i < p->n_tables; i++) free(p->tables[i].name);
+    free(p->tables);
+    for (int i = 0; i < p->n_io; i++) free(p->io[i].name);
+    free(p->io);
+    for (int i = 0; i < p->n_hostops; i++) {
+        free(p->hostops[i].kind);
+        free(p->hostops[i].name);
+    }
+    free(p->hostops);
+    memset(p, 0, sizeof *p);
+}
+
+static char *dup_str(const char *s) {
+    if (!s) s = "";
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+#define NOMEM() enpu_fail(err, ENPU_E_NOMEM, "out of memory building the program")
+
+int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *name, int n_src,
+                           const char *const *src, enpu_err *err) {
+    if (p->n_instr >= ENPU_PROG_MAX_INSTRS)
+        return enpu_fail(err, ENPU_E_LIMIT, "more than %d instructions", ENPU_PROG_MAX_INSTRS);
+    if (n_src < 0 || n_src > ENPU_PROG_MAX_SOURCES)
+        return enpu_fail(err, ENPU_E_LIMIT, "layer '%s': %d source nodes", name ? name : "", n_src);
+    if (p->n_instr == p->cap_instr) {
+        int cap = p->cap_instr ? p->cap_instr * 2 : 16;
+        enpu_instr *ni = realloc(p->instr, (size_t)cap * sizeof *ni);
+        if (!ni) return NOMEM();
+        p->instr = ni;
+        enpu_layer_info *nl = realloc(p->layers, (size_t)cap * sizeof *nl);
+        if (!nl) return NOMEM();
+        p->layers = nl;
+        p->cap_instr = cap;
+    }
+    enpu_layer_info l = {dup_str(name), 0, NULL};
+    if (!l.name) return NOMEM();
+    if (n_src > 0) {
+        l.src = calloc((size_t)n_src, sizeof *l.src);
+        if (!l.src) {
+            free_layer(&l);
+            return NOMEM();
+        }
+        for (; l.n_src < n_src; l.n_src++) {
+            l.src[l.n_src] = dup_str(src[l.n_src]);
+            if (!l.src[l.n_src]) {
+                free_layer(&l);
+                return NOMEM();
+            }
+        }
+    }
+    p->instr[p->n_instr] = *in;
+    p->layers[p->n_instr] = l;
+    p->n_instr++;
+    return 0;
+}
+
+/* Grows *arr (of *n elements of size sz) by one; returns the new slot. */
+static void *grow(void **arr, int *n, size_t sz, int max) {
+    if (*n >= max) return NULL;
+    void *na = realloc(*arr, (size_t)(*n + 1) * sz);
+    if (!na) return NULL;
+    *arr = na;
+    return (char *)na + (size_t)(*n) * sz;
+}
+
+int enpu_program_add_io(enpu_program *p, const enpu_io_desc *d, enpu_err *err) {
+    if (p->n_io >= ENPU_PROG_MAX_IO)
+        return enpu_fail(err, ENPU_E_LIMIT, "more than %d IO descriptors", ENPU_PROG_MAX_IO);
+    enpu_io_desc *slot = grow((void **)&p->io, &p->n_io, sizeof *slot, ENPU_PROG_MAX_IO);
+    if (!slot) return NOMEM();
+    *slot = *d;
+    slot->name = dup_str(d->name);
+    if (!slot->name) return NOMEM();
+    return p->n_io++;
+}
+
+int enpu_program_add_hostop(enpu_program *p, const enpu_hostop *h, enpu_err *err) {
+    if (p->n_hostops >= ENPU_PROG_MAX_HOSTOPS)
+        return enpu_fail(err, ENPU_E_LIMIT, "more than %d host ops", ENPU_PROG_MAX_HOSTOPS);
+    enpu_hostop *slot = grow((void **)&p->hostops, &p->n_hostops, sizeof *slot,
+                             ENPU_PROG_MAX_HOSTOPS);
+    if (!slot) return NOMEM();
+    *slot = *h;
+    slot->kind = dup_str(h->kind);
+    slot->name = dup_str(h->name);
+    if (!slot->kind || !slot->name) {
+        free(slot->kind);
+        free(slot->name);
+        return NOMEM();
+    }
+    return p->n_hostops++;
+}
+
+int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *err) {
+    if (p->n_tables >= ENPU_PROG_MAX_TABLES)
+        return enpu_fail(err, ENPU_E_LIMIT, "more than %d tables", ENPU_PROG_MAX_TABLES);
+    enpu_table_desc *slot = grow((void **)&p->tables, &p->n_tables, sizeof *slot,
+                                 ENPU_PROG_MAX_TABLES);
+    if (!slot) return NOMEM();
+    *slot = *t;
+    slot->name = dup_str(t->name);
+    if (!slot->name) return NOMEM();
+    return p->n_tables++;
+}
+
+int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
+                           enpu_err *err) {
+    uint8_t **dst;
+    size_t *len;
+    switch (section) {
+    case ENPU_SEC_WEIGHTS: dst = &p->weights, len = &p->weights_len; break;
+    case ENPU_SEC_DTCM_INIT: dst = &p->dtcm_init, len = &p->dtcm_init_len; break;
+    case ENPU_SEC_SKIP_INIT: dst = &p->skip_init, len = &p->skip_init_len; break;
+    default: return enpu_fail(err, ENPU_E_USAGE, "section %d is not a memory image", section);
+    }
+    if (n > (size_t)ENPU_ARCH_MEM_MAX)
+        return enpu_fail(err, ENPU_E_LIMIT, "section %s: %zu bytes, over the 1 GiB limit",
+                         enpu_section_name(section), n);
+    uint8_t *copy = NULL;
+    if (n) {
+        copy = malloc(n);
+        if (!copy) return NOMEM();
+        memcpy(copy, data, n);
+    }
+    free(*dst);
+    *dst = copy;
+    *len = n;
+    return 0;
+}
+
+int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d) {
+    if (d->mem == ENPU_MEM_HOST) return 0;
+    if (d->rank == 0) return 1;
+    int64_t outer = 1;
+    for (int i = 0; i + 1 < d->rank; i++) outer *= d->dims[i];
+    return outer * enpu_ceil_div(d->dims[d->rank - 1], arch->pes);
+}
+
+/* ---- validation ------------------------------------------------------------ */
+
+static int instr_fail(enpu_err *err, const enpu_program *p, int i) {
+    const char *nm = p->layers[i].name;
+    return enpu_err_prefix(err, "section INSTR: instruction %d%s%s%s", i, nm[0] ? " (" : "", nm,
+                           nm[0] ? ")" : "");
+}
+
+#define IFAIL(i, ...) (enpu_fail(err, ENPU_E_INVALID, __VA_ARGS__), instr_fail(err, p, i))
+
+static int validate_chains(const enpu_program *p, enpu_err *err) {
+    for (int h = 0; h < p->n_instr; h++) {
+        const enpu_instr *head = &p->instr[h];
+        int chained = h > 0 && p->instr[h - 1].fuse_next;
+        if (chained) {
+            if (head->fuse_bn || head->fuse_act || head->fuse_order)
+                return IFAIL(h, "fields fuse_bn/fuse_act/fuse_order: set on a member of a fused "
+                                "chain (only the chain's head carries them)");
+            continue;
+        }
+        if (!head->fuse_next) continue;
+        int has_bn = 0, act = ENPU_ACT_NONE, act_first = 0;
+        int i = h;
+        while (p->instr[i].fuse_next) {
+            const enpu_instr *cur = &p->instr[i];
+            if (i + 1 >= p->n_instr) return IFAIL(i, "field 'fuse_next': set on the last instruction");
+            const enpu_instr *nx = &p->instr[i + 1];
+            int64_t op = nx->opcode;
+            const char *mn = enpu_opcode_mnemonic(op);
+            if (op != ENPU_OPC_BN && op != ENPU_OPC_RELU && op != ENPU_OPC_ACT &&
+                op != ENPU_OPC_ADD && op != ENPU_OPC_MUL && op != ENPU_OPC_RESHAPE)
+                return IFAIL(i, "field 'fuse_next': the next instruction is '%s', which cannot "
+                                "be fused (bn, relu, act, add, mul, reshape can)",
+                             mn ? mn : "?");
+            if (nx->hi != cur->ho || nx->wi != cur->wo || nx->ci != cur->co)
+                return IFAIL(i + 1, "fused chain: input %" PRId64 "x%" PRId64 "x%" PRId64
+                                    " differs from the previous instruction's output %" PRId64
+                                    "x%" PRId64 "x%" PRId64,
+                             nx->hi, nx->wi, nx->ci, cur->ho, cur->wo, cur->co);
+            if (nx->tile_x != head->tile_x || nx->tile_y != head->tile_y || nx->zs != head->zs ||
+                nx->rows != head->rows)
+                return IFAIL(i + 1, "fused chain: tile_x/tile_y/zs/rows must equal the chain "
+                                    "head's (%" PRId64 "/%" PRId64 "/%" PRId64 "/%" PRId64 ")",
+                             head->tile_x, head->tile_y, head->zs, head->rows);
+            if (op == ENPU_OPC_RESHAPE && nx->fuse_next)
+                return IFAIL(i + 1, "field 'fuse_next': a reshape must end its fused chain");
+            if (op == ENPU_OPC_BN) {
+                if (has_bn) return IFAIL(i + 1, "fused chain: a second bn (at most one per chain)");
+                has_bn = 1;
+            }
+            if (op == ENPU_OPC_RELU || op == ENPU_OPC_ACT) {
+                if (act) return IFAIL(i + 1, "fused chain: a second activation (at most one)");
+                act = op == ENPU_OPC_RELU ? ENPU_ACT_RELU : ENPU_ACT_TABLE;
+                act_first = !has_bn;
+            }
+            i++;
+        }
+        int order = has_bn && act && act_first ? ENPU_ORDER_ACT_BN : ENPU_ORDER_BN_ACT;
+        if (head->fuse_bn != has_bn)
+            return IFAIL(h, "field 'fuse_bn': value %" PRId64 " but the fused chain %s a bn",
+                         head->fuse_bn, has_bn ? "has" : "has no");
+        if (head->fuse_act != act)
+            return IFAIL(h, "field 'fuse_act': value %" PRId64 " but the fused chain's activation "
+                            "gives %d (0 none, 1 relu, 2 table)",
+                         head->fuse_act, act);
+        if (head->fuse_order != order)
+            return IFAIL(h, "field 'fuse_order': value %" PRId64 " but the fused chain gives %d "
+                            "(0 bn then act, 1 act then bn)",
+                         head->fuse_order, order);
+    }
+    return 0;
+}
+
+static int valid_dtype(enpu_dtype dt) { return dt != ENPU_DT_UNDEFINED && enpu_dtype_size(dt) > 0; }
+
+static int validate_io(const enpu_program *p, enpu_err *err) {
+    const enpu_arch *a = &p->arch;
+    for (int i = 0; i < p->n_io; i++) {
+        const enpu_io_desc *d = &p->io[i];
+#define DFAIL(code, ...) \
+    return (enpu_fail(err, code, __VA_ARGS__), enpu_err_prefix(err, "section IO: descriptor %d ('%s')", i, d->name))
+        if (!d->name[0]) DFAIL(ENPU_E_INVALID, "field 'name': empty");
+        for (int j = 0; j < i; j++)
+            if (strcmp(p->io[j].name, d->name) == 0)
+                DFAIL(ENPU_E_INVALID, "field 'name': same as descriptor %d", j);
+        if ((int)d->dir < 0 || d->dir > ENPU_IO_HOST)
+            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..2", (int)d->dir);
+        if (!valid_dtype(d->dtype)) DFAIL(ENPU_E_INVALID, "field 'dtype': unknown value %d", (int)d->dtype);
+        if ((int)d->layout < 0 || d->layout > ENPU_LAYOUT_NHWC)
+            DFAIL(ENPU_E_INVALID, "field 'layout': value %d out of range 0..2", (int)d->layout);
+        if (d->rank < 0 || d->rank > ENPU_MAX_RANK)
+            DFAIL(ENPU_E_INVALID, "field 'rank': value %d out of range 0..%d", d->rank, ENPU_MAX_RANK);
+        int64_t numel;
+        enpu_err e2 = {0};
+        if (enpu_shape_numel(d->rank, d->dims, &numel, "shape", &e2) != 0 ||
+            (d->rank > 0 && numel == 0))
+            DFAIL(ENPU_E_INVALID, "field 'dims': %s", e2.code ? e2.msg : "a dimension is 0");
+        if (!isfinite(d->scale) || d->scale < 0)
+            DFAIL(ENPU_E_INVALID, "field 'scale': value %g must be finite and >= 0", (double)d->scale);
+        if (d->mem != ENPU_MEM_MAIN && d->mem != ENPU_MEM_SKIP && d->mem != ENPU_MEM_HOST)
+            DFAIL(ENPU_E_INVALID, "field 'mem': value %d is not main (0), skip (1) or host (3)", d->mem);
+        if (d->mem == ENPU_MEM_HOST) {
+            if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
+            continue;
+        }
+        if (d->dtype != ENPU_DT_INT8)
+            DFAIL(ENPU_E_INVALID, "field 'dtype': %s, but NPU memory holds int8 tensors",
+                  enpu_dtype_name(d->dtype));
+        if (!(d->scale > 0)) DFAIL(ENPU_E_INVALID, "field 'scale': value %g must be > 0 for int8", (double)d->scale);
+        if (d->zero_point < -128 || d->zero_point > 127)
+            DFAIL(ENPU_E_INVALID, "field 'zero_point': value %" PRId32 " out of range -128..127", d->zero_point);
+        int64_t cap = enpu_arch_words(a, d->mem == ENPU_MEM_MAIN ? a->main_dtcm_bytes : a->skip_dtcm_bytes);
+        int64_t words = enpu_io_words(a, d);
+        if ((int64_t)d->addr + words > cap)
+            DFAIL(ENPU_E_INVALID, "field 'addr': [%" PRIu32 ", %" PRId64 ") (%" PRId64
+                  " words) ends past the %s DTCM (%" PRId64 " words)",
+                  d->addr, (int64_t)d->addr + words, words, d->mem == ENPU_MEM_MAIN ? "main" : "skip", cap);
+#undef DFAIL
+    }
+    return 0;
+}
+
+static int validate_hostops(const enpu_program *p, enpu_err *err) {
+    for (int i = 0; i < p->n_hostops; i++) {
+        const enpu_hostop *h = &p->hostops[i];
+#define HFAIL(...) \
+    return (enpu_fail(err, ENPU_E_INVALID, __VA_ARGS__), enpu_err_prefix(err, "section HOSTOPS: host op %d ('%s')", i, h->kind))
+        if (!h->kind[0]) HFAIL("field 'kind': empty");
+        if (h->n_in < 0 || h->n_out < 0 || h->n_in + h->n_out > ENPU_HOSTOP_MAX_IO)
+            HFAIL("fields n_in=%d, n_out=%d: must be >= 0 with n_in + n_out <= %d", h->n_in, h->n_out,
+                  ENPU_HOSTOP_MAX_IO);
+        for (int k = 0; k < h->n_in + h->n_out; k++)
+            if (h->io[k] < 0 || h->io[k] >= p->n_io)
+                HFAIL("field 'io[%d]': value %d but there are %d IO descriptors", k, h->io[k], p->n_io);
+        for (int k = 0; k < ENPU_HOSTOP_FPARAMS; k++)
+            if (!isfinite(h->fparam[k])) HFAIL("field 'fparam[%d]': not finite", k);
+#undef HFAIL
+    }
+    return 0;
+}
+
+static int validate_tables(const enpu_program *p, enpu_err *err) {
+    const enpu_arch *a = &p->arch;
+    int64_t cap = enpu_arch_words(a, a->weight_mem_bytes);
+    for (int i = 0; i < p->n_tables; i++) {
+        const enpu_table_desc *t = &p->tables[i];
+#define TFAIL(...) \
+    return (enpu_fail(err, ENPU_E_INVALID, __VA_ARGS__), enpu_err_prefix(err, "section TABLES: table %d ('%s')", i, t->name))
+        if (t->segments != (uint32_t)a->act_segments)
+            TFAIL("field 'segments': value %" PRIu32 " but the arch's act_segments is %" PRId64,
+                  t->segments, a->act_segments);
+        int64_t words = enpu_ceil_div((int64_t)t->segments * 8, enpu_arch_word_bytes(a));
+        if ((int64_t)t->addr + words > cap)
+            TFAIL("field 'addr': [%" PRIu32 ", %" PRId64 ") ends past the weight memory (%" PRId64
+                  " words)", t->addr, (int64_t)t->addr + words, cap);
+        if (!isfinite(t->max_err_lsb) || t->max_err_lsb < 0)
+            TFAIL("field 'max_err_lsb': value %g must be finite and >= 0", (double)t->max_err_lsb);
+#undef TFAIL
+    }
+    return 0;
+}
+
+int enpu_program_validate(const enpu_program *p, enpu_err *err) {
+    const enpu_arch *a = &p->arch;
+    int rc = enpu_arch_validate(a, err);
+    if (rc) return enpu_err_prefix(err, "section ARCH");
+    if (p->n_instr < 1)
+        return enpu_fail(err, ENPU_E_INVALID, "section INSTR: no instructions (a program ends with 'end')");
+    int64_t cap = a->itcm_bytes / ENPU_INSTR_BYTES;
+    if (p->n_instr > cap)
+        return enpu_fail(err, ENPU_E_NOFIT,
+                         "section INSTR: %d instructions (%d bytes) do not fit the %" PRId64
+                         "-byte ITCM of arch '%s' (%" PRId64 " instructions)",
+                         p->n_instr, p->n_instr * ENPU_INSTR_BYTES, a->itcm_bytes, a->name, cap);
+    struct { const char *sec; size_t len; int64_t cap; const char *mem; } img[] = {
+        {"WEIGHTS", p->weights_len, a->weight_mem_bytes, "weight memory"},
+        {"DTCM_INIT", p->dtcm_init_len, a->main_dtcm_bytes, "main DTCM"},
+        {"SKIP_INIT", p->skip_init_len, a->skip_dtcm_bytes, "skip DTCM"}};
+    for (size_t i = 0; i < sizeof img / sizeof img[0]; i++)
+        if ((int64_t)img[i].len > img[i].cap)
+            return enpu_fail(err, ENPU_E_NOFIT,
+                             "section %s: %zu bytes do not fit the %" PRId64 "-byte %s of arch '%s'",
+                             img[i].sec, img[i].len, img[i].cap, img[i].mem, a->name);
+    for (int i = 0; i < p->n_instr; i++) {
+        const enpu_instr *in = &p->instr[i];
+        int chained = i > 0 && p->instr[i - 1].fuse_next;
+        rc = enpu_instr_validate_chained(a, in, chained, err);
+        if (rc) return instr_fail(err, p, i);
+        int last = i == p->n_instr - 1;
+        if (in->opcode == ENPU_OPC_END && !last)
+            return IFAIL(i, "'end' before the last instruction");
+        if (last && in->opcode != ENPU_OPC_END)
+            return IFAIL(i, "the last instruction must be 'end', not '%s'",
+                         enpu_opcode_mnemonic(in->opcode));
+        if (in->opcode == ENPU_OPC_SYNC && in->host_op >= p->n_hostops)
+            return IFAIL(i, "field 'host_op': value %" PRId64 " but the program has %d host ops",
+                         in->host_op, p->n_hostops);
+    }
+    rc = validate_chains(p, err);
+    if (rc) return rc;
+    rc = validate_tables(p, err);
+    if (rc) return rc;
+    rc = validate_io(p, err);
+    if (rc) return rc;
+    return validate_hostops(p, err);
+}

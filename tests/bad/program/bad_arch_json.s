@@ -1,0 +1,3 @@
+.format 1.0
+.arch {"base": "easynpu", "pes": 3}
+end

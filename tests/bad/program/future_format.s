@@ -1,0 +1,3 @@
+.format 2.0
+.arch easynpu
+end

@@ -1,0 +1,5 @@
+.format 1.0
+.arch easynpu
+end
+.section weights
+.hex 123

@@ -1,0 +1,4 @@
+.format 1.0
+.arch easynpu
+sync
+end

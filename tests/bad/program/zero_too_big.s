@@ -1,0 +1,5 @@
+.format 1.0
+.arch easynpu
+end
+.section skip_init
+.zero 99999999999
