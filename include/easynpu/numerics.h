@@ -209,15 +209,6 @@ int enpu_quantize_bias(double b, double scale, const char *what, int32_t *q, enp
 
 /* ---- helpers for ops that are not plain conv ----------------------------- */
 
-/* Tensor add y = x1 + x2 (docs/numerics.md §7): integer weights a1, a2 in
- * [1, 127] with a1/a2 ~= s1/s2 (best rational approximation with both
- * terms <= 127, the larger as close to 127 as possible), bias =
- * -(a1*zp1 + a2*zp2) and one requant with M/2^S ~= s1/(a1*s_out) (~= s2/(a2*s_out)).
- * Out: rel_err_ratio = |a1*s2/(a2*s1) - 1|.  Errors from
- * enpu_quantize_multiplier; ENPU_E_INVALID for non-positive scales. */
-int enpu_add_params(double s1, int32_t zp1, double s2, int32_t zp2, double s_out,
-                    int mult_bits, int8_t *a1, int8_t *a2, int32_t *bias, uint32_t *M, int *S,
-                    double *rel_err_ratio, enpu_err *err);
 
 #ifdef __cplusplus
 }

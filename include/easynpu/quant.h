@@ -40,9 +40,9 @@
  *          y = enpu_requant(acc, 1, S[0], zp_out, lo, hi) (A[i] unsigned,
  *          < 2^mult_bits, A[i]/2^S = s_i/s_out; M[0] is stored as 1; the
  *          quantizer takes the largest S for which both A[i] fit mult_bits
- *          and acc fits acc_bits, so the ratio is exact to ~2^-19).  This is
- *          NOT numerics.h's enpu_add_params (int8 a1/a2 and one M), whose
- *          ratio error can cost 1 LSB; see docs/quantization.md §4.6.
+ *          and acc fits acc_bits, so the ratio is exact to ~2^-19): the PE
+ *          scales each operand with the requantizer's mult_bits-wide
+ *          multiplier (docs/microarch.md), so the sum is correctly rounded.
  *          Inputs broadcast per numpy.  n_ch = 1.  (Sub of a constant is an
  *          ADD of the negated constant; a constant operand is an int8
  *          constant tensor with its own per-tensor scale and zero point.)

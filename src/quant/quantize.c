@@ -939,8 +939,12 @@ static int build_table_node(qctx *c, int i) {
     q->zp_out = c->z[y];
     char what[ENPU_MAX_NAME + 16];
     snprintf(what, sizeof what, "layer '%s'", n->name);
-    rc = enpu_pwl_fit(fn, ctx, c->s[x], c->z[x], c->s[y], c->z[y], c->o->act_segments,
-                      c->o->mult_bits, q->table, c->err);
+    /* EasyNPU's table unit has the windowed segment index (docs/numerics.md
+     * §8.4): with 16 segments it keeps tanh/sigmoid/SiLU within 1 LSB where
+     * uniform segments lose up to 5. */
+    enpu_pwl_opts po = {.segments = c->o->act_segments, .mult_bits = c->o->mult_bits,
+                        .window = 1, .acc_bits = c->o->acc_bits};
+    rc = enpu_pwl_fit_opts(fn, ctx, c->s[x], c->z[x], c->s[y], c->z[y], &po, q->table, c->err);
     if (!rc) rc = enpu_pwl_check_acc(what, q->table, c->o->acc_bits, c->err);
     if (rc) {
         enpu_qnode_free(q);

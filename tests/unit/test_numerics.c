@@ -452,48 +452,6 @@ static void test_weight_and_bias_helpers(void **state) {
     assert_int_equal(enpu_quantize_bias(2147483648.0, 1.0, "b", &q, NULL), ENPU_E_LIMIT);
 }
 
-static void test_add_params(void **state) {
-    (void)state;
-    int8_t a1, a2;
-    int32_t bias;
-    uint32_t M;
-    int S;
-    double rel;
-    enpu_err e = {0};
-    assert_int_equal(enpu_add_params(0.1, 3, 0.1, -5, 0.1, 20, &a1, &a2, &bias, &M, &S, &rel, &e),
-                     0);
-    assert_int_equal(a1, 1);
-    assert_int_equal(a2, 1);
-    assert_int_equal(bias, 2);
-    assert_true(ldexp(M, -S) == 1.0);
-    assert_true(rel < 1e-15);
-    /* ratio 1.3 = 13/10 exactly */
-    assert_int_equal(enpu_add_params(0.13, 0, 0.1, 0, 0.2, 20, &a1, &a2, &bias, &M, &S, &rel, &e),
-                     0);
-    assert_int_equal(a1, 13);
-    assert_int_equal(a2, 10);
-    assert_true(rel < 1e-12);
-    assert_true(fabs(ldexp(M, -S) - 0.01 / 0.2) < 1e-7);
-    /* whole add, checked against float for every input pair of a slice */
-    const double s1 = 0.0421, s2 = 0.0173, so = 0.05;
-    const int z1 = -7, z2 = 12, zo = 3;
-    assert_int_equal(enpu_add_params(s1, z1, s2, z2, so, 20, &a1, &a2, &bias, &M, &S, &rel, &e),
-                     0);
-    assert_true(rel < 0.002);
-    for (int x1 = -128; x1 <= 127; x1 += 5)
-        for (int x2 = -128; x2 <= 127; x2 += 3) {
-            int64_t acc = (int64_t)a1 * x1 + (int64_t)a2 * x2 + bias;
-            int y = enpu_requant(acc, M, S, zo, -128, 127);
-            double real = s1 * (x1 - z1) + s2 * (x2 - z2);
-            double yr = real / so + zo;
-            if (yr > 127) yr = 127;
-            if (yr < -128) yr = -128;
-            assert_true(fabs(y - yr) <= 0.5 + 0.3); /* rounding + ratio error */
-        }
-    enpu_err_clear(&e);
-    assert_int_equal(enpu_add_params(0, 0, 1, 0, 1, 20, &a1, &a2, &bias, &M, &S, &rel, &e),
-                     ENPU_E_INVALID);
-}
 
 int main(void) {
     const struct CMUnitTest tests[] = {
@@ -510,7 +468,6 @@ int main(void) {
         cmocka_unit_test(test_round_half_even),
         cmocka_unit_test(test_choose_qparams),
         cmocka_unit_test(test_weight_and_bias_helpers),
-        cmocka_unit_test(test_add_params),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
