@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define ENPU_ISA_VERSION 1
+#define ENPU_ISA_VERSION 2
 #define ENPU_INSTR_BITS 512
 #define ENPU_INSTR_BYTES 64
 /* Longest line enpu_instr_format writes, without the layer name part. */
@@ -169,6 +169,17 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
 
 /* Words of a feature map [h][w][c] with c folded into pes-channel words. */
 int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c);
+
+/* Activation table block in weight memory (docs/isa.md "Activation table
+ * block"): a header of ENPU_TABLE_HEADER_BYTES (8 little-endian i32: x_base,
+ * seg_shift, M, S, zp_out, lo, hi, segments) from a word boundary, then
+ * act_segments records of (i32 a, i32 b) from the next word boundary. */
+#define ENPU_TABLE_HEADER_BYTES 32
+int64_t enpu_table_words(const enpu_arch *arch);
+
+/* Words from ofmap_addr to the end of the last word an instruction stores
+ * (ofmap_wpp / ofmap_word make gaps for a concat at store). */
+int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in);
 
 /* Writes one listing line for `in`: the mnemonic, then name="layer" when
  * layer_name is non-NULL, then key=value for every non-zero field (numbers

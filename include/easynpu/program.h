@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define ENPU_PROG_MAGIC "ENPU"
-#define ENPU_PROG_VERSION_MAJOR 1
+#define ENPU_PROG_VERSION_MAJOR 2
 #define ENPU_PROG_VERSION_MINOR 0
 #define ENPU_PROG_HEADER_BYTES 32
 #define ENPU_PROG_ENTRY_BYTES 24
@@ -48,7 +48,7 @@ extern "C" {
 #define ENPU_HOSTOP_FPARAMS 4
 
 /* Record sizes in the file. */
-#define ENPU_PROG_LAYER_BYTES 12
+#define ENPU_PROG_LAYER_BYTES 20
 #define ENPU_PROG_TABLE_BYTES 16
 #define ENPU_PROG_IO_BYTES 88
 #define ENPU_PROG_HOSTOP_BYTES 96
@@ -78,7 +78,9 @@ const char *enpu_section_name(int id);
 typedef enum enpu_io_dir {
     ENPU_IO_INPUT = 0,  /* written into the NPU memory by the host before the run */
     ENPU_IO_OUTPUT = 1, /* read back by the host after the run */
-    ENPU_IO_HOST = 2    /* exchanged with a host op (SYNC) */
+    ENPU_IO_HOST = 2,   /* exchanged with a host op (SYNC) */
+    ENPU_IO_PROBE = 3   /* a layer's output, readable after that layer for checking
+                           (not exchanged; later layers may overwrite it) */
 } enpu_io_dir;
 
 /* A tensor the host exchanges with the program.  In main or skip DTCM it is
@@ -115,11 +117,16 @@ typedef struct enpu_table_desc {
     float max_err_lsb;   /* fit error against the exact quantized function */
 } enpu_table_desc;
 
-/* Where an instruction came from. */
+/* Where an instruction came from, and where its output can be checked. */
 typedef struct enpu_layer_info {
     char *name;          /* owned; layer name ("" if none) */
     int n_src;
     char **src;          /* owned; ONNX node names */
+    char *tensor;        /* owned; quantized-graph tensor the instruction computes
+                            ("" for none: end, sync) */
+    int io;              /* IO descriptor where that tensor lives right after the
+                            instruction, -1 when it is not stored (a fused chain
+                            member other than the last, end, sync) */
 } enpu_layer_info;
 
 typedef struct enpu_program {
@@ -151,6 +158,9 @@ void enpu_program_free(enpu_program *p);
  * ENPU_PROG_MAX_INSTRS. */
 int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *name, int n_src,
                            const char *const *src, enpu_err *err);
+/* Sets the checked output of instruction i (tensor name copied; io may be -1). */
+int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
+                                  enpu_err *err);
 /* Appends copies (strings duplicated); returns the new index or a negative
  * status. */
 int enpu_program_add_io(enpu_program *p, const enpu_io_desc *d, enpu_err *err);

@@ -316,11 +316,13 @@ static int parse_dtype(const char *s) {
 static int do_io(asmst *st) {
     enpu_io_desc d = {0};
     d.mem = ENPU_MEM_MAIN;
-    if (st->n_toks < 2 || st->toks[1].val) return SYNTAX(st, ".io needs a direction: input, output or host");
+    if (st->n_toks < 2 || st->toks[1].val)
+        return SYNTAX(st, ".io needs a direction: input, output, host or probe");
     int dir = -1;
-    for (int k = 0; k <= ENPU_IO_HOST; k++)
+    for (int k = 0; k <= ENPU_IO_PROBE; k++)
         if (strcmp(st->toks[1].key, enpu_listing_dir_name(k)) == 0) dir = k;
-    if (dir < 0) return BAD(st, ".io: direction '%s' is not input, output or host", st->toks[1].key);
+    if (dir < 0)
+        return BAD(st, ".io: direction '%s' is not input, output, host or probe", st->toks[1].key);
     d.dir = (enpu_io_dir)dir;
     const char *name = NULL;
     int rc = 0, have_shape = 0, have_dtype = 0;
@@ -354,7 +356,7 @@ static int do_io(asmst *st) {
                 strcpy(buf, k->val);
                 for (char *save = NULL, *it = strtok_r(buf, "x", &save); it && !rc;
                      it = strtok_r(NULL, "x", &save)) {
-                    if (d.rank >= ENPU_MAX_RANK) rc = BAD(st, ".io: shape has more than %d dims", ENPU_MAX_RANK);
+                    if (d.rank >= ENPU_MAX_RANK) rc = AFAIL(st, ENPU_E_LIMIT, ".io: shape has more than %d dims", ENPU_MAX_RANK);
                     else if (parse_i64(it, &v) != 0 || v < 1 || v > ENPU_MAX_DIM)
                         rc = BAD(st, ".io: shape dim '%s' is not in 1..%" PRId64, it, (int64_t)ENPU_MAX_DIM);
                     else
@@ -506,11 +508,35 @@ static int do_instr(asmst *st) {
     memset(&in, 0, sizeof in);
     in.opcode = op;
     int seen[ENPU_F_COUNT] = {0};
-    const char *name = NULL;
+    const char *name = NULL, *out = NULL;
+    int64_t out_io = -1;
+    int seen_io = 0;
     int n_src = 0;
     const char **src = NULL;
     for (int i = 1; i < st->n_toks; i++) {
         tok *t = &st->toks[i];
+        if (strcmp(t->key, "out") == 0) {
+            if ((rc = want_str(st, t))) break;
+            if (out) {
+                rc = BAD(st, "'out' given twice");
+                break;
+            }
+            out = t->val;
+            continue;
+        }
+        if (strcmp(t->key, "out_io") == 0) {
+            if (seen_io) {
+                rc = BAD(st, "'out_io' given twice");
+                break;
+            }
+            seen_io = 1;
+            if (!t->val || parse_i64(t->val, &out_io) != 0 || out_io < -1 || out_io >= ENPU_PROG_MAX_IO) {
+                rc = SYNTAX(st, "out_io: '%s' is not an IO index (-1..%d)", t->val ? t->val : "",
+                            ENPU_PROG_MAX_IO - 1);
+                break;
+            }
+            continue;
+        }
         if (strcmp(t->key, "name") == 0 || strcmp(t->key, "src") == 0) {
             if ((rc = want_str(st, t))) break;
             if (t->key[0] == 'n') {
@@ -575,6 +601,9 @@ static int do_instr(asmst *st) {
     if (!rc) {
         st->instr_line[st->p->n_instr] = st->line;
         rc = enpu_program_add_instr(st->p, &in, name, n_src, src, st->err);
+        if (!rc && (out || out_io >= 0))
+            rc = enpu_program_set_layer_output(st->p, st->p->n_instr - 1, out ? out : "", (int)out_io,
+                                               st->err);
         if (rc) enpu_err_prefix(st->err, "%s:%d", st->what, st->line);
     }
     free(src);

@@ -23,6 +23,7 @@ const char *enpu_listing_dir_name(int dir) {
     case ENPU_IO_INPUT: return "input";
     case ENPU_IO_OUTPUT: return "output";
     case ENPU_IO_HOST: return "host";
+    case ENPU_IO_PROBE: return "probe";
     }
     return NULL;
 }
@@ -108,6 +109,11 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
             enpu_sb_puts(&b, " src=");
             enpu_sb_quote(&b, l->src[s]);
         }
+        if (l->tensor && l->tensor[0]) {
+            enpu_sb_puts(&b, " out=");
+            enpu_sb_quote(&b, l->tensor);
+        }
+        if (l->io >= 0) enpu_sb_printf(&b, " out_io=%d", l->io);
         enpu_sb_printf(&b, "\t; %d\n", i);
     }
     if (p->n_tables) enpu_sb_puts(&b, "\n");

@@ -18,8 +18,26 @@ static int is_1x1_cw(int64_t op) {
 }
 
 static int uses_params(int64_t op) { /* weights-side bias + per-channel quant */
+    return op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU || op == ENPU_OPC_FC ||
+           op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL || op == ENPU_OPC_BN;
+}
+
+static int is_window(int64_t op) { /* ops whose kernel window may be split into row bands */
     return op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU || op == ENPU_OPC_DWCONV ||
-           op == ENPU_OPC_AVGPOOL || op == ENPU_OPC_BN;
+           op == ENPU_OPC_MAXPOOL || op == ENPU_OPC_AVGPOOL;
+}
+
+int64_t enpu_table_words(const enpu_arch *arch) {
+    int64_t wb = enpu_arch_word_bytes(arch);
+    return enpu_ceil_div(ENPU_TABLE_HEADER_BYTES, wb) + enpu_ceil_div(arch->act_segments * 8, wb);
+}
+
+int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in) {
+    int64_t g = enpu_ceil_div(in->co, arch->pes);
+    int64_t wpp = in->ofmap_wpp ? in->ofmap_wpp : g;
+    int64_t pix = in->ho * in->wo;
+    if (pix < 1) return 0;
+    return (pix - 1) * wpp + in->ofmap_word + g;
 }
 
 int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
@@ -34,7 +52,8 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
         out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_MAIN, in->ifmap_addr,
                                     enpu_fmap_words(arch, in->hi, in->wi, in->ci), 0};
     if (!in->fuse_next)
-        out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_MAIN, in->ofmap_addr, owords, 1};
+        out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_MAIN, in->ofmap_addr,
+                                    enpu_ofmap_span(arch, in), 1};
     if (op == ENPU_OPC_ADD || op == ENPU_OPC_MUL)
         out[n++] = (enpu_mem_block){"op2", in->op2_mem ? ENPU_MEM_SKIP : ENPU_MEM_MAIN,
                                     in->op2_addr, owords, 0};
@@ -44,6 +63,8 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) {
         int64_t g = in->groups > 0 ? in->groups : 1;
         wwords = in->ci * in->hk * in->wk * enpu_ceil_div(in->co / g, arch->pes);
+    } else if (op == ENPU_OPC_FC) {
+        wwords = in->hi * in->wi * in->ci * enpu_ceil_div(in->co, arch->pes);
     } else if (op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL) {
         wwords = in->hk * in->wk * enpu_ceil_div(in->ci, arch->pes);
     } else if (op == ENPU_OPC_BN) {
@@ -59,7 +80,7 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     }
     if (op == ENPU_OPC_ACT)
         out[n++] = (enpu_mem_block){"table", ENPU_MEM_WEIGHT, in->table_addr,
-                                    enpu_ceil_div(arch->act_segments * 8, wb), 0};
+                                    enpu_table_words(arch), 0};
     ENPU_ASSERT(n <= ENPU_MAX_BLOCKS);
     return n;
 }
@@ -139,6 +160,17 @@ static int check_geometry(const enpu_instr *in, enpu_err *err) {
     if (in->perm != 0)
         FAIL("field 'perm': value %" PRId64 " must be 0 for %s (perm is for reshape)", in->perm,
              enpu_opcode_mnemonic(op));
+    if (op == ENPU_OPC_FC) {
+        static const int one[] = {ENPU_F_ho,       ENPU_F_wo,       ENPU_F_hk,    ENPU_F_wk,
+                                  ENPU_F_stride_h, ENPU_F_stride_w, ENPU_F_dil_h, ENPU_F_dil_w};
+        for (size_t i = 0; i < sizeof one / sizeof one[0]; i++)
+            if (enpu_instr_get(in, one[i]) != 1)
+                FAIL("field '%s': value %" PRId64 " must be 1 for fc (a 1x1 output over the whole map)",
+                     enpu_field_get(one[i])->name, enpu_instr_get(in, one[i]));
+        if (in->pad_top || in->pad_bottom || in->pad_left || in->pad_right)
+            FAIL("fields pad_*: must be 0 for fc");
+        return 0;
+    }
     if (is_1x1_cw(op)) {
         if (in->ho != in->hi || in->wo != in->wi || in->co != in->ci)
             FAIL("%s: output %" PRId64 "x%" PRId64 "x%" PRId64 " must equal input %" PRId64 "x%" PRId64
@@ -187,23 +219,39 @@ static int check_tiles(const enpu_arch *a, const enpu_instr *in, enpu_err *err) 
         FAIL("field 'zs': tile x*y=%" PRId64 "x%" PRId64 " over %" PRId64 " row(s) times zs=%" PRId64
              " needs %" PRId64 " psum entries, over psum_depth=%" PRId64,
              in->tile_x, in->tile_y, in->rows, in->zs, per_row * in->zs, a->psum_depth);
+    if (in->band_h && !is_window(in->opcode))
+        FAIL("field 'band_h': value %" PRId64 " must be 0 for %s (bands are for window ops)", in->band_h,
+             enpu_opcode_mnemonic(in->opcode));
+    if (in->band_h > in->hk)
+        FAIL("field 'band_h': value %" PRId64 " over hk=%" PRId64, in->band_h, in->hk);
+    int64_t band = in->band_h ? in->band_h : in->hk;
     int64_t xi = in->stride_w * (in->tile_x - 1) + in->dil_w * (in->wk - 1) + 1;
-    int64_t yi = in->stride_h * (in->tile_y - 1) + in->dil_h * (in->hk - 1) + 1;
+    int64_t yi = in->stride_h * (in->tile_y - 1) + in->dil_h * (band - 1) + 1;
+    if (in->opcode == ENPU_OPC_FC) xi = yi = 1;
     if (in->tile_xi != xi)
         FAIL("field 'tile_xi': value %" PRId64 " but stride_w*(tile_x-1) + dil_w*(wk-1) + 1 = %" PRId64,
              in->tile_xi, xi);
     if (in->tile_yi != yi)
-        FAIL("field 'tile_yi': value %" PRId64 " but stride_h*(tile_y-1) + dil_h*(hk-1) + 1 = %" PRId64,
-             in->tile_yi, yi);
+        FAIL("field 'tile_yi': value %" PRId64 " but stride_h*(tile_y-1) + dil_h*(%s-1) + 1 = %" PRId64,
+             in->tile_yi, in->band_h ? "band_h" : "hk", yi);
     if (xi * yi > a->ifmap_pad_depth)
         FAIL("field 'tile_xi': input tile x'*y'=%" PRId64 "x%" PRId64 " = %" PRId64
              " entries, over ifmap_pad_depth=%" PRId64,
              xi, yi, xi * yi, a->ifmap_pad_depth);
     enpu_opclass k = enpu_opcode_class(in->opcode);
-    if (k == ENPU_CLASS_CONV && in->zs * a->pes < in->co)
-        FAIL("field 'zs': value %" PRId64 " maps %" PRId64 " output channels per pass, fewer than "
-             "co=%" PRId64 " (all output channels are mapped in one pass: zs >= ceil(co/pes))",
-             in->zs, in->zs * a->pes, in->co);
+    if (k == ENPU_CLASS_CONV) {
+        /* z = zs*pes output channels per block; fewer than co/groups means
+         * output-channel blocks (docs/microarch.md 12.3). */
+        if (in->zs > a->weight_pad_depth)
+            FAIL("field 'zs': value %" PRId64 " over weight_pad_depth=%" PRId64, in->zs,
+                 a->weight_pad_depth);
+    }
+    if (in->ofmap_word && !in->ofmap_wpp)
+        FAIL("field 'ofmap_word': value %" PRId64 " needs ofmap_wpp", in->ofmap_word);
+    if (in->ofmap_wpp && in->ofmap_word + enpu_ceil_div(in->co, a->pes) > in->ofmap_wpp)
+        FAIL("field 'ofmap_wpp': value %" PRId64 " but ofmap_word=%" PRId64 " + ceil(co/pes)=%" PRId64
+             " words per pixel are written",
+             in->ofmap_wpp, in->ofmap_word, enpu_ceil_div(in->co, a->pes));
     return 0;
 }
 
@@ -268,6 +316,7 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
              enpu_opcode_mnemonic(in->opcode));
     rc = check_geometry(in, err);
     if (rc) return rc;
+
     int64_t want_cast = k == ENPU_CLASS_CONV ? ENPU_CAST_BROADCAST : ENPU_CAST_MULTICAST;
     if (in->cast_mode != want_cast)
         FAIL("field 'cast_mode': %s for %s, which needs %s", in->cast_mode ? "multicast" : "broadcast",
@@ -281,10 +330,11 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
         FAIL("field 'fuse_order': act_bn needs both fuse_bn and fuse_act");
     if (in->clamp_lo > in->clamp_hi)
         FAIL("field 'clamp_lo': value %" PRId64 " above clamp_hi=%" PRId64, in->clamp_lo, in->clamp_hi);
-    if (in->in1_mult > 127 || in->in2_mult > 127)
-        FAIL("field '%s': value %" PRId64 " out of range 0..127 (an int8 PE weight)",
-             in->in1_mult > 127 ? "in1_mult" : "in2_mult",
-             in->in1_mult > 127 ? in->in1_mult : in->in2_mult);
+    if ((in->in1_mult || in->in2_mult) && in->opcode != ENPU_OPC_ADD)
+        FAIL("field '%s': set for %s (the input multipliers are for add)",
+             in->in1_mult ? "in1_mult" : "in2_mult", enpu_opcode_mnemonic(in->opcode));
+    if ((in->ofmap_wpp || in->ofmap_word) && in->fuse_next)
+        FAIL("field 'ofmap_wpp': set with fuse_next (the chain's last instruction stores)");
     if (in->op2_mem && in->opcode != ENPU_OPC_ADD && in->opcode != ENPU_OPC_MUL)
         FAIL("field 'op2_mem': set for %s, which has no second operand", enpu_opcode_mnemonic(in->opcode));
     rc = check_tiles(arch, in, err);

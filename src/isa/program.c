@@ -23,6 +23,7 @@ void enpu_program_init(enpu_program *p, const enpu_arch *arch) {
 
 static void free_layer(enpu_layer_info *l) {
     free(l->name);
+    free(l->tensor);
     for (int i = 0; i < l->n_src; i++) free(l->src[i]);
     free(l->src);
 }
@@ -73,8 +74,11 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
         p->layers = nl;
         p->cap_instr = cap;
     }
-    enpu_layer_info l = {dup_str(name), 0, NULL};
-    if (!l.name) return NOMEM();
+    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1};
+    if (!l.name || !l.tensor) {
+        free_layer(&l);
+        return NOMEM();
+    }
     if (n_src > 0) {
         l.src = calloc((size_t)n_src, sizeof *l.src);
         if (!l.src) {
@@ -92,6 +96,18 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
     p->instr[p->n_instr] = *in;
     p->layers[p->n_instr] = l;
     p->n_instr++;
+    return 0;
+}
+
+int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
+                                  enpu_err *err) {
+    if (i < 0 || i >= p->n_instr)
+        return enpu_fail(err, ENPU_E_USAGE, "layer output: instruction %d of %d", i, p->n_instr);
+    char *t = dup_str(tensor);
+    if (!t) return NOMEM();
+    free(p->layers[i].tensor);
+    p->layers[i].tensor = t;
+    p->layers[i].io = io;
     return 0;
 }
 
@@ -223,6 +239,7 @@ static int validate_chains(const enpu_program *p, enpu_err *err) {
                              head->tile_x, head->tile_y, head->zs, head->rows);
             if (op == ENPU_OPC_RESHAPE && nx->fuse_next)
                 return IFAIL(i + 1, "field 'fuse_next': a reshape must end its fused chain");
+
             if (op == ENPU_OPC_BN) {
                 if (has_bn) return IFAIL(i + 1, "fused chain: a second bn (at most one per chain)");
                 has_bn = 1;
@@ -262,8 +279,8 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
         for (int j = 0; j < i; j++)
             if (strcmp(p->io[j].name, d->name) == 0)
                 DFAIL(ENPU_E_INVALID, "field 'name': same as descriptor %d", j);
-        if ((int)d->dir < 0 || d->dir > ENPU_IO_HOST)
-            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..2", (int)d->dir);
+        if ((int)d->dir < 0 || d->dir > ENPU_IO_PROBE)
+            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..3", (int)d->dir);
         if (!valid_dtype(d->dtype)) DFAIL(ENPU_E_INVALID, "field 'dtype': unknown value %d", (int)d->dtype);
         if ((int)d->layout < 0 || d->layout > ENPU_LAYOUT_NHWC)
             DFAIL(ENPU_E_INVALID, "field 'layout': value %d out of range 0..2", (int)d->layout);
@@ -328,7 +345,7 @@ static int validate_tables(const enpu_program *p, enpu_err *err) {
         if (t->segments != (uint32_t)a->act_segments)
             TFAIL("field 'segments': value %" PRIu32 " but the arch's act_segments is %" PRId64,
                   t->segments, a->act_segments);
-        int64_t words = enpu_ceil_div((int64_t)t->segments * 8, enpu_arch_word_bytes(a));
+        int64_t words = enpu_table_words(a);
         if ((int64_t)t->addr + words > cap)
             TFAIL("field 'addr': [%" PRIu32 ", %" PRId64 ") ends past the weight memory (%" PRId64
                   " words)", t->addr, (int64_t)t->addr + words, cap);
@@ -381,5 +398,14 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     if (rc) return rc;
     rc = validate_io(p, err);
     if (rc) return rc;
+    for (int i = 0; i < p->n_instr; i++) {
+        int io = p->layers[i].io;
+        if (io < -1 || io >= p->n_io)
+            return IFAIL(i, "section LAYERS: field 'io': value %d but there are %d IO descriptors", io,
+                         p->n_io);
+        if (io >= 0 && strcmp(p->io[io].name, p->layers[i].tensor) != 0)
+            return IFAIL(i, "section LAYERS: output tensor '%s' but IO descriptor %d is '%s'",
+                         p->layers[i].tensor, io, p->io[io].name);
+    }
     return validate_hostops(p, err);
 }

@@ -166,6 +166,8 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
             put_u32(b, intern(&st, p->layers[i].name));
             put_u32(b, first);
             put_u32(b, (uint32_t)p->layers[i].n_src);
+            put_u32(b, intern(&st, p->layers[i].tensor ? p->layers[i].tensor : ""));
+            put_u32(b, (uint32_t)(int32_t)p->layers[i].io);
             first += (uint32_t)p->layers[i].n_src;
         }
         for (int i = 0; i < p->n_instr; i++)
@@ -339,7 +341,10 @@ static int parse_layers(reader *r, enpu_program *p) {
     if (!p->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     for (int i = 0; i < p->n_instr; i++) {
         p->layers[i].name = dup_n("");
-        if (!p->layers[i].name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        p->layers[i].tensor = dup_n("");
+        p->layers[i].io = -1;
+        if (!p->layers[i].name || !p->layers[i].tensor)
+            return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
     if (!s.present || s.len == 0) return 0;
     if (s.len < 8) return FMT("section LAYERS: length %" PRIu64 " is shorter than its 8-byte count header", s.len);
@@ -370,6 +375,16 @@ static int parse_layers(reader *r, enpu_program *p) {
         free(L->name);
         L->name = dup_n(nm);
         if (!L->name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        const char *tn = get_str(r, get_u32(rec + 12), "LAYERS", "field 'tensor'");
+        if (!tn) return err->code;
+        free(L->tensor);
+        L->tensor = dup_n(tn);
+        if (!L->tensor) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        int32_t io = (int32_t)get_u32(rec + 16);
+        if (io < -1 || io >= ENPU_PROG_MAX_IO)
+            return FMT("section LAYERS: layer %" PRIu32 ": field 'io': value %" PRId32
+                       " out of range -1..%d", i, io, ENPU_PROG_MAX_IO - 1);
+        L->io = io;
         if (cnt) {
             L->src = calloc(cnt, sizeof *L->src);
             if (!L->src) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
@@ -454,8 +469,8 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
             if (k >= d->rank && v != 0)
                 return FMT("section IO: descriptor %" PRIu64 ": field 'dims[%d]': non-zero beyond rank %d", i, k, d->rank);
             if (v > (uint64_t)ENPU_MAX_DIM)
-                return FMT("section IO: descriptor %" PRIu64 ": field 'dims[%d]': %" PRIu64 " over %" PRId64,
-                           i, k, v, (int64_t)ENPU_MAX_DIM);
+                return enpu_fail(r->err, ENPU_E_LIMIT, "section IO: descriptor %" PRIu64 ": field 'dims[%d]': %" PRIu64
+                                 " over the limit of %" PRId64, i, k, v, (int64_t)ENPU_MAX_DIM);
             d->dims[k] = (int64_t)v;
         }
     }

@@ -64,16 +64,22 @@ static enpu_instr random_legal(const enpu_arch *a, int64_t op) {
     } else if (op == ENPU_OPC_RESHAPE) {
         in.ho = 1, in.wo = in.hi, in.co = in.wi * in.ci;
         in.perm = rr(0, ENPU_PERM_COUNT - 1);
+    } else if (op == ENPU_OPC_FC) {
+        in.hi = rr(1, 4), in.wi = rr(1, 4);
+        in.ho = in.wo = 1, in.co = rr(1, 40);
     } else {
         in.ho = in.hi, in.wo = in.wi, in.co = in.ci;
     }
     in.rows = rr(1, a->pe_rows);
-    in.zs = k == ENPU_CLASS_CONV ? (in.co + a->pes - 1) / a->pes : rr(1, 2);
+    in.zs = k == ENPU_CLASS_CONV ? rr(1, (in.co / in.groups + a->pes - 1) / a->pes) : rr(1, 2);
+    if (is_window(op) && rr(0, 1)) in.band_h = rr(1, in.hk);
+    int64_t band = in.band_h ? in.band_h : in.hk;
     int64_t tw = op == ENPU_OPC_RESHAPE ? in.wi : in.wo, th = op == ENPU_OPC_RESHAPE ? in.hi : in.ho;
     in.tile_x = rr(1, tw), in.tile_y = rr(1, th);
     for (;;) { /* shrink until the tile fits the pads and the psum file */
         in.tile_xi = in.stride_w * (in.tile_x - 1) + in.dil_w * (in.wk - 1) + 1;
-        in.tile_yi = in.stride_h * (in.tile_y - 1) + in.dil_h * (in.hk - 1) + 1;
+        in.tile_yi = in.stride_h * (in.tile_y - 1) + in.dil_h * (band - 1) + 1;
+        if (op == ENPU_OPC_FC) in.tile_xi = in.tile_yi = 1;
         int64_t per_row = (in.tile_x * in.tile_y + in.rows - 1) / in.rows;
         if (in.tile_xi * in.tile_yi <= a->ifmap_pad_depth && per_row * in.zs <= a->psum_depth) break;
         if (in.tile_x >= in.tile_y && in.tile_x > 1) in.tile_x--;
@@ -91,7 +97,10 @@ static enpu_instr random_legal(const enpu_arch *a, int64_t op) {
     if (op == ENPU_OPC_ADD || op == ENPU_OPC_MUL) {
         in.op2_mem = rr(0, 1);
         in.op2_addr = in.op2_mem ? rr(0, 16) : words / 2 - ow;
-        in.in1_mult = rr(0, 127), in.in2_mult = rr(0, 127), in.zp_op2 = rr(-128, 127);
+        if (op == ENPU_OPC_ADD)
+            in.in1_mult = rr(0, ((int64_t)1 << a->mult_bits) - 1),
+            in.in2_mult = rr(0, ((int64_t)1 << a->mult_bits) - 1);
+        in.zp_op2 = rr(-128, 127);
     }
     in.weight_addr = rr(0, 100);
     in.bias_addr = rr(2000, 2100);
@@ -119,7 +128,8 @@ static void test_layout(void **state) {
     assert_int_equal(l.width[ENPU_F_tile_x], 7);       /* 0..64 */
     assert_int_equal(l.width[ENPU_F_rows], 1);
     assert_int_equal(l.width[ENPU_F_out_mult], 20);
-    assert_int_equal(l.used_bits, 423);
+    assert_int_equal(l.width[ENPU_F_in1_mult], 20);   /* mult_bits (ISA 2) */
+    assert_int_equal(l.used_bits, 481);
     for (int f = 1; f < ENPU_F_COUNT; f++) assert_int_equal(l.pos[f], l.pos[f - 1] + l.width[f - 1]);
     a = arch_of("large");
     assert_int_equal(enpu_isa_layout_make(&a, &l, &err), 0);
@@ -144,7 +154,7 @@ static void test_field_table(void **state) {
     assert_false(enpu_field_get(ENPU_F_hi)->is_signed);
     int n;
     const int *ops = enpu_opcode_list(&n);
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
     for (int i = 0; i < n; i++) {
         const char *mn = enpu_opcode_mnemonic(ops[i]);
         assert_non_null(mn);
@@ -159,6 +169,8 @@ static void test_field_table(void **state) {
     assert_int_equal(ENPU_OPC_MAXPOOL, 0x0E);
     assert_int_equal(ENPU_OPC_MUL, 0x1A);
     assert_int_equal(ENPU_OPC_RESHAPE, 0x80);
+    assert_int_equal(ENPU_OPC_FC, 0x08);
+    assert_int_equal(enpu_opcode_class(ENPU_OPC_FC), ENPU_CLASS_CONV);
     assert_int_equal(enpu_opcode_class(0x05), ENPU_CLASS_NONE);
 }
 
@@ -299,8 +311,39 @@ static void test_validator(void **state) {
     expect_invalid(&a, &in, "field 'tile_xi': value 8 but stride_w*(tile_x-1) + dil_w*(wk-1) + 1 = 9");
     in = ok, in.tile_x = 9, in.tile_xi = 19;
     expect_invalid(&a, &in, "needs 72 psum entries, over psum_depth=64");
-    in = ok, in.zs = 1;
-    expect_invalid(&a, &in, "field 'zs': value 1 maps 16 output channels per pass, fewer than co=28");
+    in = ok, in.zs = 1; /* output-channel blocks of 16 (ISA 2) */
+    assert_int_equal(enpu_instr_validate(&a, &in, &err), 0);
+    in = ok, in.band_h = 2, in.tile_yi = 5;
+    assert_int_equal(enpu_instr_validate(&a, &in, &err), 0);
+    in = ok, in.band_h = 2;
+    expect_invalid(&a, &in, "field 'tile_yi': value 6 but stride_h*(tile_y-1) + dil_h*(band_h-1) + 1 = 5");
+    in = ok, in.band_h = 4;
+    expect_invalid(&a, &in, "field 'band_h': value 4 over hk=3");
+    in = ok, in.ofmap_wpp = 3, in.ofmap_word = 1, in.ofmap_addr = 4096 - 24 * 24 * 3;
+    assert_int_equal(enpu_instr_validate(&a, &in, &err), 0);
+    in.ofmap_word = 2;
+    expect_invalid(&a, &in, "field 'ofmap_wpp': value 3 but ofmap_word=2 + ceil(co/pes)=2");
+    in = ok, in.ofmap_word = 1;
+    expect_invalid(&a, &in, "field 'ofmap_word': value 1 needs ofmap_wpp");
+    in = ok, in.in1_mult = 5;
+    expect_invalid(&a, &in, "field 'in1_mult': set for conv");
+    /* fc: the KWS FC1 over its 8x9x12 input map */
+    memset(&in, 0, sizeof in);
+    in.opcode = ENPU_OPC_FC;
+    in.hi = 8, in.wi = 9, in.ci = 12, in.ho = in.wo = 1, in.co = 30;
+    in.hk = in.wk = in.stride_h = in.stride_w = in.dil_h = in.dil_w = in.groups = 1;
+    in.tile_x = in.tile_y = in.tile_xi = in.tile_yi = 1, in.zs = 2, in.rows = 1;
+    in.ofmap_addr = 4000, in.bias_addr = 3000, in.quant_addr = 3010;
+    assert_int_equal(enpu_instr_validate(&a, &in, &err), 0);
+    {
+        enpu_mem_block fb[ENPU_MAX_BLOCKS];
+        int nb = enpu_instr_blocks(&a, &in, 0, fb);
+        assert_int_equal(nb, 5);
+        assert_int_equal(fb[0].words, 72);          /* 8x9 pixels, one word each */
+        assert_int_equal(fb[2].words, 864 * 2);     /* [h][w][c][co folded] */
+    }
+    in.ho = 2;
+    expect_invalid(&a, &in, "field 'ho': value 2 must be 1 for fc");
     in = ok, in.tile_x = 7, in.tile_xi = 15, in.tile_y = 4, in.tile_yi = 6;
     expect_invalid(&a, &in, "over ifmap_pad_depth=64");
     in = ok, in.tile_x = 25;

@@ -137,6 +137,14 @@ static void build(enpu_program *p) {
     assert_int_equal(enpu_program_add_io(p, &pr, &err), 2);
     enpu_hostop h = {"Softmax", "Softmax_7", 1, 1, {1, 2}, {1}, {0.5f, -1.25f}};
     assert_int_equal(enpu_program_add_hostop(p, &h, &err), 0);
+    /* per-layer outputs for checking (format 2): fc1 writes "logits" (IO 1),
+     * pool1 a probe descriptor */
+    enpu_io_desc pb = {"pool_out", ENPU_IO_PROBE, ENPU_DT_INT8, ENPU_LAYOUT_NHWC, 4, {1, 8, 8, 28},
+                       0.5f, -128, ENPU_MEM_MAIN, 0};
+    assert_int_equal(enpu_program_add_io(p, &pb, &err), 3);
+    assert_int_equal(enpu_program_set_layer_output(p, 5, "logits", 1, &err), 0);
+    assert_int_equal(enpu_program_set_layer_output(p, 2, "pool_out", 3, &err), 0);
+    assert_int_equal(enpu_program_set_layer_output(p, 0, "conv1_pre", -1, &err), 0);
     int rc = enpu_program_validate(p, &err);
     if (rc) fprintf(stderr, "build: %s\n", err.msg);
     assert_int_equal(rc, 0);
@@ -230,6 +238,21 @@ static void test_roundtrip(void **state) {
         assert_memory_equal(&q.instr[i], &p.instr[i], sizeof(enpu_instr));
         assert_string_equal(q.layers[i].name, p.layers[i].name);
         assert_int_equal(q.layers[i].n_src, p.layers[i].n_src);
+        assert_string_equal(q.layers[i].tensor, p.layers[i].tensor);
+        assert_int_equal(q.layers[i].io, p.layers[i].io);
+    }
+    assert_string_equal(q.layers[5].tensor, "logits");
+    assert_int_equal(q.layers[2].io, 3);
+    assert_int_equal(q.layers[0].io, -1);
+    assert_int_equal(q.layers[1].io, -1);
+    {
+        /* a layer naming the wrong descriptor is refused */
+        enpu_program r;
+        assert_int_equal(enpu_program_read_mem(b1, n1, "mem", NULL, &r, &err), 0);
+        assert_int_equal(enpu_program_set_layer_output(&r, 5, "logitz", 1, &err), 0);
+        assert_int_equal(enpu_program_validate(&r, &err), ENPU_E_INVALID);
+        assert_non_null(strstr(err.msg, "output tensor 'logitz' but IO descriptor 1 is 'logits'"));
+        enpu_program_free(&r);
     }
     assert_string_equal(q.layers[1].name, "conv1 \"sigmoid\"\tact");
     assert_string_equal(q.layers[0].src[1], "BatchNormalization_1");
@@ -310,11 +333,11 @@ static void test_header_errors(void **state) {
     c[3] = 'X';
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "bad magic", NULL);
     memcpy(c, b, n);
-    c[4] = 2; /* major 2 */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 2.0", NULL);
+    c[4] = 3; /* major 3 */
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.0", NULL);
     memcpy(c, b, n);
     c[6] = 1; /* minor 1: newer than this reader */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 1.1", NULL);
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 2.1", NULL);
     memcpy(c, b, n);
     wr32(c + 8, rd32(c + 8) ^ 1); /* arch fingerprint, header crc made consistent */
     fix_header_crc(c);
@@ -415,7 +438,7 @@ static void test_section_structure(void **state) {
         {ENPU_SEC_INSTR, ENPU_E_FORMAT, "section INSTR: length 511 is not a multiple of the 64-byte"},
         {ENPU_SEC_LAYERS, ENPU_E_FORMAT, "section LAYERS: length"},
         {ENPU_SEC_TABLES, ENPU_E_FORMAT, "section TABLES: length 15 is not a multiple"},
-        {ENPU_SEC_IO, ENPU_E_FORMAT, "section IO: length 263 is not a multiple"},
+        {ENPU_SEC_IO, ENPU_E_FORMAT, "section IO: length 351 is not a multiple"},
         {ENPU_SEC_HOSTOPS, ENPU_E_FORMAT, "section HOSTOPS: length 95 is not a multiple"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -492,7 +515,7 @@ static void test_semantic_errors(void **state) {
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "section IO: descriptor 0: field 'rank'", NULL);
     free(c);
     /* host op naming a missing IO descriptor; table past memory */
-    c = patched(b, n, ENPU_SEC_HOSTOPS, 16, 3);
+    c = patched(b, n, ENPU_SEC_HOSTOPS, 16, 4);
     expect_fail(c, n, NULL, ENPU_E_INVALID, "section HOSTOPS: host op 0 ('Softmax'): field 'io[0]'", NULL);
     free(c);
     c = patched(b, n, ENPU_SEC_TABLES, 4, 4090);

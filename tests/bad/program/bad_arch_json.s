@@ -1,3 +1,3 @@
-.format 1.0
+.format 2.0
 .arch {"base": "easynpu", "pes": 3}
 end

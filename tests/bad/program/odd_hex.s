@@ -1,4 +1,4 @@
-.format 1.0
+.format 2.0
 .arch easynpu
 end
 .section weights

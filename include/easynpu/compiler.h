@@ -1,0 +1,150 @@
+/* The EasyNPU compiler: maps a quantized network (quant.h) onto the NPU.
+ *
+ * Phases, one file each under src/compiler/ (docs/compiler.md):
+ *   lower.c   quantized nodes -> layers: opcode choice, FC weights in the
+ *             stored map's [h][w][c] order, moves as address remapping or
+ *             copy layers, host ops (SYNC) for what the NPU cannot run;
+ *   fuse.c    hardware fusion into chains (conv + bn / table act / add /
+ *             mul / reshape at store), each stage exactly its quantized node;
+ *   tile.c    per chain, the tiling (x, y, zs, band_h) that minimises the
+ *             modelled cycles under the pad, psum and weight-pad limits;
+ *   cost.c    the cost model: the cycle rules of docs/microarch.md §11-12,
+ *             event by event (the simulator implements the same rules);
+ *   memplan.c main DTCM (two-ended), skip DTCM (by lifetime), weight memory;
+ *   emit.c    instructions, memory images, IO / host-op / table / layer
+ *             records of the program;
+ *   compile.c the driver.
+ *
+ * Every instruction of the program names the quantized-graph tensor it
+ * computes and (when stored) an IO descriptor of where it lives, so a
+ * simulator can read each layer's output back and compare it with the golden
+ * reference (enpu_gexec) tensor of that name. */
+#ifndef EASYNPU_COMPILER_H
+#define EASYNPU_COMPILER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "easynpu/arch.h"
+#include "easynpu/error.h"
+#include "easynpu/ir.h"
+#include "easynpu/program.h"
+#include "easynpu/sim.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct enpu_compile_opts {
+    bool no_fuse;      /* keep every quantized node its own instruction */
+    bool naive_tiling; /* fixed tiling instead of the search: x = y = 1 output
+                          position, z = Co, the whole kernel (or the fewest
+                          kernel rows that fit) -- for comparisons */
+    bool no_enhance;   /* never consider the enhance-channel transform */
+} enpu_compile_opts;
+
+void enpu_compile_opts_default(enpu_compile_opts *o);
+
+/* How a data-movement node was realised. */
+typedef enum enpu_move_kind {
+    ENPU_MOVE_REMAP = 0, /* free: the consumer reads the producer's storage
+                            (same words, or FC weights permuted, or concat at
+                            store) */
+    ENPU_MOVE_COPY,      /* a copy layer (reshape instruction) */
+    ENPU_MOVE_HOST       /* copied by the host (SYNC + host op) */
+} enpu_move_kind;
+
+typedef struct enpu_move_report {
+    char *name;      /* quantized node */
+    char *op;        /* ONNX op: Reshape, Flatten, Transpose, Concat, Pad, ... */
+    enpu_move_kind kind;
+    char *how;       /* one line: why / how */
+} enpu_move_report;
+
+/* One row of the mapping table: one instruction of the program. */
+typedef struct enpu_layer_report {
+    char *name;          /* layer name (instruction) */
+    char *op;            /* mnemonic */
+    char *src;           /* quantized node(s) it computes, '+'-joined */
+    char *fused;         /* for a chain head: the fused members' mnemonics
+                            ("act", "bn+act", ...), else "" */
+    int chain_head;      /* index of its chain's head row (itself for heads) */
+    int64_t in[3];       /* input h, w, c */
+    int64_t out[3];      /* output h, w, c */
+    int64_t kernel[2], stride[2];
+    int64_t tile_x, tile_y, tile_xi, tile_yi, zs, z, band_h;
+    int mode;            /* ENPU_CAST_BROADCAST / MULTICAST, -1 for control */
+    bool double_buffered;
+    int64_t ifmap_addr, ofmap_addr, op2_addr, skip_addr, weight_addr; /* -1: none */
+    int op2_mem;         /* ENPU_MEM_MAIN / SKIP, -1 none */
+    int64_t weight_words, param_words;
+    int64_t macs;
+    int64_t ideal_cycles;    /* ceil(macs / (pes * pe_rows)) */
+    int64_t modelled_cycles; /* cost model, docs/microarch.md §11 attribution */
+    int64_t activity[ENPU_ACT_COUNT];
+    int64_t compute_cycles;  /* = activity[COMPUTE] */
+    char *note;          /* tiling / enhance-channel decision, or "" */
+} enpu_layer_report;
+
+typedef struct enpu_compile_report {
+    char *arch_name;
+    int pes, pe_rows;
+    int n_layers;
+    enpu_layer_report *layers;
+    int n_moves;
+    enpu_move_report *moves;
+    int n_hostops;
+    char **hostops;          /* "Softmax 'name'" per host op */
+    int64_t total_macs, total_ideal, total_modelled;
+    int64_t total_activity[ENPU_ACT_COUNT];
+    /* memory use */
+    int64_t main_peak_bytes, main_bytes;
+    int64_t skip_peak_bytes, skip_bytes;
+    int64_t weight_used_bytes, weight_bytes;
+    int n_instr, itcm_instr;
+    int n_notes;
+    char **notes;            /* graph-level notes */
+} enpu_compile_report;
+
+void enpu_compile_report_free(enpu_compile_report *r);
+
+/* Compiles quantized graph qg (enpu_qgraph_check must accept it) for arch
+ * into *prog (initialised here; freed by the caller with
+ * enpu_program_free, also on failure) and fills *rep when non-NULL (free
+ * with enpu_compile_report_free).  o may be NULL (defaults).  The program
+ * passes enpu_program_validate.  Errors: ENPU_E_NOFIT naming the tensor or
+ * layer, what it needs, what the arch has and which preset or parameter
+ * would fit; ENPU_E_UNSUPPORTED naming the node for what neither the NPU
+ * nor the host can run; ENPU_E_INVALID for a graph that is not a valid
+ * quantized graph. */
+int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
+                 enpu_program *prog, enpu_compile_report *rep, enpu_err *err);
+
+/* ---- the cost model and the tiling search, exported for tests and tools -- */
+
+/* Modelled cycles of one chain (head instruction and its members, n >= 1)
+ * executed on its own: execution cycles from the chain's first execution
+ * cycle to its last write, attributed per docs/microarch.md §11.10 (no
+ * controller cycles; see enpu_cost_controller).  act may be NULL.  Returns
+ * the total, or -1 when the instruction is not a compute instruction. */
+int64_t enpu_cost_chain(const enpu_arch *arch, const enpu_instr *chain, int n,
+                        int64_t act[ENPU_ACT_COUNT]);
+/* Controller cycles of a chain of n instructions (first: program start). */
+int64_t enpu_cost_controller(const enpu_arch *arch, int n, bool first);
+/* Modelled cycles of a whole program (controller included); per-instruction
+ * rows in cycles[] (n_instr entries) when non-NULL, activities per row in
+ * act (n_instr x ENPU_ACT_COUNT) when non-NULL. */
+int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
+
+/* Fills the tile fields (tile_x, tile_y, tile_xi, tile_yi, zs, band_h,
+ * rows) of the chain's instructions with the tiling that minimises
+ * enpu_cost_chain under the arch's limits (naive: the fixed tiling of
+ * enpu_compile_opts.naive_tiling).  ENPU_E_NOFIT naming `what` when no
+ * tiling fits. */
+int enpu_tile_chain(const enpu_arch *arch, enpu_instr *chain, int n, bool naive,
+                    const char *what, enpu_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,161 @@
+/* easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR] [-o PROG.enpu] [--json FILE] */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "easynpu/compiler.h"
+#include "easynpu/file.h"
+#include "easynpu/onnx.h"
+#include "easynpu/quant.h"
+#include "report/compile_report.h"
+
+static const char *HELP =
+    "usage: easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
+    "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
+    "\n"
+    "Maps a network onto the NPU (docs/compiler.md).  An .onnx model is first\n"
+    "quantized (enpu_quantize_graph) with the arch's multiplier and accumulator\n"
+    "widths and table segments -- on --calib inputs, or without them on the\n"
+    "quantizer's documented fallback (8 synthetic inputs, with a warning); a\n"
+    ".qjson is taken as it is.  Prints the per-layer mapping table (op and fused\n"
+    "ops, input and output HxWxC, tile x,y and input tile x',y' ('sb' = single\n"
+    "buffered), zs and z = output channels per block, kernel row band, b/m =\n"
+    "broadcast/multicast, main-DTCM input/output and weight-memory addresses,\n"
+    "modelled and ideal (MACs/PEs) cycles, their ratio and the utilization),\n"
+    "the totals, memory use, how each data movement was realised (remap, copy\n"
+    "layer or host) and the host ops.\n"
+    "\n"
+    "  --arch A           architecture: preset name (easynpu, large) or JSON file\n"
+    "                     (default easynpu)\n"
+    "  --calib SPEC       calibration inputs (as for `easynpu quantize`)\n"
+    "  -o, --output FILE  write the program (.enpu); never an input file\n"
+    "  --json FILE        also write the report as JSON (\"layers\", \"total\",\n"
+    "                     \"host_ops\", \"moves\", \"memory\")\n"
+    "  --no-fuse          no hardware fusion (every node its own instruction)\n"
+    "  --naive-tiling     fixed 1x1 output tiles instead of the tiling search\n"
+    "  --quiet            no quantizer warning on stderr\n"
+    "\n"
+    "Exit status: 0 compiled; 2 bad input, or the model does not fit the arch (the\n"
+    "message says what needs how much and which preset or parameter would fit).\n";
+
+static int check_against_spec(const char *out, const char *spec) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", spec);
+    char *save = NULL;
+    for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        const char *one = it;
+        if (enpu_cli_check_output("compile", out, &one, 1)) return 2;
+    }
+    return 0;
+}
+
+int enpu_cmd_compile(int argc, char **argv) {
+    if (enpu_cli_wants_help(argc, argv)) {
+        fputs(HELP, stdout);
+        return 0;
+    }
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"arch", required_argument, 0, 'A'},
+                                         {"calib", required_argument, 0, 'c'},
+                                         {"json", required_argument, 0, 'j'},
+                                         {"no-fuse", no_argument, 0, 'F'},
+                                         {"naive-tiling", no_argument, 0, 'N'},
+                                         {"quiet", no_argument, 0, 'q'},
+                                         {0, 0, 0, 0}};
+    const char *out = NULL, *arch_spec = "easynpu", *calib = NULL, *json = NULL;
+    enpu_compile_opts co;
+    enpu_compile_opts_default(&co);
+    bool quiet = false;
+    int c;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'A': arch_spec = optarg; break;
+        case 'c': calib = optarg; break;
+        case 'j': json = optarg; break;
+        case 'F': co.no_fuse = true; break;
+        case 'N': co.naive_tiling = true; break;
+        case 'q': quiet = true; break;
+        default: return enpu_cli_usage("compile", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1) return enpu_cli_usage("compile", "expected one MODEL.onnx or MODEL.qjson");
+    const char *model = argv[optind];
+    const char *ext = enpu_path_ext(model);
+    bool qjson = strcmp(ext, ".qjson") == 0;
+    if (qjson && calib) return enpu_cli_usage("compile", "--calib is for an .onnx model (a .qjson is already quantized)");
+    const char *outs[2] = {out, json};
+    for (int i = 0; i < 2; i++) {
+        if (!outs[i]) continue;
+        if (enpu_cli_check_output("compile", outs[i], &model, 1)) return 2;
+        if (calib && check_against_spec(outs[i], calib)) return 2;
+    }
+    if (out && json && enpu_cli_check_output("compile", json, &out, 1)) return 2;
+    if (json && strchr(arch_spec, '/') && enpu_cli_check_output("compile", json, &arch_spec, 1)) return 2;
+    if (out && strchr(arch_spec, '/') && enpu_cli_check_output("compile", out, &arch_spec, 1)) return 2;
+
+    enpu_err err = {0};
+    enpu_arch arch;
+    if (enpu_arch_load(arch_spec, &arch, &err)) return enpu_cli_fail("compile", &err);
+    enpu_graph *g = NULL, *qg = NULL;
+    enpu_buf *cal = NULL;
+    int n_cal = 0, rc = 0;
+    enpu_program prog;
+    enpu_program_init(&prog, &arch);
+    enpu_compile_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (qjson) {
+        if (enpu_qgraph_load(model, &qg, &err)) {
+            rc = enpu_cli_fail("compile", &err);
+            goto done;
+        }
+    } else {
+        if (enpu_onnx_load(model, &g, &err)) {
+            rc = enpu_cli_fail("compile", &err);
+            goto done;
+        }
+        if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
+            rc = enpu_cli_fail("compile", &err);
+            goto done;
+        }
+        enpu_quant_opts qo;
+        enpu_quant_opts_default(&qo);
+        qo.mult_bits = (int)arch.mult_bits;
+        qo.acc_bits = (int)arch.acc_bits;
+        qo.act_segments = (int)arch.act_segments;
+        qo.quiet = quiet;
+        if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
+            enpu_err_prefix(&err, "%s", model);
+            rc = enpu_cli_fail("compile", &err);
+            goto done;
+        }
+    }
+    if (enpu_compile(qg, &arch, &co, &prog, &rep, &err)) {
+        enpu_err_prefix(&err, "%s", model);
+        rc = enpu_cli_fail("compile", &err);
+        goto done;
+    }
+    printf("model %s\n", model);
+    enpu_compile_report_print(stdout, &rep);
+    if (out && enpu_program_write(out, &prog, &err)) {
+        rc = enpu_cli_fail("compile", &err);
+        goto done;
+    }
+    if (json && enpu_compile_report_save_json(json, &rep, &err)) {
+        rc = enpu_cli_fail("compile", &err);
+        goto done;
+    }
+    if (out || json)
+        printf("wrote %s%s%s\n", out ? out : "", out && json ? " and " : "", json ? json : "");
+done:
+    enpu_compile_report_free(&rep);
+    enpu_program_free(&prog);
+    enpu_calib_free(cal, n_cal * (g ? g->n_inputs : 0));
+    enpu_graph_free(qg);
+    enpu_graph_free(g);
+    return rc;
+}

@@ -1,0 +1,385 @@
+/* The cost model: cycles of a chain (a head instruction and its fused
+ * members) on the machine of docs/microarch.md, by the cycle rules of §11
+ * (the simulator's) and §12 (fc, kernel row bands, output-channel blocks).
+ *
+ * It is an event model, not a formula: it walks the load units of the chain
+ * in the scheduler's order and, per unit, computes exactly when each ifmap
+ * word is issued (a DTCM read yields to the ofmap writes, which always win
+ * the bus; a padding word takes its issue slot without the bus), when the
+ * unit becomes valid, when its first pass issues (after the previous unit's
+ * passes, the parameters and the first weight word), when its passes end,
+ * and -- for a unit that completes an output tile -- when the fused stages
+ * run and in which cycles their words are written.  Within a unit the
+ * passes run back to back (no stall can occur inside one: weights and op2
+ * words are prefetched in time when weight_mem_latency < weight_pad_depth,
+ * and a write never waits), so the cost per unit is O(its ifmap words).
+ *
+ * What it does not model (the compiler never emits it): PE rows > 1, op2 in
+ * the main DTCM, byte-masked writes (a reshape that moves channels, a group
+ * conv whose output channels per group are not a multiple of pes).  For
+ * those the figures are the same rules with one write per word. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cc.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Parameter words an instruction reads at chain start (§11.3, §12.4). */
+int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in) {
+    int64_t wb = enpu_arch_word_bytes(a);
+    switch (in->opcode) {
+    case ENPU_OPC_CONV:
+    case ENPU_OPC_CONV_RELU:
+    case ENPU_OPC_FC:
+    case ENPU_OPC_DWCONV:
+    case ENPU_OPC_AVGPOOL: return cdiv(4 * in->co, wb) + cdiv(8 * in->co, wb);
+    case ENPU_OPC_BN: return cdiv(4 * in->co, wb) + cdiv(8 * in->co, wb) + cdiv(in->ci, a->pes);
+    case ENPU_OPC_ACT: return enpu_table_words(a);
+    default: return 0;
+    }
+}
+
+/* MACs of one instruction (§11.10; fc: §12.1). */
+int64_t cc_instr_macs(const enpu_instr *in) {
+    switch (in->opcode) {
+    case ENPU_OPC_CONV:
+    case ENPU_OPC_CONV_RELU:
+        return in->ho * in->wo * in->co * (in->ci / (in->groups > 0 ? in->groups : 1)) * in->hk * in->wk;
+    case ENPU_OPC_FC: return in->hi * in->wi * in->ci * in->co;
+    case ENPU_OPC_DWCONV:
+    case ENPU_OPC_AVGPOOL: return in->ho * in->wo * in->co * in->hk * in->wk;
+    case ENPU_OPC_BN:
+    case ENPU_OPC_ACT:
+    case ENPU_OPC_ADD:
+    case ENPU_OPC_MUL: return in->ho * in->wo * in->co;
+    default: return 0;
+    }
+}
+
+/* ---- write intervals: the cycles the main DTCM bus is taken by writes ---- */
+
+typedef struct wlist {
+    int64_t *s, *e; /* [s, e] inclusive, in increasing order */
+    int n, cap, head;
+} wlist;
+
+static void wl_add(wlist *w, int64_t s, int64_t e) {
+    if (e < s) return;
+    if (w->n > w->head && w->e[w->n - 1] + 1 >= s) { /* contiguous: merge */
+        if (e > w->e[w->n - 1]) w->e[w->n - 1] = e;
+        return;
+    }
+    if (w->head > 0 && w->head == w->n) w->head = w->n = 0;
+    if (w->n == w->cap) {
+        if (w->head > 0) { /* compact */
+            memmove(w->s, w->s + w->head, (size_t)(w->n - w->head) * sizeof *w->s);
+            memmove(w->e, w->e + w->head, (size_t)(w->n - w->head) * sizeof *w->e);
+            w->n -= w->head, w->head = 0;
+        }
+        if (w->n == w->cap) {
+            int cap = w->cap ? 2 * w->cap : 64;
+            int64_t *ns = realloc(w->s, (size_t)cap * sizeof *ns);
+            ENPU_ASSERT(ns);
+            w->s = ns;
+            int64_t *ne = realloc(w->e, (size_t)cap * sizeof *ne);
+            ENPU_ASSERT(ne);
+            w->e = ne;
+            w->cap = cap;
+        }
+    }
+    w->s[w->n] = s, w->e[w->n] = e, w->n++;
+}
+
+/* First cycle >= t not taken by a write; *denied grows by the cycles skipped.
+ * Calls come with non-decreasing t, so intervals before t are dropped. */
+static int64_t wl_free(wlist *w, int64_t t, int64_t *denied) {
+    while (w->head < w->n && w->e[w->head] < t) w->head++;
+    if (w->head < w->n && w->s[w->head] <= t) {
+        *denied += w->e[w->head] + 1 - t;
+        t = w->e[w->head] + 1;
+        w->head++;
+    }
+    return t;
+}
+
+/* ---- the unit walk -------------------------------------------------------- */
+
+typedef struct geom {
+    const enpu_arch *a;
+    const enpu_instr *h;  /* head */
+    int64_t P, Dif;
+    int cls;              /* 0 BasicConv, 1 fc, 2 channel-wise window, 3 channel-wise 1x1 / copy */
+    int64_t G, opg, cpg;  /* groups, outputs / inputs per group */
+    int64_t z, nbk;       /* channels per block, blocks per group */
+    int64_t band, nband;  /* kernel rows per band, bands */
+    int64_t tx, ty;       /* tile sizes (fields) */
+    int64_t ntx, nty;     /* tiles */
+    int64_t oh, ow;       /* tiled extent (output, or input for reshape) */
+    bool weighted;
+    bool dbuf;
+} geom;
+
+static void geom_make(const enpu_arch *a, const enpu_instr *h, geom *g) {
+    memset(g, 0, sizeof *g);
+    g->a = a, g->h = h, g->P = a->pes, g->Dif = a->ifmap_pad_depth;
+    int64_t op = h->opcode;
+    if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) g->cls = 0;
+    else if (op == ENPU_OPC_FC) g->cls = 1;
+    else if (op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL || op == ENPU_OPC_MAXPOOL) g->cls = 2;
+    else g->cls = 3;
+    g->G = (g->cls == 0 && h->groups > 0) ? h->groups : 1;
+    g->opg = h->co / g->G, g->cpg = h->ci / g->G;
+    int64_t zs = h->zs > 0 ? h->zs : 1;
+    g->z = zs * g->P;
+    if (g->cls <= 1) {
+        if (g->z > g->opg) g->z = cdiv(g->opg, g->P) * g->P;
+        g->nbk = cdiv(g->opg, g->z);
+    } else {
+        g->nbk = 1;
+    }
+    g->band = (g->cls == 0 || g->cls == 2) && h->band_h > 0 ? h->band_h : h->hk;
+    g->nband = (g->cls == 0 || g->cls == 2) ? cdiv(h->hk, g->band) : 1;
+    g->tx = h->tile_x > 0 ? h->tile_x : 1, g->ty = h->tile_y > 0 ? h->tile_y : 1;
+    if (op == ENPU_OPC_RESHAPE) g->oh = h->hi, g->ow = h->wi;
+    else g->oh = h->ho, g->ow = h->wo;
+    if (g->cls == 1) g->oh = g->ow = 1, g->tx = g->ty = 1;
+    g->ntx = cdiv(g->ow, g->tx), g->nty = cdiv(g->oh, g->ty);
+    g->weighted = g->cls <= 1 || op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL;
+    int64_t slots = g->cls == 1 ? 1 : h->tile_xi * h->tile_yi;
+    if (g->cls == 3) slots = g->tx * g->ty;
+    g->dbuf = slots <= g->Dif / 2;
+}
+
+/* Chain stages that compute (a reshape member has no pass). */
+static int chain_stages(const enpu_instr *c, int n, int *idx) {
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || c[i].opcode != ENPU_OPC_RESHAPE) idx[k++] = i;
+    return k;
+}
+
+#define MAXCHAIN 16
+
+/* The walk.  limit > 0: give up (return a value > limit) once the chain is
+ * known to take longer.  act: per chain instruction, ENPU_ACT_COUNT each. */
+static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limit, int64_t *act) {
+    geom g;
+    const enpu_instr *h = &c[0];
+    geom_make(a, h, &g);
+    int stage[MAXCHAIN];
+    int ns = chain_stages(c, n, stage);
+    int64_t D = a->pe_pipeline_depth, Rq = a->requant_latency, Ld = a->dtcm_read_latency;
+    int64_t Lw = a->weight_mem_latency;
+    int64_t npar = 0;
+    for (int i = 0; i < n; i++) npar += cc_param_words(a, &c[i]);
+    int64_t t0 = 0;
+    int64_t par_ok = npar > 0 ? t0 + npar - 1 + Lw : t0;
+    int64_t w0_ok = g.weighted ? t0 + npar + Lw : t0;
+    int64_t fill_until = max64(par_ok, w0_ok);
+#define ACT(i, k) act[(size_t)(i) * ENPU_ACT_COUNT + (k)]
+    wlist wl = {0};
+    int64_t load_free = t0;   /* next cycle the loader may issue */
+    int64_t lastread[2] = {t0 - 1, t0 - 1}; /* last pad-reading cycle of units u-1, u-2 */
+    int64_t pe_free = t0;     /* next cycle the PE array may issue */
+    int64_t last_issue = t0 - 1;
+    int last_stage_instr = stage[ns - 1];
+    bool first = true;
+    int64_t u = 0;
+    int64_t wpp_in = cdiv(h->ci, g.P);
+    int64_t kz_lo, kz_hi;
+    int64_t result = -1;
+
+    for (int64_t gi = 0; gi < g.G; gi++) {
+        if (g.cls == 0) {
+            kz_lo = gi * g.cpg / g.P;
+            kz_hi = ((gi + 1) * g.cpg - 1) / g.P;
+        } else if (g.cls == 1) {
+            kz_lo = 0, kz_hi = h->hi * h->wi * wpp_in - 1;
+        } else {
+            kz_lo = 0, kz_hi = wpp_in - 1;
+        }
+        for (int64_t bk = 0; bk < g.nbk; bk++) {
+            int64_t zk = g.cls <= 1 ? min64(g.z, g.opg - bk * g.z) : g.P;
+            int64_t zse = g.cls <= 1 ? cdiv(zk, g.P) : 1;
+            for (int64_t ty = 0; ty < g.nty; ty++) {
+                int64_t yt = min64(g.ty, g.oh - ty * g.ty);
+                for (int64_t tx = 0; tx < g.ntx; tx++) {
+                    int64_t xt = min64(g.tx, g.ow - tx * g.tx);
+                    int64_t Q = xt * yt; /* rows = 1 */
+                    int64_t xi = (xt - 1) * h->stride_w + (h->wk - 1) * h->dil_w + 1;
+                    if (g.cls == 3) xi = xt;
+                    if (g.cls == 1) xi = 1;
+                    int64_t row0 = ty * g.ty * h->stride_h - h->pad_top;
+                    int64_t col0 = tx * g.tx * h->stride_w - h->pad_left;
+                    if (g.cls == 3) row0 = ty * g.ty, col0 = tx * g.tx;
+                    for (int64_t kz = kz_lo; kz <= kz_hi; kz++) {
+                        int64_t cig;
+                        if (g.cls == 0) {
+                            int64_t lo = max64(gi * g.cpg, kz * g.P);
+                            int64_t hi = min64((gi + 1) * g.cpg, (kz + 1) * g.P);
+                            cig = hi - lo;
+                        } else if (g.cls == 1) {
+                            cig = (kz % wpp_in == wpp_in - 1) ? h->ci - (wpp_in - 1) * g.P : g.P;
+                        } else {
+                            cig = 1;
+                        }
+                        for (int64_t b = 0; b < g.nband; b++) {
+                            int64_t rows = g.cls == 0 || g.cls == 2 ? min64(g.band, h->hk - b * g.band) : 1;
+                            int64_t yi = (yt - 1) * h->stride_h + (rows - 1) * h->dil_h + 1;
+                            if (g.cls == 3) yi = yt;
+                            if (g.cls == 1) yi = 1;
+                            int64_t brow = row0 + b * g.band * h->dil_h;
+                            /* ---- load: issue the unit's words ---- */
+                            int64_t bank_free = (g.dbuf ? lastread[1] : lastread[0]) + 1;
+                            int64_t t = max64(load_free, bank_free);
+                            int64_t denied = 0;
+                            int64_t nw = xi * yi;
+                            for (int64_t j = 0; j < nw; j++) {
+                                bool pad = false;
+                                if (g.cls == 0 || g.cls == 2) {
+                                    int64_t r = brow + j / xi, col = col0 + j % xi;
+                                    pad = r < 0 || r >= h->hi || col < 0 || col >= h->wi;
+                                }
+                                if (!pad) t = wl_free(&wl, t, &denied);
+                                t++;
+                            }
+                            load_free = t;
+                            int64_t valid = t - 1 + Ld;
+                            /* ---- compute ---- */
+                            int64_t npass, plen;
+                            if (g.cls == 0) npass = cig * rows * h->wk, plen = zse * Q;
+                            else if (g.cls == 1) npass = cig, plen = zse;
+                            else if (g.cls == 2) npass = rows * h->wk, plen = Q;
+                            else npass = 1, plen = Q;
+                            int64_t start = max64(pe_free, valid);
+                            if (first) {
+                                start = max64(start, max64(par_ok, w0_ok));
+                                int64_t fill = min64(start, fill_until) - t0;
+                                if (fill < 0) fill = 0;
+                                ACT(0, ENPU_ACT_PIPELINE_FILL) += fill;
+                                ACT(0, ENPU_ACT_IFMAP_LOAD) += start - t0 - fill;
+                                first = false;
+                            } else if (start > pe_free) {
+                                int64_t w = start - pe_free, bc = min64(w, denied);
+                                ACT(0, ENPU_ACT_BUS_CONFLICT) += bc;
+                                ACT(0, ENPU_ACT_IFMAP_LOAD) += w - bc;
+                            }
+                            int64_t cend = start + npass * plen; /* first cycle after */
+                            ACT(0, ENPU_ACT_COMPUTE) += npass * plen;
+                            lastread[1] = lastread[0];
+                            lastread[0] = cend - 1;
+                            pe_free = cend;
+                            last_issue = cend - 1;
+                            bool ends = (g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
+                                      : (g.cls == 1) ? (kz == kz_hi)
+                                                     : (b == g.nband - 1);
+                            if (ends) {
+                                int64_t ps = cend - plen, pl = zse * Q;
+                                if (g.cls == 1) pl = zse;
+                                int64_t prev_s = ps, prev_len = plen;
+                                for (int si = 1; si < ns; si++) {
+                                    int64_t s = max64(prev_s + prev_len, prev_s + D + Rq);
+                                    ACT(stage[si], ENPU_ACT_PIPELINE_DRAIN) += s - (prev_s + prev_len);
+                                    ACT(stage[si], ENPU_ACT_COMPUTE) += pl;
+                                    prev_s = s, prev_len = pl;
+                                }
+                                pe_free = prev_s + prev_len;
+                                last_issue = pe_free - 1;
+                                wl_add(&wl, prev_s + D + Rq, prev_s + D + Rq + prev_len - 1);
+                            }
+                            u++;
+                            if (limit > 0 && pe_free > limit) {
+                                result = pe_free + 1;
+                                goto done;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    {
+        int64_t end = last_issue + D + Rq; /* the last write */
+        ACT(last_stage_instr, ENPU_ACT_PIPELINE_DRAIN) += end - last_issue;
+        result = end - t0 + 1;
+    }
+done:
+    free(wl.s);
+    free(wl.e);
+#undef ACT
+    return result;
+}
+
+static bool is_compute(int64_t op) {
+    enpu_opclass k = enpu_opcode_class(op);
+    return k == ENPU_CLASS_CONV || k == ENPU_CLASS_CW || k == ENPU_CLASS_MOVE;
+}
+
+int64_t cc_cost_chain_limit(const enpu_arch *a, const enpu_instr *c, int n, int64_t limit,
+                            int64_t *act_rows) {
+    if (n < 1 || n > MAXCHAIN || !is_compute(c[0].opcode)) return -1;
+    int64_t local[MAXCHAIN * ENPU_ACT_COUNT];
+    memset(local, 0, sizeof local);
+    int64_t r = walk(a, c, n, limit, local);
+    if (act_rows) memcpy(act_rows, local, (size_t)n * ENPU_ACT_COUNT * sizeof *local);
+    return r;
+}
+
+int64_t enpu_cost_chain(const enpu_arch *a, const enpu_instr *chain, int n,
+                        int64_t act[ENPU_ACT_COUNT]) {
+    int64_t rows[MAXCHAIN * ENPU_ACT_COUNT];
+    int64_t r = cc_cost_chain_limit(a, chain, n, 0, rows);
+    if (r < 0) return r;
+    if (act) {
+        memset(act, 0, ENPU_ACT_COUNT * sizeof *act);
+        for (int i = 0; i < n; i++)
+            for (int k = 0; k < ENPU_ACT_COUNT; k++) act[k] += rows[i * ENPU_ACT_COUNT + k];
+    }
+    return r;
+}
+
+int64_t enpu_cost_controller(const enpu_arch *a, int n, bool first) {
+    int64_t F = a->instr_fetch_cycles, Dc = a->decode_cycles;
+    return (first ? F : 0) + Dc + (int64_t)(n - 1) * max64(F, Dc);
+}
+
+int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act) {
+    const enpu_arch *a = &p->arch;
+    int64_t total = 0;
+    int64_t F = a->instr_fetch_cycles, Dc = a->decode_cycles;
+    if (cycles) memset(cycles, 0, (size_t)p->n_instr * sizeof *cycles);
+    if (act) memset(act, 0, (size_t)p->n_instr * ENPU_ACT_COUNT * sizeof *act);
+    for (int i = 0; i < p->n_instr;) {
+        int n = 1;
+        while (i + n - 1 < p->n_instr && p->instr[i + n - 1].fuse_next && n < MAXCHAIN) n++;
+        if (i + n > p->n_instr) n = p->n_instr - i;
+        int64_t rows[MAXCHAIN * ENPU_ACT_COUNT];
+        memset(rows, 0, sizeof rows);
+        int64_t op = p->instr[i].opcode;
+        int64_t exec = 0;
+        if (op == ENPU_OPC_SYNC) {
+            rows[ENPU_ACT_CONTROLLER] += a->host_sync_cycles;
+            exec = a->host_sync_cycles;
+        } else if (op != ENPU_OPC_END) {
+            exec = cc_cost_chain_limit(a, &p->instr[i], n, 0, rows);
+            if (exec < 0) exec = 0;
+        }
+        for (int k = 0; k < n; k++) {
+            int64_t ctl = k == 0 ? Dc + (i == 0 ? F : 0) : max64(F, Dc);
+            rows[k * ENPU_ACT_COUNT + ENPU_ACT_CONTROLLER] += ctl;
+            total += ctl;
+            int64_t sum = 0;
+            for (int q = 0; q < ENPU_ACT_COUNT; q++) sum += rows[k * ENPU_ACT_COUNT + q];
+            if (cycles) cycles[i + k] = sum;
+            if (act)
+                memcpy(act + (size_t)(i + k) * ENPU_ACT_COUNT, rows + k * ENPU_ACT_COUNT,
+                       ENPU_ACT_COUNT * sizeof *act);
+        }
+        total += exec;
+        i += n;
+    }
+    return total;
+}

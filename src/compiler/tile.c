@@ -1,0 +1,228 @@
+/* Tiling search (note 004's "find the tiling that minimises cycles under the
+ * buffer limits"), per chain.
+ *
+ * The knobs of a chain's head: the output tile x by y, the output-channel
+ * words per block zs (z = zs*pes channels; fewer than Co means output-channel
+ * blocks), and the kernel row band (band_h).  The limits (docs/isa.md
+ * "Tiling"): zs*x*y <= psum_depth, x'*y' <= ifmap_pad_depth, zs <=
+ * weight_pad_depth.  Every legal candidate is costed with the event model
+ * (cost.c) -- which also decides double buffering (x'*y' <= Dif/2) -- and
+ * the cheapest wins; ties go to z = Co (the note's preference), then to the
+ * whole kernel, then to the bigger tile.
+ *
+ * Only tile widths that are the smallest for their number of tile columns,
+ * x = ceil(wo/k), are tried (likewise y): any other x gives the same number
+ * of tiles with a bigger input tile, which never helps.  Candidates are
+ * costed with an early exit once they exceed the best so far. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cc.h"
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Distinct ceil(n/k), k = 1..n, that are <= cap, descending. */
+static int sizes(int64_t n, int64_t cap, int64_t *out, int max) {
+    int m = 0;
+    int64_t prev = -1;
+    for (int64_t k = 1; k <= n && m < max; k++) {
+        int64_t v = cdiv(n, k);
+        if (v == prev) continue;
+        prev = v;
+        if (v <= cap) out[m++] = v;
+    }
+    return m;
+}
+
+typedef struct cand {
+    int64_t x, y, zs, band;
+} cand;
+
+/* Writes candidate k into the chain's tile fields (members take the head's
+ * tile, docs/isa.md "Fused chains"). */
+static void apply(enpu_instr *chain, int n, const cand *k) {
+    enpu_instr *h = &chain[0];
+    int64_t band = k->band ? k->band : h->hk;
+    h->tile_x = k->x, h->tile_y = k->y, h->zs = k->zs, h->rows = 1;
+    h->band_h = (k->band && k->band < h->hk) ? k->band : 0;
+    if (h->opcode == ENPU_OPC_FC) {
+        h->tile_xi = h->tile_yi = 1;
+    } else {
+        h->tile_xi = h->stride_w * (k->x - 1) + h->dil_w * (h->wk - 1) + 1;
+        h->tile_yi = h->stride_h * (k->y - 1) + h->dil_h * (band - 1) + 1;
+    }
+    for (int i = 1; i < n; i++) {
+        enpu_instr *m = &chain[i];
+        m->tile_x = h->tile_x, m->tile_y = h->tile_y, m->zs = h->zs, m->rows = 1;
+        m->tile_xi = m->tile_x, m->tile_yi = m->tile_y; /* 1x1 members */
+        m->band_h = 0;
+    }
+}
+
+static bool legal(const enpu_arch *a, const enpu_instr *h, const cand *k) {
+    int64_t band = k->band ? k->band : h->hk;
+    if (k->zs < 1 || k->zs > a->weight_pad_depth) return false;
+    if (k->zs * k->x * k->y > a->psum_depth) return false;
+    if (h->opcode == ENPU_OPC_FC) return k->x == 1 && k->y == 1;
+    int64_t xi = h->stride_w * (k->x - 1) + h->dil_w * (h->wk - 1) + 1;
+    int64_t yi = h->stride_h * (k->y - 1) + h->dil_h * (band - 1) + 1;
+    return xi * yi <= a->ifmap_pad_depth;
+}
+
+/* Full output-channel words of the head (z = Co). */
+static int64_t zs_full(const enpu_arch *a, const enpu_instr *h) {
+    enpu_opclass k = enpu_opcode_class(h->opcode);
+    if (k != ENPU_CLASS_CONV) return 1;
+    int64_t g = h->groups > 0 ? h->groups : 1;
+    int64_t z = cdiv(h->co / g, a->pes);
+    return z < a->weight_pad_depth ? z : a->weight_pad_depth;
+}
+
+static bool has_window(const enpu_instr *h) {
+    int64_t op = h->opcode;
+    return op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU || op == ENPU_OPC_DWCONV ||
+           op == ENPU_OPC_MAXPOOL || op == ENPU_OPC_AVGPOOL;
+}
+
+/* Is candidate k preferred over b at equal cost? */
+static bool better_tie(const cand *k, const cand *b, int64_t zfull) {
+    if ((k->zs == zfull) != (b->zs == zfull)) return k->zs == zfull;
+    if ((k->band == 0) != (b->band == 0)) return k->band == 0;
+    if (k->x * k->y != b->x * b->y) return k->x * k->y > b->x * b->y;
+    return k->x > b->x;
+}
+
+int enpu_tile_chain(const enpu_arch *a, enpu_instr *chain, int n, bool naive, const char *what,
+                    enpu_err *err) {
+    enpu_instr *h = &chain[0];
+    int64_t zfull = zs_full(a, h);
+    bool reshape = h->opcode == ENPU_OPC_RESHAPE;
+    int64_t W = reshape ? h->wi : h->wo, H = reshape ? h->hi : h->ho;
+    if (h->opcode == ENPU_OPC_FC) W = H = 1;
+    int64_t xs[256], ys[256];
+    int nx = sizes(W, a->psum_depth, xs, 256), ny = sizes(H, a->psum_depth, ys, 256);
+    int64_t hk = has_window(h) ? h->hk : 1;
+    cand best = {0, 0, 0, 0};
+    int64_t best_cost = -1;
+    if (naive) {
+        /* x = y = 1, z = Co (capped by the weight pad), the whole kernel or
+         * the most kernel rows that fit */
+        for (int64_t b = hk; b >= 1; b--) {
+            cand k = {1, 1, zfull, b == hk ? 0 : b};
+            if (legal(a, h, &k)) {
+                best = k;
+                best_cost = 0;
+                break;
+            }
+        }
+    } else {
+        /* zs from z = Co down (fewer output channels per block allow bigger
+         * tiles); bands from the whole kernel down */
+        for (int64_t zs = zfull; zs >= 1; zs--) {
+            for (int64_t b = hk; b >= 1; b--) {
+                for (int iy = 0; iy < ny; iy++) {
+                    for (int ix = 0; ix < nx; ix++) {
+                        cand k = {xs[ix], ys[iy], zs, b == hk ? 0 : b};
+                        if (!legal(a, h, &k)) continue;
+                        apply(chain, n, &k);
+                        int64_t cost = cc_cost_chain_limit(a, chain, n, best_cost, NULL);
+                        if (cost < 0) continue;
+                        if (best_cost < 0 || cost < best_cost ||
+                            (cost == best_cost && better_tie(&k, &best, zfull))) {
+                            best = k;
+                            best_cost = cost;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (best_cost < 0) {
+        int64_t xi = h->dil_w * (h->wk - 1) + 1;
+        return enpu_fail(err, ENPU_E_NOFIT,
+                         "layer '%s': even a 1x1 output tile with one kernel row needs an input "
+                         "tile of %" PRId64 " ifmap pad entries (kernel width %" PRId64
+                         ", dilation %" PRId64 "); arch '%s' has ifmap_pad_depth %" PRId64
+                         "; use ifmap_pad_depth >= %" PRId64,
+                         what, xi, h->wk, h->dil_w, a->name, a->ifmap_pad_depth, xi);
+    }
+    apply(chain, n, &best);
+    return 0;
+}
+
+/* The enhance-channel transform (note 004): a conv with a small Ci*Hk*Wk
+ * (up to 4 bus words; note 004 says one) can fold its kernel taps into input channels -- a 1x1 conv on an im2col
+ * map of Ci*Hk*Wk channels.  On this machine it changes no compute cycle (a
+ * pass per valid input channel and tap either way) and only shrinks the
+ * input tiles (x' = x), so it pays only when the direct mapping cannot hide
+ * its ifmap loads; but the im2col map must be written by a copy that reads
+ * the input and writes the enhanced map over the one DTCM bus.  The layer's
+ * note says what the comparison gave.  (The ISA has no im2col copy, so the
+ * transform is reported, never emitted: with kernel row bands every kernel
+ * whose one row fits the ifmap pad has a direct mapping.) */
+static void enhance_note(cc *c, cc_layer *l, int64_t direct, const enpu_instr *chain, int n) {
+    const enpu_arch *a = c->a;
+    const enpu_instr *h = &chain[0];
+    if (h->opcode != ENPU_OPC_CONV && h->opcode != ENPU_OPC_CONV_RELU) return;
+    int64_t taps = h->hk * h->wk, k = h->ci / h->groups * taps;
+    char buf[400];
+    if (taps == 1) return;
+    if (h->groups != 1 || k > 4 * a->pes) {
+        snprintf(buf, sizeof buf, "enhance-channel not considered: Ci*Hk*Wk = %" PRId64 "%s",
+                 k, h->groups != 1 ? " in a group conv" : " is more than 4 bus words");
+    } else {
+        enpu_instr e[16];
+        memcpy(e, chain, (size_t)n * sizeof *e);
+        e[0].hi = h->ho, e[0].wi = h->wo, e[0].ci = k;
+        e[0].hk = e[0].wk = e[0].stride_h = e[0].stride_w = e[0].dil_h = e[0].dil_w = 1;
+        e[0].pad_top = e[0].pad_bottom = e[0].pad_left = e[0].pad_right = 0;
+        enpu_err err = {0};
+        int64_t enh = -1;
+        if (enpu_tile_chain(a, e, n, false, l->name, &err) == 0) enh = cc_cost_chain_limit(a, e, n, 0, NULL);
+        /* the im2col copy: every input word read, every enhanced word written,
+         * on the one bus */
+        int64_t copy = h->hi * h->wi * cdiv(h->ci, a->pes) + h->ho * h->wo * cdiv(k, a->pes) + a->dtcm_read_latency +
+                       a->pe_pipeline_depth + a->requant_latency + a->decode_cycles;
+        if (enh >= 0 && enh + copy < direct)
+            snprintf(buf, sizeof buf, "enhance-channel would save %" PRId64 " cycles (Ci*Hk*Wk = %" PRId64
+                     ": %" PRId64 " + an im2col copy of %" PRId64 " vs %" PRId64 " direct) but the ISA has no "
+                     "im2col copy: not applied", direct - enh - copy, k, enh, copy, direct);
+        else
+            snprintf(buf, sizeof buf, "enhance-channel not applied: Ci*Hk*Wk = %" PRId64 " is small, but "
+                     "the enhanced conv (%" PRId64 " cycles) plus its im2col copy (%" PRId64 ") is not "
+                     "cheaper than the direct mapping (%" PRId64 ")", k, enh, copy, direct);
+    }
+    size_t ol = l->note ? strlen(l->note) : 0, nl = strlen(buf);
+    char *nn = malloc(ol + nl + 3);
+    if (!nn) return;
+    snprintf(nn, ol + nl + 3, "%s%s%s", ol ? l->note : "", ol ? "; " : "", buf);
+    free(l->note);
+    l->note = nn;
+}
+
+/* Per chain of the program order, the tiling. */
+int cc_tile(cc *c) {
+    const enpu_arch *a = c->a;
+    if (a->weight_mem_latency >= a->weight_pad_depth)
+        return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                         "arch '%s': weight_mem_latency %" PRId64 " >= weight_pad_depth %" PRId64
+                         ": the weight pad cannot hide the weight memory's latency, which the "
+                         "cost model (docs/microarch.md 11.6) does not cover",
+                         a->name, a->weight_mem_latency, a->weight_pad_depth);
+    enpu_instr chain[16];
+    for (int k = 0; k < c->norder; k++) {
+        int h = c->order[k];
+        cc_layer *hl = &c->L[h];
+        if (hl->head != h || hl->opcode == CC_HOST) continue;
+        int n = 0;
+        for (int m = h; m >= 0 && n < 16; m = c->L[m].next) chain[n++] = c->L[m].ins;
+        int rc = enpu_tile_chain(a, chain, n, c->o.naive_tiling, hl->name, c->err);
+        if (rc) return rc;
+        if (!c->o.no_enhance) enhance_note(c, hl, cc_cost_chain_limit(a, chain, n, 0, NULL), chain, n);
+        n = 0;
+        for (int m = h; m >= 0 && n < 16; m = c->L[m].next) c->L[m].ins = chain[n++];
+    }
+    return 0;
+}
