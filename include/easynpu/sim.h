@@ -1,0 +1,217 @@
+/* The simulator: executes a compiled program (program.h) on a model of an
+ * engine, cycle by cycle or functionally, and reports where time went.
+ *
+ * Engines.  The EasyNPU core of docs/microarch.md is one engine; the
+ * systolic array (note 002) and the row-stationary array (note 003) of SPEC
+ * §5 are meant to sit beside it.  An engine is a table of functions
+ * (enpu_sim_engine, src/sim/engine.h: it needs the driver's internals, so it
+ * is not public) chosen by the architecture description's `engine` field and
+ * the mode; the driver (sim/driver.c) owns the program, memories, host ops,
+ * statistics and checking, and asks the engine to execute the program up to
+ * the next host hand-over, one chain of fused instructions at a time.
+ *
+ * Two modes, one answer: ENPU_SIM_CYCLE advances every hardware unit per
+ * clock (docs/microarch.md §11 is the cycle-level contract); ENPU_SIM_FUNCTIONAL
+ * computes each layer's output directly (no timing).  Both write the same
+ * bytes into the same memories.  In cycle mode the driver can also replay
+ * every chain functionally on a copy of the memories and compare the blocks
+ * the chain wrote (opts.check): a mismatch is reported with the layer, the
+ * tensor coordinate, both values and the cycle of the write.
+ *
+ * Host ops (`sync`): the driver builds a one-node float graph of the host
+ * op's ONNX `kind` over its IO tensors (int8 DTCM tensors dequantized with
+ * their descriptors, host-memory tensors as stored) and runs it with
+ * enpu_fref_node, exactly as the golden reference runs a HOST node; int8
+ * outputs are quantized (enpu_quantize) back into the DTCM, float outputs
+ * stay in host memory.  Attributes come from the record as the compiler
+ * writes them: Softmax axis = iparam[0] and its opset < 13 coercion =
+ * iparam[1]; Flatten/Concat axis = iparam[0]; Transpose perm = iparam[];
+ * LeakyRelu/HardSigmoid/Clip alpha, beta, min, max = fparam[0..3].  Only
+ * tensor operands are passed (an op needing a constant operand, such as a
+ * Reshape's shape, is refused by enpu_fref_node).
+ *
+ * User-facing tensors (inputs, outputs, enpu_sim_read_tensor) are in the
+ * graph's order: for an IO descriptor with layout NHWC and rank >= 3 the
+ * user order is [N][C][spatial...] (the ONNX order) and the memory order is
+ * the descriptor's dims; otherwise both are the descriptor's dims. */
+#ifndef EASYNPU_SIM_H
+#define EASYNPU_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "easynpu/arch.h"
+#include "easynpu/error.h"
+#include "easynpu/program.h"
+#include "easynpu/tensor_io.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum enpu_sim_mode { ENPU_SIM_CYCLE = 0, ENPU_SIM_FUNCTIONAL } enpu_sim_mode;
+
+/* "cycle" / "functional"; enpu_sim_mode_parse returns -1 if unknown. */
+const char *enpu_sim_mode_name(enpu_sim_mode m);
+int enpu_sim_mode_parse(const char *s);
+
+/* Every cycle of a layer belongs to exactly one activity (docs/microarch.md
+ * §9, §11.10). */
+#define ENPU_ACTIVITY_LIST(X)          \
+    X(CONTROLLER, "controller")        \
+    X(COMPUTE, "compute")              \
+    X(PIPELINE_FILL, "pipeline_fill")  \
+    X(IFMAP_LOAD, "ifmap_load")        \
+    X(BUS_CONFLICT, "bus_conflict")    \
+    X(WEIGHT_LOAD, "weight_load")      \
+    X(OFMAP_DRAIN, "ofmap_drain")      \
+    X(PIPELINE_DRAIN, "pipeline_drain")
+
+typedef enum enpu_activity {
+#define ENPU_X_ACT(id, name) ENPU_ACT_##id,
+    ENPU_ACTIVITY_LIST(ENPU_X_ACT)
+#undef ENPU_X_ACT
+    ENPU_ACT_COUNT
+} enpu_activity;
+
+const char *enpu_activity_name(enpu_activity a);
+
+/* Memories and pads whose accesses are counted.  Memories count words; the
+ * pads count entries (one 8-bit entry of one pad; a broadcast read is one
+ * entry, a multicast read P entries); psum counts per-PE entries read and
+ * written; the ITCM counts 128-bit words. */
+#define ENPU_MEMORY_LIST(X)           \
+    X(MAIN_DTCM, "main_dtcm")         \
+    X(SKIP_DTCM, "skip_dtcm")         \
+    X(WEIGHT_MEM, "weight_mem")       \
+    X(ITCM, "itcm")                   \
+    X(IFMAP_PAD, "ifmap_pad")         \
+    X(WEIGHT_PAD, "weight_pad")       \
+    X(PSUM, "psum")
+
+typedef enum enpu_memory {
+#define ENPU_X_MEM(id, name) ENPU_MEM_##id,
+    ENPU_MEMORY_LIST(ENPU_X_MEM)
+#undef ENPU_X_MEM
+    ENPU_MEM_COUNT
+} enpu_memory;
+
+const char *enpu_memory_name(enpu_memory m);
+
+/* One row per instruction of the program (the rows of a fused chain split
+ * its cycles by stage, docs/microarch.md §11.10). */
+typedef struct enpu_layer_stats {
+    char name[128];                  /* layer name (program LAYERS section) */
+    char op[32];                     /* mnemonic */
+    int instr;                       /* instruction index */
+    int chain_head;                  /* index of the chain's head instruction */
+    uint64_t start_cycle;            /* first cycle attributed to it */
+    uint64_t end_cycle;              /* one past the last (cycle mode) */
+    uint64_t cycles;                 /* sum of activity[] */
+    uint64_t activity[ENPU_ACT_COUNT];
+    uint64_t macs;                   /* useful multiply-accumulates (§11.10) */
+    uint64_t ideal_cycles;           /* ceil(macs / (pes * pe_rows)) */
+    uint64_t compute_model;          /* closed-form compute cycles (§11.11) */
+    uint64_t reads[ENPU_MEM_COUNT];  /* words (pads: entries) */
+    uint64_t writes[ENPU_MEM_COUNT];
+    int psum_peak;                   /* most psum entries live at once, per PE */
+    bool host;                       /* a sync/host op (host time not modelled) */
+} enpu_layer_stats;
+
+/* The first difference found by a check. */
+typedef struct enpu_sim_mismatch {
+    bool found;
+    int layer;                       /* instruction index (chain's writing stage) */
+    char layer_name[128];
+    char tensor[32];                 /* "ofmap" or "skip" */
+    int64_t h, w, c;                 /* coordinate in the written tensor */
+    int got, want;                   /* cycle-mode value, reference value */
+    uint64_t cycle;                  /* cycle of the write (0 if never written) */
+} enpu_sim_mismatch;
+
+typedef struct enpu_sim_result {
+    enpu_sim_mode mode;
+    int n_layers;                    /* = program instructions */
+    enpu_layer_stats *layers;
+    uint64_t total_cycles, total_macs, total_ideal_cycles;
+    uint64_t activity[ENPU_ACT_COUNT];
+    uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
+    double utilization;              /* total_macs / (pes * pe_rows * total_cycles) */
+    double time_us;                  /* total_cycles / clock_mhz */
+    bool checked;                    /* the layer-by-layer check ran */
+    bool bit_exact;                  /* checked and no mismatch */
+    enpu_sim_mismatch mismatch;
+    int n_outputs;
+    enpu_buf *outputs;               /* dequantized float32 outputs (IO order), named */
+    enpu_buf *raw_outputs;           /* int8 outputs as stored, user order (data NULL
+                                        for float host outputs) */
+} enpu_sim_result;
+
+void enpu_sim_result_free(enpu_sim_result *r);
+
+typedef struct enpu_sim enpu_sim;
+
+/* Called after each chain (layer = the head's instruction index; st = the
+ * head's row, final for the chain) and after each host op.  A non-zero
+ * return stops the run with that status (the callback fills err). */
+typedef int (*enpu_sim_layer_cb)(void *ctx, int layer, const enpu_layer_stats *st,
+                                 const enpu_sim *sim, enpu_err *err);
+
+typedef struct enpu_sim_opts {
+    enpu_sim_mode mode;
+    bool check;                      /* cycle mode: replay each chain functionally and
+                                        compare what it wrote (ENPU_E_MISMATCH) */
+    const char *trace_path;          /* Chrome trace-event JSON (cycle mode), or NULL */
+    const char *vcd_path;            /* VCD of control signals (cycle mode), or NULL */
+    uint64_t vcd_from, vcd_to;       /* cycle window [from, to) for the VCD */
+    uint64_t max_cycles;             /* stop with ENPU_E_LIMIT past this (0: 2^40) */
+    enpu_sim_layer_cb on_layer;
+    void *cb_ctx;
+} enpu_sim_opts;
+
+/* Creates a simulator for prog on arch.  The program must have been
+ * validated (enpu_program_read does) and compiled for arch (fingerprints
+ * equal, else ENPU_E_MISMATCH naming both); it must outlive the simulator.
+ * ENPU_E_UNSUPPORTED for an engine or a construct the simulator does not
+ * model (naming the instruction).  opts may be NULL (cycle mode, no check). */
+int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim_opts *opts,
+                 enpu_sim **out, enpu_err *err);
+void enpu_sim_free(enpu_sim *sim);
+
+/* Runs the whole program on float inputs (one per input descriptor, in IO
+ * order, shape in user order or the descriptor's dims; quantized with the
+ * descriptor's scale and zero point as enpu_quantize does) and fills *res
+ * (freed with enpu_sim_result_free, also on failure).  The memories start
+ * from the program's images each run.  On a check mismatch returns
+ * ENPU_E_MISMATCH with res->mismatch filled. */
+int enpu_sim_run(enpu_sim *sim, const enpu_buf *inputs, int n_inputs, enpu_sim_result *res,
+                 enpu_err *err);
+/* The same with int8 inputs as stored values (user order, one array per
+ * input descriptor of its element count). */
+int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
+                    enpu_sim_result *res, enpu_err *err);
+
+/* Reads a feature map from a simulated memory back into an int8 buffer of
+ * `n` elements in user order (descriptor as in the program; any int8
+ * descriptor in main or skip DTCM, so a test can read intermediate tensors
+ * by making a descriptor). */
+int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
+                         enpu_err *err);
+/* Cycle at which the word holding element (c, h, w) of descriptor d was last
+ * written (coordinates of a rank-4 NCHW user tensor; for other ranks h is
+ * ignored and w is the flat index of the non-channel dims), 0 if never. */
+uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t c, int64_t h,
+                              int64_t w);
+
+/* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP or _WEIGHT of isa.h)
+ * after a run: *bytes gets its size. NULL for an unknown memory. */
+const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes);
+
+/* The architecture and program the simulator runs. */
+const enpu_arch *enpu_sim_arch(const enpu_sim *sim);
+const enpu_program *enpu_sim_program(const enpu_sim *sim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

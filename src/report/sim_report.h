@@ -1,0 +1,29 @@
+/* Reports of a simulation: the per-layer text table, the JSON report, and
+ * (sim_report_hooks.h) the Chrome trace-event and VCD writers the cycle
+ * engine feeds. */
+#ifndef ENPU_SIM_REPORT_H
+#define ENPU_SIM_REPORT_H
+
+#include <stdio.h>
+
+#include "easynpu/sim.h"
+#include "sim/sim_report_hooks.h"
+
+/* Per-layer table (cycles, ideal, utilization, ratio to ideal, cycles by
+ * activity), the totals, time at the arch's clock, and memory traffic. */
+void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r);
+
+/* The JSON report as a jansson-free string (malloc'd): "program", "arch",
+ * "mode", "clock_mhz", "mac_units", "checked", "bit_exact", "mismatch"
+ * (when found), "total": {"cycles", "ideal_cycles", "macs", "utilization",
+ * "ratio_to_ideal", "time_us", "activities", "reads", "writes"}, "layers":
+ * [{"name", "op", "instr", "chain_head", "start_cycle", "cycles",
+ * "ideal_cycles", "compute_model", "macs", "utilization", "ratio_to_ideal",
+ * "psum_peak", "host", "activities", "reads", "writes"}]. */
+char *enpu_report_sim_json_text(const char *program, const enpu_arch *a,
+                                const enpu_sim_result *r);
+/* The same, written atomically to path. */
+int enpu_report_sim_json(const char *path, const char *program, const enpu_arch *a,
+                         const enpu_sim_result *r, enpu_err *err);
+
+#endif

@@ -1,0 +1,716 @@
+/* The simulator driver: owns the program, the memories, host memory, the
+ * per-instruction statistics and the checker, moves tensors between the
+ * user and the simulated memories, runs host ops (SYNC) on the float
+ * reference, and runs the engine chosen by the arch and the mode
+ * (engine.h).  Public API: include/easynpu/sim.h. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "easynpu/float_ref.h"
+#include "sim/engine.h"
+#include "sim/sim_report_hooks.h"
+
+#define ROW_NEVER UINT64_MAX
+
+/* ---- names ------------------------------------------------------------------- */
+
+const char *enpu_activity_name(enpu_activity a) {
+    static const char *const names[] = {
+#define ENPU_X_ACT(id, name) name,
+        ENPU_ACTIVITY_LIST(ENPU_X_ACT)
+#undef ENPU_X_ACT
+    };
+    return (unsigned)a < ENPU_ACT_COUNT ? names[a] : "unknown";
+}
+
+const char *enpu_memory_name(enpu_memory m) {
+    static const char *const names[] = {
+#define ENPU_X_MEM(id, name) name,
+        ENPU_MEMORY_LIST(ENPU_X_MEM)
+#undef ENPU_X_MEM
+    };
+    return (unsigned)m < ENPU_MEM_COUNT ? names[m] : "unknown";
+}
+
+const char *enpu_sim_mode_name(enpu_sim_mode m) {
+    return m == ENPU_SIM_FUNCTIONAL ? "functional" : "cycle";
+}
+
+int enpu_sim_mode_parse(const char *s) {
+    if (!s) return -1;
+    if (strcmp(s, "cycle") == 0) return ENPU_SIM_CYCLE;
+    if (strcmp(s, "functional") == 0) return ENPU_SIM_FUNCTIONAL;
+    return -1;
+}
+
+/* ---- tensors between the user and the memories --------------------------------- */
+
+/* Dims of d in user order (NHWC rank >= 3: channels second). */
+static void user_dims(const enpu_io_desc *d, int64_t *out) {
+    int r = d->rank;
+    if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
+        out[0] = d->dims[0];
+        out[1] = d->dims[r - 1];
+        for (int i = 1; i < r - 1; i++) out[i + 1] = d->dims[i];
+    } else {
+        for (int i = 0; i < r; i++) out[i] = d->dims[i];
+    }
+}
+
+static int64_t io_numel(const enpu_io_desc *d) {
+    int64_t n = 1;
+    for (int i = 0; i < d->rank; i++) n *= d->dims[i];
+    return n;
+}
+
+/* Geometry of d in memory: rows of C channels; S = spatial size of one
+ * batch for the NHWC permutation (0: no permutation). */
+static void io_geom(const enpu_io_desc *d, int64_t *rows, int64_t *C, int64_t *S) {
+    int r = d->rank;
+    *C = r >= 1 ? d->dims[r - 1] : 1;
+    *rows = 1;
+    for (int i = 0; i < r - 1; i++) *rows *= d->dims[i];
+    *S = 0;
+    if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
+        *S = 1;
+        for (int i = 1; i < r - 1; i++) *S *= d->dims[i];
+    }
+}
+
+static int64_t user_index(int64_t row, int64_t c, int64_t C, int64_t S) {
+    if (!S) return row * C + c;
+    int64_t n = row / S, sp = row % S;
+    return (n * C + c) * S + sp;
+}
+
+static void io_store(sim_mem *m, const enpu_io_desc *d, const int8_t *src) {
+    int64_t rows, C, S, P = m->wb;
+    io_geom(d, &rows, &C, &S);
+    int64_t wpp = (C + P - 1) / P;
+    for (int64_t row = 0; row < rows; row++) {
+        uint8_t *dst = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
+        for (int64_t c = 0; c < wpp * P; c++)
+            dst[c] = c < C ? (uint8_t)src[user_index(row, c, C, S)] : 0;
+    }
+}
+
+static void io_load(const sim_mem *m, const enpu_io_desc *d, int8_t *dst) {
+    int64_t rows, C, S, P = m->wb;
+    io_geom(d, &rows, &C, &S);
+    int64_t wpp = (C + P - 1) / P;
+    for (int64_t row = 0; row < rows; row++) {
+        const uint8_t *src = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
+        for (int64_t c = 0; c < C; c++) dst[user_index(row, c, C, S)] = (int8_t)src[c];
+    }
+}
+
+static bool in_dtcm(const enpu_io_desc *d) {
+    return d->mem == ENPU_MEM_MAIN || d->mem == ENPU_MEM_SKIP;
+}
+
+int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
+                         enpu_err *err) {
+    if (!sim || !d || !dst) return enpu_fail(err, ENPU_E_USAGE, "enpu_sim_read_tensor: NULL argument");
+    if (!in_dtcm(d) || d->dtype != ENPU_DT_INT8)
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 tensor in the DTCM",
+                         d->name ? d->name : "");
+    if (n != io_numel(d))
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': %" PRId64 " elements, buffer of %" PRId64,
+                         d->name ? d->name : "", io_numel(d), n);
+    if (d->addr + enpu_io_words(&sim->arch, d) >
+        (d->mem == ENPU_MEM_MAIN ? sim->mem.main_words : sim->mem.skip_words))
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': past the end of its memory",
+                         d->name ? d->name : "");
+    io_load(&sim->mem, d, dst);
+    return 0;
+}
+
+uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t c, int64_t h,
+                              int64_t w) {
+    if (!sim || !d || !in_dtcm(d)) return 0;
+    int64_t rows, C, S, P = sim->P;
+    io_geom(d, &rows, &C, &S);
+    int64_t row = (d->rank == 4 ? h * d->dims[d->layout == ENPU_LAYOUT_NHWC ? 2 : 3] : 0) + w;
+    if (d->layout != ENPU_LAYOUT_NHWC) { /* channel = last dim */
+        row = d->rank == 4 ? (c * d->dims[2] + h) : w;
+        c = d->rank == 4 ? w : c;
+    }
+    if (row < 0 || row >= rows || c < 0 || c >= C) return 0;
+    int64_t word = d->addr + row * ((C + P - 1) / P) + c / P;
+    const uint64_t *wc = d->mem == ENPU_MEM_MAIN ? sim->mem.main_wc : sim->mem.skip_wc;
+    return wc ? wc[word] : 0;
+}
+
+const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes) {
+    if (!sim) return NULL;
+    int64_t wb = sim->mem.wb;
+    switch (mem) {
+    case ENPU_MEM_MAIN: if (bytes) *bytes = sim->mem.main_words * wb; return sim->mem.main;
+    case ENPU_MEM_SKIP: if (bytes) *bytes = sim->mem.skip_words * wb; return sim->mem.skip;
+    case ENPU_MEM_WEIGHT: if (bytes) *bytes = sim->mem.w_words * wb; return sim->mem.wmem;
+    }
+    return NULL;
+}
+
+const enpu_arch *enpu_sim_arch(const enpu_sim *sim) { return sim ? &sim->arch : NULL; }
+const enpu_program *enpu_sim_program(const enpu_sim *sim) { return sim ? sim->prog : NULL; }
+
+/* ---- creation ----------------------------------------------------------------- */
+
+void enpu_sim_free(enpu_sim *sim) {
+    if (!sim) return;
+    if (sim->eng && sim->es) sim->eng->destroy(sim->es);
+    sim_mem_free(&sim->mem);
+    if (sim->have_shadow) sim_mem_free(&sim->shadow);
+    sim_decoder_free(&sim->dec);
+    if (sim->host) {
+        for (int i = 0; i < sim->prog->n_io; i++) free(sim->host[i]);
+        free(sim->host);
+    }
+    for (int i = 0; i < 4; i++) free(sim->fbuf[i]);
+    free(sim->rows);
+    sim_trace_free(sim->trace);
+    sim_vcd_free(sim->vcd);
+    free(sim);
+}
+
+static const char *layer_name(const enpu_program *p, int i) {
+    const char *n = p->layers ? p->layers[i].name : NULL;
+    return n ? n : "";
+}
+
+int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim_opts *opts,
+                 enpu_sim **out, enpu_err *err) {
+    if (!prog || !arch || !out) return enpu_fail(err, ENPU_E_USAGE, "enpu_sim_new: NULL argument");
+    *out = NULL;
+    uint32_t fa = enpu_arch_fingerprint(arch), fp = enpu_arch_fingerprint(&prog->arch);
+    if (fa != fp)
+        return enpu_fail(err, ENPU_E_MISMATCH,
+                         "the program was compiled for arch '%s' (fingerprint 0x%08x) but arch '%s' "
+                         "(fingerprint 0x%08x) is selected",
+                         prog->arch.name, fp, arch->name, fa);
+    /* the engines rely on every rule of enpu_program_validate (tiles within
+     * the pads and psum, blocks within the memories, chains well formed) */
+    int vrc = enpu_program_validate(prog, err);
+    if (vrc) return vrc;
+    enpu_sim_opts o = {0};
+    if (opts) o = *opts;
+    const enpu_sim_engine *eng = sim_engine_find(arch->engine, o.mode);
+    if (!eng)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "engine '%s' has no %s simulator",
+                         enpu_engine_name(arch->engine), enpu_sim_mode_name(o.mode));
+    enpu_sim *sim = calloc(1, sizeof *sim);
+    if (!sim) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    sim->prog = prog;
+    sim->arch = *arch;
+    sim->opts = o;
+    sim->P = (int)arch->pes;
+    sim->eng = eng;
+    int rc = sim_mem_init(&sim->mem, arch, o.mode == ENPU_SIM_CYCLE, err);
+    if (!rc) rc = sim_decoder_init(&sim->dec, prog, err);
+    if (!rc && o.mode == ENPU_SIM_CYCLE && o.check) {
+        rc = sim_mem_init(&sim->shadow, arch, false, err);
+        sim->have_shadow = rc == 0;
+    }
+    if (rc) {
+        enpu_sim_free(sim);
+        return rc;
+    }
+    sim->rows = calloc((size_t)prog->n_instr, sizeof *sim->rows);
+    sim->host = calloc((size_t)(prog->n_io ? prog->n_io : 1), sizeof *sim->host);
+    if (!sim->rows || !sim->host) {
+        enpu_sim_free(sim);
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < prog->n_io && !rc; i++) {
+        const enpu_io_desc *d = &prog->io[i];
+        if (d->mem != ENPU_MEM_HOST) continue;
+        int64_t n;
+        if ((rc = enpu_shape_numel(d->rank, d->dims, &n, d->name, err))) break;
+        sim->host[i] = calloc((size_t)(n ? n : 1), sizeof(float));
+        if (!sim->host[i]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", d->name);
+    }
+    /* functional buffers: the largest feature map of any instruction */
+    int64_t big = 1;
+    for (int i = 0; i < prog->n_instr; i++) {
+        const enpu_instr *in = &prog->instr[i];
+        int64_t a = in->hi * in->wi * in->ci, b = in->ho * in->wo * in->co;
+        if (a > big) big = a;
+        if (b > big) big = b;
+    }
+    sim->fbuf_n = big;
+    for (int i = 0; i < 4 && !rc; i++)
+        if (!(sim->fbuf[i] = malloc((size_t)big)))
+            rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (!rc) rc = eng->create(sim, &sim->es, err);
+    /* Decode every chain once now, so that a program the simulator cannot
+     * run is refused before it runs. */
+    if (!rc) {
+        sim_mem_reset(&sim->mem, prog);
+        sim_chain c;
+        for (int i = 0; i < prog->n_instr && !rc;) {
+            enpu_opclass k = enpu_opcode_class(prog->instr[i].opcode);
+            if (k == ENPU_CLASS_CTRL) {
+                int64_t h = prog->instr[i].host_op;
+                if (prog->instr[i].opcode == ENPU_OPC_SYNC && (h < 0 || h >= prog->n_hostops))
+                    rc = enpu_fail(err, ENPU_E_INVALID, "instruction %d: host_op %" PRId64
+                                   " out of range", i, h);
+                i++;
+                continue;
+            }
+            rc = sim_decode_chain(&sim->dec, prog, &sim->mem, i, &c, err);
+            i += sim_chain_len(prog, i);
+        }
+    }
+    if (rc) {
+        enpu_sim_free(sim);
+        return rc;
+    }
+    *out = sim;
+    return 0;
+}
+
+/* ---- rows, chains and checking ------------------------------------------------------ */
+
+static void rows_reset(enpu_sim *sim) {
+    const enpu_program *p = sim->prog;
+    for (int i = 0; i < p->n_instr; i++) {
+        enpu_layer_stats *st = &sim->rows[i];
+        memset(st, 0, sizeof *st);
+        snprintf(st->name, sizeof st->name, "%s", layer_name(p, i));
+        const char *mn = enpu_opcode_mnemonic(p->instr[i].opcode);
+        snprintf(st->op, sizeof st->op, "%s", mn ? mn : "?");
+        st->instr = i;
+        st->chain_head = i;
+        st->start_cycle = ROW_NEVER;
+    }
+}
+
+void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
+    uint64_t model[64] = {0};
+    uint64_t mac_units = (uint64_t)(sim->arch.pes * sim->arch.pe_rows);
+    if (c->n_st <= 64) sim_chain_compute_model(c, model);
+    for (int k = 0; k < c->n_instr; k++) {
+        enpu_layer_stats *st = &sim->rows[c->first + k];
+        st->chain_head = c->first;
+        st->macs = sim_instr_macs(&sim->prog->instr[c->first + k]);
+        st->ideal_cycles = (st->macs + mac_units - 1) / mac_units;
+    }
+    for (int s = 0; s < c->n_st && s < 64; s++) sim->rows[c->st[s].instr].compute_model = model[s];
+}
+
+void sim_chain_begin(enpu_sim *sim, const sim_chain *c) {
+    (void)c;
+    if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem);
+}
+
+/* Compares the words a chain stored for a [H][W][C] tensor (pixel p at
+ * addr + p*stride) between the machine and the shadow; fills the mismatch
+ * on the first difference. */
+static bool compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H,
+                          int64_t W, int64_t C, int instr, const char *tensor) {
+    const int64_t P = sim->P, wpp = (C + P - 1) / P;
+    if (!stride) stride = wpp;
+    for (int64_t pix = 0; pix < H * W; pix++) {
+        const uint8_t *a = sim_mem_ptr(&sim->mem, mem, addr + pix * stride);
+        const uint8_t *b = sim_mem_ptr(&sim->shadow, mem, addr + pix * stride);
+        if (memcmp(a, b, (size_t)(wpp * P)) == 0) continue;
+        for (int64_t i = 0; i < wpp * P; i++) {
+            if (a[i] == b[i]) continue;
+            enpu_sim_mismatch *m = &sim->mismatch;
+            m->found = true;
+            m->layer = instr;
+            snprintf(m->layer_name, sizeof m->layer_name, "%s", layer_name(sim->prog, instr));
+            snprintf(m->tensor, sizeof m->tensor, "%s", tensor);
+            m->h = pix / W;
+            m->w = pix % W;
+            m->c = i;
+            m->got = (int8_t)a[i];
+            m->want = (int8_t)b[i];
+            const uint64_t *wc = mem == ENPU_MEM_MAIN ? sim->mem.main_wc : sim->mem.skip_wc;
+            m->cycle = wc ? wc[addr + pix * stride + i / P] : 0;
+            return false;
+        }
+    }
+    return true;
+}
+
+int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
+    int rc;
+    if (sim->have_shadow) {
+        sim->checked = true;
+        if ((rc = sim_func_exec_chain(sim, c, &sim->shadow, err))) return rc;
+        bool ok = true;
+        for (int k = 0; k < c->n_st && ok; k++) {
+            const sim_stage *s = &c->st[k];
+            if (s->w_skip)
+                ok = compare_block(sim, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co,
+                                   s->instr, "skip");
+        }
+        const sim_stage *last = &c->st[c->n_st - 1];
+        if (ok && c->remap) {
+            ok = compare_block(sim, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp,
+                               c->rs_ho, c->rs_wo, c->rs_co, c->rs_instr, "ofmap");
+            if (ok && c->rs_w_skip)
+                ok = compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
+                                   c->rs_co, c->rs_instr, "skip");
+        } else if (ok) {
+            ok = compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
+                               last->ho, last->wo, last->co, last->instr, "ofmap");
+        }
+        if (!ok) {
+            const enpu_sim_mismatch *m = &sim->mismatch;
+            return enpu_fail(err, ENPU_E_MISMATCH,
+                             "layer '%s' (instruction %d): %s (h=%" PRId64 ", w=%" PRId64
+                             ", c=%" PRId64 "): cycle-accurate %d, functional reference %d, "
+                             "written at cycle %" PRIu64,
+                             m->layer_name, m->layer, m->tensor, m->h, m->w, m->c, m->got, m->want,
+                             m->cycle);
+        }
+    }
+    if (sim->opts.on_layer) {
+        rc = sim->opts.on_layer(sim->opts.cb_ctx, c->first, &sim->rows[c->first], sim, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* ---- host ops ------------------------------------------------------------------------- */
+
+static void set_attrs(enpu_node *n, const enpu_hostop *h, int rank0) {
+    switch (n->op) {
+    case ENPU_OP_SOFTMAX:
+    case ENPU_OP_FLATTEN:
+    case ENPU_OP_CONCAT: {
+        int ax = h->iparam[0];
+        if (ax < 0) ax += rank0;
+        n->attr.shape.axis = ax;
+        n->attr.shape.softmax_legacy = n->op == ENPU_OP_SOFTMAX && h->iparam[1] != 0;
+        break;
+    }
+    case ENPU_OP_TRANSPOSE:
+        n->attr.shape.n_axes = rank0;
+        for (int i = 0; i < rank0 && i < ENPU_HOSTOP_IPARAMS; i++) n->attr.shape.axes[i] = h->iparam[i];
+        break;
+    case ENPU_OP_LEAKY_RELU:
+    case ENPU_OP_HARD_SIGMOID:
+    case ENPU_OP_CLIP:
+        n->attr.act.alpha = h->fparam[0];
+        n->attr.act.beta = h->fparam[1];
+        n->attr.act.min = h->fparam[2];
+        n->attr.act.max = h->fparam[3];
+        break;
+    case ENPU_OP_GEMM:
+        n->attr.gemm.alpha = h->fparam[0];
+        n->attr.gemm.beta = h->fparam[1];
+        n->attr.gemm.trans_a = h->iparam[0] != 0;
+        n->attr.gemm.trans_b = h->iparam[1] != 0;
+        break;
+    default: break;
+    }
+}
+
+int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
+    const enpu_program *p = sim->prog;
+    const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
+    sim->rows[instr].host = true;
+    enpu_op op = enpu_op_from_onnx(h->kind);
+    if (op == ENPU_OP_NONE)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "host op '%s': unknown op kind '%s'", h->name,
+                         h->kind);
+    int nio = h->n_in + h->n_out, rc = 0;
+    float *val[ENPU_HOSTOP_MAX_IO] = {0};
+    int ten[ENPU_HOSTOP_MAX_IO];
+    int8_t *tmp = NULL;
+    enpu_graph *g = enpu_graph_new(h->name);
+    if (!g) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    g->opset = 17;
+    for (int i = 0; i < nio && !rc; i++) {
+        const enpu_io_desc *d = &p->io[h->io[i]];
+        int64_t dims[ENPU_MAX_RANK], n;
+        user_dims(d, dims);
+        char nm[64];
+        snprintf(nm, sizeof nm, "t%d", i);
+        if ((rc = enpu_shape_numel(d->rank, dims, &n, d->name, err))) break;
+        ten[i] = enpu_graph_add_tensor(g, nm, ENPU_DT_FLOAT32, d->rank, dims, err);
+        if (ten[i] < 0) {
+            rc = ten[i];
+            break;
+        }
+        val[i] = calloc((size_t)(n ? n : 1), sizeof(float));
+        if (!val[i]) {
+            rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            break;
+        }
+        if (i >= h->n_in) continue;
+        if (in_dtcm(d)) {
+            free(tmp);
+            tmp = malloc((size_t)(n ? n : 1));
+            if (!tmp) {
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            io_load(&sim->mem, d, tmp);
+            for (int64_t k = 0; k < n; k++) val[i][k] = enpu_dequantize(tmp[k], d->scale, d->zero_point);
+        } else if (n) {
+            memcpy(val[i], sim->host[h->io[i]], (size_t)n * sizeof(float));
+        }
+    }
+    if (!rc) {
+        int k = enpu_graph_add_node(g, h->name, op, h->n_in, ten, h->n_out, ten + h->n_in, err);
+        if (k < 0) rc = k;
+        else {
+            set_attrs(&g->nodes[k], h, p->io[h->io[0]].rank);
+            rc = enpu_fref_node(g, &g->nodes[k], (const float *const *)val, val + h->n_in, err);
+        }
+        if (rc) enpu_err_prefix(err, "host op '%s' (instruction %d)", h->name, instr);
+    }
+    for (int i = h->n_in; i < nio && !rc; i++) {
+        const enpu_io_desc *d = &p->io[h->io[i]];
+        int64_t n = io_numel(d);
+        if (in_dtcm(d)) {
+            free(tmp);
+            tmp = malloc((size_t)(n ? n : 1));
+            if (!tmp) {
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            for (int64_t k = 0; k < n; k++)
+                tmp[k] = (int8_t)enpu_quantize(val[i][k], d->scale, d->zero_point, -128, 127);
+            io_store(&sim->mem, d, tmp);
+        } else if (n) {
+            memcpy(sim->host[h->io[i]], val[i], (size_t)n * sizeof(float));
+        }
+    }
+    free(tmp);
+    for (int i = 0; i < nio; i++) free(val[i]);
+    enpu_graph_free(g);
+    if (!rc && sim->opts.on_layer)
+        rc = sim->opts.on_layer(sim->opts.cb_ctx, instr, &sim->rows[instr], sim, err);
+    return rc;
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+void enpu_sim_result_free(enpu_sim_result *r) {
+    if (!r) return;
+    free(r->layers);
+    for (int i = 0; i < r->n_outputs; i++) {
+        if (r->outputs) enpu_buf_free(&r->outputs[i]);
+        if (r->raw_outputs) enpu_buf_free(&r->raw_outputs[i]);
+    }
+    free(r->outputs);
+    free(r->raw_outputs);
+    memset(r, 0, sizeof *r);
+}
+
+static bool same_dims(int ra, const int64_t *a, int rb, const int64_t *b) {
+    while (ra > 0 && a[0] == 1 && ra > rb) a++, ra--;
+    while (rb > 0 && b[0] == 1 && rb > ra) b++, rb--;
+    if (ra != rb) return false;
+    for (int i = 0; i < ra; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+static char *xstrdup(const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err *err) {
+    const enpu_program *p = sim->prog;
+    res->mode = sim->opts.mode;
+    res->n_layers = p->n_instr;
+    res->layers = malloc((size_t)p->n_instr * sizeof *res->layers);
+    if (!res->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    uint64_t units = (uint64_t)(sim->arch.pes * sim->arch.pe_rows);
+    for (int i = 0; i < p->n_instr; i++) {
+        enpu_layer_stats *st = &sim->rows[i];
+        if (st->start_cycle == ROW_NEVER) st->start_cycle = st->end_cycle = 0;
+        res->layers[i] = *st;
+        res->total_cycles += st->cycles;
+        res->total_macs += st->macs;
+        for (int a = 0; a < ENPU_ACT_COUNT; a++) res->activity[a] += st->activity[a];
+        for (int m = 0; m < ENPU_MEM_COUNT; m++) {
+            res->reads[m] += st->reads[m];
+            res->writes[m] += st->writes[m];
+        }
+    }
+    if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
+    res->total_ideal_cycles = (res->total_macs + units - 1) / units;
+    res->utilization =
+        res->total_cycles ? (double)res->total_macs / ((double)units * (double)res->total_cycles) : 0;
+    res->time_us = (double)res->total_cycles / sim->arch.clock_mhz;
+    res->checked = sim->checked;
+    res->bit_exact = sim->checked && !sim->mismatch.found;
+    res->mismatch = sim->mismatch;
+    int no = 0;
+    for (int i = 0; i < p->n_io; i++) no += p->io[i].dir == ENPU_IO_OUTPUT;
+    res->outputs = calloc((size_t)(no ? no : 1), sizeof(enpu_buf));
+    res->raw_outputs = calloc((size_t)(no ? no : 1), sizeof(enpu_buf));
+    if (!res->outputs || !res->raw_outputs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    res->n_outputs = no;
+    int k = 0;
+    for (int i = 0; i < p->n_io; i++) {
+        const enpu_io_desc *d = &p->io[i];
+        if (d->dir != ENPU_IO_OUTPUT) continue;
+        int64_t dims[ENPU_MAX_RANK];
+        user_dims(d, dims);
+        enpu_buf *o = &res->outputs[k], *r = &res->raw_outputs[k];
+        k++;
+        int rc = enpu_buf_alloc(o, ENPU_DT_FLOAT32, d->rank, dims, err);
+        if (rc) return rc;
+        o->name = xstrdup(d->name);
+        int64_t n = io_numel(d);
+        float *f = o->data;
+        if (in_dtcm(d)) {
+            if ((rc = enpu_buf_alloc(r, ENPU_DT_INT8, d->rank, dims, err))) return rc;
+            r->name = xstrdup(d->name);
+            io_load(&sim->mem, d, r->data);
+            const int8_t *q = r->data;
+            for (int64_t e = 0; e < n; e++) f[e] = enpu_dequantize(q[e], d->scale, d->zero_point);
+        } else {
+            r->dtype = ENPU_DT_FLOAT32;
+            r->rank = d->rank;
+            memcpy(r->dims, dims, sizeof(int64_t) * (size_t)d->rank);
+            r->name = xstrdup(d->name);
+            if (n) memcpy(f, sim->host[i], (size_t)n * sizeof(float));
+        }
+        if (!o->name || !r->name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *qin, int n_inputs,
+                      enpu_sim_result *res, enpu_err *err) {
+    if (!sim || !res) return enpu_fail(err, ENPU_E_USAGE, "enpu_sim_run: NULL argument");
+    memset(res, 0, sizeof *res);
+    const enpu_program *p = sim->prog;
+    int want = 0;
+    for (int i = 0; i < p->n_io; i++) want += p->io[i].dir == ENPU_IO_INPUT;
+    if (n_inputs != want || (want && !fin && !qin))
+        return enpu_fail(err, ENPU_E_USAGE, "the program has %d input(s), %d given", want, n_inputs);
+    sim_mem_reset(&sim->mem, p);
+    if (sim->have_shadow) sim_mem_reset(&sim->shadow, p);
+    for (int i = 0; i < p->n_io; i++)
+        if (sim->host[i]) memset(sim->host[i], 0, (size_t)io_numel(&p->io[i]) * sizeof(float));
+    rows_reset(sim);
+    memset(&sim->mismatch, 0, sizeof sim->mismatch);
+    sim->checked = false;
+    sim->cycle = 0;
+    int rc = 0, k = 0;
+    int8_t *tmp = NULL;
+    for (int i = 0; i < p->n_io && !rc; i++) {
+        const enpu_io_desc *d = &p->io[i];
+        if (d->dir != ENPU_IO_INPUT) continue;
+        int64_t n = io_numel(d), dims[ENPU_MAX_RANK];
+        user_dims(d, dims);
+        const int8_t *q = NULL;
+        bool mem_order = false;
+        if (fin) {
+            const enpu_buf *b = &fin[k];
+            bool as_user = same_dims(b->rank, b->dims, d->rank, dims);
+            mem_order = !as_user && same_dims(b->rank, b->dims, d->rank, d->dims);
+            if (!as_user && !mem_order) {
+                rc = enpu_fail(err, ENPU_E_INVALID,
+                               "input #%d '%s': shape does not match the program's input", k,
+                               d->name);
+                break;
+            }
+            enpu_buf f = *b;
+            f.name = NULL;
+            f.data = NULL;
+            if (b->dtype != ENPU_DT_FLOAT32) {
+                size_t es = enpu_dtype_size(b->dtype);
+                if (!es) {
+                    rc = enpu_fail(err, ENPU_E_UNSUPPORTED, "input #%d '%s': dtype %s", k, d->name,
+                                   enpu_dtype_name(b->dtype));
+                    break;
+                }
+                f.data = malloc((size_t)(n ? n : 1) * es);
+                if (!f.data) {
+                    rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                    break;
+                }
+                memcpy(f.data, b->data, (size_t)n * es);
+                if ((rc = enpu_buf_to_f32(&f, err))) {
+                    free(f.data);
+                    break;
+                }
+            }
+            const float *v = f.data ? f.data : b->data;
+            if (!in_dtcm(d)) {
+                memcpy(sim->host[i], v, (size_t)n * sizeof(float));
+                free(f.data);
+                k++;
+                continue;
+            }
+            free(tmp);
+            tmp = malloc((size_t)(n ? n : 1));
+            if (!tmp) {
+                free(f.data);
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            for (int64_t e = 0; e < n; e++)
+                tmp[e] = (int8_t)enpu_quantize(v[e], d->scale, d->zero_point, -128, 127);
+            free(f.data);
+            q = tmp;
+        } else {
+            q = qin[k];
+            if (!in_dtcm(d)) {
+                rc = enpu_fail(err, ENPU_E_USAGE, "input #%d '%s' is a float host tensor", k, d->name);
+                break;
+            }
+        }
+        if (mem_order) {
+            enpu_io_desc plain = *d;
+            plain.layout = ENPU_LAYOUT_ANY;
+            io_store(&sim->mem, &plain, q);
+        } else {
+            io_store(&sim->mem, d, q);
+        }
+        k++;
+    }
+    free(tmp);
+    if (rc) return rc;
+    if (sim->opts.mode == ENPU_SIM_CYCLE) {
+        sim_trace_free(sim->trace);
+        sim_vcd_free(sim->vcd);
+        sim->trace = NULL;
+        sim->vcd = NULL;
+        if (sim->opts.trace_path) {
+            sim->trace = sim_trace_new(sim->arch.clock_mhz);
+            if (!sim->trace) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        }
+        if (sim->opts.vcd_path) {
+            sim->vcd = sim_vcd_new(&sim->arch, sim->opts.vcd_from, sim->opts.vcd_to);
+            if (!sim->vcd) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        }
+    }
+    rc = sim->eng->run(sim->es, sim, err);
+    sim->ran = true;
+    /* the statistics so far also when the run stopped (mismatch, overflow) */
+    enpu_err err2 = {0};
+    int rc2 = collect(sim, res, rc == 0, rc ? &err2 : err);
+    if (!rc) rc = rc2;
+    if (!rc && sim->trace) rc = sim_trace_write(sim->trace, sim->opts.trace_path, err);
+    if (!rc && sim->vcd) rc = sim_vcd_write(sim->vcd, sim->opts.vcd_path, err);
+    return rc;
+}
+
+int enpu_sim_run(enpu_sim *sim, const enpu_buf *inputs, int n_inputs, enpu_sim_result *res,
+                 enpu_err *err) {
+    return run_common(sim, inputs, NULL, n_inputs, res, err);
+}
+
+int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
+                    enpu_sim_result *res, enpu_err *err) {
+    return run_common(sim, NULL, inputs, n_inputs, res, err);
+}

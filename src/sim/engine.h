@@ -1,0 +1,34 @@
+/* The engine table: how the driver runs a program on a compute engine.
+ *
+ * An engine executes the program from instruction 0 to `end`: it models the
+ * engine's own top controller (fetch, decode, chain collection), executes
+ * each chain, calls sim_chain_done() after it and sim_host_op() at a `sync`.
+ * It attributes every cycle to a row of sim->rows.  The EasyNPU core has a
+ * cycle engine (engine.c with the unit files) and a functional one
+ * (functional.c); SPEC §5's systolic and row-stationary engines would add
+ * rows to the table in engine.c. */
+#ifndef ENPU_SIM_ENGINE_H
+#define ENPU_SIM_ENGINE_H
+
+#include "sim/sim_internal.h"
+
+struct enpu_sim_engine {
+    const char *name;            /* "easynpu" */
+    enpu_engine engine;
+    enpu_sim_mode mode;
+    /* Allocates the engine's state for sim (sized by the program). */
+    int (*create)(enpu_sim *sim, void **out, enpu_err *err);
+    void (*destroy)(void *st);
+    /* Runs the whole program on the memories already loaded. */
+    int (*run)(void *st, enpu_sim *sim, enpu_err *err);
+};
+
+/* The engine for (engine, mode), NULL if none. */
+const enpu_sim_engine *sim_engine_find(enpu_engine e, enpu_sim_mode m);
+
+/* The functional engine's table (functional.c) and the cycle engine's
+ * (engine.c). */
+extern const enpu_sim_engine sim_engine_easynpu_functional;
+extern const enpu_sim_engine sim_engine_easynpu_cycle;
+
+#endif
