@@ -19,5 +19,9 @@ bool enpu_cli_wants_help(int argc, char **argv);
 /* Refuses (returns nonzero after printing) if `out` names the same file as any
  * of the n inputs: outputs never overwrite what the user gave. */
 int enpu_cli_check_output(const char *cmd, const char *out, const char *const *inputs, int n);
+/* The file an --arch option reads (a path or *.json, as enpu_arch_load
+ * decides), so that outputs are checked against it too; NULL for a preset
+ * name or no option. */
+const char *enpu_cli_arch_file(const char *arch);
 
 #endif

@@ -41,7 +41,8 @@ int enpu_cmd_asm(int argc, char **argv) {
     if (argc - optind != 1) return enpu_cli_usage("asm", "expected one LISTING.s");
     if (!out) return enpu_cli_usage("asm", "-o PROG.enpu is required");
     const char *in = argv[optind];
-    if (enpu_cli_check_output("asm", out, &in, 1)) return 2;
+    const char *inputs[2] = {in, enpu_cli_arch_file(arch)};
+    if (enpu_cli_check_output("asm", out, inputs, 2)) return 2;
     enpu_err err = {0};
     enpu_arch a;
     if (arch && enpu_arch_load(arch, &a, &err)) return enpu_cli_fail("asm", &err);

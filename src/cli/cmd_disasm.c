@@ -40,7 +40,8 @@ int enpu_cmd_disasm(int argc, char **argv) {
     }
     if (argc - optind != 1) return enpu_cli_usage("disasm", "expected one PROG.enpu");
     const char *in = argv[optind];
-    if (out && enpu_cli_check_output("disasm", out, &in, 1)) return 2;
+    const char *inputs[2] = {in, enpu_cli_arch_file(arch)};
+    if (out && enpu_cli_check_output("disasm", out, inputs, 2)) return 2;
     enpu_err err = {0};
     enpu_arch a;
     if (arch && enpu_arch_load(arch, &a, &err)) return enpu_cli_fail("disasm", &err);

@@ -45,8 +45,8 @@ int enpu_cmd_export(int argc, char **argv) {
     if (arch && enpu_arch_load(arch, &a, &err)) return enpu_cli_fail("export", &err);
     enpu_program p;
     if (enpu_program_read(in, arch ? &a : NULL, &p, &err)) return enpu_cli_fail("export", &err);
-    const char *inputs[1] = {in};
-    int rc = enpu_program_export_hex(&p, dir, inputs, 1, &err);
+    const char *inputs[2] = {in, enpu_cli_arch_file(arch)};
+    int rc = enpu_program_export_hex(&p, dir, inputs, 2, &err);
     enpu_program_free(&p);
     if (rc) return enpu_cli_fail("export", &err);
     printf("wrote %s/{itcm,weights,dtcm,skip}.hex and manifest.json\n", dir);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "easynpu/file.h"
 #include "easynpu/float_ref.h"
 #include "easynpu/onnx.h"
 #include "easynpu/tensor_io.h"
@@ -38,6 +39,18 @@ static void print_output(const char *name, const enpu_buf *b) {
     printf("\n");
 }
 
+/* "1x26x49" (or "scalar") for a buffer's shape. */
+static void buf_shape_str(const enpu_buf *b, char *buf, size_t n) {
+    size_t o = 0;
+    buf[0] = 0;
+    if (b->rank == 0) snprintf(buf, n, "scalar");
+    for (int i = 0; i < b->rank && o < n; i++) {
+        int k = snprintf(buf + o, n - o, i ? "x%lld" : "%lld", (long long)b->dims[i]);
+        if (k < 0) break;
+        o += (size_t)k;
+    }
+}
+
 int enpu_cmd_run_float(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
         fputs(HELP, stdout);
@@ -60,6 +73,9 @@ int enpu_cmd_run_float(int argc, char **argv) {
     for (int i = 0; i < n_out; i++) {
         if (enpu_cli_check_output("run-float", outs[i], ins, n_in)) return 2;
         if (enpu_cli_check_output("run-float", outs[i], &model, 1)) return 2;
+        for (int k = 0; k < i; k++)
+            if (strcmp(outs[i], outs[k]) == 0 || enpu_same_file(outs[i], outs[k]))
+                return enpu_cli_usage("run-float", "output '%s' is given twice", outs[i]);
     }
     enpu_err err = {0};
     enpu_graph *g = NULL;
@@ -81,6 +97,21 @@ int enpu_cmd_run_float(int argc, char **argv) {
             rc = enpu_cli_fail("run-float", &err);
             goto done;
         }
+    /* A shape mismatch is the input file's fault: name it. */
+    for (int i = 0; i < n_in; i++) {
+        const enpu_tensor *t = &g->tensors[g->inputs[i]];
+        int same = bufs[i].rank == t->rank;
+        for (int k = 0; same && k < t->rank; k++) same = bufs[i].dims[k] == t->dims[k];
+        if (!same) {
+            char want[128], have[128];
+            buf_shape_str(&bufs[i], have, sizeof have);
+            enpu_shape_str(t, want, sizeof want);
+            enpu_fail(&err, ENPU_E_INVALID, "%s: shape %s does not match input #%d '%s' of %s (%s)",
+                      ins[i], have, i, t->name, model, want);
+            rc = enpu_cli_fail("run-float", &err);
+            goto done;
+        }
+    }
     if (enpu_fexec_new(g, &ex, &err) || enpu_fexec_run(ex, bufs, &err)) {
         rc = enpu_cli_fail("run-float", &err);
         goto done;

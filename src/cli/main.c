@@ -54,6 +54,13 @@ int enpu_cli_check_output(const char *cmd, const char *out, const char *const *i
     return 0;
 }
 
+const char *enpu_cli_arch_file(const char *arch) {
+    if (!arch) return NULL;
+    size_t n = strlen(arch);
+    if (strchr(arch, '/') || (n >= 5 && strcmp(arch + n - 5, ".json") == 0)) return arch;
+    return NULL;
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: easynpu <command> [options]\n"

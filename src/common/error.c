@@ -3,12 +3,37 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Messages quote names and tokens taken from input files, which may hold any
+ * byte: control characters (a newline, an escape sequence) are written as
+ * \xHH so that an error stays one line and cannot drive the terminal. */
+static void escape_controls(char *msg, size_t cap) {
+    size_t n = strlen(msg), extra = 0;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)msg[i] < 0x20 || msg[i] == 0x7f) extra += 3;
+    if (extra == 0) return;
+    char tmp[ENPU_ERR_MSG_MAX];
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 1 < sizeof tmp; i++) {
+        unsigned char c = (unsigned char)msg[i];
+        if (c < 0x20 || c == 0x7f) {
+            if (o + 5 > sizeof tmp) break;
+            snprintf(tmp + o, 5, "\\x%02x", c);
+            o += 4;
+        } else {
+            tmp[o++] = (char)c;
+        }
+    }
+    tmp[o] = '\0';
+    snprintf(msg, cap, "%s", tmp);
+}
+
 int enpu_fail(enpu_err *err, enpu_status code, const char *fmt, ...) {
     if (err && err->code == ENPU_OK) {
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
+        escape_controls(err->msg, sizeof err->msg);
         err->code = code;
     }
     return code;
@@ -28,6 +53,7 @@ int enpu_err_prefix(enpu_err *err, const char *fmt, ...) {
     if (n >= sizeof err->msg) n = sizeof err->msg - 1;
     memcpy(err->msg, tmp, n);
     err->msg[n] = '\0';
+    escape_controls(err->msg, sizeof err->msg);
     return err->code;
 }
 

@@ -1,6 +1,7 @@
 #include "easynpu/file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,16 @@ int enpu_file_write_atomic(const char *path, const void *data, size_t n, enpu_er
     char *tmp = malloc(len);
     if (!tmp) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", path);
     snprintf(tmp, len, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    /* O_EXCL|O_NOFOLLOW: never write through a file or symlink someone left
+     * under the temporary name. */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
-        int rc = enpu_fail(err, ENPU_E_IO, "%s: cannot create: %s", path, strerror(errno));
+        int rc = enpu_fail(err, ENPU_E_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            remove(tmp);
+        }
         free(tmp);
         return rc;
     }

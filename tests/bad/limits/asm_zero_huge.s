@@ -1,0 +1,3 @@
+end
+.section weights
+.zero 99999999999999
