@@ -211,6 +211,28 @@ const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes);
 const enpu_arch *enpu_sim_arch(const enpu_sim *sim);
 const enpu_program *enpu_sim_program(const enpu_sim *sim);
 
+
+/* Checking against the golden int8 reference (src/sim/golden_check.c). ---- */
+
+struct enpu_gexec;
+struct enpu_graph;
+
+typedef struct enpu_golden_check {
+    const struct enpu_graph *qg;  /* the quantized graph the program was compiled from */
+    struct enpu_gexec *ex;        /* golden executor, already run on the same inputs */
+    int compared;                 /* layer outputs compared so far */
+} enpu_golden_check;
+
+/* An enpu_sim_layer_cb (ctx = enpu_golden_check *): compares every layer
+ * output the chain just run stores with the golden tensor of the same name,
+ * element by element; the first difference is ENPU_E_MISMATCH naming the
+ * layer, the tensor coordinate (c, h, w), both values and the write cycle. */
+int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st,
+                            const struct enpu_sim *sim, enpu_err *err);
+/* Compares the run's (dequantized) outputs with the golden ones, bit for bit. */
+int enpu_golden_check_outputs(const enpu_golden_check *g, const enpu_sim_result *res,
+                              enpu_err *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/pipeline.h"
 #include "easynpu/compiler.h"
 #include "easynpu/file.h"
 #include "easynpu/onnx.h"
@@ -86,8 +87,8 @@ int enpu_cmd_compile(int argc, char **argv) {
     if (argc - optind != 1) return enpu_cli_usage("compile", "expected one MODEL.onnx or MODEL.qjson");
     const char *model = argv[optind];
     const char *ext = enpu_path_ext(model);
-    bool qjson = strcmp(ext, ".qjson") == 0;
-    if (qjson && calib) return enpu_cli_usage("compile", "--calib is for an .onnx model (a .qjson is already quantized)");
+    if (strcmp(ext, ".qjson") == 0 && calib)
+        return enpu_cli_usage("compile", "--calib is for an .onnx model (a .qjson is already quantized)");
     const char *outs[2] = {out, json};
     for (int i = 0; i < 2; i++) {
         if (!outs[i]) continue;
@@ -101,38 +102,16 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_err err = {0};
     enpu_arch arch;
     if (enpu_arch_load(arch_spec, &arch, &err)) return enpu_cli_fail("compile", &err);
-    enpu_graph *g = NULL, *qg = NULL;
-    enpu_buf *cal = NULL;
-    int n_cal = 0, rc = 0;
+    enpu_model m;
+    enpu_graph *qg = NULL;
+    int rc = 0;
     enpu_program prog;
     enpu_program_init(&prog, &arch);
     enpu_compile_report rep;
     memset(&rep, 0, sizeof rep);
-    if (qjson) {
-        if (enpu_qgraph_load(model, &qg, &err)) {
-            rc = enpu_cli_fail("compile", &err);
-            goto done;
-        }
-    } else {
-        if (enpu_onnx_load(model, &g, &err)) {
-            rc = enpu_cli_fail("compile", &err);
-            goto done;
-        }
-        if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
-            rc = enpu_cli_fail("compile", &err);
-            goto done;
-        }
-        enpu_quant_opts qo;
-        enpu_quant_opts_default(&qo);
-        qo.mult_bits = (int)arch.mult_bits;
-        qo.acc_bits = (int)arch.acc_bits;
-        qo.act_segments = (int)arch.act_segments;
-        qo.quiet = quiet;
-        if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
-            enpu_err_prefix(&err, "%s", model);
-            rc = enpu_cli_fail("compile", &err);
-            goto done;
-        }
+    if (enpu_model_load(&m, model, calib, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err)) {
+        rc = enpu_cli_fail("compile", &err);
+        goto done;
     }
     if (enpu_compile(qg, &arch, &co, &prog, &rep, &err)) {
         enpu_err_prefix(&err, "%s", model);
@@ -154,8 +133,7 @@ int enpu_cmd_compile(int argc, char **argv) {
 done:
     enpu_compile_report_free(&rep);
     enpu_program_free(&prog);
-    enpu_calib_free(cal, n_cal * (g ? g->n_inputs : 0));
+    enpu_model_free(&m);
     enpu_graph_free(qg);
-    enpu_graph_free(g);
     return rc;
 }

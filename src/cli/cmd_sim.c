@@ -57,59 +57,6 @@ static const char *HELP =
 
 #define MAX_FILES 64
 
-/* --golden: the reference and the comparison done after every layer. */
-typedef struct golden_ctx {
-    const enpu_graph *qg;
-    enpu_gexec *ex;
-    int compared;
-} golden_ctx;
-
-static int golden_check(void *ctx, int layer, const enpu_layer_stats *st, const enpu_sim *sim,
-                        enpu_err *err) {
-    (void)st;
-    golden_ctx *g = ctx;
-    const enpu_program *p = enpu_sim_program(sim);
-    int n = 1;
-    if (enpu_opcode_class(p->instr[layer].opcode) != ENPU_CLASS_CTRL)
-        while (layer + n - 1 < p->n_instr - 1 && p->instr[layer + n - 1].fuse_next) n++;
-    for (int i = layer; i < layer + n; i++) {
-        const enpu_layer_info *li = &p->layers[i];
-        if (li->io < 0 || !li->tensor || !li->tensor[0]) continue;
-        const enpu_io_desc *d = &p->io[li->io];
-        if (d->mem == ENPU_MEM_HOST || d->dtype != ENPU_DT_INT8) continue;
-        int t = enpu_graph_find_tensor(g->qg, li->tensor);
-        const int8_t *want = t >= 0 ? enpu_gexec_value_i8(g->ex, t) : NULL;
-        int64_t numel = 1;
-        for (int k = 0; k < d->rank; k++) numel *= d->dims[k];
-        if (!want || numel != enpu_tensor_numel(&g->qg->tensors[t]))
-            return enpu_fail(err, ENPU_E_INVALID,
-                             "layer %d: tensor '%s' is not an int8 tensor of the golden graph with "
-                             "the descriptor's %lld elements (--golden names the wrong graph?)",
-                             i, li->tensor, (long long)numel);
-        int8_t *got = malloc((size_t)(numel ? numel : 1));
-        if (!got) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-        int rc = enpu_sim_read_tensor(sim, d, got, numel, err);
-        for (int64_t e = 0; !rc && e < numel; e++) {
-            if (got[e] == want[e]) continue;
-            const enpu_tensor *tt = &g->qg->tensors[t];
-            int64_t W = tt->rank >= 4 ? tt->dims[3] : 1, H = tt->rank >= 4 ? tt->dims[2] : 1;
-            int64_t C = tt->rank >= 2 ? tt->dims[1] : 1;
-            int64_t w = tt->rank >= 4 ? e % W : e, h = tt->rank >= 4 ? (e / W) % H : 0;
-            int64_t c = tt->rank >= 4 ? (e / (W * H)) % C : 0;
-            rc = enpu_fail(err, ENPU_E_MISMATCH,
-                           "layer %d '%s': tensor '%s' (c=%lld, h=%lld, w=%lld): simulator %d, "
-                           "golden %d, written at cycle %llu",
-                           i, li->name, li->tensor, (long long)c, (long long)h, (long long)w,
-                           got[e], want[e],
-                           (unsigned long long)enpu_sim_write_cycle(sim, d, c, h, w));
-        }
-        free(got);
-        if (rc) return rc;
-        g->compared++;
-    }
-    return 0;
-}
-
 static int split_list(char *arg, const char **out, int *n) {
     for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
         if (*n >= MAX_FILES) return -1;
@@ -229,7 +176,7 @@ int enpu_cmd_sim(int argc, char **argv) {
     enpu_sim_result res;
     memset(&res, 0, sizeof res);
     enpu_graph *qg = NULL;
-    golden_ctx gc = {0};
+    enpu_golden_check gc = {0};
     for (int i = 0; i < prog.n_io; i++) {
         want_in += prog.io[i].dir == ENPU_IO_INPUT;
         want_out += prog.io[i].dir == ENPU_IO_OUTPUT;
@@ -266,7 +213,7 @@ int enpu_cmd_sim(int argc, char **argv) {
     enpu_sim_opts o = {0};
     o.mode = (enpu_sim_mode)mode;
     if (golden) {
-        o.on_layer = golden_check;
+        o.on_layer = enpu_golden_check_layer;
         o.cb_ctx = &gc;
     }
     o.check = check && mode == ENPU_SIM_CYCLE;
@@ -292,22 +239,9 @@ int enpu_cmd_sim(int argc, char **argv) {
     }
     if (golden && st == 0) {
         /* the outputs too (float outputs of host ops included) */
-        for (int i = 0; i < res.n_outputs && i < qg->n_outputs && !rc; i++) {
-            enpu_buf gb;
-            if (enpu_gexec_output(gc.ex, i, &gb, &err)) {
-                rc = enpu_cli_fail("sim", &err);
-                break;
-            }
-            int64_t n = enpu_buf_numel(&gb);
-            bool same = n == enpu_buf_numel(&res.outputs[i]) &&
-                        memcmp(gb.data, res.outputs[i].data, (size_t)n * sizeof(float)) == 0;
-            enpu_buf_free(&gb);
-            if (!same) {
-                fprintf(stderr, "easynpu sim: error [mismatch]: output %d '%s' differs from the golden "
-                                "reference's\n", i, res.outputs[i].name ? res.outputs[i].name : "");
-                res.bit_exact = false;
-                rc = 1;
-            }
+        if (enpu_golden_check_outputs(&gc, &res, &err)) {
+            res.bit_exact = false;
+            rc = enpu_cli_fail("sim", &err);
         }
         if (!rc) {
             printf("golden: %d layer outputs and %d output(s) bit-exact with the golden reference "

@@ -1,0 +1,550 @@
+/* easynpu run: the main job.  One command from a model to a verified, timed
+ * run: quantize (an .onnx), compile for each --arch, simulate, check every
+ * layer bit-exact against the golden int8 reference, measure int8 against
+ * the float reference, print the outputs and where the cycles went. */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/pipeline.h"
+#include "cli/progress.h"
+#include "easynpu/compiler.h"
+#include "easynpu/file.h"
+#include "easynpu/float_ref.h"
+#include "easynpu/sim.h"
+#include "report/sim_report.h"
+#include "report/svg_chart.h"
+
+static const char *HELP =
+    "usage: easynpu run MODEL.onnx|MODEL.qjson|PROG.enpu [--input FILE...] [--output FILE...]\n"
+    "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
+    "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
+    "\n"
+    "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
+    "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
+    "architecture, and run on the simulated EasyNPU; every layer output is checked\n"
+    "element by element against the golden int8 reference, and the int8 outputs\n"
+    "are compared with the float32 reference on the same input.  It prints the\n"
+    "outputs (the top classes with their scores when an output is a class vector),\n"
+    "the per-layer table (cycles, ideal cycles = MACs / PEs, utilization, ratio\n"
+    "to ideal, cycles by activity, psum use) and the totals.  A .qjson is taken\n"
+    "as already quantized (no float comparison); a .enpu program is simulated\n"
+    "with the simulator's own layer-by-layer replay check (for the golden check\n"
+    "give the model instead, or use `easynpu sim --golden`).\n"
+    "\n"
+    "  --input FILE     one per model input, in order (.npy or .pb); default: the\n"
+    "                   first calibration input\n"
+    "  --output FILE    one per model output: the simulated outputs, dequantized\n"
+    "  --arch A         preset (easynpu, large) or JSON file; default easynpu.\n"
+    "                   Given several times, the model runs on each and a table\n"
+    "                   compares the per-layer cycles side by side\n"
+    "  --calib SPEC     calibration inputs: a folder or comma-separated files\n"
+    "  --mode M         cycle (default) or functional (same outputs, no timing)\n"
+    "  --json FILE      the run as JSON: \"bit_exact\", \"total\" {cycles,\n"
+    "                   ideal_cycles, macs, utilization}, \"layers\" [...],\n"
+    "                   \"float_vs_int8\", and \"archs\" when comparing\n"
+    "  --trace FILE     Chrome trace-event JSON of every unit (first arch)\n"
+    "  --vcd FILE       VCD of the PE control signals (first arch), cycles\n"
+    "                   --window A:B (default 0:100000)\n"
+    "  --svg FILE       per-layer chart: cycles split by activity, utilization\n"
+    "  --quiet          no quantizer warnings\n"
+    "\n"
+    "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
+    "check; 2 bad input or usage (including a model that does not fit).\n";
+
+#define MAX_FILES 64
+#define MAX_ARCHS 8
+
+typedef struct run_ctx {
+    enpu_golden_check *golden; /* NULL: no golden check */
+    enpu_progress progress;
+    const enpu_program *prog;
+} run_ctx;
+
+static int on_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu_sim *sim,
+                    enpu_err *err) {
+    run_ctx *r = ctx;
+    enpu_progress_step(&r->progress, layer + 1, st->name);
+    return r->golden ? enpu_golden_check_layer(r->golden, layer, st, sim, err) : 0;
+}
+
+/* Outputs: a class vector (one dim > 1, at most 1000 values) prints its top
+ * classes with the int8 run's and the float reference's scores. */
+static void print_output(const enpu_buf *b, const enpu_buf *fref) {
+    int64_t n = enpu_buf_numel(b);
+    int big = 0;
+    for (int i = 0; i < b->rank; i++) big += b->dims[i] > 1;
+    const float *v = b->data, *f = fref ? fref->data : NULL;
+    printf("output %s [", b->name ? b->name : "");
+    for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
+    printf("]");
+    if (big == 1 && n <= 1000 && n > 1) {
+        int k = n < 5 ? (int)n : 5;
+        int64_t top[5];
+        for (int j = 0; j < k; j++) {
+            int64_t best = -1;
+            for (int64_t i = 0; i < n; i++) {
+                bool taken = false;
+                for (int q = 0; q < j; q++) taken |= top[q] == i;
+                if (!taken && (best < 0 || v[i] > v[best])) best = i;
+            }
+            top[j] = best;
+        }
+        printf(": top-%d class (int8 score%s):", k, f ? " / float score" : "");
+        for (int j = 0; j < k; j++) {
+            if (f)
+                printf(" %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
+            else
+                printf(" %lld (%.4g)", (long long)top[j], v[top[j]]);
+        }
+        printf("\n");
+        return;
+    }
+    for (int64_t i = 0; i < n && i < 8; i++) printf(i ? " %.5g" : " = %.5g", v[i]);
+    printf(n > 8 ? " ...\n" : "\n");
+}
+
+static int64_t argmax(const enpu_buf *b) {
+    int64_t n = enpu_buf_numel(b), best = 0;
+    const float *v = b->data;
+    for (int64_t i = 1; i < n; i++)
+        if (v[i] > v[best]) best = i;
+    return best;
+}
+
+/* Float vs int8 on this input: max |error|, SQNR (dB) and top-1 of output 0. */
+typedef struct agreement {
+    bool have;
+    double max_err, sqnr_db;
+    bool top1_same;
+    int64_t top1_float, top1_int8;
+} agreement;
+
+static agreement compare_float(const enpu_buf *f, const enpu_buf *q) {
+    agreement a = {0};
+    int64_t n = enpu_buf_numel(f);
+    if (n != enpu_buf_numel(q) || n == 0) return a;
+    double sig = 0, noise = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = ((const float *)f->data)[i], y = ((const float *)q->data)[i];
+        sig += x * x;
+        noise += (x - y) * (x - y);
+        if (fabs(x - y) > a.max_err) a.max_err = fabs(x - y);
+    }
+    a.have = true;
+    a.sqnr_db = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+    a.top1_float = argmax(f);
+    a.top1_int8 = argmax(q);
+    a.top1_same = a.top1_float == a.top1_int8;
+    return a;
+}
+
+/* One architecture's run. */
+typedef struct arch_run {
+    const char *spec;
+    enpu_arch arch;
+    enpu_graph *qg;
+    enpu_program prog;
+    bool have_prog;
+    enpu_sim_result res;
+    bool ran;
+    int status;       /* 0, or the enpu_status that stopped this arch */
+    char error[ENPU_ERR_MSG_MAX + 32];
+    int golden_layers;
+    bool golden_checked;
+} arch_run;
+
+static void arch_run_free(arch_run *a) {
+    enpu_graph_free(a->qg);
+    if (a->have_prog) enpu_program_free(&a->prog);
+    enpu_sim_result_free(&a->res);
+}
+
+/* Quantize (if needed), compile, simulate and check one architecture. */
+static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, const enpu_buf *ins,
+                    int n_in, enpu_sim_mode mode, const enpu_sim_opts *base, bool quiet,
+                    enpu_err *err) {
+    int rc;
+    if (prog_path) {
+        rc = enpu_program_read(prog_path, &a->arch, &a->prog, err);
+        if (rc) return rc;
+        a->have_prog = true;
+    } else {
+        rc = enpu_model_quantize(m, &a->arch, quiet, &a->qg, NULL, err);
+        if (rc) return rc;
+        enpu_compile_opts co;
+        enpu_compile_opts_default(&co);
+        enpu_program_init(&a->prog, &a->arch);
+        a->have_prog = true;
+        rc = enpu_compile(a->qg, &a->arch, &co, &a->prog, NULL, err);
+        if (rc) return enpu_err_prefix(err, "%s", m->path);
+    }
+    enpu_golden_check gc = {0};
+    run_ctx rctx = {0};
+    if (a->qg) {
+        rc = enpu_gexec_new(a->qg, &gc.ex, err);
+        if (!rc) rc = enpu_gexec_run(gc.ex, ins, err);
+        if (rc) {
+            enpu_gexec_free(gc.ex);
+            return rc;
+        }
+        gc.qg = a->qg;
+        rctx.golden = &gc;
+    }
+    enpu_sim_opts o = *base;
+    o.mode = mode;
+    o.on_layer = on_layer;
+    o.cb_ctx = &rctx;
+    o.check = mode == ENPU_SIM_CYCLE;
+    rctx.prog = &a->prog;
+    enpu_progress_start(&rctx.progress, a->prog.n_instr);
+    enpu_sim *sim = NULL;
+    rc = enpu_sim_new(&a->prog, &a->arch, &o, &sim, err);
+    if (!rc) rc = enpu_sim_run(sim, ins, n_in, &a->res, err);
+    enpu_progress_end(&rctx.progress);
+    a->ran = rc == 0 || rc == ENPU_E_MISMATCH;
+    if (!rc && a->qg) rc = enpu_golden_check_outputs(&gc, &a->res, err);
+    a->golden_layers = gc.compared;
+    a->golden_checked = a->qg && rc == 0;
+    if (rc == ENPU_E_MISMATCH) a->res.bit_exact = false;
+    else if (a->golden_checked) a->res.bit_exact = a->res.checked = true;
+    enpu_gexec_free(gc.ex);
+    enpu_sim_free(sim);
+    return rc;
+}
+
+/* Per-layer cycles of the same model on several architectures. */
+static void print_comparison(const arch_run *runs, int n) {
+    printf("\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
+    printf("%-28s", "layer");
+    for (int a = 0; a < n; a++) printf(" %22.22s", runs[a].arch.name);
+    printf("\n");
+    const arch_run *base = NULL;
+    for (int a = 0; a < n && !base; a++)
+        if (runs[a].ran) base = &runs[a];
+    if (!base) return;
+    for (int i = 0; i < base->res.n_layers; i++) {
+        const enpu_layer_stats *l = &base->res.layers[i];
+        char name[32];
+        snprintf(name, sizeof name, "%.27s", l->name);
+        printf("%-28s", name);
+        for (int a = 0; a < n; a++) {
+            const enpu_layer_stats *m = NULL;
+            for (int k = 0; runs[a].ran && k < runs[a].res.n_layers && !m; k++)
+                if (strcmp(runs[a].res.layers[k].name, l->name) == 0) m = &runs[a].res.layers[k];
+            if (!m) printf(" %22s", runs[a].ran ? "-" : "n/a");
+            else if (m->host) printf(" %22s", "host");
+            else
+                printf(" %14llu (%4.1f%%)", (unsigned long long)m->cycles,
+                       m->cycles ? 100.0 * (double)m->ideal_cycles / (double)m->cycles : 0.0);
+        }
+        printf("\n");
+    }
+    printf("%-28s", "total");
+    for (int a = 0; a < n; a++) {
+        if (!runs[a].ran) printf(" %22s", "does not run");
+        else
+            printf(" %14llu (%4.1f%%)", (unsigned long long)runs[a].res.total_cycles,
+                   100.0 * runs[a].res.utilization);
+    }
+    printf("\n%-28s", "time at clock (us)");
+    for (int a = 0; a < n; a++) {
+        if (runs[a].ran) printf(" %22.2f", runs[a].res.time_us);
+        else printf(" %22s", "-");
+    }
+    printf("\n%-28s", "cycles: speed-up vs first");
+    for (int a = 0; a < n; a++) {
+        if (runs[a].ran && runs[0].ran && runs[a].res.total_cycles)
+            printf(" %21.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
+        else printf(" %22s", "-");
+    }
+    printf("\n");
+    for (int a = 0; a < n; a++)
+        if (!runs[a].ran) printf("%s: %s\n", runs[a].spec, runs[a].error);
+}
+
+static int write_json(const char *path, const char *model, const arch_run *runs, int n,
+                      const agreement *ag, enpu_err *err) {
+    char *text = enpu_report_sim_json_text(model, &runs[0].arch, &runs[0].res);
+    json_error_t je;
+    json_t *root = text ? json_loads(text, 0, &je) : NULL;
+    free(text);
+    if (!root) return enpu_fail(err, ENPU_E_NOMEM, "%s: cannot build the JSON report", path);
+    json_object_set_new(root, "golden_checked", json_boolean(runs[0].golden_checked));
+    json_object_set_new(root, "golden_layers_compared", json_integer(runs[0].golden_layers));
+    if (ag->have) {
+        json_t *f = json_object();
+        json_object_set_new(f, "max_abs_error", json_real(ag->max_err));
+        json_object_set_new(f, "sqnr_db", isinf(ag->sqnr_db) ? json_null() : json_real(ag->sqnr_db));
+        json_object_set_new(f, "top1_agree", json_boolean(ag->top1_same));
+        json_object_set_new(f, "top1_float", json_integer(ag->top1_float));
+        json_object_set_new(f, "top1_int8", json_integer(ag->top1_int8));
+        json_object_set_new(root, "float_vs_int8", f);
+    }
+    if (n > 1) {
+        json_t *archs = json_array();
+        for (int a = 0; a < n; a++) {
+            json_t *o = NULL;
+            if (runs[a].ran) {
+                char *t = enpu_report_sim_json_text(model, &runs[a].arch, &runs[a].res);
+                o = t ? json_loads(t, 0, &je) : NULL;
+                free(t);
+            }
+            if (!o) {
+                o = json_object();
+                json_object_set_new(o, "error", json_string(runs[a].error));
+            }
+            json_object_set_new(o, "arch_name", json_string(runs[a].arch.name));
+            json_array_append_new(archs, o);
+        }
+        json_object_set_new(root, "archs", archs);
+    }
+    char *out = json_dumps(root, JSON_INDENT(2));
+    json_decref(root);
+    if (!out) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", path);
+    int rc = enpu_file_write_atomic(path, out, strlen(out), err);
+    free(out);
+    return rc;
+}
+
+static int split_list(char *arg, const char **out, int *n, int max) {
+    for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
+        if (*n >= max) return -1;
+        out[(*n)++] = tok;
+    }
+    return 0;
+}
+
+int enpu_cmd_run(int argc, char **argv) {
+    if (enpu_cli_wants_help(argc, argv)) {
+        fputs(HELP, stdout);
+        return 0;
+    }
+    static const struct option opts[] = {
+        {"input", required_argument, 0, 'i'}, {"output", required_argument, 0, 'o'},
+        {"arch", required_argument, 0, 'a'},  {"calib", required_argument, 0, 'c'},
+        {"mode", required_argument, 0, 'm'},  {"json", required_argument, 0, 'j'},
+        {"trace", required_argument, 0, 't'}, {"vcd", required_argument, 0, 'v'},
+        {"window", required_argument, 0, 'w'}, {"svg", required_argument, 0, 's'},
+        {"quiet", no_argument, 0, 'q'},       {0, 0, 0, 0}};
+    const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
+    int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
+    const char *calib = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL, *svg = NULL;
+    bool quiet = false;
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i':
+            if (split_list(optarg, ins, &n_in, MAX_FILES)) return enpu_cli_usage("run", "too many inputs");
+            break;
+        case 'o':
+            if (split_list(optarg, outs, &n_out, MAX_FILES)) return enpu_cli_usage("run", "too many outputs");
+            break;
+        case 'a':
+            if (n_arch >= MAX_ARCHS) return enpu_cli_usage("run", "at most %d --arch", MAX_ARCHS);
+            archs[n_arch++] = optarg;
+            break;
+        case 'c': calib = optarg; break;
+        case 'm':
+            mode = enpu_sim_mode_parse(optarg);
+            if (mode < 0) return enpu_cli_usage("run", "--mode '%s': expected cycle or functional", optarg);
+            break;
+        case 'j': json = optarg; break;
+        case 't': trace = optarg; break;
+        case 'v': vcd = optarg; break;
+        case 'w': window = optarg; break;
+        case 's': svg = optarg; break;
+        case 'q': quiet = true; break;
+        default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1) return enpu_cli_usage("run", "expected one MODEL.onnx, MODEL.qjson or PROG.enpu");
+    const char *model = argv[optind];
+    if (n_arch == 0) archs[n_arch++] = "easynpu";
+    uint64_t w0 = 0, w1 = 100000;
+    if (window) {
+        char *end;
+        unsigned long long a = strtoull(window, &end, 10), b;
+        if (end == window || *end != ':' || (b = strtoull(end + 1, &end, 10), *end) || b <= a)
+            return enpu_cli_usage("run", "--window '%s': expected A:B with A < B (cycles)", window);
+        w0 = a;
+        w1 = b;
+        if (!vcd) return enpu_cli_usage("run", "--window needs --vcd");
+    }
+    if (mode == ENPU_SIM_FUNCTIONAL && (trace || vcd || svg))
+        return enpu_cli_usage("run", "--trace, --vcd and --svg need --mode cycle (functional mode has no time)");
+    const char *written[MAX_FILES + 4];
+    int n_written = 0;
+    for (int i = 0; i < n_out; i++) written[n_written++] = outs[i];
+    if (json) written[n_written++] = json;
+    if (trace) written[n_written++] = trace;
+    if (vcd) written[n_written++] = vcd;
+    if (svg) written[n_written++] = svg;
+    for (int i = 0; i < n_written; i++) {
+        if (enpu_cli_check_output("run", written[i], ins, n_in)) return 2;
+        if (enpu_cli_check_output("run", written[i], &model, 1)) return 2;
+        if (enpu_cli_check_output("run", written[i], archs, n_arch)) return 2;
+        for (int k = 0; k < i; k++)
+            if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
+                return enpu_cli_usage("run", "output '%s' is given twice", written[i]);
+    }
+
+    enpu_err err = {0};
+    bool is_prog = strcmp(enpu_path_ext(model), ".enpu") == 0;
+    enpu_model m;
+    memset(&m, 0, sizeof m);
+    arch_run runs[MAX_ARCHS];
+    memset(runs, 0, sizeof runs);
+    enpu_buf bufs[MAX_FILES];
+    int loaded = 0, rc = 0;
+    enpu_fexec *fx = NULL;
+    enpu_buf fouts[MAX_FILES];
+    int n_fouts = 0;
+    agreement ag = {0};
+
+    for (int a = 0; a < n_arch; a++) {
+        runs[a].spec = archs[a];
+        if (enpu_arch_load(archs[a], &runs[a].arch, &err)) {
+            rc = enpu_cli_fail("run", &err);
+            goto done;
+        }
+    }
+    if (is_prog && calib) {
+        rc = enpu_cli_usage("run", "--calib is for a model, not a compiled program");
+        goto done;
+    }
+    if (!is_prog && enpu_model_load(&m, model, calib, &err)) {
+        rc = enpu_cli_fail("run", &err);
+        goto done;
+    }
+    int want_in = 0;
+    if (m.g) want_in = m.g->n_inputs;
+    else if (is_prog || m.is_qjson) want_in = n_in; /* checked by the simulator */
+    if (n_in == 0 && m.g && m.n_calib > 0) {
+        /* No --input: the first calibration sample, so `run MODEL --calib DIR` works. */
+        for (; loaded < m.g->n_inputs; loaded++) {
+            const enpu_buf *src = &m.calib[loaded];
+            if (enpu_buf_alloc(&bufs[loaded], src->dtype, src->rank, src->dims, &err)) {
+                rc = enpu_cli_fail("run", &err);
+                goto done;
+            }
+            memcpy(bufs[loaded].data, src->data,
+                   (size_t)enpu_buf_numel(src) * enpu_dtype_size(src->dtype));
+        }
+        n_in = loaded;
+        printf("input: the first calibration sample (no --input given)\n");
+    } else {
+        if (n_in != want_in || n_in == 0) {
+            rc = enpu_cli_usage("run", "%s needs %d --input file(s), %d given", model,
+                                want_in ? want_in : 1, n_in);
+            goto done;
+        }
+        for (; loaded < n_in; loaded++)
+            if (enpu_tensor_read(ins[loaded], &bufs[loaded], &err)) {
+                rc = enpu_cli_fail("run", &err);
+                goto done;
+            }
+    }
+    /* The float reference on the same input: the yardstick of the int8 run. */
+    if (m.g) {
+        if (enpu_fexec_new(m.g, &fx, &err) || enpu_fexec_run(fx, bufs, &err)) {
+            rc = enpu_cli_fail("run", &err);
+            goto done;
+        }
+        for (; n_fouts < m.g->n_outputs; n_fouts++)
+            if (enpu_fexec_output(fx, n_fouts, &fouts[n_fouts], &err)) {
+                rc = enpu_cli_fail("run", &err);
+                goto done;
+            }
+    }
+
+    enpu_sim_opts base = {0};
+    int worst = 0;
+    for (int a = 0; a < n_arch; a++) {
+        base.trace_path = a == 0 ? trace : NULL;
+        base.vcd_path = a == 0 ? vcd : NULL;
+        base.vcd_from = w0;
+        base.vcd_to = w1;
+        enpu_err e = {0};
+        int st = run_arch(&runs[a], &m, is_prog ? model : NULL, bufs, n_in, (enpu_sim_mode)mode,
+                          &base, quiet || a > 0, &e);
+        runs[a].status = st;
+        if (st) {
+            snprintf(runs[a].error, sizeof runs[a].error, "error [%s]: %s", enpu_status_name(e.code), e.msg);
+            if (n_arch == 1 || st == ENPU_E_MISMATCH) fprintf(stderr, "easynpu run: %s\n", runs[a].error);
+            int code = enpu_exit_code(e.code);
+            /* A mismatch (1) is the worst news; otherwise keep the first failure. */
+            if (code == 1 || !worst) worst = code;
+        }
+    }
+    if (!runs[0].ran) {
+        rc = worst ? worst : 2;
+        if (n_arch > 1) print_comparison(runs, n_arch);
+        goto done;
+    }
+    const arch_run *r0 = &runs[0];
+    printf("model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
+    enpu_report_sim_table(stdout, &r0->arch, &r0->res);
+    if (r0->golden_checked)
+        printf("bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
+               "reference, element by element)\n",
+               r0->golden_layers, r0->res.n_outputs);
+    else if (r0->status == ENPU_E_MISMATCH)
+        printf("bit-exact: NO (%s)\n", r0->error);
+    else if (r0->res.checked)
+        printf("bit-exact: yes against the simulator's functional replay (no golden reference for a "
+               "compiled program; give the model to check against it)\n");
+    else
+        printf("bit-exact: not checked\n");
+    for (int i = 0; i < r0->res.n_outputs; i++)
+        print_output(&r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
+    if (n_fouts > 0 && r0->res.n_outputs > 0) {
+        ag = compare_float(&fouts[0], &r0->res.outputs[0]);
+        if (ag.have)
+            printf("float vs int8 (output 0, this input): max |error| %.4g, SQNR %.1f dB, top-1 %s "
+                   "(float %lld, int8 %lld)\n",
+                   ag.max_err, ag.sqnr_db, ag.top1_same ? "agrees" : "DIFFERS",
+                   (long long)ag.top1_float, (long long)ag.top1_int8);
+    }
+    if (n_arch > 1) print_comparison(runs, n_arch);
+    if (n_out && n_out != r0->res.n_outputs) {
+        rc = enpu_cli_usage("run", "%s has %d output(s), %d --output given", model, r0->res.n_outputs, n_out);
+        goto done;
+    }
+    for (int i = 0; i < n_out; i++) {
+        if (enpu_tensor_write(outs[i], &r0->res.outputs[i], &err)) {
+            rc = enpu_cli_fail("run", &err);
+            goto done;
+        }
+        printf("wrote %s\n", outs[i]);
+    }
+    if (json && write_json(json, model, runs, n_arch, &ag, &err)) {
+        rc = enpu_cli_fail("run", &err);
+        goto done;
+    }
+    if (svg) {
+        char title[512];
+        snprintf(title, sizeof title, "%s on %s", model, r0->arch.name);
+        if (enpu_svg_chart_write(svg, title, &r0->res, &err)) {
+            rc = enpu_cli_fail("run", &err);
+            goto done;
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        const char *w = (const char *[]){json, trace, vcd, svg}[i];
+        if (w) printf("wrote %s\n", w);
+    }
+    rc = worst;
+done:
+    for (int a = 0; a < n_arch; a++) arch_run_free(&runs[a]);
+    for (int i = 0; i < loaded; i++) enpu_buf_free(&bufs[i]);
+    for (int i = 0; i < n_fouts; i++) enpu_buf_free(&fouts[i]);
+    enpu_fexec_free(fx);
+    enpu_model_free(&m);
+    return rc;
+}

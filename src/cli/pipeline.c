@@ -1,0 +1,41 @@
+#include "cli/pipeline.h"
+
+#include <string.h>
+
+#include "easynpu/file.h"
+#include "easynpu/onnx.h"
+
+int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_err *err) {
+    memset(m, 0, sizeof *m);
+    m->path = path;
+    m->is_qjson = strcmp(enpu_path_ext(path), ".qjson") == 0;
+    if (m->is_qjson) {
+        if (calib)
+            return enpu_fail(err, ENPU_E_USAGE,
+                             "--calib is for an .onnx model (%s is already quantized)", path);
+        return 0;
+    }
+    int rc = enpu_onnx_load(path, &m->g, err);
+    if (!rc && calib) rc = enpu_calib_load(m->g, calib, &m->calib, &m->n_calib, err);
+    return rc;
+}
+
+void enpu_model_free(enpu_model *m) {
+    enpu_calib_free(m->calib, m->n_calib * (m->g ? m->g->n_inputs : 0));
+    enpu_graph_free(m->g);
+    memset(m, 0, sizeof *m);
+}
+
+int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, enpu_graph **qg,
+                        enpu_qreport *rep, enpu_err *err) {
+    *qg = NULL;
+    if (m->is_qjson) return enpu_qgraph_load(m->path, qg, err);
+    enpu_quant_opts qo;
+    enpu_quant_opts_default(&qo);
+    qo.mult_bits = (int)arch->mult_bits;
+    qo.acc_bits = (int)arch->acc_bits;
+    qo.act_segments = (int)arch->act_segments;
+    qo.quiet = quiet;
+    int rc = enpu_quantize_graph(m->g, m->calib, m->n_calib, &qo, qg, rep, err);
+    return rc ? enpu_err_prefix(err, "%s", m->path) : 0;
+}

@@ -1,0 +1,33 @@
+/* The steps the commands share: a model file (.onnx or .qjson) to the
+ * quantized graph for an architecture. */
+#ifndef ENPU_PIPELINE_H
+#define ENPU_PIPELINE_H
+
+#include <stdbool.h>
+
+#include "easynpu/arch.h"
+#include "easynpu/quant.h"
+
+typedef struct enpu_model {
+    const char *path;
+    bool is_qjson;
+    enpu_graph *g;       /* float graph (NULL for a .qjson) */
+    enpu_buf *calib;     /* n_calib * g->n_inputs buffers */
+    int n_calib;
+} enpu_model;
+
+/* Loads `path` (.onnx: imported; .qjson: nothing to do until quantization)
+ * and, for an .onnx, the calibration inputs named by `calib` (may be NULL).
+ * Errors name the file. */
+int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_err *err);
+void enpu_model_free(enpu_model *m);
+
+/* The quantized graph for `arch` (its multiplier/accumulator widths and
+ * table segments): a .qjson is loaded as it is, an .onnx is quantized on the
+ * calibration inputs (without them: the quantizer's documented fallback,
+ * warned on stderr unless quiet).  *rep gets the quantization report when
+ * non-NULL (an .onnx only). */
+int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, enpu_graph **qg,
+                        enpu_qreport *rep, enpu_err *err);
+
+#endif

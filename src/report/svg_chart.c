@@ -1,0 +1,164 @@
+#include "report/svg_chart.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "easynpu/file.h"
+
+/* Growing string; on allocation failure it stays NULL and writes are dropped,
+ * which the caller sees as a NULL result. */
+typedef struct sbuf {
+    char *s;
+    size_t n, cap;
+    int failed;
+} sbuf;
+
+static void sb_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+    if (b->failed) return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int need = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
+        va_end(ap);
+        if (need < 0) {
+            b->failed = 1;
+            return;
+        }
+        if (b->s && b->n + (size_t)need < b->cap) {
+            b->n += (size_t)need;
+            return;
+        }
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap <= b->n + (size_t)need) cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns) {
+            b->failed = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+}
+
+/* XML-escapes s (and shortens it to `max` characters, middle elided). */
+static void sb_text(sbuf *b, const char *s, size_t max) {
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len; i++) {
+        if (len > max && i == max / 2) {
+            sb_printf(b, "..");
+            i = len - (max - max / 2);
+        }
+        switch (s[i]) {
+        case '<': sb_printf(b, "&lt;"); break;
+        case '>': sb_printf(b, "&gt;"); break;
+        case '&': sb_printf(b, "&amp;"); break;
+        case '"': sb_printf(b, "&quot;"); break;
+        default:
+            if ((unsigned char)s[i] >= 0x20) sb_printf(b, "%c", s[i]);
+        }
+    }
+}
+
+/* One colour per activity, in enpu_activity order; compute is green so that
+ * a good run looks green. */
+static const char *const act_color[ENPU_ACT_COUNT] = {
+    "#7f7f7f", "#2ca02c", "#9467bd", "#1f77b4", "#d62728", "#ff7f0e", "#8c564b", "#e377c2",
+};
+
+char *enpu_svg_chart_string(const char *title, const enpu_sim_result *res) {
+    sbuf b = {0};
+    const int left = 80, right = 60, top = 60, plot_h = 300, label_h = 150;
+    int n = res->n_layers > 0 ? res->n_layers : 1;
+    int bar = n > 60 ? 8 : n > 30 ? 14 : 32, gap = bar / 3 + 2;
+    int plot_w = n * (bar + gap) + gap;
+    if (plot_w < 480) plot_w = 480; /* room for the subtitle on small models */
+    int legend_w = 200;
+    int width = left + plot_w + right + legend_w, height = top + plot_h + label_h;
+    uint64_t maxc = 1;
+    for (int i = 0; i < res->n_layers; i++)
+        if (res->layers[i].cycles > maxc) maxc = res->layers[i].cycles;
+
+    sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+                  "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
+              width, height);
+    sb_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"22\" "
+                  "font-size=\"15\" font-weight=\"bold\">",
+              left);
+    sb_text(&b, title ? title : "EasyNPU run", 200);
+    sb_printf(&b, "</text>\n<text x=\"%d\" y=\"38\">%llu cycles, %.1f%% utilization, %.2f us. "
+                  "Bars: cycles per layer by activity (left axis); dots: utilization (right axis).</text>\n",
+              left, (unsigned long long)res->total_cycles, 100.0 * res->utilization, res->time_us);
+    /* Axes and grid. */
+    for (int k = 0; k <= 4; k++) {
+        int y = top + plot_h - plot_h * k / 4;
+        sb_printf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", left, y,
+                  left + plot_w, y);
+        sb_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%llu</text>\n", left - 6, y + 4,
+                  (unsigned long long)(maxc * (uint64_t)k / 4));
+        sb_printf(&b, "<text x=\"%d\" y=\"%d\">%d%%</text>\n", left + plot_w + 6, y + 4, 25 * k);
+    }
+    sb_printf(&b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
+                  "cycles</text>\n",
+              top + plot_h / 2, top + plot_h / 2);
+    /* Bars. */
+    for (int i = 0; i < res->n_layers; i++) {
+        const enpu_layer_stats *l = &res->layers[i];
+        int x = left + gap + i * (bar + gap);
+        double y = top + plot_h;
+        sb_printf(&b, "<g><title>");
+        sb_text(&b, l->name, 120);
+        sb_printf(&b, " (%s): %llu cycles, %llu ideal", l->op, (unsigned long long)l->cycles,
+                  (unsigned long long)l->ideal_cycles);
+        for (int a = 0; a < ENPU_ACT_COUNT; a++)
+            if (l->activity[a])
+                sb_printf(&b, ", %s %llu", enpu_activity_name((enpu_activity)a),
+                          (unsigned long long)l->activity[a]);
+        sb_printf(&b, "</title>\n");
+        for (int a = 0; a < ENPU_ACT_COUNT; a++) {
+            if (!l->activity[a]) continue;
+            double h = (double)plot_h * (double)l->activity[a] / (double)maxc;
+            y -= h;
+            sb_printf(&b, "<rect x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\"/>\n", x,
+                      y, bar, h, act_color[a]);
+        }
+        /* ideal = macs / pes, so ideal / cycles is the utilization. */
+        double util = l->cycles ? (double)l->ideal_cycles / (double)l->cycles : 0.0;
+        if (util > 1) util = 1;
+        if (!l->host && l->ideal_cycles > 0) /* control instructions do no MACs */
+            sb_printf(&b, "<circle cx=\"%d\" cy=\"%.2f\" r=\"3\" fill=\"black\"/>\n", x + bar / 2,
+                      top + plot_h - plot_h * util);
+        sb_printf(&b, "</g>\n<text x=\"%d\" y=\"%d\" transform=\"rotate(60 %d %d)\">", x + bar / 2,
+                  top + plot_h + 12, x + bar / 2, top + plot_h + 12);
+        sb_text(&b, l->name, 22);
+        sb_printf(&b, "</text>\n");
+    }
+    /* Legend. */
+    int lx = left + plot_w + right;
+    for (int a = 0; a < ENPU_ACT_COUNT; a++) {
+        int y = top + 18 * a;
+        sb_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+                      "<text x=\"%d\" y=\"%d\">%s</text>\n",
+                  lx, y, act_color[a], lx + 18, y + 10, enpu_activity_name((enpu_activity)a));
+    }
+    sb_printf(&b, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"black\"/><text x=\"%d\" y=\"%d\">"
+                  "utilization</text>\n</svg>\n",
+              lx + 6, top + 18 * ENPU_ACT_COUNT + 6, lx + 18, top + 18 * ENPU_ACT_COUNT + 10);
+    if (b.failed) {
+        free(b.s);
+        return NULL;
+    }
+    return b.s;
+}
+
+int enpu_svg_chart_write(const char *path, const char *title, const enpu_sim_result *res,
+                         enpu_err *err) {
+    char *s = enpu_svg_chart_string(title, res);
+    if (!s) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory drawing the chart", path);
+    int rc = enpu_file_write_atomic(path, s, strlen(s), err);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,74 @@
+/* Checking a simulation against the golden int8 reference, layer by layer:
+ * after each instruction chain, every layer output the program stores is read
+ * back from the simulated memory and compared element by element with the
+ * golden tensor of the same name (the program's LAYERS section names it). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "easynpu/quant.h"
+#include "easynpu/sim.h"
+
+int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu_sim *sim,
+                            enpu_err *err) {
+    (void)st;
+    enpu_golden_check *g = ctx;
+    const enpu_program *p = enpu_sim_program(sim);
+    /* The callback names the chain head; its fused members run with it. */
+    int n = 1;
+    if (enpu_opcode_class(p->instr[layer].opcode) != ENPU_CLASS_CTRL)
+        while (layer + n - 1 < p->n_instr - 1 && p->instr[layer + n - 1].fuse_next) n++;
+    for (int i = layer; i < layer + n; i++) {
+        const enpu_layer_info *li = &p->layers[i];
+        if (li->io < 0 || !li->tensor || !li->tensor[0]) continue;
+        const enpu_io_desc *d = &p->io[li->io];
+        if (d->mem == ENPU_MEM_HOST || d->dtype != ENPU_DT_INT8) continue;
+        int t = enpu_graph_find_tensor(g->qg, li->tensor);
+        const int8_t *want = t >= 0 ? enpu_gexec_value_i8(g->ex, t) : NULL;
+        int64_t numel = 1;
+        for (int k = 0; k < d->rank; k++) numel *= d->dims[k];
+        if (!want || numel != enpu_tensor_numel(&g->qg->tensors[t]))
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "layer %d: tensor '%s' is not an int8 tensor of the golden graph with "
+                             "the descriptor's %lld elements (the program was compiled from "
+                             "another model?)",
+                             i, li->tensor, (long long)numel);
+        int8_t *got = malloc((size_t)(numel ? numel : 1));
+        if (!got) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        int rc = enpu_sim_read_tensor(sim, d, got, numel, err);
+        for (int64_t e = 0; !rc && e < numel; e++) {
+            if (got[e] == want[e]) continue;
+            const enpu_tensor *tt = &g->qg->tensors[t];
+            int64_t W = tt->rank >= 4 ? tt->dims[3] : 1, H = tt->rank >= 4 ? tt->dims[2] : 1;
+            int64_t C = tt->rank >= 2 ? tt->dims[1] : 1;
+            int64_t w = tt->rank >= 4 ? e % W : e, h = tt->rank >= 4 ? (e / W) % H : 0;
+            int64_t c = tt->rank >= 4 ? (e / (W * H)) % C : 0;
+            rc = enpu_fail(err, ENPU_E_MISMATCH,
+                           "layer %d '%s': tensor '%s' (c=%lld, h=%lld, w=%lld): simulator %d, "
+                           "golden %d, written at cycle %llu",
+                           i, li->name, li->tensor, (long long)c, (long long)h, (long long)w,
+                           got[e], want[e],
+                           (unsigned long long)enpu_sim_write_cycle(sim, d, c, h, w));
+        }
+        free(got);
+        if (rc) return rc;
+        g->compared++;
+    }
+    return 0;
+}
+
+int enpu_golden_check_outputs(const enpu_golden_check *g, const enpu_sim_result *res,
+                              enpu_err *err) {
+    for (int i = 0; i < res->n_outputs && i < g->qg->n_outputs; i++) {
+        enpu_buf gb;
+        int rc = enpu_gexec_output(g->ex, i, &gb, err);
+        if (rc) return rc;
+        int64_t n = enpu_buf_numel(&gb);
+        bool same = n == enpu_buf_numel(&res->outputs[i]) &&
+                    memcmp(gb.data, res->outputs[i].data, (size_t)n * sizeof(float)) == 0;
+        enpu_buf_free(&gb);
+        if (!same)
+            return enpu_fail(err, ENPU_E_MISMATCH, "output %d '%s' differs from the golden reference's",
+                             i, res->outputs[i].name ? res->outputs[i].name : "");
+    }
+    return 0;
+}
