@@ -1,5 +1,10 @@
 # The two commands a user needs: `make demo` (the main job) and `make test`.
 # SANITIZE=1 builds everything with ASan+UBSan into build-asan/.
+# VALGRIND=1 runs the main job (every `make demo` command starts with $(RUN))
+# under valgrind's memcheck, failing on any error or leak (CI does).
+# `make fuzz` builds the libFuzzer targets (clang) into build-fuzz/ and runs
+# each for FUZZ_SECONDS (default 60; FUZZ_TARGETS="onnx npy" picks some);
+# docs/hardening.md.
 BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -10,13 +15,24 @@ else
 CMAKE_FLAGS += -DCMAKE_BUILD_TYPE=RelWithDebInfo
 endif
 EASYNPU := $(BUILD)/easynpu
+RUN :=
+DEMO_DEPS :=
+ifeq ($(VALGRIND),1)
+RUN := valgrind --leak-check=full --error-exitcode=1 --errors-for-leak-kinds=definite,indirect,possible -q
+DEMO_DEPS := deps-valgrind
+endif
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?=
 
-.PHONY: all deps build test demo clean
+.PHONY: all deps deps-valgrind build test demo fuzz clean
 
 all: build
 
 deps:
 	@sh scripts/deps.sh
+
+deps-valgrind:
+	@sh scripts/deps.sh --valgrind
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
@@ -27,9 +43,11 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-demo: build
-	$(EASYNPU) inspect models/kws_cnn.onnx
-	$(EASYNPU) run-float models/kws_cnn.onnx --input models/kws_cnn/sample_0.npy --output $(BUILD)/kws_cnn_out.npy
+demo: build $(DEMO_DEPS)
+	$(RUN) $(EASYNPU) run models/kws_cnn.onnx --calib models/kws_cnn/calib --input models/kws_cnn/sample_0.npy
+
+fuzz:
+	ENPU_FUZZ_SECONDS=$(FUZZ_SECONDS) sh fuzz/run.sh $(FUZZ_TARGETS)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
