@@ -19,6 +19,8 @@ bool enpu_cli_wants_help(int argc, char **argv);
 /* Refuses (returns nonzero after printing) if `out` names the same file as any
  * of the n inputs: outputs never overwrite what the user gave. */
 int enpu_cli_check_output(const char *cmd, const char *out, const char *const *inputs, int n);
+/* The same against every item of a comma-separated list of files (--calib). */
+int enpu_cli_check_output_list(const char *cmd, const char *out, const char *list);
 /* The file an --arch option reads (a path or *.json, as enpu_arch_load
  * decides), so that outputs are checked against it too; NULL for a preset
  * name or no option. */

@@ -41,17 +41,6 @@ static const char *HELP =
     "Exit status: 0 compiled; 2 bad input, or the model does not fit the arch (the\n"
     "message says what needs how much and which preset or parameter would fit).\n";
 
-static int check_against_spec(const char *out, const char *spec) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", spec);
-    char *save = NULL;
-    for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-        const char *one = it;
-        if (enpu_cli_check_output("compile", out, &one, 1)) return 2;
-    }
-    return 0;
-}
-
 int enpu_cmd_compile(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
         fputs(HELP, stdout);
@@ -93,7 +82,7 @@ int enpu_cmd_compile(int argc, char **argv) {
     for (int i = 0; i < 2; i++) {
         if (!outs[i]) continue;
         if (enpu_cli_check_output("compile", outs[i], &model, 1)) return 2;
-        if (calib && check_against_spec(outs[i], calib)) return 2;
+        if (calib && enpu_cli_check_output_list("compile", outs[i], calib)) return 2;
     }
     if (out && json && enpu_cli_check_output("compile", json, &out, 1)) return 2;
     if (json && strchr(arch_spec, '/') && enpu_cli_check_output("compile", json, &arch_spec, 1)) return 2;

@@ -48,18 +48,6 @@ static int parse_int(const char *s, long lo, long hi, long *out) {
     return 0;
 }
 
-/* Refuses an output equal to any comma-separated item of spec. */
-static int check_against_spec(const char *out, const char *spec) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", spec);
-    char *save = NULL;
-    for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-        const char *one = it;
-        if (enpu_cli_check_output("quantize", out, &one, 1)) return 2;
-    }
-    return 0;
-}
-
 int enpu_cmd_quantize(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
         fputs(HELP, stdout);
@@ -137,9 +125,9 @@ int enpu_cmd_quantize(int argc, char **argv) {
     for (int i = 0; i < 2; i++) {
         if (!outs[i]) continue;
         if (enpu_cli_check_output("quantize", outs[i], &model, 1)) return 2;
-        if (calib && check_against_spec(outs[i], calib)) return 2;
+        if (calib && enpu_cli_check_output_list("quantize", outs[i], calib)) return 2;
         for (int k = 0; k < n_tests; k++)
-            if (check_against_spec(outs[i], tests[k])) return 2;
+            if (enpu_cli_check_output_list("quantize", outs[i], tests[k])) return 2;
     }
     if (json && enpu_cli_check_output("quantize", json, &out, 1)) return 2;
 

@@ -389,6 +389,7 @@ int enpu_cmd_run(int argc, char **argv) {
         if (enpu_cli_check_output("run", written[i], ins, n_in)) return 2;
         if (enpu_cli_check_output("run", written[i], &model, 1)) return 2;
         if (enpu_cli_check_output("run", written[i], archs, n_arch)) return 2;
+        if (calib && enpu_cli_check_output_list("run", written[i], calib)) return 2;
         for (int k = 0; k < i; k++)
             if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
                 return enpu_cli_usage("run", "output '%s' is given twice", written[i]);

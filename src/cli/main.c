@@ -61,6 +61,17 @@ const char *enpu_cli_arch_file(const char *arch) {
     return NULL;
 }
 
+int enpu_cli_check_output_list(const char *cmd, const char *out, const char *list) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
+        const char *one = it;
+        if (enpu_cli_check_output(cmd, out, &one, 1)) return 2;
+    }
+    return 0;
+}
+
 static void usage(FILE *f) {
     fprintf(f,
             "usage: easynpu <command> [options]\n"
