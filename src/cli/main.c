@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/cli.h"
 #include "easynpu/file.h"
@@ -61,6 +62,19 @@ const char *enpu_cli_arch_file(const char *arch) {
     return NULL;
 }
 
+/* True if `path` (which may not exist yet) lies directly in directory `dir`. */
+static bool in_directory(const char *path, const char *dir) {
+    struct stat ds, ps;
+    if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)) return false;
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (!slash) snprintf(parent, sizeof parent, ".");
+    else if (slash == parent) parent[1] = 0;
+    else *slash = 0;
+    return stat(parent, &ps) == 0 && ps.st_dev == ds.st_dev && ps.st_ino == ds.st_ino;
+}
+
 int enpu_cli_check_output_list(const char *cmd, const char *out, const char *list) {
     char buf[4096];
     snprintf(buf, sizeof buf, "%s", list);
@@ -68,6 +82,13 @@ int enpu_cli_check_output_list(const char *cmd, const char *out, const char *lis
     for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
         const char *one = it;
         if (enpu_cli_check_output(cmd, out, &one, 1)) return 2;
+        /* A folder of inputs (--calib DIR): an output inside it could replace
+         * one of them, or join the set on the next run. */
+        if (in_directory(out, it)) {
+            fprintf(stderr, "easynpu %s: error [usage]: output '%s' is inside the input folder '%s'; "
+                    "refusing to write there\n", cmd, out, it);
+            return 2;
+        }
     }
     return 0;
 }
