@@ -302,6 +302,23 @@ void enpu_graph_compact(enpu_graph *g);
  * many nodes consume it. */
 int enpu_graph_consumer(const enpu_graph *g, int t, int *count);
 
+/* A Conv/pool window normalized to 2-D: on a rank-3 (1-D) input H is the
+ * trivial axis (kernel, stride, dilation 1, no pads). */
+typedef struct enpu_win2d {
+    int kh, kw, sh, sw, dh, dw;
+    int pt, pl, pb, pr; /* pads: top, left, bottom, right */
+} enpu_win2d;
+
+#define ENPU_WIN_LIMIT (1 << 20)
+
+/* Fills *out from a window whose shapes were inferred (auto_pad resolved),
+ * for an input of rank 3 or 4 and kernel kh x kw (the caller gives them:
+ * Conv takes them from its weights).  Every value must be in 1..ENPU_WIN_LIMIT
+ * (pads 0..ENPU_WIN_LIMIT): ENPU_E_INVALID naming the node otherwise.  The one
+ * place both executors take window geometry from. */
+int enpu_window_2d(const enpu_node *n, const enpu_window *win, int rank, int kh, int kw,
+                   enpu_win2d *out, enpu_err *err);
+
 /* Multiply-accumulates of one node (0 for data movement). */
 int64_t enpu_node_macs(const enpu_graph *g, const enpu_node *n);
 

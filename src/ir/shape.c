@@ -522,6 +522,36 @@ int enpu_graph_infer_shapes(enpu_graph *g, enpu_err *err) {
     return 0;
 }
 
+int enpu_window_2d(const enpu_node *n, const enpu_window *win, int rank, int kh, int kw,
+                   enpu_win2d *q, enpu_err *err) {
+    bool two_d = rank == 4;
+    q->kh = two_d ? kh : 1;
+    q->kw = kw;
+    q->sh = two_d ? win->stride[0] : 1;
+    q->sw = win->stride[1];
+    q->dh = two_d ? win->dilation[0] : 1;
+    q->dw = win->dilation[1];
+    q->pt = two_d ? win->pads[0] : 0;
+    q->pb = two_d ? win->pads[2] : 0;
+    q->pl = win->pads[1];
+    q->pr = win->pads[3];
+    if (win->auto_pad != ENPU_PAD_NOTSET)
+        return FAIL(ENPU_E_INVALID, "node '%s': auto_pad not resolved (shapes not inferred)",
+                    n->name);
+    int v[] = {q->kh, q->kw, q->sh, q->sw, q->dh, q->dw};
+    for (size_t i = 0; i < 6; i++)
+        if (v[i] < 1 || v[i] > ENPU_WIN_LIMIT)
+            return FAIL(ENPU_E_INVALID,
+                        "node '%s': kernel %dx%d, strides %d,%d, dilations %d,%d must be in 1..%d",
+                        n->name, q->kh, q->kw, q->sh, q->sw, q->dh, q->dw, ENPU_WIN_LIMIT);
+    int p[] = {q->pt, q->pl, q->pb, q->pr};
+    for (size_t i = 0; i < 4; i++)
+        if (p[i] < 0 || p[i] > ENPU_WIN_LIMIT)
+            return FAIL(ENPU_E_INVALID, "node '%s': pads %d,%d,%d,%d must be in 0..%d", n->name,
+                        q->pt, q->pl, q->pb, q->pr, ENPU_WIN_LIMIT);
+    return 0;
+}
+
 int64_t enpu_node_macs(const enpu_graph *g, const enpu_node *n) {
     const enpu_tensor *y = enpu_node_output(g, n, 0);
     const enpu_tensor *x = enpu_node_input(g, n, 0);

@@ -95,33 +95,19 @@ int enpu_fref_geom_init(const enpu_graph *g, const enpu_node *n, const enpu_wind
     q->oc = y->dims[1];
     q->oh = two_d ? y->dims[2] : 1;
     q->ow = y->dims[y->rank - 1];
-    q->kh = two_d ? kh : 1;
-    q->kw = kw;
-    q->sh = two_d ? win->stride[0] : 1;
-    q->sw = win->stride[1];
-    q->dh = two_d ? win->dilation[0] : 1;
-    q->dw = win->dilation[1];
-    q->pt = two_d ? win->pads[0] : 0;
-    q->pb = two_d ? win->pads[2] : 0;
-    q->pl = win->pads[1];
-    q->pr = win->pads[3];
-    if (win->auto_pad != ENPU_PAD_NOTSET)
-        return enpu_fail(err, ENPU_E_INVALID, "%s: auto_pad not resolved (shapes not inferred)",
-                         enpu_fref_what(n, what, sizeof what));
-    const int lim = 1 << 20;
-    int vals[] = {q->kh, q->kw, q->sh, q->sw, q->dh, q->dw};
-    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++)
-        if (vals[i] < 1 || vals[i] > lim)
-            return enpu_fail(err, ENPU_E_INVALID,
-                             "%s: kernel %dx%d, strides %d,%d, dilations %d,%d must be in 1..%d",
-                             enpu_fref_what(n, what, sizeof what), q->kh, q->kw, q->sh, q->sw,
-                             q->dh, q->dw, lim);
-    int pads[] = {q->pt, q->pl, q->pb, q->pr};
-    for (size_t i = 0; i < 4; i++)
-        if (pads[i] < 0 || pads[i] > lim)
-            return enpu_fail(err, ENPU_E_INVALID, "%s: pads %d,%d,%d,%d must be in 0..%d",
-                             enpu_fref_what(n, what, sizeof what), q->pt, q->pl, q->pb, q->pr,
-                             lim);
+    enpu_win2d w2;
+    int rc = enpu_window_2d(n, win, x->rank, kh, kw, &w2, err);
+    if (rc) return rc;
+    q->kh = w2.kh;
+    q->kw = w2.kw;
+    q->sh = w2.sh;
+    q->sw = w2.sw;
+    q->dh = w2.dh;
+    q->dw = w2.dw;
+    q->pt = w2.pt;
+    q->pl = w2.pl;
+    q->pb = w2.pb;
+    q->pr = w2.pr;
     return 0;
 }
 

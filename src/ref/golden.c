@@ -15,7 +15,7 @@
 #include "easynpu/quant.h"
 #include "quant/qinternal.h"
 
-#define WIN_LIMIT (1 << 20)
+#define WIN_LIMIT ENPU_WIN_LIMIT
 
 static const char *nm(const enpu_node *n) { return n->name ? n->name : ""; }
 
@@ -88,31 +88,19 @@ bool enpu_q_is_move_op(enpu_op op) {
 /* Window of a Conv/pool on a rank-3 or rank-4 input (1-D: the W entries). */
 static int window_geom(const enpu_node *n, const enpu_window *win, int rank, int kh, int kw,
                        enpu_qconv_geom *q, enpu_err *err) {
-    bool two_d = rank == 4;
-    q->kh = two_d ? kh : 1;
-    q->kw = kw;
-    q->sh = two_d ? win->stride[0] : 1;
-    q->sw = win->stride[1];
-    q->dh = two_d ? win->dilation[0] : 1;
-    q->dw = win->dilation[1];
-    q->pt = two_d ? win->pads[0] : 0;
-    q->pb = two_d ? win->pads[2] : 0;
-    q->pl = win->pads[1];
-    q->pr = win->pads[3];
-    int v[] = {q->kh, q->kw, q->sh, q->sw, q->dh, q->dw};
-    for (size_t i = 0; i < 6; i++)
-        if (v[i] < 1 || v[i] > WIN_LIMIT)
-            return enpu_fail(err, ENPU_E_INVALID,
-                             "node '%s': kernel %dx%d, strides %d,%d, dilations %d,%d must be "
-                             "in 1..%d",
-                             nm(n), q->kh, q->kw, q->sh, q->sw, q->dh, q->dw, WIN_LIMIT);
-    int p[] = {q->pt, q->pl, q->pb, q->pr};
-    for (size_t i = 0; i < 4; i++)
-        if (p[i] < 0 || p[i] > WIN_LIMIT)
-            return enpu_fail(err, ENPU_E_INVALID, "node '%s': pads %d,%d,%d,%d must be in 0..%d",
-                             nm(n), q->pt, q->pl, q->pb, q->pr, WIN_LIMIT);
-    if (win->auto_pad != ENPU_PAD_NOTSET)
-        return enpu_fail(err, ENPU_E_INVALID, "node '%s': auto_pad not resolved", nm(n));
+    enpu_win2d w2;
+    int rc = enpu_window_2d(n, win, rank, kh, kw, &w2, err);
+    if (rc) return rc;
+    q->kh = w2.kh;
+    q->kw = w2.kw;
+    q->sh = w2.sh;
+    q->sw = w2.sw;
+    q->dh = w2.dh;
+    q->dw = w2.dw;
+    q->pt = w2.pt;
+    q->pl = w2.pl;
+    q->pb = w2.pb;
+    q->pr = w2.pr;
     return 0;
 }
 
