@@ -17,7 +17,6 @@
 # printed and appended to build-fuzz/logs/summary.txt.
 set -eu
 cd "$(dirname "$0")/.."
-ROOT=$(pwd)
 B=${ENPU_FUZZ_BUILD:-build-fuzz}
 SECONDS_PER=${ENPU_FUZZ_SECONDS:-60}
 if [ "${1:-}" = "-t" ]; then

@@ -85,8 +85,10 @@ int enpu_cmd_compile(int argc, char **argv) {
         if (calib && enpu_cli_check_output_list("compile", outs[i], calib)) return 2;
     }
     if (out && json && enpu_cli_check_output("compile", json, &out, 1)) return 2;
-    if (json && strchr(arch_spec, '/') && enpu_cli_check_output("compile", json, &arch_spec, 1)) return 2;
-    if (out && strchr(arch_spec, '/') && enpu_cli_check_output("compile", out, &arch_spec, 1)) return 2;
+    /* the --arch file is an input too ("a.json" in the current folder as well) */
+    const char *arch_file = enpu_cli_arch_file(arch_spec);
+    if (json && arch_file && enpu_cli_check_output("compile", json, &arch_file, 1)) return 2;
+    if (out && arch_file && enpu_cli_check_output("compile", out, &arch_file, 1)) return 2;
 
     enpu_err err = {0};
     enpu_arch arch;

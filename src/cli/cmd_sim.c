@@ -154,6 +154,8 @@ int enpu_cmd_sim(int argc, char **argv) {
         if (enpu_cli_check_output("sim", written[i], ins, n_in)) return 2;
         if (enpu_cli_check_output("sim", written[i], &prog_path, 1)) return 2;
         if (golden && enpu_cli_check_output("sim", written[i], &golden, 1)) return 2;
+        const char *arch_file = enpu_cli_arch_file(arch_spec);
+        if (arch_file && enpu_cli_check_output("sim", written[i], &arch_file, 1)) return 2;
         for (int k = 0; k < i; k++)
             if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
                 return enpu_cli_usage("sim", "output '%s' is given twice", written[i]);

@@ -2,6 +2,7 @@
  * "FILE:LINE: ..." naming the offending token or field. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,7 +167,10 @@ static int want_float(asmst *st, const tok *t, float *out) {
     errno = 0;
     char *end;
     *out = strtof(t->val, &end);
-    if (*end || errno == ERANGE) return SYNTAX(st, "%s: '%s' is not a float32 number", t->key, t->val);
+    /* ERANGE also flags a subnormal result, which is a float32 the
+     * disassembler writes: refuse only an overflow. */
+    if (*end || (errno == ERANGE && isinf(*out)))
+        return SYNTAX(st, "%s: '%s' is not a float32 number", t->key, t->val);
     return 0;
 }
 

@@ -226,6 +226,9 @@ typedef struct run_result {
     size_t err_len;
 } run_result;
 
+/* Folder the CLI runs in (NULL: this one). */
+static const char *cli_cwd;
+
 static void run_cli(char *const *argv, run_result *r) {
     char errpath[600];
     snprintf(errpath, sizeof errpath, "%s/stderr.txt", TMP);
@@ -234,7 +237,7 @@ static void run_cli(char *const *argv, run_result *r) {
     if (pid == 0) {
         int e = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         int nul = open("/dev/null", O_RDWR);
-        if (e < 0 || nul < 0) _exit(127);
+        if (e < 0 || nul < 0 || (cli_cwd && chdir(cli_cwd) != 0)) _exit(127);
         dup2(nul, 0);
         dup2(nul, 1);
         dup2(e, 2);
@@ -457,6 +460,36 @@ static reader_fn reader_for(const char *name) {
     return NULL;
 }
 
+/* What an accepted program or listing must also do, as the fuzzers check:
+ * a program disassembles and its listing reassembles to the same bytes; a
+ * listing's program reads back. */
+static void check_round_trip(const char *path, const uint8_t *data, size_t n) {
+    const char *ext = enpu_path_ext(path);
+    enpu_err err = {0};
+    enpu_program p, q;
+    if (strcmp(ext, ".enpu") == 0) {
+        assert_int_equal(enpu_program_read_mem(data, n, path, NULL, &p, &err), 0);
+    } else if (strcmp(ext, ".s") == 0) {
+        assert_int_equal(enpu_program_asm((const char *)data, n, path, NULL, &p, &err), 0);
+    } else {
+        return;
+    }
+    uint8_t *b1, *b2;
+    size_t n1, n2;
+    if (enpu_program_serialize(&p, &b1, &n1, &err)) fail_msg("%s: serialize: %s", path, err.msg);
+    char *listing = enpu_program_disasm(&p, &err);
+    assert_non_null(listing);
+    if (enpu_program_asm(listing, strlen(listing), "disasm.s", NULL, &q, &err))
+        fail_msg("%s: its listing does not reassemble: %s", path, err.msg);
+    if (enpu_program_serialize(&q, &b2, &n2, &err)) fail_msg("%s: serialize: %s", path, err.msg);
+    if (n1 != n2 || memcmp(b1, b2, n1) != 0) fail_msg("%s: disasm -> asm changes the program", path);
+    free(b1);
+    free(b2);
+    free(listing);
+    enpu_program_free(&p);
+    enpu_program_free(&q);
+}
+
 static void test_regressions(void **state) {
     (void)state;
     DIR *d = opendir("tests/bad/regress");
@@ -474,7 +507,7 @@ static void test_regressions(void **state) {
         enpu_err err = {0};
         int rc = fn(data, n, &err);
         check_clean(rc, &err, path);
-        if (rc == 0) fail_msg("%s: accepted", path);
+        if (rc == 0) check_round_trip(path, data, n);
         free(data);
         count++;
     }
@@ -683,6 +716,21 @@ static void test_output_is_input(void **state) {
     const char *e1[] = {"export", itcm, "--hex", dir, NULL};
     expect_refusal(e1, "usage", "refusing to overwrite");
     assert_true(same_bytes(itcm, prog_keep));
+    /* compile and sim: an output onto the --arch file, also when that is a
+     * bare "name.json" in the current folder */
+    const char *f1[] = {"compile", model, "--arch", arch, "-o", arch, NULL};
+    expect_refusal(f1, "usage", "is also an input");
+    const char *f2[] = {"sim", prog, "--input", in, "--arch", arch, "--json", arch, NULL};
+    expect_refusal(f2, "usage", "is also an input");
+    cli_cwd = TMP;
+    const char *f3[] = {"compile", model, "--arch", "arch.json", "-o", "arch.json", NULL};
+    expect_refusal(f3, "usage", "is also an input");
+    const char *f4[] = {"sim", prog, "--input", in, "--arch", "arch.json", "--json", "arch.json", NULL};
+    expect_refusal(f4, "usage", "is also an input");
+    const char *f5[] = {"disasm", prog, "--arch", "arch.json", "-o", "arch.json", NULL};
+    expect_refusal(f5, "usage", "is also an input");
+    cli_cwd = NULL;
+    assert_true(same_bytes(arch, arch_keep));
     free(arch_keep);
     free(s_keep);
     free(prog_keep);
