@@ -564,6 +564,7 @@ static int load_tensor(ld *l, enpu_graph *g, json_t *o, size_t idx) {
             if (!rc && !(v > 0 && v < 3.0e38))
                 rc = lfail(l, ENPU_E_FORMAT, "quant.scale[%zu]: %g is not a positive finite float", i, v);
             if (!rc) rc = int_elem(l, jz, i, "quant.", "zero_point", INT32_MIN, INT32_MAX, &zz);
+            if (rc) break;
             s[i] = (float)v;
             z[i] = (int32_t)zz;
         }
