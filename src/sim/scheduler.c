@@ -163,12 +163,15 @@ void sim_sched_free(core *k) {
     free(k->runs);
 }
 
-/* First stage >= s with an op2 operand that runs in unit u, or n_st. */
+/* First stage >= s with an op2 operand that runs in unit u, or n_st.  The
+ * head runs in every unit; a fused stage only in the unit that completes its
+ * tile (BasicConv: the last input word's last band; channel-wise: the last
+ * band), exactly as the PE controller enters them (pe_ctrl.c enter_unit). */
 static int op2_stage_from(const core *k, const unit_cur *u, int s) {
     const sim_chain *c = k->ch;
     for (; s < c->n_st; s++) {
         if (!c->st[s].op2) continue;
-        if (s == 0 || !c->bcast || u->tile_last) return s;
+        if (s == 0 || u->tile_last) return s;
     }
     return c->n_st;
 }
