@@ -161,9 +161,11 @@ typedef struct enpu_sim_opts {
     enpu_sim_mode mode;
     bool check;                      /* cycle mode: replay each chain functionally and
                                         compare what it wrote (ENPU_E_MISMATCH) */
-    const char *trace_path;          /* Chrome trace-event JSON (cycle mode), or NULL */
-    const char *vcd_path;            /* VCD of control signals (cycle mode), or NULL */
-    uint64_t vcd_from, vcd_to;       /* cycle window [from, to) for the VCD */
+    bool trace;                      /* record trace spans (cycle mode; written by
+                                        report/: enpu_report_trace) */
+    bool vcd;                        /* record the control signals in [vcd_from, vcd_to)
+                                        (cycle mode; enpu_report_vcd) */
+    uint64_t vcd_from, vcd_to;
     uint64_t max_cycles;             /* stop with ENPU_E_LIMIT past this (0: 2^40) */
     enpu_sim_layer_cb on_layer;
     void *cb_ctx;

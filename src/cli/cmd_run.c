@@ -156,6 +156,7 @@ typedef struct arch_run {
     char error[ENPU_ERR_MSG_MAX + 32];
     int golden_layers;
     bool golden_checked;
+    const char *trace, *vcd;  /* observation files to write after the run */
 } arch_run;
 
 static void arch_run_free(arch_run *a) {
@@ -210,6 +211,15 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
     if (!rc) rc = enpu_sim_run(sim, ins, n_in, &a->res, err);
     enpu_progress_end(&rctx.progress);
     a->ran = rc == 0 || rc == ENPU_E_MISMATCH;
+    /* the trace and VCD of a mismatching run are what one debugs it with */
+    if (a->ran && a->trace) {
+        int r2 = enpu_report_trace(sim, a->trace, rc ? NULL : err);
+        if (!rc) rc = r2;
+    }
+    if (a->ran && a->vcd) {
+        int r2 = enpu_report_vcd(sim, a->vcd, rc ? NULL : err);
+        if (!rc) rc = r2;
+    }
     if (!rc && a->qg) rc = enpu_golden_check_outputs(&gc, &a->res, err);
     a->golden_layers = gc.compared;
     a->golden_checked = a->qg && rc == 0;
@@ -478,8 +488,10 @@ int enpu_cmd_run(int argc, char **argv) {
     enpu_sim_opts base = {0};
     int worst = 0;
     for (int a = 0; a < n_arch; a++) {
-        base.trace_path = a == 0 ? trace : NULL;
-        base.vcd_path = a == 0 ? vcd : NULL;
+        runs[a].trace = a == 0 ? trace : NULL;
+        runs[a].vcd = a == 0 ? vcd : NULL;
+        base.trace = runs[a].trace != NULL;
+        base.vcd = runs[a].vcd != NULL;
         base.vcd_from = w0;
         base.vcd_to = w1;
         enpu_err e = {0};

@@ -219,8 +219,8 @@ int enpu_cmd_sim(int argc, char **argv) {
         o.cb_ctx = &gc;
     }
     o.check = check && mode == ENPU_SIM_CYCLE;
-    o.trace_path = trace;
-    o.vcd_path = vcd;
+    o.trace = trace != NULL;
+    o.vcd = vcd != NULL;
     o.vcd_from = w0;
     o.vcd_to = w1;
     if (enpu_sim_new(&prog, &arch, &o, &sim, &err)) {
@@ -230,6 +230,12 @@ int enpu_cmd_sim(int argc, char **argv) {
     int st = enpu_sim_run(sim, bufs, n_in, &res, &err);
     if (st && st != ENPU_E_MISMATCH) {
         rc = enpu_cli_fail("sim", &err);
+        goto done;
+    }
+    /* written on a mismatch too: they are what one debugs it with */
+    enpu_err oerr = {0};
+    if ((trace && enpu_report_trace(sim, trace, &oerr)) || (vcd && enpu_report_vcd(sim, vcd, &oerr))) {
+        rc = enpu_cli_fail("sim", &oerr);
         goto done;
     }
     printf("program %s on arch '%s'\n", prog_path, arch.name);

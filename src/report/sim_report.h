@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "easynpu/sim.h"
-#include "sim/sim_report_hooks.h"
 
 /* Per-layer table (cycles, ideal, utilization, ratio to ideal, cycles by
  * activity), the totals, time at the arch's clock, and memory traffic. */
@@ -25,5 +24,13 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a,
 /* The same, written atomically to path. */
 int enpu_report_sim_json(const char *path, const char *program, const enpu_arch *a,
                          const enpu_sim_result *r, enpu_err *err);
+
+/* After a cycle-mode run with opts.trace / opts.vcd: the Chrome trace-event
+ * JSON (Perfetto, chrome://tracing; one track per hardware unit, times in
+ * microseconds at the clock) and the VCD of the engine's control signals in
+ * the recorded window, written atomically.  ENPU_E_USAGE when nothing was
+ * recorded. */
+int enpu_report_trace(const enpu_sim *sim, const char *path, enpu_err *err);
+int enpu_report_vcd(const enpu_sim *sim, const char *path, enpu_err *err);
 
 #endif

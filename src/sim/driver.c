@@ -11,7 +11,7 @@
 
 #include "easynpu/float_ref.h"
 #include "sim/engine.h"
-#include "sim/sim_report_hooks.h"
+#include "sim/observe.h"
 
 #define ROW_NEVER UINT64_MAX
 
@@ -172,8 +172,7 @@ void enpu_sim_free(enpu_sim *sim) {
     }
     for (int i = 0; i < 4; i++) free(sim->fbuf[i]);
     free(sim->rows);
-    sim_trace_free(sim->trace);
-    sim_vcd_free(sim->vcd);
+    sim_obs_free(sim->obs);
     free(sim);
 }
 
@@ -681,17 +680,12 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
     free(tmp);
     if (rc) return rc;
     if (sim->opts.mode == ENPU_SIM_CYCLE) {
-        sim_trace_free(sim->trace);
-        sim_vcd_free(sim->vcd);
-        sim->trace = NULL;
-        sim->vcd = NULL;
-        if (sim->opts.trace_path) {
-            sim->trace = sim_trace_new(sim->arch.clock_mhz);
-            if (!sim->trace) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-        }
-        if (sim->opts.vcd_path) {
-            sim->vcd = sim_vcd_new(&sim->arch, sim->opts.vcd_from, sim->opts.vcd_to);
-            if (!sim->vcd) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        sim_obs_free(sim->obs);
+        sim->obs = NULL;
+        if (sim->opts.trace || sim->opts.vcd) {
+            sim->obs = sim_obs_new(sim->eng->name, sim->arch.clock_mhz, sim->opts.trace,
+                                   sim->opts.vcd, sim->opts.vcd_from, sim->opts.vcd_to);
+            if (!sim->obs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         }
     }
     rc = sim->eng->run(sim->es, sim, err);
@@ -700,8 +694,6 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
     enpu_err err2 = {0};
     int rc2 = collect(sim, res, rc == 0, rc ? &err2 : err);
     if (!rc) rc = rc2;
-    if (!rc && sim->trace) rc = sim_trace_write(sim->trace, sim->opts.trace_path, err);
-    if (!rc && sim->vcd) rc = sim_vcd_write(sim->vcd, sim->opts.vcd_path, err);
     return rc;
 }
 

@@ -18,9 +18,7 @@
 #include "easynpu/pwl.h"
 #include "easynpu/sim.h"
 
-struct sim_trace;
-struct sim_vcd;
-struct sim_signals;
+struct sim_obs;
 
 /* ---- memories (dtcm.c) --------------------------------------------------- */
 
@@ -216,10 +214,10 @@ struct enpu_sim {
     uint64_t cycle;              /* current cycle (cycle mode) */
     enpu_sim_mismatch mismatch;
     bool checked;
-    struct sim_trace *trace;
-    struct sim_vcd *vcd;
-    /* white-box tests: called after every executed cycle of a chain */
-    void (*cycle_hook)(void *ctx, uint64_t t, const struct sim_signals *s);
+    struct sim_obs *obs;         /* trace / VCD record (observe.h), or NULL */
+    /* white-box tests: called after every executed cycle of a chain with the
+     * engine's own signal struct */
+    void (*cycle_hook)(void *ctx, uint64_t t, const void *signals);
     void *hook_ctx;
     int8_t *fbuf[4];             /* functional execution: whole feature maps */
     int64_t fbuf_n;

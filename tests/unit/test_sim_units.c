@@ -1,4 +1,4 @@
-/* Unit tests of the simulator's hardware units (white box: src/sim/core.h):
+/* Unit tests of the simulator's hardware units (white box: src/sim/easynpu/core.h):
  * the weight pad / op2 circular buffer, the ifmap pad banks, the
  * scheduler's outer-loop cursor (groups, output-channel blocks, kernel row
  * bands, fc), pass registers and weight addresses, the store address runs
@@ -7,7 +7,7 @@
  * last two observed cycle by cycle through the engine's test hook. */
 #include "testutil.h"
 
-#include "sim/core.h"
+#include "sim/easynpu/core.h"
 #include "sim/engine.h"
 #include "sim_prog.h"
 
@@ -283,7 +283,8 @@ typedef struct obs {
     int violations;
 } obs;
 
-static void hook(void *ctx, uint64_t t, const sim_signals *s) {
+static void hook(void *ctx, uint64_t t, const void *signals) {
+    const sim_signals *s = signals;
     obs *o = ctx;
     o->cycles++;
     int used = s->of_ready + s->if_ready + s->op2_ready;

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "sim/core.h"
+#include "sim/easynpu/core.h"
 
 int sim_pe_init(pe_array *pe, const enpu_arch *a, int64_t max_lanes, enpu_err *err) {
     pe->P = (int)a->pes;

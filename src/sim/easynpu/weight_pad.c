@@ -6,7 +6,7 @@
  * read latency, is the op2 FIFO at the PEs' bias port (§11.7). */
 #include <stdlib.h>
 
-#include "sim/core.h"
+#include "sim/easynpu/core.h"
 
 int sim_wfifo_init(wfifo *f, int depth, int P, enpu_err *err) {
     f->depth = depth;

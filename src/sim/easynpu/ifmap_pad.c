@@ -10,7 +10,7 @@
  * the PE array (pe.c). */
 #include <stdlib.h>
 
-#include "sim/core.h"
+#include "sim/easynpu/core.h"
 
 int sim_ifpad_init(ifpad *p, const enpu_arch *a, enpu_err *err) {
     p->P = (int)a->pes;

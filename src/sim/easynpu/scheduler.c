@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/core.h"
+#include "sim/easynpu/core.h"
 
 /* ---- unit cursor ----------------------------------------------------------- */
 
@@ -380,10 +380,10 @@ void sim_sched_loader(core *k) {
         bk->valid_at = k->t + (uint64_t)k->Ld;
         k->ld_prev_issued = k->t;
         k->ld_busy = false;
-        if (k->sim->trace) {
+        if (k->trace) {
             char nm[64];
             snprintf(nm, sizeof nm, "unit %lld", (long long)u->u);
-            sim_trace_span(k->sim->trace, TRK_LOAD, nm, bk->start, k->t + 1, NULL, NULL);
+            sim_obs_span(k->sim->obs, TRK_LOAD, nm, bk->start, k->t + 1, NULL, NULL);
         }
         sim_unit_next(c, u);
     }

@@ -23,7 +23,7 @@
 #define ENPU_SIM_CORE_H
 
 #include "sim/sim_internal.h"
-#include "sim/sim_report_hooks.h"
+#include "sim/observe.h"
 
 #define NEVER UINT64_MAX
 
@@ -232,6 +232,7 @@ typedef struct core {
     /* observation */
     sim_signals sig;
     trk_run trk[8];
+    bool trace;                  /* spans are recorded */
     uint64_t stall_guard;        /* last cycle anything progressed */
 } core;
 

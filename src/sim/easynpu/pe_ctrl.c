@@ -5,7 +5,7 @@
  * each cycle whether the PE array can issue, and attributes every cycle of
  * the chain to one activity (docs/microarch.md §11.4, §11.8, §11.10).  It
  * tells the scheduler when a unit's pad bank is free (done_at). */
-#include "sim/core.h"
+#include "sim/easynpu/core.h"
 
 static void enter_pass(core *k) {
     const sim_chain *c = k->ch;
