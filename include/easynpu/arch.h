@@ -28,7 +28,8 @@ extern "C" {
 
 #define ENPU_ARCH_NAME_MAX 64                  /* bytes of name, with the NUL */
 #define ENPU_ARCH_JSON_MAX ((size_t)1 << 20)   /* arch JSON file size limit */
-#define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one memory: 1 GiB */
+#define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one on-chip memory: 1 GiB */
+#define ENPU_ARCH_DRAM_MAX ((int64_t)1 << 36)  /* off-chip DRAM: 64 GiB */
 
 /* Compute engines.  Only EASYNPU is implemented; the other two are reserved
  * names (SPEC §5) and are refused by enpu_arch_validate for now. */
@@ -83,7 +84,25 @@ typedef enum enpu_engine {
     X(requant_latency, "cycles", 0, 16, 2, 2,                                                   \
       "psum read to requantized int8 at the PE output (multiply, shift/round/clamp)")           \
     X(host_sync_cycles, "cycles", 0, 1000000, 16, 16,                                           \
-      "SYNC: handing over to the host and resuming (host op time itself not modelled)")
+      "SYNC: handing over to the host and resuming (host op time itself not modelled)")         \
+    X(dram_bytes, "bytes", 0, ENPU_ARCH_DRAM_MAX, (int64_t)64 << 20, (int64_t)256 << 20,        \
+      "off-chip DRAM (0: none; then everything must fit on chip and the host writes the "       \
+      "inputs into the DTCM)")                                                                  \
+    X(dram_bytes_per_cycle, "bytes", 1, 4096, 8, 16,                                            \
+      "DRAM channel bandwidth per NPU clock (a DMA moves at most one bus word per cycle)")       \
+    X(dram_latency, "cycles", 0, 100000, 30, 40,                                                \
+      "end of a burst's service to its data in the on-chip memory (write: acknowledged)")       \
+    X(dram_burst_bytes, "bytes", 1, 65536, 64, 64,                                              \
+      "DRAM burst: each row of a transfer is cut into bursts of this many bytes") \
+    X(dram_banks, "banks", 1, 256, 8, 8, "DRAM banks, each with one open row")                  \
+    X(dram_row_bytes, "bytes", 1, (int64_t)1 << 30, 2048, 2048,                                 \
+      "DRAM row (page): bank = (address / row) mod banks")                                      \
+    X(dram_row_miss_cycles, "cycles", 0, 100000, 4, 6,                                          \
+      "extra channel cycles of a burst whose row is not the open row of its bank")              \
+    X(dma_engines, "engines", 1, 4, 2, 2,                                                       \
+      "DMA engines between DRAM and the on-chip memories, each an in-order command queue")      \
+    X(dma_queue_depth, "commands", 1, 256, 4, 4,                                                \
+      "commands a DMA engine's queue holds (decoded, waiting for their turn)")
 
 typedef struct enpu_arch {
     char name[ENPU_ARCH_NAME_MAX];

@@ -21,14 +21,14 @@
 extern "C" {
 #endif
 
-#define ENPU_ISA_VERSION 2
+#define ENPU_ISA_VERSION 3
 #define ENPU_INSTR_BITS 512
 #define ENPU_INSTR_BYTES 64
 /* Longest line enpu_instr_format writes, without the layer name part. */
 #define ENPU_INSTR_FMT_MAX 2048
 
 typedef enum enpu_field {
-#define ENPU_FIELD(name, sign, rule, bits, names, meaning) ENPU_F_##name,
+#define ENPU_FIELD(name, sign, rule, bits, names, fmt, meaning) ENPU_F_##name,
 #include "../../src/isa/isa_fields.def"
     ENPU_F_COUNT
 } enpu_field;
@@ -45,21 +45,41 @@ typedef enum enpu_opclass {
     ENPU_CLASS_CONV,     /* broadcast, accumulates over input channels */
     ENPU_CLASS_CW,       /* multicast, channel-wise */
     ENPU_CLASS_MOVE,     /* data movement (reshape) */
-    ENPU_CLASS_CTRL      /* end, sync */
+    ENPU_CLASS_CTRL,     /* end, sync */
+    ENPU_CLASS_DMA       /* a DMA transfer (format DMA) */
 } enpu_opclass;
+
+/* Instruction formats: which fields an instruction holds (isa_fields.def):
+ * conv (class CONV), channel-wise (CW and MOVE), control (CTRL) and dma. */
+typedef enum enpu_format {
+    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_COUNT
+} enpu_format;
+/* Field format masks: bit f set when the field is in format f. */
+enum { ENPU_FM_CONV = 1 << ENPU_FMT_CONV, ENPU_FM_CW = 1 << ENPU_FMT_CW,
+       ENPU_FM_CTRL = 1 << ENPU_FMT_CTRL, ENPU_FM_DMA = 1 << ENPU_FMT_DMA,
+       ENPU_FM_LAYER = ENPU_FM_CONV | ENPU_FM_CW,
+       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA };
+
+/* Command queues (the dependency tokens' push/pop masks): queue 0 is the
+ * compute datapath (every LAYER-format instruction), queue 1 + e is DMA
+ * engine e. */
+#define ENPU_QUEUE_COMPUTE 0
+#define ENPU_MAX_QUEUES 5
 
 /* Enumerated field values (the spellings in isa_fields.def). */
 enum { ENPU_CAST_BROADCAST = 0, ENPU_CAST_MULTICAST = 1 };
 enum { ENPU_ACT_NONE = 0, ENPU_ACT_RELU = 1, ENPU_ACT_TABLE = 2 };
 enum { ENPU_ORDER_BN_ACT = 0, ENPU_ORDER_ACT_BN = 1 };
-enum { ENPU_MEM_MAIN = 0, ENPU_MEM_SKIP = 1, ENPU_MEM_WEIGHT = 2, ENPU_MEM_HOST = 3 };
+enum { ENPU_MEM_MAIN = 0, ENPU_MEM_SKIP = 1, ENPU_MEM_WEIGHT = 2, ENPU_MEM_HOST = 3,
+       ENPU_MEM_DRAM = 4 };
+enum { ENPU_DMA_LOAD = 0, ENPU_DMA_STORE = 1 };
 enum { ENPU_PERM_HWC = 0, ENPU_PERM_HCW, ENPU_PERM_WHC, ENPU_PERM_WCH, ENPU_PERM_CHW,
        ENPU_PERM_CWH, ENPU_PERM_COUNT };
 
 /* One decoded instruction: one member per table row, signed fields holding
  * negative values as such.  Zero-initialise, then set what the op uses. */
 typedef struct enpu_instr {
-#define ENPU_FIELD(name, sign, rule, bits, names, meaning) int64_t name;
+#define ENPU_FIELD(name, sign, rule, bits, names, fmt, meaning) int64_t name;
 #include "../../src/isa/isa_fields.def"
 } enpu_instr;
 
@@ -73,7 +93,9 @@ typedef enum enpu_wrule {
     ENPU_W_PSUM,
     ENPU_W_IFPAD,
     ENPU_W_ROWS,
-    ENPU_W_MULT
+    ENPU_W_MULT,
+    ENPU_W_DRAM,
+    ENPU_W_SRAM
 } enpu_wrule;
 
 typedef struct enpu_field_info {
@@ -82,6 +104,7 @@ typedef struct enpu_field_info {
     enpu_wrule rule;
     int fixed_bits;          /* for ENPU_W_FIXED */
     const char *value_names; /* "a|b|c" or NULL */
+    int formats;             /* ENPU_FM_* mask */
     const char *meaning;
     size_t offset;           /* offsetof(enpu_instr, name) */
 } enpu_field_info;
@@ -89,9 +112,14 @@ typedef struct enpu_field_info {
 /* Resolved widths and positions for one arch. */
 typedef struct enpu_isa_layout {
     int width[ENPU_F_COUNT];
-    int pos[ENPU_F_COUNT]; /* LSB position in the 512-bit instruction */
-    int used_bits;         /* bits [used_bits, 512) are reserved, zero */
+    int pos[ENPU_FMT_COUNT][ENPU_F_COUNT]; /* LSB position per format, -1: not in it */
+    int used_bits[ENPU_FMT_COUNT];         /* bits [used_bits, 512) are reserved, zero */
 } enpu_isa_layout;
+
+/* The format of an opcode (ENPU_FMT_CW for an unknown one). */
+enpu_format enpu_opcode_format(int64_t opcode);
+/* The queue an instruction executes on (ENPU_QUEUE_COMPUTE or 1 + engine). */
+int enpu_instr_queue(const enpu_instr *in);
 
 /* The table row of field f (0 <= f < ENPU_F_COUNT). */
 const enpu_field_info *enpu_field_get(int f);
@@ -114,22 +142,26 @@ int enpu_opcode_find(const char *mnemonic);
 /* All opcodes in table order (n gets the count). */
 const int *enpu_opcode_list(int *n);
 
-/* Widths and positions of every field for `arch`.  ENPU_E_LIMIT (naming the
- * width needed and the widest fields) when the fields need more than 512
- * bits.  Does not validate the rest of the arch. */
+/* Widths and positions of every field for `arch`, per format.  ENPU_E_LIMIT
+ * (naming the format, the width needed and the widest fields) when a
+ * format needs more than 512 bits.  Does not validate the rest of the
+ * arch. */
 int enpu_isa_layout_make(const enpu_arch *arch, enpu_isa_layout *out, enpu_err *err);
 
 /* Legal range of field f under a layout (from its width and sign). */
 void enpu_field_range(const enpu_isa_layout *l, int f, int64_t *lo, int64_t *hi);
 
 /* Packs in into 64 bytes, little-endian bit order (bit i of the instruction
- * is bit i%8 of byte i/8).  ENPU_E_INVALID naming the field, its value and
- * range when a value does not fit its width.  No semantic checks. */
+ * is bit i%8 of byte i/8), in the format of its opcode.  ENPU_E_INVALID
+ * naming the field, its value and range when a value does not fit its
+ * width, or when a field outside the format is not zero.  No semantic
+ * checks. */
 int enpu_instr_encode(const enpu_isa_layout *l, const enpu_instr *in,
                       uint8_t out[ENPU_INSTR_BYTES], enpu_err *err);
 
-/* Unpacks 64 bytes.  ENPU_E_FORMAT if a reserved bit (>= used_bits) is set,
- * naming the bit.  No semantic checks (see enpu_instr_validate). */
+/* Unpacks 64 bytes: the opcode (bits [7:0]) chooses the format.
+ * ENPU_E_FORMAT if a reserved bit of that format is set, naming the bit.  No
+ * semantic checks (see enpu_instr_validate). */
 int enpu_instr_decode(const enpu_isa_layout *l, const uint8_t in[ENPU_INSTR_BYTES],
                       enpu_instr *out, enpu_err *err);
 

@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define ENPU_PROG_MAGIC "ENPU"
-#define ENPU_PROG_VERSION_MAJOR 2
+#define ENPU_PROG_VERSION_MAJOR 3
 #define ENPU_PROG_VERSION_MINOR 0
 #define ENPU_PROG_HEADER_BYTES 32
 #define ENPU_PROG_ENTRY_BYTES 24
@@ -48,7 +48,7 @@ extern "C" {
 #define ENPU_HOSTOP_FPARAMS 4
 
 /* Record sizes in the file. */
-#define ENPU_PROG_LAYER_BYTES 20
+#define ENPU_PROG_LAYER_BYTES 24
 #define ENPU_PROG_TABLE_BYTES 16
 #define ENPU_PROG_IO_BYTES 88
 #define ENPU_PROG_HOSTOP_BYTES 96
@@ -64,7 +64,8 @@ extern "C" {
     X(SKIP_INIT, 5, "skip_init")  \
     X(TABLES, 6, "tables")        \
     X(IO, 7, "io")                \
-    X(HOSTOPS, 8, "hostops")
+    X(HOSTOPS, 8, "hostops")      \
+    X(DRAM_INIT, 11, "dram_init")
 
 typedef enum enpu_section_id {
 #define ENPU_X_SEC(ID, id, sp) ENPU_SEC_##ID = id,
@@ -83,9 +84,10 @@ typedef enum enpu_io_dir {
                            (not exchanged; later layers may overwrite it) */
 } enpu_io_dir;
 
-/* A tensor the host exchanges with the program.  In main or skip DTCM it is
- * int8 stored [d0]..[d(rank-2)][d(rank-1) folded into pes-lane words] from
- * word `addr` (enpu_io_words); in host memory (mem ENPU_MEM_HOST) addr is 0. */
+/* A tensor the host exchanges with the program.  In main or skip DTCM or in
+ * DRAM it is int8 stored [d0]..[d(rank-2)][d(rank-1) folded into pes-lane
+ * words] from word `addr` (enpu_io_words); in host memory (mem
+ * ENPU_MEM_HOST) addr is 0. */
 typedef struct enpu_io_desc {
     char *name;          /* owned */
     enpu_io_dir dir;
@@ -95,7 +97,7 @@ typedef struct enpu_io_desc {
     int64_t dims[ENPU_MAX_RANK];
     float scale;         /* real = (q - zero_point) * scale; 0 for float tensors */
     int32_t zero_point;
-    int mem;             /* ENPU_MEM_MAIN, ENPU_MEM_SKIP or ENPU_MEM_HOST */
+    int mem;             /* ENPU_MEM_MAIN, _SKIP, _DRAM or _HOST */
     uint32_t addr;       /* first word */
 } enpu_io_desc;
 
@@ -127,6 +129,9 @@ typedef struct enpu_layer_info {
     int io;              /* IO descriptor where that tensor lives right after the
                             instruction, -1 when it is not stored (a fused chain
                             member other than the last, end, sync) */
+    int group;           /* report row: instructions of one layer (its row strips,
+                            output-channel blocks and DMA transfers) share the
+                            group of the first of them; 0 <= group <= own index */
 } enpu_layer_info;
 
 typedef struct enpu_program {
@@ -140,6 +145,10 @@ typedef struct enpu_program {
     size_t dtcm_init_len;
     uint8_t *skip_init;       /* skip DTCM initial contents from word 0 */
     size_t skip_init_len;
+    uint8_t *dram_init;       /* DRAM initial contents from word 0 (streamed weights); a
+                                 program longer than the ITCM occupies DRAM words [0,
+                                 enpu_program_dram_instr_words), zero in this image */
+    size_t dram_init_len;
     int n_tables;
     enpu_table_desc *tables;
     int n_io;
@@ -161,24 +170,35 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
 /* Sets the checked output of instruction i (tensor name copied; io may be -1). */
 int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
                                   enpu_err *err);
+/* Reports instruction i under the row of instruction `group` (<= i; the
+ * default is i itself). */
+int enpu_program_set_layer_group(enpu_program *p, int i, int group, enpu_err *err);
 /* Appends copies (strings duplicated); returns the new index or a negative
  * status. */
 int enpu_program_add_io(enpu_program *p, const enpu_io_desc *d, enpu_err *err);
 int enpu_program_add_hostop(enpu_program *p, const enpu_hostop *h, enpu_err *err);
 int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *err);
-/* Replaces a memory image (ENPU_SEC_WEIGHTS, _DTCM_INIT or _SKIP_INIT) with a
- * copy of data[0..n). */
+/* Replaces a memory image (ENPU_SEC_WEIGHTS, _DTCM_INIT, _SKIP_INIT or
+ * _DRAM_INIT) with a copy of data[0..n). */
 int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
                            enpu_err *err);
 
 /* Words an IO descriptor occupies in its memory (0 for host tensors). */
 int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d);
 
+/* Whether the program is fetched from DRAM (it does not fit the ITCM), and
+ * the DRAM words its instructions occupy from word 0 (0 when it fits). */
+int64_t enpu_program_dram_instr_words(const enpu_program *p);
+
 /* Checks the whole program against its arch (docs/program.md
  * "Validation"): every instruction (enpu_instr_validate_chained), fused
  * chains, END last and only last, SYNC host_op indices, memory images and
- * instruction count within the memories (ENPU_E_NOFIT), table, IO and host
- * op descriptors.  Messages name the section, the index and the field. */
+ * instruction count within the memories (ENPU_E_NOFIT; a program longer than
+ * the ITCM is fetched from DRAM, where it occupies the first words and no
+ * DMA may touch it), dependency tokens (every token an instruction takes
+ * was sent by an earlier instruction of the program order, so the program
+ * cannot deadlock), table, IO and host op descriptors.  Messages name the
+ * section, the index and the field. */
 int enpu_program_validate(const enpu_program *p, enpu_err *err);
 
 /* Reads and validates a program from n bytes of memory; `what` names it in

@@ -65,7 +65,8 @@ int enpu_sim_mode_parse(const char *s);
     X(BUS_CONFLICT, "bus_conflict")    \
     X(WEIGHT_LOAD, "weight_load")      \
     X(OFMAP_DRAIN, "ofmap_drain")      \
-    X(PIPELINE_DRAIN, "pipeline_drain")
+    X(PIPELINE_DRAIN, "pipeline_drain") \
+    X(DMA_WAIT, "dma_wait")
 
 typedef enum enpu_activity {
 #define ENPU_X_ACT(id, name) ENPU_ACT_##id,
@@ -79,7 +80,8 @@ const char *enpu_activity_name(enpu_activity a);
 /* Memories and pads whose accesses are counted.  Memories count words; the
  * pads count entries (one 8-bit entry of one pad; a broadcast read is one
  * entry, a multicast read P entries); psum counts per-PE entries read and
- * written; the ITCM counts 128-bit words. */
+ * written; the ITCM counts 128-bit words; DRAM counts bus words moved by the
+ * DMA engines and the instruction fetch (bytes = words x bus_bits / 8). */
 #define ENPU_MEMORY_LIST(X)           \
     X(MAIN_DTCM, "main_dtcm")         \
     X(SKIP_DTCM, "skip_dtcm")         \
@@ -87,7 +89,8 @@ const char *enpu_activity_name(enpu_activity a);
     X(ITCM, "itcm")                   \
     X(IFMAP_PAD, "ifmap_pad")         \
     X(WEIGHT_PAD, "weight_pad")       \
-    X(PSUM, "psum")
+    X(PSUM, "psum")                   \
+    X(OFFCHIP, "dram")
 
 typedef enum enpu_memory {
 #define ENPU_X_MEM(id, name) ENPU_MEM_##id,

@@ -313,10 +313,22 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     fprintf(f, "  skip DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->skip_dtcm_bytes));
     fprintf(f, "  weight memory        %12" PRId64 "  words\n", enpu_arch_words(a, a->weight_mem_bytes));
     fprintf(f, "  ITCM                 %12" PRId64 "  instructions\n", a->itcm_bytes / ENPU_INSTR_BYTES);
+    if (a->dram_bytes > 0) {
+        int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
+        fprintf(f, "  DRAM                 %12" PRId64 "  words\n", enpu_arch_words(a, a->dram_bytes));
+        fprintf(f, "  DRAM bandwidth       %12.1f  MB/s (%" PRId64 " bytes per cycle reach a DMA)\n",
+                (double)bpc * a->clock_mhz, bpc);
+        fprintf(f, "  balance point        %12.1f  MACs per DRAM byte (compute-bound above)\n",
+                (double)(a->pes * a->pe_rows) / (double)bpc);
+    } else {
+        fprintf(f, "  DRAM                 %12s  (everything on chip)\n", "none");
+    }
     enpu_isa_layout l;
     enpu_err e = {0};
     if (enpu_isa_layout_make(a, &l, &e) == 0)
-        fprintf(f, "  instruction          %12d  bits used of %d\n", l.used_bits, ENPU_INSTR_BITS);
+        fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
+                l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
+                l.used_bits[ENPU_FMT_DMA]);
 }
 
 char *enpu_arch_param_table_md(void) {

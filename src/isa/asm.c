@@ -27,14 +27,15 @@ typedef struct asmst {
     int *instr_line;
     int cap_lines;
     int cur_image;    /* index into img, -1 before any .section */
-    int seen_image[3];
-    enpu_sb img[3];
+    int seen_image[4];
+    enpu_sb img[4];
     tok *toks;
     int n_toks, cap_toks;
 } asmst;
 
-static const char *const image_names[3] = {"weights", "dtcm_init", "skip_init"};
-static const int image_ids[3] = {ENPU_SEC_WEIGHTS, ENPU_SEC_DTCM_INIT, ENPU_SEC_SKIP_INIT};
+static const char *const image_names[4] = {"weights", "dtcm_init", "skip_init", "dram_init"};
+static const int image_ids[4] = {ENPU_SEC_WEIGHTS, ENPU_SEC_DTCM_INIT, ENPU_SEC_SKIP_INIT,
+                                 ENPU_SEC_DRAM_INIT};
 
 #define AFAIL(st, code, ...) \
     (enpu_fail((st)->err, code, __VA_ARGS__), enpu_err_prefix((st)->err, "%s:%d", (st)->what, (st)->line))
@@ -373,10 +374,10 @@ static int do_io(asmst *st) {
             if (!(rc = want_int(st, k, INT32_MIN, INT32_MAX, &v))) d.zero_point = (int32_t)v;
         } else if (strcmp(k->key, "mem") == 0) {
             int m = -1;
-            static const int mems[] = {ENPU_MEM_MAIN, ENPU_MEM_SKIP, ENPU_MEM_HOST};
-            for (int x = 0; x < 3; x++)
+            static const int mems[] = {ENPU_MEM_MAIN, ENPU_MEM_SKIP, ENPU_MEM_HOST, ENPU_MEM_DRAM};
+            for (int x = 0; x < 4; x++)
                 if (k->val && strcmp(k->val, enpu_listing_mem_name(mems[x])) == 0) m = mems[x];
-            if (m < 0) rc = BAD(st, ".io: mem '%s' is not main, skip or host", k->val ? k->val : "");
+            if (m < 0) rc = BAD(st, ".io: mem '%s' is not main, skip, host or dram", k->val ? k->val : "");
             d.mem = m;
         } else if (strcmp(k->key, "addr") == 0) {
             if (!(rc = want_int(st, k, 0, UINT32_MAX, &v))) d.addr = (uint32_t)v;
@@ -449,15 +450,15 @@ static int do_hostop(asmst *st) {
 
 static int do_section(asmst *st) {
     if (st->n_toks != 2 || st->toks[1].val)
-        return SYNTAX(st, ".section needs a name: weights, dtcm_init or skip_init");
-    for (int i = 0; i < 3; i++) {
+        return SYNTAX(st, ".section needs a name: weights, dtcm_init, skip_init or dram_init");
+    for (int i = 0; i < 4; i++) {
         if (strcmp(st->toks[1].key, image_names[i]) != 0) continue;
         if (st->seen_image[i]) return BAD(st, ".section %s: given twice", image_names[i]);
         st->seen_image[i] = 1;
         st->cur_image = i;
         return 0;
     }
-    return BAD(st, ".section: '%s' is not weights, dtcm_init or skip_init", st->toks[1].key);
+    return BAD(st, ".section: '%s' is not weights, dtcm_init, skip_init or dram_init", st->toks[1].key);
 }
 
 static int image_room(asmst *st, size_t add) {
@@ -513,7 +514,7 @@ static int do_instr(asmst *st) {
     in.opcode = op;
     int seen[ENPU_F_COUNT] = {0};
     const char *name = NULL, *out = NULL;
-    int64_t out_io = -1;
+    int64_t out_io = -1, group = -1;
     int seen_io = 0;
     int n_src = 0;
     const char **src = NULL;
@@ -537,6 +538,18 @@ static int do_instr(asmst *st) {
             if (!t->val || parse_i64(t->val, &out_io) != 0 || out_io < -1 || out_io >= ENPU_PROG_MAX_IO) {
                 rc = SYNTAX(st, "out_io: '%s' is not an IO index (-1..%d)", t->val ? t->val : "",
                             ENPU_PROG_MAX_IO - 1);
+                break;
+            }
+            continue;
+        }
+        if (strcmp(t->key, "group") == 0) {
+            if (group >= 0) {
+                rc = BAD(st, "'group' given twice");
+                break;
+            }
+            if (!t->val || parse_i64(t->val, &group) != 0 || group < 0 || group > st->p->n_instr) {
+                rc = SYNTAX(st, "group: '%s' is not the index of this or an earlier instruction (0..%d)",
+                            t->val ? t->val : "", st->p->n_instr);
                 break;
             }
             continue;
@@ -608,6 +621,7 @@ static int do_instr(asmst *st) {
         if (!rc && (out || out_io >= 0))
             rc = enpu_program_set_layer_output(st->p, st->p->n_instr - 1, out ? out : "", (int)out_io,
                                                st->err);
+        if (!rc && group >= 0) rc = enpu_program_set_layer_group(st->p, st->p->n_instr - 1, (int)group, st->err);
         if (rc) enpu_err_prefix(st->err, "%s:%d", st->what, st->line);
     }
     free(src);
@@ -670,16 +684,16 @@ int enpu_program_asm(const char *text, size_t n, const char *what, const enpu_ar
     free(line);
     free(st.toks);
     if (!rc) rc = ensure_arch(&st);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 4; i++) {
         if (!rc && st.img[i].len) {
             if (st.img[i].oom) {
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
             } else {
-                uint8_t **dst = i == 0 ? &p->weights : i == 1 ? &p->dtcm_init : &p->skip_init;
-                size_t *ln = i == 0 ? &p->weights_len : i == 1 ? &p->dtcm_init_len : &p->skip_init_len;
-                *ln = st.img[i].len;
-                *dst = (uint8_t *)enpu_sb_take(&st.img[i]);
-                (void)image_ids[i];
+                size_t ilen = st.img[i].len;
+                char *data = enpu_sb_take(&st.img[i]);
+                rc = data ? enpu_program_set_image(p, image_ids[i], data, ilen, err)
+                          : enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                free(data);
             }
         }
         enpu_sb_free(&st.img[i]);

@@ -14,6 +14,7 @@ const char *enpu_listing_mem_name(int mem) {
     case ENPU_MEM_MAIN: return "main";
     case ENPU_MEM_SKIP: return "skip";
     case ENPU_MEM_HOST: return "host";
+    case ENPU_MEM_DRAM: return "dram";
     }
     return NULL;
 }
@@ -114,6 +115,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
             enpu_sb_quote(&b, l->tensor);
         }
         if (l->io >= 0) enpu_sb_printf(&b, " out_io=%d", l->io);
+        if (l->group != i) enpu_sb_printf(&b, " group=%d", l->group);
         enpu_sb_printf(&b, "\t; %d\n", i);
     }
     if (p->n_tables) enpu_sb_puts(&b, "\n");
@@ -166,6 +168,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
     put_image(&b, "weights", p->weights, p->weights_len, wb);
     put_image(&b, "dtcm_init", p->dtcm_init, p->dtcm_init_len, wb);
     put_image(&b, "skip_init", p->skip_init, p->skip_init_len, wb);
+    put_image(&b, "dram_init", p->dram_init, p->dram_init_len, wb);
     char *s = enpu_sb_take(&b);
     if (!s) enpu_fail(err, ENPU_E_NOMEM, "out of memory writing the listing");
     return s;

@@ -83,7 +83,23 @@ int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *
         int64_t bytes;
     } img[] = {{"weights.hex", "weight memory", p->weights, p->weights_len, a->weight_mem_bytes},
                {"dtcm.hex", "main DTCM", p->dtcm_init, p->dtcm_init_len, a->main_dtcm_bytes},
-               {"skip.hex", "skip DTCM", p->skip_init, p->skip_init_len, a->skip_dtcm_bytes}};
+               {"skip.hex", "skip DTCM", p->skip_init, p->skip_init_len, a->skip_dtcm_bytes},
+               {"dram.hex", "DRAM", NULL, 0, a->dram_bytes}};
+    /* DRAM: the image, with the instructions in front when the program is
+     * fetched from DRAM (docs/program.md) */
+    int64_t iw = enpu_program_dram_instr_words(p);
+    size_t dn = p->dram_init_len > (size_t)iw * wb ? p->dram_init_len : (size_t)iw * wb;
+    uint8_t *dram = dn ? calloc(dn, 1) : NULL;
+    if (dn && !dram) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (p->dram_init_len) memcpy(dram, p->dram_init, p->dram_init_len);
+    for (int i = 0; iw > 0 && i < p->n_instr; i++) {
+        rc = enpu_instr_encode(&l, &p->instr[i], dram + (size_t)i * ENPU_INSTR_BYTES, err);
+        if (rc) {
+            free(dram);
+            return enpu_err_prefix(err, "section INSTR: instruction %d", i);
+        }
+    }
+    img[3].d = dram, img[3].n = dn;
     for (size_t i = 0; i < sizeof img / sizeof img[0]; i++) {
         enpu_sb_printf(&b, "// easynpu %s: %zu of %" PRId64 " words of %zu bits, word 0 first, "
                            "most significant byte first; the rest of the memory is zero\n",
@@ -91,8 +107,12 @@ int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *
         hex_words(&b, img[i].d, img[i].n, wb);
         rc = write_out(dir, img[i].file, &b, inputs, n_inputs, err);
         enpu_sb_free(&b);
-        if (rc) return rc;
+        if (rc) {
+            free(dram);
+            return rc;
+        }
     }
+    free(dram);
 
     enpu_sb_printf(&b, "{\n  \"format\": \"easynpu-hex-1\",\n  \"arch\": ");
     enpu_sb_quote(&b, a->name);

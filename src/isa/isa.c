@@ -20,10 +20,18 @@
 #define IFPAD ENPU_W_IFPAD
 #define ROWS ENPU_W_ROWS
 #define MULT ENPU_W_MULT
+#define DRAM ENPU_W_DRAM
+#define SRAM ENPU_W_SRAM
+#define F_ALL ENPU_FM_ALL
+#define F_LAYER ENPU_FM_LAYER
+#define F_CONV ENPU_FM_CONV
+#define F_CW ENPU_FM_CW
+#define F_CTRL ENPU_FM_CTRL
+#define F_DMA ENPU_FM_DMA
 
 static const enpu_field_info fields[ENPU_F_COUNT] = {
-#define ENPU_FIELD(nm, sign, rule, bits, names, meaning) \
-    {#nm, sign, rule, bits, names, meaning, offsetof(enpu_instr, nm)},
+#define ENPU_FIELD(nm, sign, rule, bits, names, fmt, meaning) \
+    {#nm, sign, rule, bits, names, fmt, meaning, offsetof(enpu_instr, nm)},
 #include "isa/isa_fields.def"
 };
 
@@ -31,6 +39,7 @@ static const enpu_field_info fields[ENPU_F_COUNT] = {
 #define CW ENPU_CLASS_CW
 #define MOVE ENPU_CLASS_MOVE
 #define CTRL ENPU_CLASS_CTRL
+#define DMA ENPU_CLASS_DMA
 
 typedef struct opinfo {
     int code;
@@ -65,6 +74,20 @@ static const opinfo *op_lookup(int64_t code) {
 enpu_opclass enpu_opcode_class(int64_t opcode) {
     const opinfo *o = op_lookup(opcode);
     return o ? o->klass : ENPU_CLASS_NONE;
+}
+
+enpu_format enpu_opcode_format(int64_t opcode) {
+    switch (enpu_opcode_class(opcode)) {
+    case ENPU_CLASS_CONV: return ENPU_FMT_CONV;
+    case ENPU_CLASS_DMA: return ENPU_FMT_DMA;
+    case ENPU_CLASS_CTRL: return ENPU_FMT_CTRL;
+    default: return ENPU_FMT_CW;
+    }
+}
+
+int enpu_instr_queue(const enpu_instr *in) {
+    return enpu_opcode_format(in->opcode) == ENPU_FMT_DMA ? 1 + (int)in->dma_engine
+                                                           : ENPU_QUEUE_COMPUTE;
 }
 
 const char *enpu_opcode_mnemonic(int64_t opcode) {
@@ -114,37 +137,51 @@ static int rule_width(const enpu_arch *a, const enpu_field_info *fi) {
     case ENPU_W_IFPAD: return enpu_bitlen((uint64_t)a->ifmap_pad_depth);
     case ENPU_W_ROWS: return enpu_bitlen((uint64_t)a->pe_rows);
     case ENPU_W_MULT: return (int)a->mult_bits;
+    case ENPU_W_DRAM: return addr_bits(a, a->dram_bytes);
+    case ENPU_W_SRAM: {
+        int m = addr_bits(a, a->main_dtcm_bytes), s = addr_bits(a, a->skip_dtcm_bytes);
+        int w = addr_bits(a, a->weight_mem_bytes);
+        return m > s ? (m > w ? m : w) : (s > w ? s : w);
+    }
     }
     return 0;
 }
+
+static const char *const fmt_names[ENPU_FMT_COUNT] = {"conv", "channel-wise", "control", "dma"};
 
 int enpu_isa_layout_make(const enpu_arch *arch, enpu_isa_layout *out, enpu_err *err) {
     /* Guard the derived rules against an unvalidated arch so widths stay sane. */
     if (arch->bus_bits < 8 || arch->bus_bits % 8 != 0 || arch->psum_depth < 1 ||
         arch->ifmap_pad_depth < 1 || arch->pe_rows < 1 || arch->mult_bits < 1 ||
         arch->mult_bits > 31 || arch->main_dtcm_bytes < 1 || arch->skip_dtcm_bytes < 1 ||
-        arch->weight_mem_bytes < 1 || arch->psum_depth > ((int64_t)1 << 40) ||
+        arch->weight_mem_bytes < 1 || arch->dram_bytes < 0 || arch->psum_depth > ((int64_t)1 << 40) ||
         arch->ifmap_pad_depth > ((int64_t)1 << 40) || arch->pe_rows > ((int64_t)1 << 40))
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': parameters out of range for an instruction layout "
                          "(validate the arch first)", arch->name);
-    int pos = 0;
-    for (int f = 0; f < ENPU_F_COUNT; f++) {
-        int w = rule_width(arch, &fields[f]);
-        out->width[f] = w;
-        out->pos[f] = pos;
-        pos += w;
-    }
-    out->used_bits = pos;
-    if (pos > ENPU_INSTR_BITS) {
-        int wmain = addr_bits(arch, arch->main_dtcm_bytes);
-        int wwm = addr_bits(arch, arch->weight_mem_bytes);
-        return enpu_fail(err, ENPU_E_LIMIT,
-                         "arch '%s': the instruction fields need %d bits, more than the %d-bit "
-                         "instruction (main DTCM addresses are %d bits, weight-memory addresses "
-                         "%d bits, psum tiles %d bits): reduce the memory sizes or the pad/psum "
-                         "depths", arch->name, pos, ENPU_INSTR_BITS, wmain, wwm,
-                         enpu_bitlen((uint64_t)arch->psum_depth));
+    for (int f = 0; f < ENPU_F_COUNT; f++) out->width[f] = rule_width(arch, &fields[f]);
+    for (int fm = 0; fm < ENPU_FMT_COUNT; fm++) {
+        int pos = 0;
+        for (int f = 0; f < ENPU_F_COUNT; f++) {
+            if (!(fields[f].formats & (1 << fm))) {
+                out->pos[fm][f] = -1;
+                continue;
+            }
+            out->pos[fm][f] = pos;
+            pos += out->width[f];
+        }
+        out->used_bits[fm] = pos;
+        if (pos > ENPU_INSTR_BITS) {
+            int wmain = addr_bits(arch, arch->main_dtcm_bytes);
+            int wwm = addr_bits(arch, arch->weight_mem_bytes);
+            return enpu_fail(err, ENPU_E_LIMIT,
+                             "arch '%s': the %s instruction's fields need %d bits, more than the "
+                             "%d-bit instruction (main DTCM addresses are %d bits, weight-memory "
+                             "addresses %d bits, DRAM addresses %d bits, psum tiles %d bits): "
+                             "reduce the on-chip memory sizes or the pad/psum depths",
+                             arch->name, fmt_names[fm], pos, ENPU_INSTR_BITS, wmain, wwm,
+                             addr_bits(arch, arch->dram_bytes), enpu_bitlen((uint64_t)arch->psum_depth));
+        }
     }
     return 0;
 }
@@ -163,8 +200,16 @@ void enpu_field_range(const enpu_isa_layout *l, int f, int64_t *lo, int64_t *hi)
 int enpu_instr_encode(const enpu_isa_layout *l, const enpu_instr *in,
                       uint8_t out[ENPU_INSTR_BYTES], enpu_err *err) {
     memset(out, 0, ENPU_INSTR_BYTES);
+    const int fm = enpu_opcode_format(in->opcode);
     for (int f = 0; f < ENPU_F_COUNT; f++) {
         int64_t v = enpu_instr_get(in, f), lo, hi;
+        if (l->pos[fm][f] < 0) {
+            if (v != 0)
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "field '%s': value %" PRId64 " in a %s instruction, which has no "
+                                 "such field", fields[f].name, v, fmt_names[fm]);
+            continue;
+        }
         enpu_field_range(l, f, &lo, &hi);
         if (v < lo || v > hi)
             return enpu_fail(err, ENPU_E_INVALID,
@@ -174,7 +219,7 @@ int enpu_instr_encode(const enpu_isa_layout *l, const enpu_instr *in,
         uint64_t u = (uint64_t)v;
         for (int b = 0; b < l->width[f]; b++) {
             if ((u >> b) & 1u) {
-                int bit = l->pos[f] + b;
+                int bit = l->pos[fm][f] + b;
                 out[bit / 8] |= (uint8_t)(1u << (bit % 8));
             }
         }
@@ -185,16 +230,19 @@ int enpu_instr_encode(const enpu_isa_layout *l, const enpu_instr *in,
 int enpu_instr_decode(const enpu_isa_layout *l, const uint8_t in[ENPU_INSTR_BYTES],
                       enpu_instr *out, enpu_err *err) {
     memset(out, 0, sizeof *out);
-    for (int bit = l->used_bits; bit < ENPU_INSTR_BITS; bit++)
+    /* the opcode is the first field of every format */
+    const int fm = enpu_opcode_format(in[0]);
+    for (int bit = l->used_bits[fm]; bit < ENPU_INSTR_BITS; bit++)
         if ((in[bit / 8] >> (bit % 8)) & 1u)
             return enpu_fail(err, ENPU_E_FORMAT,
-                             "reserved bit %d is set (fields end at bit %d)", bit,
-                             l->used_bits - 1);
+                             "reserved bit %d is set (the %s instruction's fields end at bit %d)",
+                             bit, fmt_names[fm], l->used_bits[fm] - 1);
     for (int f = 0; f < ENPU_F_COUNT; f++) {
+        if (l->pos[fm][f] < 0) continue;
         uint64_t u = 0;
         int w = l->width[f];
         for (int b = 0; b < w; b++) {
-            int bit = l->pos[f] + b;
+            int bit = l->pos[fm][f] + b;
             if ((in[bit / 8] >> (bit % 8)) & 1u) u |= (uint64_t)1 << b;
         }
         int64_t v = (int64_t)u;
@@ -266,6 +314,8 @@ static const char *rule_text(enpu_wrule r) {
     case ENPU_W_IFPAD: return "bitlen(ifmap_pad_depth)";
     case ENPU_W_ROWS: return "bitlen(pe_rows)";
     case ENPU_W_MULT: return "mult_bits";
+    case ENPU_W_DRAM: return "DRAM address";
+    case ENPU_W_SRAM: return "on-chip address";
     }
     return "?";
 }
@@ -276,6 +326,7 @@ static const char *class_text(enpu_opclass c) {
     case ENPU_CLASS_CW: return "ChannelWise (multicast)";
     case ENPU_CLASS_MOVE: return "Reshape";
     case ENPU_CLASS_CTRL: return "control";
+    case ENPU_CLASS_DMA: return "DMA";
     case ENPU_CLASS_NONE: break;
     }
     return "?";
@@ -294,12 +345,16 @@ char *enpu_isa_table_md(const enpu_arch *arch, enpu_err *err) {
                        (c >> 1) & 1, c & 1, opcodes[i].mnemonic, class_text(opcodes[i].klass),
                        opcodes[i].meaning);
     }
-    enpu_sb_printf(&b, "\nFields for arch '%s' (%d of %d bits used; bits %d..%d reserved, zero):\n\n",
-                   arch->name, l.used_bits, ENPU_INSTR_BITS, l.used_bits, ENPU_INSTR_BITS - 1);
+    for (int fm = 0; fm < ENPU_FMT_COUNT; fm++) {
+    enpu_sb_printf(&b, "\nFields of the %s format for arch '%s' (%d of %d bits used; bits %d..%d "
+                       "reserved, zero):\n\n",
+                   fmt_names[fm], arch->name, l.used_bits[fm], ENPU_INSTR_BITS, l.used_bits[fm],
+                   ENPU_INSTR_BITS - 1);
     enpu_sb_puts(&b, "| field | bits | width | width rule | signed | values | meaning |\n"
                      "|---|---|---|---|---|---|---|\n");
     for (int f = 0; f < ENPU_F_COUNT; f++) {
-        int lo = l.pos[f], hi = l.pos[f] + l.width[f] - 1;
+        if (l.pos[fm][f] < 0) continue;
+        int lo = l.pos[fm][f], hi = l.pos[fm][f] + l.width[f] - 1;
         char bits[32];
         if (lo == hi)
             snprintf(bits, sizeof bits, "[%d]", lo);
@@ -314,6 +369,7 @@ char *enpu_isa_table_md(const enpu_arch *arch, enpu_err *err) {
         enpu_sb_printf(&b, "| `%s` | %s | %d | %s | %s | %s | %s |\n", fields[f].name, bits,
                        l.width[f], rule_text(fields[f].rule), fields[f].is_signed ? "yes" : "no",
                        vals, fields[f].meaning);
+    }
     }
     char *s = enpu_sb_take(&b);
     if (!s) enpu_fail(err, ENPU_E_NOMEM, "out of memory formatting the ISA table");

@@ -40,12 +40,25 @@ int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in) {
     return (pix - 1) * wpp + in->ofmap_word + g;
 }
 
+/* Words from the first word of row 0 to the end of the last row. */
+static int64_t dma_span(int64_t rows, int64_t len, int64_t stride) {
+    return rows < 1 || len < 1 ? 0 : (rows - 1) * stride + len;
+}
+
 int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
                       enpu_mem_block *out) {
     int n = 0;
     int64_t op = in->opcode;
     enpu_opclass k = enpu_opcode_class(op);
     if (k == ENPU_CLASS_NONE || k == ENPU_CLASS_CTRL) return 0;
+    if (k == ENPU_CLASS_DMA) {
+        int load = in->dma_dir == ENPU_DMA_LOAD;
+        out[n++] = (enpu_mem_block){"dma", (int)in->dma_mem, in->sram_addr,
+                                    dma_span(in->dma_rows, in->dma_len, in->sram_stride), load};
+        out[n++] = (enpu_mem_block){"dram", ENPU_MEM_DRAM, in->dram_addr,
+                                    dma_span(in->dma_rows, in->dma_len, in->dram_stride), !load};
+        return n;
+    }
     int64_t wb = enpu_arch_word_bytes(arch);
     int64_t owords = enpu_fmap_words(arch, in->ho, in->wo, in->co);
     if (!chained)
@@ -90,6 +103,7 @@ static const char *mem_name(int mem) {
     case ENPU_MEM_MAIN: return "main DTCM";
     case ENPU_MEM_SKIP: return "skip DTCM";
     case ENPU_MEM_WEIGHT: return "weight memory";
+    case ENPU_MEM_DRAM: return "DRAM";
     }
     return "host";
 }
@@ -98,7 +112,8 @@ static const char *addr_field(const char *role) {
     static const char *const map[][2] = {
         {"ifmap", "ifmap_addr"}, {"ofmap", "ofmap_addr"},   {"op2", "op2_addr"},
         {"skip", "skip_addr"},   {"weights", "weight_addr"}, {"bias", "bias_addr"},
-        {"quant", "quant_addr"}, {"table", "table_addr"}};
+        {"quant", "quant_addr"}, {"table", "table_addr"},   {"dma", "sram_addr"},
+        {"dram", "dram_addr"}};
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], role) == 0) return map[i][1];
     return role;
@@ -109,6 +124,7 @@ static int64_t mem_words(const enpu_arch *a, int mem) {
     case ENPU_MEM_MAIN: return enpu_arch_words(a, a->main_dtcm_bytes);
     case ENPU_MEM_SKIP: return enpu_arch_words(a, a->skip_dtcm_bytes);
     case ENPU_MEM_WEIGHT: return enpu_arch_words(a, a->weight_mem_bytes);
+    case ENPU_MEM_DRAM: return enpu_arch_words(a, a->dram_bytes);
     }
     return 0;
 }
@@ -295,25 +311,55 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
     enpu_opclass k = enpu_opcode_class(in->opcode);
     if (k == ENPU_CLASS_NONE)
         FAIL("field 'opcode': value 0x%02" PRIx64 " is not a known opcode", (uint64_t)in->opcode);
+    if (k == ENPU_CLASS_DMA && arch->dram_bytes == 0)
+        FAIL("dma: arch '%s' has no DRAM (dram_bytes = 0)", arch->name);
+    const int fm = enpu_opcode_format(in->opcode);
     for (int f = 0; f < ENPU_F_COUNT; f++) {
         int64_t v = enpu_instr_get(in, f), lo, hi;
+        if (l.pos[fm][f] < 0) {
+            if (v != 0)
+                FAIL("field '%s': value %" PRId64 " but %s has no such field", enpu_field_get(f)->name, v,
+                     enpu_opcode_mnemonic(in->opcode));
+            continue;
+        }
         enpu_field_range(&l, f, &lo, &hi);
         if (v < lo || v > hi)
             FAIL("field '%s': value %" PRId64 " out of range %" PRId64 "..%" PRId64 " (%d bits)",
                  enpu_field_get(f)->name, v, lo, hi, l.width[f]);
     }
+    /* dependency tokens: queues that exist, never the instruction's own */
+    int64_t queues = ((int64_t)1 << (1 + arch->dma_engines)) - 1;
+    int own = enpu_instr_queue(in);
+    for (int t = 0; t < 2; t++) {
+        int64_t m = t ? in->pop : in->push;
+        const char *nm = t ? "pop" : "push";
+        if (m & ~queues)
+            FAIL("field '%s': mask 0x%" PRIx64 " names a queue the arch does not have (queues: bit 0 "
+                 "compute, bits 1..%" PRId64 " the %" PRId64 " DMA engine(s))",
+                 nm, (uint64_t)m, arch->dma_engines, arch->dma_engines);
+        if (own < 64 && ((m >> own) & 1))
+            FAIL("field '%s': mask 0x%" PRIx64 " names the instruction's own queue %d", nm, (uint64_t)m, own);
+    }
+    if (k == ENPU_CLASS_DMA) {
+        if (in->dma_engine >= arch->dma_engines)
+            FAIL("field 'dma_engine': value %" PRId64 " but arch '%s' has %" PRId64 " DMA engine(s)",
+                 in->dma_engine, arch->name, arch->dma_engines);
+        if (in->dma_mem > ENPU_MEM_WEIGHT)
+            FAIL("field 'dma_mem': value %" PRId64 " out of range 0..2 (main, skip, weight)", in->dma_mem);
+        if (in->dma_rows < 1 || in->dma_len < 1)
+            FAIL("field '%s': value %" PRId64 " must be at least 1", in->dma_rows < 1 ? "dma_rows" : "dma_len",
+                 in->dma_rows < 1 ? in->dma_rows : in->dma_len);
+        if (in->dma_rows > 1 && (in->sram_stride < in->dma_len || in->dram_stride < in->dma_len))
+            FAIL("field '%s': value %" PRId64 " is less than dma_len=%" PRId64 " (rows would overlap)",
+                 in->sram_stride < in->dma_len ? "sram_stride" : "dram_stride",
+                 in->sram_stride < in->dma_len ? in->sram_stride : in->dram_stride, in->dma_len);
+        return check_blocks(arch, in, 0, err);
+    }
     if (k == ENPU_CLASS_CTRL) {
-        for (int f = 1; f < ENPU_F_COUNT; f++) {
-            if (f == ENPU_F_host_op && in->opcode == ENPU_OPC_SYNC) continue;
-            if (enpu_instr_get(in, f) != 0)
-                FAIL("field '%s': value %" PRId64 " must be 0 for %s", enpu_field_get(f)->name,
-                     enpu_instr_get(in, f), enpu_opcode_mnemonic(in->opcode));
-        }
+        if (in->opcode == ENPU_OPC_END && in->host_op != 0)
+            FAIL("field 'host_op': value %" PRId64 " must be 0 for end (host_op is for sync)", in->host_op);
         return 0;
     }
-    if (in->host_op != 0)
-        FAIL("field 'host_op': value %" PRId64 " must be 0 for %s (host_op is for sync)", in->host_op,
-             enpu_opcode_mnemonic(in->opcode));
     rc = check_geometry(in, err);
     if (rc) return rc;
 

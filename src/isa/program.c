@@ -36,6 +36,7 @@ void enpu_program_free(enpu_program *p) {
     free(p->weights);
     free(p->dtcm_init);
     free(p->skip_init);
+    free(p->dram_init);
     for (int i = 0; i < p->n_tables; i++) free(p->tables[i].name);
     free(p->tables);
     for (int i = 0; i < p->n_io; i++) free(p->io[i].name);
@@ -74,7 +75,7 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
         p->layers = nl;
         p->cap_instr = cap;
     }
-    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1};
+    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1, p->n_instr};
     if (!l.name || !l.tensor) {
         free_layer(&l);
         return NOMEM();
@@ -108,6 +109,14 @@ int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, in
     free(p->layers[i].tensor);
     p->layers[i].tensor = t;
     p->layers[i].io = io;
+    return 0;
+}
+
+int enpu_program_set_layer_group(enpu_program *p, int i, int group, enpu_err *err) {
+    if (i < 0 || i >= p->n_instr || group < 0 || group > i)
+        return enpu_fail(err, ENPU_E_USAGE, "layer group: instruction %d of %d, group %d", i, p->n_instr,
+                         group);
+    p->layers[i].group = group;
     return 0;
 }
 
@@ -168,11 +177,13 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     case ENPU_SEC_WEIGHTS: dst = &p->weights, len = &p->weights_len; break;
     case ENPU_SEC_DTCM_INIT: dst = &p->dtcm_init, len = &p->dtcm_init_len; break;
     case ENPU_SEC_SKIP_INIT: dst = &p->skip_init, len = &p->skip_init_len; break;
+    case ENPU_SEC_DRAM_INIT: dst = &p->dram_init, len = &p->dram_init_len; break;
     default: return enpu_fail(err, ENPU_E_USAGE, "section %d is not a memory image", section);
     }
-    if (n > (size_t)ENPU_ARCH_MEM_MAX)
-        return enpu_fail(err, ENPU_E_LIMIT, "section %s: %zu bytes, over the 1 GiB limit",
-                         enpu_section_name(section), n);
+    size_t lim = section == ENPU_SEC_DRAM_INIT ? (size_t)ENPU_PROG_MAX_BYTES : (size_t)ENPU_ARCH_MEM_MAX;
+    if (n > lim)
+        return enpu_fail(err, ENPU_E_LIMIT, "section %s: %zu bytes, over the limit of %zu",
+                         enpu_section_name(section), n, lim);
     uint8_t *copy = NULL;
     if (n) {
         copy = malloc(n);
@@ -193,6 +204,12 @@ int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d) {
     return outer * enpu_ceil_div(d->dims[d->rank - 1], arch->pes);
 }
 
+int64_t enpu_program_dram_instr_words(const enpu_program *p) {
+    const enpu_arch *a = &p->arch;
+    if ((int64_t)p->n_instr * ENPU_INSTR_BYTES <= a->itcm_bytes) return 0;
+    return enpu_ceil_div((int64_t)p->n_instr * ENPU_INSTR_BYTES, enpu_arch_word_bytes(a));
+}
+
 /* ---- validation ------------------------------------------------------------ */
 
 static int instr_fail(enpu_err *err, const enpu_program *p, int i) {
@@ -211,6 +228,9 @@ static int validate_chains(const enpu_program *p, enpu_err *err) {
             if (head->fuse_bn || head->fuse_act || head->fuse_order)
                 return IFAIL(h, "fields fuse_bn/fuse_act/fuse_order: set on a member of a fused "
                                 "chain (only the chain's head carries them)");
+            if (head->push || head->pop)
+                return IFAIL(h, "fields push/pop: set on a member of a fused chain (the chain "
+                                "starts and completes as one: its head carries the tokens)");
             continue;
         }
         if (!head->fuse_next) continue;
@@ -293,8 +313,10 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
             DFAIL(ENPU_E_INVALID, "field 'dims': %s", e2.code ? e2.msg : "a dimension is 0");
         if (!isfinite(d->scale) || d->scale < 0)
             DFAIL(ENPU_E_INVALID, "field 'scale': value %g must be finite and >= 0", (double)d->scale);
-        if (d->mem != ENPU_MEM_MAIN && d->mem != ENPU_MEM_SKIP && d->mem != ENPU_MEM_HOST)
-            DFAIL(ENPU_E_INVALID, "field 'mem': value %d is not main (0), skip (1) or host (3)", d->mem);
+        if (d->mem != ENPU_MEM_MAIN && d->mem != ENPU_MEM_SKIP && d->mem != ENPU_MEM_HOST &&
+            d->mem != ENPU_MEM_DRAM)
+            DFAIL(ENPU_E_INVALID, "field 'mem': value %d is not main (0), skip (1), host (3) or dram (4)",
+                  d->mem);
         if (d->mem == ENPU_MEM_HOST) {
             if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
             continue;
@@ -305,12 +327,18 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
         if (!(d->scale > 0)) DFAIL(ENPU_E_INVALID, "field 'scale': value %g must be > 0 for int8", (double)d->scale);
         if (d->zero_point < -128 || d->zero_point > 127)
             DFAIL(ENPU_E_INVALID, "field 'zero_point': value %" PRId32 " out of range -128..127", d->zero_point);
-        int64_t cap = enpu_arch_words(a, d->mem == ENPU_MEM_MAIN ? a->main_dtcm_bytes : a->skip_dtcm_bytes);
+        int64_t cap = enpu_arch_words(a, d->mem == ENPU_MEM_MAIN   ? a->main_dtcm_bytes
+                                         : d->mem == ENPU_MEM_SKIP ? a->skip_dtcm_bytes
+                                                                   : a->dram_bytes);
         int64_t words = enpu_io_words(a, d);
+        const char *mname = d->mem == ENPU_MEM_MAIN ? "main DTCM" : d->mem == ENPU_MEM_SKIP ? "skip DTCM" : "DRAM";
         if ((int64_t)d->addr + words > cap)
             DFAIL(ENPU_E_INVALID, "field 'addr': [%" PRIu32 ", %" PRId64 ") (%" PRId64
-                  " words) ends past the %s DTCM (%" PRId64 " words)",
-                  d->addr, (int64_t)d->addr + words, words, d->mem == ENPU_MEM_MAIN ? "main" : "skip", cap);
+                  " words) ends past the %s (%" PRId64 " words)",
+                  d->addr, (int64_t)d->addr + words, words, mname, cap);
+        if (d->mem == ENPU_MEM_DRAM && (int64_t)d->addr < enpu_program_dram_instr_words(p))
+            DFAIL(ENPU_E_INVALID, "field 'addr': %" PRIu32 " is inside the program's instructions, which "
+                  "occupy DRAM words [0, %" PRId64 ")", d->addr, enpu_program_dram_instr_words(p));
 #undef DFAIL
     }
     return 0;
@@ -356,6 +384,29 @@ static int validate_tables(const enpu_program *p, enpu_err *err) {
     return 0;
 }
 
+/* Every token an instruction takes was sent by an earlier instruction of the
+ * program order, so executing the program in that order never waits for a
+ * token that cannot come: with in-order queues the program cannot deadlock
+ * (docs/isa.md "Dependency tokens"). */
+static int validate_tokens(const enpu_program *p, enpu_err *err) {
+    int64_t tok[ENPU_MAX_QUEUES][ENPU_MAX_QUEUES];
+    memset(tok, 0, sizeof tok);
+    for (int i = 0; i < p->n_instr; i++) {
+        const enpu_instr *in = &p->instr[i];
+        int q = enpu_instr_queue(in);
+        for (int s = 0; s < ENPU_MAX_QUEUES; s++) {
+            if (!((in->pop >> s) & 1)) continue;
+            if (tok[s][q] == 0)
+                return IFAIL(i, "field 'pop': takes a token from queue %d that no earlier instruction "
+                                "sent (the program would deadlock)", s);
+            tok[s][q]--;
+        }
+        for (int d = 0; d < ENPU_MAX_QUEUES; d++)
+            if ((in->push >> d) & 1) tok[q][d]++;
+    }
+    return 0;
+}
+
 int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     const enpu_arch *a = &p->arch;
     int rc = enpu_arch_validate(a, err);
@@ -363,15 +414,29 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     if (p->n_instr < 1)
         return enpu_fail(err, ENPU_E_INVALID, "section INSTR: no instructions (a program ends with 'end')");
     int64_t cap = a->itcm_bytes / ENPU_INSTR_BYTES;
-    if (p->n_instr > cap)
+    int64_t iwords = enpu_program_dram_instr_words(p);
+    if (p->n_instr > cap && a->dram_bytes == 0)
         return enpu_fail(err, ENPU_E_NOFIT,
                          "section INSTR: %d instructions (%d bytes) do not fit the %" PRId64
-                         "-byte ITCM of arch '%s' (%" PRId64 " instructions)",
+                         "-byte ITCM of arch '%s' (%" PRId64 " instructions), which has no DRAM to "
+                         "fetch them from",
                          p->n_instr, p->n_instr * ENPU_INSTR_BYTES, a->itcm_bytes, a->name, cap);
+    if (iwords > enpu_arch_words(a, a->dram_bytes))
+        return enpu_fail(err, ENPU_E_NOFIT,
+                         "section INSTR: %d instructions (%d bytes) do not fit the DRAM of arch '%s' "
+                         "(%" PRId64 " bytes)",
+                         p->n_instr, p->n_instr * ENPU_INSTR_BYTES, a->name, a->dram_bytes);
+    for (size_t k = 0; k < p->dram_init_len && (int64_t)k < iwords * enpu_arch_word_bytes(a); k++)
+        if (p->dram_init[k])
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "section DRAM_INIT: byte %zu is not zero, but the %d instructions are "
+                             "fetched from DRAM words [0, %" PRId64 "), where the loader puts them",
+                             k, p->n_instr, iwords);
     struct { const char *sec; size_t len; int64_t cap; const char *mem; } img[] = {
         {"WEIGHTS", p->weights_len, a->weight_mem_bytes, "weight memory"},
         {"DTCM_INIT", p->dtcm_init_len, a->main_dtcm_bytes, "main DTCM"},
-        {"SKIP_INIT", p->skip_init_len, a->skip_dtcm_bytes, "skip DTCM"}};
+        {"SKIP_INIT", p->skip_init_len, a->skip_dtcm_bytes, "skip DTCM"},
+        {"DRAM_INIT", p->dram_init_len, a->dram_bytes, "DRAM"}};
     for (size_t i = 0; i < sizeof img / sizeof img[0]; i++)
         if ((int64_t)img[i].len > img[i].cap)
             return enpu_fail(err, ENPU_E_NOFIT,
@@ -391,8 +456,13 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
         if (in->opcode == ENPU_OPC_SYNC && in->host_op >= p->n_hostops)
             return IFAIL(i, "field 'host_op': value %" PRId64 " but the program has %d host ops",
                          in->host_op, p->n_hostops);
+        if (in->opcode == ENPU_OPC_DMA && in->dram_addr < iwords)
+            return IFAIL(i, "field 'dram_addr': %" PRId64 " is inside the program's instructions, "
+                            "which occupy DRAM words [0, %" PRId64 ")", in->dram_addr, iwords);
     }
     rc = validate_chains(p, err);
+    if (rc) return rc;
+    rc = validate_tokens(p, err);
     if (rc) return rc;
     rc = validate_tables(p, err);
     if (rc) return rc;
@@ -400,6 +470,8 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     if (rc) return rc;
     for (int i = 0; i < p->n_instr; i++) {
         int io = p->layers[i].io;
+        if (p->layers[i].group < 0 || p->layers[i].group > i)
+            return IFAIL(i, "section LAYERS: field 'group': value %d out of range 0..%d", p->layers[i].group, i);
         if (io < -1 || io >= p->n_io)
             return IFAIL(i, "section LAYERS: field 'io': value %d but there are %d IO descriptors", io,
                          p->n_io);

@@ -9,7 +9,7 @@
 #include "easynpu/program.h"
 #include "isa/isa_internal.h"
 
-#define N_SECTIONS 10
+#define N_SECTIONS 11
 
 static const int section_order[N_SECTIONS] = {
 #define ENPU_X_SEC(ID, id, sp) ENPU_SEC_##ID,
@@ -168,6 +168,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
             put_u32(b, (uint32_t)p->layers[i].n_src);
             put_u32(b, intern(&st, p->layers[i].tensor ? p->layers[i].tensor : ""));
             put_u32(b, (uint32_t)(int32_t)p->layers[i].io);
+            put_u32(b, (uint32_t)(int32_t)p->layers[i].group);
             first += (uint32_t)p->layers[i].n_src;
         }
         for (int i = 0; i < p->n_instr; i++)
@@ -176,6 +177,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
     enpu_sb_put(SEC(ENPU_SEC_WEIGHTS), p->weights, p->weights_len);
     enpu_sb_put(SEC(ENPU_SEC_DTCM_INIT), p->dtcm_init, p->dtcm_init_len);
     enpu_sb_put(SEC(ENPU_SEC_SKIP_INIT), p->skip_init, p->skip_init_len);
+    enpu_sb_put(SEC(ENPU_SEC_DRAM_INIT), p->dram_init, p->dram_init_len);
     for (int i = 0; i < p->n_tables; i++) {
         const enpu_table_desc *t = &p->tables[i];
         enpu_sb *b = SEC(ENPU_SEC_TABLES);
@@ -343,6 +345,7 @@ static int parse_layers(reader *r, enpu_program *p) {
         p->layers[i].name = dup_n("");
         p->layers[i].tensor = dup_n("");
         p->layers[i].io = -1;
+        p->layers[i].group = i;
         if (!p->layers[i].name || !p->layers[i].tensor)
             return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
@@ -385,6 +388,11 @@ static int parse_layers(reader *r, enpu_program *p) {
             return FMT("section LAYERS: layer %" PRIu32 ": field 'io': value %" PRId32
                        " out of range -1..%d", i, io, ENPU_PROG_MAX_IO - 1);
         L->io = io;
+        int32_t grp = (int32_t)get_u32(rec + 20);
+        if (grp < 0 || (uint32_t)grp > i)
+            return FMT("section LAYERS: layer %" PRIu32 ": field 'group': value %" PRId32 " out of range 0..%" PRIu32,
+                       i, grp, i);
+        L->group = grp;
         if (cnt) {
             L->src = calloc(cnt, sizeof *L->src);
             if (!L->src) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
@@ -513,9 +521,10 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
 static int copy_image(reader *r, int id, uint8_t **dst, size_t *len) {
     span s = r->sec[id];
     if (!s.present || s.len == 0) return 0;
-    if (s.len > (uint64_t)ENPU_ARCH_MEM_MAX)
-        return enpu_fail(r->err, ENPU_E_LIMIT, "section %s: %" PRIu64 " bytes, over the 1 GiB limit",
-                         enpu_section_name(id), s.len);
+    uint64_t lim = id == ENPU_SEC_DRAM_INIT ? (uint64_t)ENPU_PROG_MAX_BYTES : (uint64_t)ENPU_ARCH_MEM_MAX;
+    if (s.len > lim)
+        return enpu_fail(r->err, ENPU_E_LIMIT, "section %s: %" PRIu64 " bytes, over the limit of %" PRIu64,
+                         enpu_section_name(id), s.len, lim);
     *dst = malloc((size_t)s.len);
     if (!*dst) return enpu_fail(r->err, ENPU_E_NOMEM, "out of memory");
     memcpy(*dst, s.p, (size_t)s.len);
@@ -661,6 +670,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
     rc = copy_image(r, ENPU_SEC_WEIGHTS, &p->weights, &p->weights_len);
     if (!rc) rc = copy_image(r, ENPU_SEC_DTCM_INIT, &p->dtcm_init, &p->dtcm_init_len);
     if (!rc) rc = copy_image(r, ENPU_SEC_SKIP_INIT, &p->skip_init, &p->skip_init_len);
+    if (!rc) rc = copy_image(r, ENPU_SEC_DRAM_INIT, &p->dram_init, &p->dram_init_len);
     if (!rc) rc = parse_tables_io_hostops(r, p);
     if (!rc) rc = enpu_program_validate(p, err);
     return rc;

@@ -148,7 +148,7 @@ static void make_programs(void) {
     spit(tmp_path("instr_past_memory.enpu"), c, n);
     /* a reserved bit of instruction 0 */
     memcpy(c, good, n);
-    assert_true(l.used_bits < ENPU_INSTR_BITS);
+    assert_true(l.used_bits[ENPU_FMT_CW] < ENPU_INSTR_BITS);
     c[ioff + ENPU_INSTR_BYTES - 1] |= 0x80;
     fix_crcs(c, n);
     spit(tmp_path("instr_reserved_bit.enpu"), c, n);

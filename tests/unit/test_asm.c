@@ -23,7 +23,7 @@ static void test_hand_written(void **state) {
     char text[4096];
     snprintf(text, sizeof text,
              "; a hand-written test program\n"
-             "   .format 2.0   ; version\n"
+             "   .format 3.0   ; version\n"
              ".arch easynpu\n"
              "\n"
              "%s src=\"Relu_0\" ; the layer\n"
@@ -109,8 +109,8 @@ static void test_errors(void **state) {
     (void)state;
     expect_asm("end\nend x=1\n", ENPU_E_INVALID, "t.s:2: end: unknown field 'x'");
     expect_asm("end\n\nend opcode=3\n", ENPU_E_INVALID, "t.s:3: end: unknown field 'opcode'");
-    expect_asm("sync host_op=65536\nend\n", ENPU_E_INVALID,
-               "t.s:1: field 'host_op': value 65536 out of range 0..65535 (16 bits)");
+    expect_asm("sync host_op=4096\nend\n", ENPU_E_INVALID,
+               "t.s:1: field 'host_op': value 4096 out of range 0..4095 (12 bits)");
     expect_asm("sync host_op=12x\nend\n", ENPU_E_FORMAT, "t.s:1: field 'host_op': '12x' is not a number");
     expect_asm("sync host_op\nend\n", ENPU_E_FORMAT, "t.s:1: field 'host_op' needs a value");
     expect_asm("relu cast_mode=sideways\n", ENPU_E_FORMAT,
@@ -168,7 +168,7 @@ static void test_fixtures(void **state) {
         {"missing_end.s", ENPU_E_INVALID,
          "missing_end.s:4: section INSTR: instruction 0 (r): the last instruction must be 'end', not 'relu'"},
         {"arch_after_instr.s", ENPU_E_INVALID, "arch_after_instr.s:4: .arch: a second .arch"},
-        {"future_format.s", ENPU_E_UNSUPPORTED, "future_format.s:1: .format 3.0: this assembler writes 2.0"},
+        {"future_format.s", ENPU_E_UNSUPPORTED, "future_format.s:1: .format 4.0: this assembler writes 3.0"},
         {"hex_before_section.s", ENPU_E_FORMAT, "hex_before_section.s:4: .hex before any .section"},
         {"bad_hex.s", ENPU_E_FORMAT, "bad_hex.s:6: .hex: '0g' is not hex"},
         {"odd_hex.s", ENPU_E_FORMAT, "odd_hex.s:5: .hex: '123' has an odd number of digits"},
@@ -265,7 +265,7 @@ static void test_fuzz_asm(void **state) {
     (void)state;
     char base[4096];
     snprintf(base, sizeof base,
-             ".format 2.0\n.arch easynpu\n%s src=\"a b\"\nsync\nend\n.io input name=x dtype=int8 "
+             ".format 3.0\n.arch easynpu\n%s src=\"a b\"\nsync\nend\n.io input name=x dtype=int8 "
              "layout=nhwc shape=1x4x4x16 scale=0.5 zero_point=-1 mem=main addr=0\n.hostop kind=K in=0 "
              "out=0 iparam=3 fparam=1.5\n.section weights\n.hex 00112233\n.zero 32\n",
              RELU);

@@ -37,8 +37,25 @@ static enpu_instr random_legal(const enpu_arch *a, int64_t op) {
     memset(&in, 0, sizeof in);
     in.opcode = op;
     enpu_opclass k = enpu_opcode_class(op);
+    /* dependency tokens: any other queue (bit 0 compute, 1 + e DMA engine e) */
+    int64_t queues = ((int64_t)1 << (1 + a->dma_engines)) - 1;
+    if (k == ENPU_CLASS_DMA) in.dma_engine = rr(0, a->dma_engines - 1);
+    int64_t own = (int64_t)1 << enpu_instr_queue(&in);
+    in.push = rr(0, queues) & ~own;
+    in.pop = rr(0, queues) & ~own;
     if (k == ENPU_CLASS_CTRL) {
-        if (op == ENPU_OPC_SYNC) in.host_op = rr(0, 65535);
+        if (op == ENPU_OPC_SYNC) in.host_op = rr(0, 4095);
+        return in;
+    }
+    if (k == ENPU_CLASS_DMA) {
+        in.dma_dir = rr(0, 1);
+        in.dma_mem = rr(0, 2);
+        in.dma_rows = rr(1, 8);
+        in.dma_len = rr(1, 40);
+        in.sram_stride = in.dma_rows > 1 ? in.dma_len + rr(0, 20) : rr(0, 50);
+        in.dram_stride = in.dma_rows > 1 ? in.dma_len + rr(0, 500) : rr(0, 50);
+        in.sram_addr = rr(0, 600);
+        in.dram_addr = rr(0, 1 << 20);
         return in;
     }
     in.cast_mode = k == ENPU_CLASS_CONV ? ENPU_CAST_BROADCAST : ENPU_CAST_MULTICAST;
@@ -110,6 +127,10 @@ static enpu_instr random_legal(const enpu_arch *a, int64_t op) {
     in.clamp_lo = rr(-128, 0), in.clamp_hi = rr(0, 127);
     in.out_mult = rr(0, ((int64_t)1 << a->mult_bits) - 1);
     in.out_shift = rr(0, 63);
+    /* the opcode's format holds only some fields: the others are zero */
+    int fm = 1 << enpu_opcode_format(op);
+    for (int f = 0; f < ENPU_F_COUNT; f++)
+        if (!(enpu_field_get(f)->formats & fm)) *enpu_instr_field(&in, f) = 0;
     return in;
 }
 
@@ -119,9 +140,18 @@ static void test_layout(void **state) {
     enpu_isa_layout l;
     enpu_err err = {0};
     assert_int_equal(enpu_isa_layout_make(&a, &l, &err), 0);
-    assert_int_equal(l.pos[ENPU_F_opcode], 0);
+    for (int fm = 0; fm < ENPU_FMT_COUNT; fm++) assert_int_equal(l.pos[fm][ENPU_F_opcode], 0);
     assert_int_equal(l.width[ENPU_F_opcode], 8);
-    assert_int_equal(l.pos[ENPU_F_fuse_next], 8);
+    assert_int_equal(l.pos[ENPU_FMT_CONV][ENPU_F_fuse_next], 8);
+    assert_int_equal(l.pos[ENPU_FMT_CW][ENPU_F_fuse_next], 8);
+    assert_int_equal(l.pos[ENPU_FMT_DMA][ENPU_F_fuse_next], -1);
+    assert_int_equal(l.pos[ENPU_FMT_CW][ENPU_F_dram_addr], -1);
+    assert_int_equal(l.pos[ENPU_FMT_CONV][ENPU_F_op2_addr], -1);
+    assert_int_equal(l.pos[ENPU_FMT_CW][ENPU_F_host_op], -1);
+    assert_int_equal(l.pos[ENPU_FMT_CTRL][ENPU_F_host_op], 8);
+    assert_int_equal(l.pos[ENPU_FMT_DMA][ENPU_F_dma_engine], 8);
+    assert_int_equal(l.width[ENPU_F_dram_addr], 22);   /* 64 MiB of 16-byte words */
+    assert_int_equal(l.width[ENPU_F_sram_addr], 12);   /* the largest on-chip memory */
     assert_int_equal(l.width[ENPU_F_ifmap_addr], 12);  /* 4096 words */
     assert_int_equal(l.width[ENPU_F_skip_addr], 10);   /* 1024 words */
     assert_int_equal(l.width[ENPU_F_op2_addr], 12);
@@ -129,12 +159,26 @@ static void test_layout(void **state) {
     assert_int_equal(l.width[ENPU_F_rows], 1);
     assert_int_equal(l.width[ENPU_F_out_mult], 20);
     assert_int_equal(l.width[ENPU_F_in1_mult], 20);   /* mult_bits (ISA 2) */
-    assert_int_equal(l.used_bits, 481);
-    for (int f = 1; f < ENPU_F_COUNT; f++) assert_int_equal(l.pos[f], l.pos[f - 1] + l.width[f - 1]);
+    /* ISA 2's 481 bits (host_op 12 bits, ofmap_word 12 since ISA 3) and the two 5-bit token
+     * masks; conv has no op2/table/per-tensor requant/host_op fields, channel-wise no groups */
+    assert_int_equal(l.used_bits[ENPU_FMT_CW], 481 - 16 - 1 + 10);
+    /* conv: no host_op, op2_mem, perm, op2_addr, table_addr, zp_op2, the three multipliers, out_shift */
+    assert_int_equal(l.used_bits[ENPU_FMT_CONV], 481 - 16 - 1 - 1 - 3 - 12 - 12 - 8 - 3 * 20 - 6 + 10);
+    assert_int_equal(l.used_bits[ENPU_FMT_CTRL], 8 + 12 + 10);
+    /* opcode, engine 2, dir 1, mem 2, dram 22, sram 12, rows 16, len 24, strides 22 + 12, tokens 10 */
+    assert_int_equal(l.used_bits[ENPU_FMT_DMA], 8 + 2 + 1 + 2 + 22 + 12 + 16 + 24 + 22 + 12 + 10);
+    for (int fm = 0; fm < ENPU_FMT_COUNT; fm++) {
+        int prev = -1;
+        for (int f = 0; f < ENPU_F_COUNT; f++) {
+            if (l.pos[fm][f] < 0) continue;
+            assert_int_equal(l.pos[fm][f], prev < 0 ? 0 : l.pos[fm][prev] + l.width[prev]);
+            prev = f;
+        }
+    }
     a = arch_of("large");
     assert_int_equal(enpu_isa_layout_make(&a, &l, &err), 0);
     assert_int_equal(l.width[ENPU_F_weight_addr], 15);
-    assert_true(l.used_bits <= ENPU_INSTR_BITS);
+    for (int fm = 0; fm < ENPU_FMT_COUNT; fm++) assert_true(l.used_bits[fm] <= ENPU_INSTR_BITS);
     /* an arch whose fields cannot fit 512 bits */
     a = arch_of("easynpu");
     a.bus_bits = 8, a.pes = a.ifmap_pads = a.weight_pad_groups = 1;
@@ -154,7 +198,7 @@ static void test_field_table(void **state) {
     assert_false(enpu_field_get(ENPU_F_hi)->is_signed);
     int n;
     const int *ops = enpu_opcode_list(&n);
-    assert_int_equal(n, 14);
+    assert_int_equal(n, 15);
     for (int i = 0; i < n; i++) {
         const char *mn = enpu_opcode_mnemonic(ops[i]);
         assert_non_null(mn);
@@ -214,6 +258,11 @@ static void test_roundtrip_random(void **state) {
                 enpu_field_range(&l, f, &lo, &hi);
                 *enpu_instr_field(&in, f) = rep == 0 ? lo : rep == 1 ? hi : rr(lo, hi);
             }
+            if (rep % 3 == 2) in.opcode = ENPU_OPC_DMA;
+            /* fields outside the opcode's format are zero */
+            int fm = enpu_opcode_format(in.opcode);
+            for (int f = 0; f < ENPU_F_COUNT; f++)
+                if (l.pos[fm][f] < 0) *enpu_instr_field(&in, f) = 0;
             uint8_t w[ENPU_INSTR_BYTES];
             assert_int_equal(enpu_instr_encode(&l, &in, w, &err), 0);
             assert_int_equal(enpu_instr_decode(&l, w, &out, &err), 0);
@@ -237,7 +286,9 @@ static void test_field_limits(void **state) {
         assert_int_equal(hi - lo + 1, (int64_t)1 << l.width[f]);
         enpu_instr in, out;
         memset(&in, 0, sizeof in);
-        in.opcode = ENPU_OPC_END;
+        int fms = enpu_field_get(f)->formats;
+        in.opcode = fms & ENPU_FM_CTRL ? ENPU_OPC_END : fms & ENPU_FM_CW ? ENPU_OPC_RELU
+                  : fms & ENPU_FM_CONV ? ENPU_OPC_CONV : ENPU_OPC_DMA;
         *enpu_instr_field(&in, f) = hi;
         uint8_t w[ENPU_INSTR_BYTES];
         enpu_err_clear(&err);
@@ -265,7 +316,7 @@ static void test_field_limits(void **state) {
     assert_int_equal(enpu_instr_decode(&l, w, &out, &err), ENPU_E_FORMAT);
     assert_non_null(strstr(err.msg, "reserved bit 511"));
     w[ENPU_INSTR_BYTES - 1] = 0;
-    w[l.used_bits / 8] = (uint8_t)(1u << (l.used_bits % 8));
+    w[l.used_bits[ENPU_FMT_CW] / 8] = (uint8_t)(1u << (l.used_bits[ENPU_FMT_CW] % 8));
     enpu_err_clear(&err);
     assert_int_equal(enpu_instr_decode(&l, w, &out, &err), ENPU_E_FORMAT);
     /* signed fields decode negative values */
@@ -326,7 +377,7 @@ static void test_validator(void **state) {
     in = ok, in.ofmap_word = 1;
     expect_invalid(&a, &in, "field 'ofmap_word': value 1 needs ofmap_wpp");
     in = ok, in.in1_mult = 5;
-    expect_invalid(&a, &in, "field 'in1_mult': set for conv");
+    expect_invalid(&a, &in, "field 'in1_mult': value 5 but conv has no such field");
     /* fc: the KWS FC1 over its 8x9x12 input map */
     memset(&in, 0, sizeof in);
     in.opcode = ENPU_OPC_FC;
@@ -365,7 +416,7 @@ static void test_validator(void **state) {
     in = ok, in.fuse_bn = 1;
     expect_invalid(&a, &in, "field 'fuse_bn': set without fuse_next");
     in = ok, in.perm = 2;
-    expect_invalid(&a, &in, "field 'perm': value 2 must be 0 for conv");
+    expect_invalid(&a, &in, "field 'perm': value 2 but conv has no such field");
     in = ok, in.host_op = 2;
     expect_invalid(&a, &in, "field 'host_op'");
     in = ok, in.rows = 2;
@@ -381,7 +432,7 @@ static void test_validator(void **state) {
     in.opcode = ENPU_OPC_END;
     assert_int_equal(enpu_instr_validate(&a, &in, &err), 0);
     in.hi = 1;
-    expect_invalid(&a, &in, "field 'hi': value 1 must be 0 for end");
+    expect_invalid(&a, &in, "field 'hi': value 1 but end has no such field");
     in.hi = 0, in.opcode = ENPU_OPC_SYNC, in.host_op = 7;
     assert_int_equal(enpu_instr_validate(&a, &in, &err), 0);
     /* in-place is allowed for 1x1 channel-wise ops only */

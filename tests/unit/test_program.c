@@ -333,11 +333,11 @@ static void test_header_errors(void **state) {
     c[3] = 'X';
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "bad magic", NULL);
     memcpy(c, b, n);
-    c[4] = 3; /* major 3 */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.0", NULL);
+    c[4] = 4; /* major 4 */
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.0", NULL);
     memcpy(c, b, n);
     c[6] = 1; /* minor 1: newer than this reader */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 2.1", NULL);
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.1", NULL);
     memcpy(c, b, n);
     wr32(c + 8, rd32(c + 8) ^ 1); /* arch fingerprint, header crc made consistent */
     fix_header_crc(c);
@@ -582,8 +582,32 @@ static void test_program_rules(void **state) {
     enpu_err_clear(&err);
     enpu_instr end = p.instr[7];
     while (p.n_instr < 65) assert_int_equal(enpu_program_add_instr(&p, &end, "x", 0, NULL, &err), 0);
+    /* longer than the 64-instruction ITCM: fetched from DRAM, where it takes
+     * the first 65 * 4 words; without DRAM it does not fit */
+    assert_int_equal(enpu_program_dram_instr_words(&p), 65 * 4);
+    p.instr[7].opcode = ENPU_OPC_SYNC, p.instr[7].host_op = 0; /* no 'end' before the last */
+    for (int i = 8; i < 64; i++) p.instr[i] = p.instr[7];
+    if (enpu_program_validate(&p, &err)) fail_msg("%s", err.msg);
+    uint8_t img[65 * 64 + 16];
+    memset(img, 0, sizeof img);
+    img[65 * 64 - 1] = 1; /* a byte among the instructions' DRAM words */
+    assert_int_equal(enpu_program_set_image(&p, ENPU_SEC_DRAM_INIT, img, sizeof img, &err), 0);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "section DRAM_INIT: byte 4159 is not zero"));
+    img[65 * 64 - 1] = 0, img[65 * 64] = 1; /* just after them: data */
+    assert_int_equal(enpu_program_set_image(&p, ENPU_SEC_DRAM_INIT, img, sizeof img, &err), 0);
+    enpu_err_clear(&err);
+    if (enpu_program_validate(&p, &err)) fail_msg("%s", err.msg);
+    p.arch.dram_bytes = 0;
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_NOFIT);
+    enpu_program_free(&p);
+    build(&p);
+    enpu_err_clear(&err);
+    p.arch.dram_bytes = 0;
+    while (p.n_instr < 65) assert_int_equal(enpu_program_add_instr(&p, &end, "x", 0, NULL, &err), 0);
     assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_NOFIT);
     assert_non_null(strstr(err.msg, "65 instructions"));
+    assert_non_null(strstr(err.msg, "which has no DRAM to fetch them from"));
     enpu_program_free(&p);
 
     /* IO rules */
@@ -667,8 +691,9 @@ static void test_export(void **state) {
     assert_int_equal(strlen(line2), (size_t)5 * 33);
     assert_memory_equal(line2 + 4 * 33, "00000000000000000000babbbcbdbebf\n", 33);
     free(t);
-    static const char *const files[] = {"itcm.hex", "weights.hex", "dtcm.hex", "skip.hex", "manifest.json"};
-    for (size_t i = 0; i < 5; i++) {
+    static const char *const files[] = {"itcm.hex", "weights.hex", "dtcm.hex", "skip.hex", "dram.hex",
+                                        "manifest.json"};
+    for (size_t i = 0; i < 6; i++) {
         snprintf(prog, sizeof prog, "%s/%s", dir, files[i]);
         assert_int_equal(remove(prog), 0);
     }
@@ -679,6 +704,136 @@ static void test_export(void **state) {
 /* Random damage, with the CRCs made consistent so the parsing behind them is
  * reached: the reader must refuse or accept, never crash or leak (run under
  * ASan/UBSan by `make test SANITIZE=1`). */
+/* A program with off-chip memory: the input loaded from DRAM by engine 0, a
+ * relu waiting for it (tokens), its output stored by engine 1, `end` waiting
+ * for the store; DRAM image and layer groups.  Binary and listing round
+ * trips, then the token and DRAM rules. */
+static void dma_program(enpu_program *p) {
+    enpu_arch a;
+    enpu_err err = {0};
+    assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+    enpu_program_init(p, &a);
+    enpu_instr ld, r, sd, end;
+    memset(&ld, 0, sizeof ld);
+    ld.opcode = ENPU_OPC_DMA, ld.dma_engine = 0, ld.dma_dir = ENPU_DMA_LOAD, ld.dma_mem = ENPU_MEM_MAIN;
+    ld.dram_addr = 100, ld.sram_addr = 0, ld.dma_rows = 4, ld.dma_len = 4, ld.dram_stride = 8, ld.sram_stride = 4;
+    ld.push = 1 << ENPU_QUEUE_COMPUTE;
+    assert_int_equal(enpu_program_add_instr(p, &ld, "relu", 0, NULL, &err), 0);
+    memset(&r, 0, sizeof r);
+    r.opcode = ENPU_OPC_RELU, r.cast_mode = ENPU_CAST_MULTICAST;
+    r.hi = r.ho = 4, r.wi = r.wo = 4, r.ci = r.co = 16;
+    r.hk = r.wk = r.stride_h = r.stride_w = r.dil_h = r.dil_w = r.groups = 1;
+    r.tile_x = r.tile_y = r.tile_xi = r.tile_yi = 4, r.zs = r.rows = 1;
+    r.ifmap_addr = 0, r.ofmap_addr = 100, r.out_mult = 1, r.clamp_lo = -128, r.clamp_hi = 127;
+    r.pop = 1 << 1, r.push = 1 << 2;
+    assert_int_equal(enpu_program_add_instr(p, &r, "relu", 0, NULL, &err), 0);
+    memset(&sd, 0, sizeof sd);
+    sd.opcode = ENPU_OPC_DMA, sd.dma_engine = 1, sd.dma_dir = ENPU_DMA_STORE, sd.dma_mem = ENPU_MEM_MAIN;
+    sd.dram_addr = 200, sd.sram_addr = 100, sd.dma_rows = 1, sd.dma_len = 16;
+    sd.pop = 1 << ENPU_QUEUE_COMPUTE, sd.push = 1 << ENPU_QUEUE_COMPUTE;
+    assert_int_equal(enpu_program_add_instr(p, &sd, "relu", 0, NULL, &err), 0);
+    memset(&end, 0, sizeof end);
+    end.opcode = ENPU_OPC_END, end.pop = 1 << 2;
+    assert_int_equal(enpu_program_add_instr(p, &end, "end", 0, NULL, &err), 0);
+    assert_int_equal(enpu_program_set_layer_group(p, 1, 0, &err), 0);
+    assert_int_equal(enpu_program_set_layer_group(p, 2, 0, &err), 0);
+    uint8_t img[16 * 132];
+    for (size_t i = 0; i < sizeof img; i++) img[i] = (uint8_t)(i * 13 + 1);
+    assert_int_equal(enpu_program_set_image(p, ENPU_SEC_DRAM_INIT, img, sizeof img, &err), 0);
+    enpu_io_desc in = {"x", ENPU_IO_INPUT, ENPU_DT_INT8, ENPU_LAYOUT_NHWC, 4, {1, 4, 4, 16},
+                       0.5f, 0, ENPU_MEM_DRAM, 100};
+    assert_int_equal(enpu_program_add_io(p, &in, &err), 0);
+    enpu_io_desc out = {"y", ENPU_IO_OUTPUT, ENPU_DT_INT8, ENPU_LAYOUT_NHWC, 4, {1, 4, 4, 16},
+                        0.5f, 0, ENPU_MEM_DRAM, 200};
+    assert_int_equal(enpu_program_add_io(p, &out, &err), 1);
+    assert_int_equal(enpu_program_set_layer_output(p, 2, "y", 1, &err), 0);
+    int rc = enpu_program_validate(p, &err);
+    if (rc) fail_msg("%s", err.msg);
+}
+
+static void test_offchip(void **state) {
+    (void)state;
+    enpu_program p, q;
+    enpu_err err = {0};
+    dma_program(&p);
+    uint8_t *buf;
+    size_t n;
+    serialize(&p, &buf, &n);
+    assert_int_equal(enpu_program_read_mem(buf, n, "dma.enpu", NULL, &q, &err), 0);
+    assert_int_equal(q.n_instr, 4);
+    assert_memory_equal(&p.instr[0], &q.instr[0], sizeof p.instr[0]);
+    assert_memory_equal(&p.instr[2], &q.instr[2], sizeof p.instr[2]);
+    assert_int_equal(q.instr[1].pop, 2);
+    assert_int_equal(q.layers[2].group, 0);
+    assert_int_equal(q.layers[3].group, 3);
+    assert_int_equal(q.dram_init_len, 16 * 132);
+    assert_int_equal(q.io[1].mem, ENPU_MEM_DRAM);
+    /* disasm -> asm gives back the same bytes */
+    char *text = enpu_program_disasm(&q, &err);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "dma name=\"relu\" dma_dir=store dram_addr=200 sram_addr=100 dma_rows=1 "
+                                 "dma_len=16 push=1 pop=1 dma_engine=1") ||
+                    strstr(text, "dma name=\"relu\" dma_engine=1 dma_dir=store dram_addr=200"));
+    assert_non_null(strstr(text, " group=0"));
+    assert_non_null(strstr(text, ".section dram_init"));
+    enpu_program r;
+    if (enpu_program_asm(text, strlen(text), "dma.s", NULL, &r, &err)) fail_msg("%s\n%s", err.msg, text);
+    uint8_t *buf2;
+    size_t n2;
+    serialize(&r, &buf2, &n2);
+    assert_int_equal(n, n2);
+    assert_memory_equal(buf, buf2, n);
+    free(text), free(buf), free(buf2);
+    enpu_program_free(&q);
+    enpu_program_free(&r);
+
+    /* a token taken before any instruction sent it: the program would deadlock */
+    p.instr[1].pop = 1 << 2;
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "instruction 1 (relu): field 'pop': takes a token from queue 2 that no "
+                                    "earlier instruction sent (the program would deadlock)"));
+    p.instr[1].pop = 1 << 1;
+    /* an instruction may not send to or take from its own queue */
+    p.instr[0].push = 1 << 1;
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "field 'push': mask 0x2 names the instruction's own queue 1"));
+    p.instr[0].push = 1;
+    /* queues that do not exist (2 DMA engines: bits 0..2) */
+    p.instr[0].push = 1 << 3;
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "field 'push': mask 0x8 names a queue the arch does not have"));
+    p.instr[0].push = 1;
+    p.instr[0].dma_engine = 2;
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "field 'dma_engine': value 2 but arch 'easynpu' has 2 DMA engine(s)"));
+    p.instr[0].dma_engine = 0;
+    /* rows that overlap; a transfer past the on-chip memory or DRAM */
+    p.instr[0].sram_stride = 3;
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "field 'sram_stride': value 3 is less than dma_len=4"));
+    p.instr[0].sram_stride = 4, p.instr[0].sram_addr = 4096 - 15;
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "field 'sram_addr': dma block [4081, 4097) of 16 words ends past the main DTCM"));
+    p.instr[0].sram_addr = 0, p.instr[0].dram_addr = ((int64_t)64 << 20) / 16 - 20;
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "field 'dram_addr': dram block"));
+    p.instr[0].dram_addr = 100;
+    enpu_err_clear(&err);
+    if (enpu_program_validate(&p, &err)) fail_msg("%s", err.msg);
+    /* no DRAM: no dma */
+    assert_int_equal(enpu_program_set_image(&p, ENPU_SEC_DRAM_INIT, NULL, 0, &err), 0);
+    p.arch.dram_bytes = 0;
+    assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
+    if (!strstr(err.msg, "dma: arch 'easynpu' has no DRAM")) fail_msg("%s", err.msg);
+    enpu_program_free(&p);
+}
+
 static void test_fuzz_reader(void **state) {
     (void)state;
     enpu_program p;
@@ -734,6 +889,7 @@ int main(void) {
         cmocka_unit_test(test_section_structure), cmocka_unit_test(test_semantic_errors),
         cmocka_unit_test(test_program_rules),     cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_export),            cmocka_unit_test(test_fuzz_reader),
+        cmocka_unit_test(test_offchip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,3 +1,3 @@
-.format 2.0
+.format 3.0
 .arch {"base": "easynpu", "pes": 3}
 end

@@ -1,3 +1,3 @@
-.format 3.0
+.format 4.0
 .arch easynpu
 end

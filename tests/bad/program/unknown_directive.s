@@ -1,4 +1,4 @@
-.format 2.0
+.format 3.0
 .arch easynpu
 end
 .frobnicate
