@@ -129,9 +129,9 @@ typedef struct enpu_layer_info {
     int io;              /* IO descriptor where that tensor lives right after the
                             instruction, -1 when it is not stored (a fused chain
                             member other than the last, end, sync) */
-    int group;           /* report row: instructions of one layer (its row strips,
-                            output-channel blocks and DMA transfers) share the
-                            group of the first of them; 0 <= group <= own index */
+    int group;           /* report row: the instructions of one layer (its row
+                            strips, output-channel blocks and DMA transfers) share
+                            one group, an instruction index (default: its own) */
 } enpu_layer_info;
 
 typedef struct enpu_program {
@@ -170,8 +170,8 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
 /* Sets the checked output of instruction i (tensor name copied; io may be -1). */
 int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
                                   enpu_err *err);
-/* Reports instruction i under the row of instruction `group` (<= i; the
- * default is i itself). */
+/* Reports instruction i under the row of instruction `group` (any index of
+ * the program, checked by enpu_program_validate; the default is i itself). */
 int enpu_program_set_layer_group(enpu_program *p, int i, int group, enpu_err *err);
 /* Appends copies (strings duplicated); returns the new index or a negative
  * status. */

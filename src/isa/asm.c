@@ -547,9 +547,8 @@ static int do_instr(asmst *st) {
                 rc = BAD(st, "'group' given twice");
                 break;
             }
-            if (!t->val || parse_i64(t->val, &group) != 0 || group < 0 || group > st->p->n_instr) {
-                rc = SYNTAX(st, "group: '%s' is not the index of this or an earlier instruction (0..%d)",
-                            t->val ? t->val : "", st->p->n_instr);
+            if (!t->val || parse_i64(t->val, &group) != 0 || group < 0 || group >= ENPU_PROG_MAX_INSTRS) {
+                rc = SYNTAX(st, "group: '%s' is not an instruction index", t->val ? t->val : "");
                 break;
             }
             continue;

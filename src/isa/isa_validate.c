@@ -337,8 +337,12 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
             FAIL("field '%s': mask 0x%" PRIx64 " names a queue the arch does not have (queues: bit 0 "
                  "compute, bits 1..%" PRId64 " the %" PRId64 " DMA engine(s))",
                  nm, (uint64_t)m, arch->dma_engines, arch->dma_engines);
-        if (own < 64 && ((m >> own) & 1))
-            FAIL("field '%s': mask 0x%" PRIx64 " names the instruction's own queue %d", nm, (uint64_t)m, own);
+        /* a compute instruction completes before the next one starts; a DMA
+         * command only has its bursts granted, so a later command of the same
+         * engine that must wait for it takes a token of its own queue */
+        if (own == ENPU_QUEUE_COMPUTE && (m & 1))
+            FAIL("field '%s': mask 0x%" PRIx64 " names the compute queue, the instruction's own "
+                 "(compute instructions complete in order)", nm, (uint64_t)m);
     }
     if (k == ENPU_CLASS_DMA) {
         if (in->dma_engine >= arch->dma_engines)

@@ -113,7 +113,7 @@ int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, in
 }
 
 int enpu_program_set_layer_group(enpu_program *p, int i, int group, enpu_err *err) {
-    if (i < 0 || i >= p->n_instr || group < 0 || group > i)
+    if (i < 0 || i >= p->n_instr || group < 0 || group >= ENPU_PROG_MAX_INSTRS)
         return enpu_fail(err, ENPU_E_USAGE, "layer group: instruction %d of %d, group %d", i, p->n_instr,
                          group);
     p->layers[i].group = group;
@@ -470,8 +470,9 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     if (rc) return rc;
     for (int i = 0; i < p->n_instr; i++) {
         int io = p->layers[i].io;
-        if (p->layers[i].group < 0 || p->layers[i].group > i)
-            return IFAIL(i, "section LAYERS: field 'group': value %d out of range 0..%d", p->layers[i].group, i);
+        if (p->layers[i].group < 0 || p->layers[i].group >= p->n_instr)
+            return IFAIL(i, "section LAYERS: field 'group': value %d out of range 0..%d", p->layers[i].group,
+                         p->n_instr - 1);
         if (io < -1 || io >= p->n_io)
             return IFAIL(i, "section LAYERS: field 'io': value %d but there are %d IO descriptors", io,
                          p->n_io);

@@ -389,9 +389,9 @@ static int parse_layers(reader *r, enpu_program *p) {
                        " out of range -1..%d", i, io, ENPU_PROG_MAX_IO - 1);
         L->io = io;
         int32_t grp = (int32_t)get_u32(rec + 20);
-        if (grp < 0 || (uint32_t)grp > i)
+        if (grp < 0 || (uint32_t)grp >= nl)
             return FMT("section LAYERS: layer %" PRIu32 ": field 'group': value %" PRId32 " out of range 0..%" PRIu32,
-                       i, grp, i);
+                       i, grp, nl - 1);
         L->group = grp;
         if (cnt) {
             L->src = calloc(cnt, sizeof *L->src);

@@ -40,7 +40,7 @@ static enpu_instr random_legal(const enpu_arch *a, int64_t op) {
     /* dependency tokens: any other queue (bit 0 compute, 1 + e DMA engine e) */
     int64_t queues = ((int64_t)1 << (1 + a->dma_engines)) - 1;
     if (k == ENPU_CLASS_DMA) in.dma_engine = rr(0, a->dma_engines - 1);
-    int64_t own = (int64_t)1 << enpu_instr_queue(&in);
+    int64_t own = k == ENPU_CLASS_DMA ? 0 : 1; /* DMA engines may wait for themselves */
     in.push = rr(0, queues) & ~own;
     in.pop = rr(0, queues) & ~own;
     if (k == ENPU_CLASS_CTRL) {

@@ -793,12 +793,12 @@ static void test_offchip(void **state) {
     assert_non_null(strstr(err.msg, "instruction 1 (relu): field 'pop': takes a token from queue 2 that no "
                                     "earlier instruction sent (the program would deadlock)"));
     p.instr[1].pop = 1 << 1;
-    /* an instruction may not send to or take from its own queue */
-    p.instr[0].push = 1 << 1;
+    /* a compute instruction may not send to or take from its own queue */
+    p.instr[1].push = 1 | 4;
     enpu_err_clear(&err);
     assert_int_equal(enpu_program_validate(&p, &err), ENPU_E_INVALID);
-    assert_non_null(strstr(err.msg, "field 'push': mask 0x2 names the instruction's own queue 1"));
-    p.instr[0].push = 1;
+    assert_non_null(strstr(err.msg, "field 'push': mask 0x5 names the compute queue, the instruction's own"));
+    p.instr[1].push = 4;
     /* queues that do not exist (2 DMA engines: bits 0..2) */
     p.instr[0].push = 1 << 3;
     enpu_err_clear(&err);
