@@ -136,6 +136,15 @@ int64_t enpu_cost_controller(const enpu_arch *arch, int n, bool first);
  * act (n_instr x ENPU_ACT_COUNT) when non-NULL. */
 int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
 
+/* The schedule model of a whole program (docs/microarch.md §13: fetch,
+ * decode and dispatch, dependency tokens, DMA engines, the DRAM channel, the
+ * instruction prefetcher, every chain by the cost model): the total cycles;
+ * per instruction the cycles of every activity (act: n_instr x
+ * ENPU_ACT_COUNT) and the DRAM words read and written (dram_rd, dram_wr:
+ * n_instr each), all filled.  The program must be valid
+ * (enpu_program_validate). */
+int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr);
+
 /* Fills the tile fields (tile_x, tile_y, tile_xi, tile_yi, zs, band_h,
  * rows) of the chain's instructions with the tiling that minimises
  * enpu_cost_chain under the arch's limits (naive: the fixed tiling of

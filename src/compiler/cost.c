@@ -347,39 +347,17 @@ int64_t enpu_cost_controller(const enpu_arch *a, int n, bool first) {
 }
 
 int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act) {
-    const enpu_arch *a = &p->arch;
-    int64_t total = 0;
-    int64_t F = a->instr_fetch_cycles, Dc = a->decode_cycles;
-    if (cycles) memset(cycles, 0, (size_t)p->n_instr * sizeof *cycles);
-    if (act) memset(act, 0, (size_t)p->n_instr * ENPU_ACT_COUNT * sizeof *act);
-    for (int i = 0; i < p->n_instr;) {
-        int n = 1;
-        while (i + n - 1 < p->n_instr && p->instr[i + n - 1].fuse_next && n < MAXCHAIN) n++;
-        if (i + n > p->n_instr) n = p->n_instr - i;
-        int64_t rows[MAXCHAIN * ENPU_ACT_COUNT];
-        memset(rows, 0, sizeof rows);
-        int64_t op = p->instr[i].opcode;
-        int64_t exec = 0;
-        if (op == ENPU_OPC_SYNC) {
-            rows[ENPU_ACT_CONTROLLER] += a->host_sync_cycles;
-            exec = a->host_sync_cycles;
-        } else if (op != ENPU_OPC_END) {
-            exec = cc_cost_chain_limit(a, &p->instr[i], n, 0, rows);
-            if (exec < 0) exec = 0;
-        }
-        for (int k = 0; k < n; k++) {
-            int64_t ctl = k == 0 ? Dc + (i == 0 ? F : 0) : max64(F, Dc);
-            rows[k * ENPU_ACT_COUNT + ENPU_ACT_CONTROLLER] += ctl;
-            total += ctl;
-            int64_t sum = 0;
-            for (int q = 0; q < ENPU_ACT_COUNT; q++) sum += rows[k * ENPU_ACT_COUNT + q];
-            if (cycles) cycles[i + k] = sum;
-            if (act)
-                memcpy(act + (size_t)(i + k) * ENPU_ACT_COUNT, rows + k * ENPU_ACT_COUNT,
-                       ENPU_ACT_COUNT * sizeof *act);
-        }
-        total += exec;
-        i += n;
+    size_t n = (size_t)p->n_instr;
+    int64_t *a = calloc(n * ENPU_ACT_COUNT + 1, sizeof *a), *rd = calloc(n + 1, sizeof *rd),
+            *wr = calloc(n + 1, sizeof *wr);
+    ENPU_ASSERT(a && rd && wr);
+    int64_t total = enpu_model_program(p, a, rd, wr);
+    for (size_t i = 0; i < n; i++) {
+        int64_t sum = 0;
+        for (int k = 0; k < ENPU_ACT_COUNT; k++) sum += a[i * ENPU_ACT_COUNT + k];
+        if (cycles) cycles[i] = sum;
     }
+    if (act) memcpy(act, a, n * ENPU_ACT_COUNT * sizeof *a);
+    free(a), free(rd), free(wr);
     return total;
 }
