@@ -60,7 +60,10 @@ def main():
 
     # --- opsets and domains ---------------------------------------------------
     relu = [helper.make_node("Relu", ["x"], ["y"], name="relu0")]
-    save("bad_opset_old.onnx", model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=6))
+    save("bad_opset_old.onnx", model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=0))
+    save("bad_hardswish_opset13.onnx",
+         model([helper.make_node("HardSwish", ["x"], ["y"], name="hswish0")],
+               [vi("x", [1, 4])], [vi("y", [1, 4])], opset=13))
     save("bad_opset_new.onnx", model(relu, [vi("x", [1, 4])], [vi("y", [1, 4])], opset=18))
     save("bad_domain.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="ms_relu",
                                                     domain="com.microsoft")],
@@ -144,6 +147,21 @@ def main():
     save("bad_concat_no_axis.onnx",
          model([helper.make_node("Concat", ["x", "x"], ["y"], name="cat0")],
                [vi("x", [1, 4])], [vi("y", None)]))
+    # Opset < 7 forms refused: training mode, legacy broadcasts that do not fit.
+    save("bad_bn_is_test0.onnx",
+         model([helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"],
+                                 name="bn6", is_test=0)],
+               [vi("x", [1, 2, 3, 3])], [vi("y", None)], bn, opset=6, ir=3))
+    save("bad_legacy_axis.onnx",
+         model([helper.make_node("Add", ["x", "b3"], ["y"], name="add6", broadcast=1, axis=1)],
+               [vi("x", [1, 2, 3, 4])], [vi("y", None)],
+               [numpy_helper.from_array(np.ones(3, np.float32), "b3")], opset=6, ir=3))
+    save("bad_legacy_shapes.onnx",
+         model([helper.make_node("Sub", ["x", "z"], ["y"], name="sub6")],
+               [vi("x", [1, 4]), vi("z", [4])], [vi("y", None)], opset=6, ir=3))
+    save("bad_reshape1_no_shape.onnx",
+         model([helper.make_node("Reshape", ["x"], ["y"], name="reshape1")],
+               [vi("x", [1, 4])], [vi("y", None)], opset=1, ir=3))
     save("bad_transpose_perm.onnx",
          model([helper.make_node("Transpose", ["x"], ["y"], name="tr0", perm=[0, 0, 1])],
                [vi("x", [1, 4, 2])], [vi("y", None)]))
@@ -211,6 +229,59 @@ def main():
     save("good_opset13.onnx",
          model(nodes, [vi("x", [1, 2, 9, 9]), vi("seq", [1, 3, 10])],
                [vi("s", None), vi("ap", None), vi("c2", None)], inits, opset=13))
+
+    # Opset 1 forms: legacy broadcast with an axis (constant B and a graph
+    # input B, both needing trailing 1s), without one, and broadcast = 0;
+    # BatchNormalization and Dropout with is_test and consumed_inputs; PRelu
+    # with a per-channel slope; Reshape's shape attribute; Pad's paddings;
+    # Concat's default axis; Clip's attributes; Gemm with broadcast.  Values
+    # are small integers and halves, so every result is exact in float32;
+    # the expected outputs, computed here with numpy, sit beside the model.
+    x = (np.arange(12, dtype=np.float32) - 5).reshape(1, 2, 2, 3)
+    bvar = np.array([2.0, 0.5], np.float32)
+    mat = np.array([[1, -2, 3], [0.5, 4, -1]], np.float32)
+    c = {
+        "bconst": np.array([1.0, -2.0], np.float32),
+        "s": np.array([1.0, 2.0], np.float32), "b": np.array([0.5, -0.5], np.float32),
+        "mean": np.array([1.0, 0.0], np.float32), "var": np.array([0.75, 0.75], np.float32),
+        "slope": np.array([0.25, 0.5], np.float32),
+        "mc": np.array([[1, 1, 1], [2, 2, 2]], np.float32),
+        "row": np.array([10, 20, 30], np.float32),
+        "wg": np.arange(12, dtype=np.float32).reshape(3, 4) - 6,
+        "cg": np.array([1, 2, 3, 4], np.float32),
+    }
+    nodes = [
+        helper.make_node("Add", ["x", "bconst"], ["a1"], name="add1", broadcast=1, axis=1,
+                         consumed_inputs=[0, 0]),
+        helper.make_node("Mul", ["a1", "bvar"], ["m1"], name="mul1", broadcast=1, axis=1),
+        helper.make_node("BatchNormalization", ["m1", "s", "b", "mean", "var"], ["bn"],
+                         name="bn1", is_test=1, epsilon=0.25, consumed_inputs=[0, 0, 0, 1, 1]),
+        helper.make_node("PRelu", ["bn", "slope"], ["pr"], name="prelu1"),
+        helper.make_node("Reshape", ["pr"], ["rs"], name="reshape1", shape=[2, 6]),
+        helper.make_node("Pad", ["rs"], ["pd"], name="pad1", paddings=[0, 1, 0, 1], value=0.5),
+        helper.make_node("Concat", ["pd", "pd"], ["cc"], name="concat1"),
+        helper.make_node("Dropout", ["cc"], ["dr"], name="drop1", is_test=1),
+        helper.make_node("Clip", ["dr"], ["cl"], name="clip1", min=-4.0, max=4.0),
+        helper.make_node("Sub", ["mat", "mc"], ["sb"], name="sub1"),
+        helper.make_node("Add", ["sb", "row"], ["sb2"], name="add1b", broadcast=1),
+        helper.make_node("Gemm", ["mat", "wg", "cg"], ["gm"], name="gemm1", broadcast=1),
+    ]
+    inits = [numpy_helper.from_array(v, k) for k, v in c.items()]
+    save("good_opset1.onnx",
+         model(nodes, [vi("x", [1, 2, 2, 3]), vi("bvar", [2]), vi("mat", [2, 3])],
+               [vi("cl", None), vi("sb2", None), vi("gm", None)], inits, opset=1, ir=3))
+    a1 = x + c["bconst"][:, None, None]
+    m1 = a1 * bvar[:, None, None]
+    bn_ = ((m1 - c["mean"][:, None, None]) / np.sqrt(c["var"] + 0.25)[:, None, None]
+           * c["s"][:, None, None] + c["b"][:, None, None])
+    pr = np.where(bn_ < 0, bn_ * c["slope"][:, None, None], bn_)
+    pd = np.pad(pr.reshape(2, 6), ((0, 0), (1, 1)), constant_values=0.5)
+    cl = np.clip(np.concatenate([pd, pd], axis=1), -4, 4).astype(np.float32)
+    sb2 = (mat - c["mc"] + c["row"]).astype(np.float32)
+    gm = (mat @ c["wg"] + c["cg"]).astype(np.float32)
+    for k, v in (("in_x", x), ("in_bvar", bvar), ("in_mat", mat), ("out_cl", cl),
+                 ("out_sb2", sb2), ("out_gm", gm)):
+        np.save(os.path.join(OUT, "good_opset1_%s.npy" % k), v)
     return 0
 
 

@@ -25,18 +25,34 @@
 #include "frontend/onnx_tensor.h"
 #include "onnx.pb-c.h"
 
-#define OPSET_MIN 7
+#define OPSET_MIN 1
 #define OPSET_MAX 17
 #define MAX_NODE_IO 64 /* inputs/outputs of one node, as enpu_graph_add_node allows */
 
 typedef Onnx__AttributeProto__AttributeType attr_type;
 
+/* A node of opset < 7 whose broadcast follows the legacy rules, resolved
+ * once the shapes of its inputs are known (resolve_legacy). */
+typedef struct legacy_bcast {
+    int out;        /* the node's output tensor: survives the toposort */
+    int axis;       /* where B's dims start in A's (has_axis) */
+    bool has_axis;
+    bool broadcast; /* Add/Sub/Mul/Div/Gemm: false = B (Gemm: C) has A's (Y's) shape */
+    bool prelu;     /* PRelu: a 1-D slope of C values runs along axis 1 */
+    bool gemm;      /* Gemm: checked after inference */
+} legacy_bcast;
+
 typedef struct imp {
     const char *what; /* file name for messages */
     unsigned flags;
+    const enpu_onnx_bind *binds;
+    int n_binds;
+    bool *bound; /* per binding: matched a graph input */
     int opset;
     const Onnx__GraphProto *gp;
     enpu_graph *g;
+    legacy_bcast *legacy;
+    int n_legacy, cap_legacy;
     enpu_err *err;
 } imp;
 
@@ -281,10 +297,37 @@ static int check_axes(const fold_ctx *f, const char *role, const int64_t *v, int
     return 0;
 }
 
+/* Dropout's training_mode (input 2) must be a constant false; the ratio
+ * (input 1) does not matter in inference.  Both are dropped. */
+static int fold_dropout(const fold_ctx *f, enpu_graph *g, enpu_node *n, bool strict) {
+    int t = n->n_in > 2 ? n->in[2] : -1;
+    if (t >= 0 && !is_const(g, t)) {
+        if (!strict) return 0;
+        return ffail(f, ENPU_E_UNSUPPORTED,
+                     "input 'training_mode' (tensor '%s') is not a constant; only inference "
+                     "Dropout is supported (bind it to false)",
+                     g->tensors[t].name);
+    }
+    if (t >= 0) {
+        const enpu_tensor *ct = &g->tensors[t];
+        if (const_numel(ct) != 1)
+            return ffail(f, ENPU_E_INVALID,
+                         "input 'training_mode' (tensor '%s') has %lld values, expected 1",
+                         ct->name, (long long)const_numel(ct));
+        if (const_at(ct, 0) != 0)
+            return ffail(f, ENPU_E_UNSUPPORTED,
+                         "input 'training_mode' (tensor '%s') is true: training-mode Dropout is "
+                         "not supported",
+                         ct->name);
+    }
+    n->n_in = 1;
+    return 0;
+}
+
 /* Folds the constant parameter inputs of node ni into its attributes and
  * drops them from the node.  With `strict` a non-constant parameter input is
- * ENPU_E_UNSUPPORTED; otherwise the node is left as it is (to be folded once
- * the caller has frozen the input). */
+ * ENPU_E_UNSUPPORTED; otherwise the node is left as it is (an introspection
+ * import: the caller learns which inputs to bind). */
 static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_err *err) {
     enpu_node *n = &g->nodes[ni];
     fold_ctx f = {what, n, err};
@@ -298,6 +341,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     case ENPU_OP_PAD: last = 3; roles = pad_roles; break;
     case ENPU_OP_SQUEEZE:
     case ENPU_OP_UNSQUEEZE: last = 1; roles = NULL; break;
+    case ENPU_OP_DROPOUT: return fold_dropout(&f, g, n, strict);
     case ENPU_OP_RESHAPE: {
         int t = n->n_in > 1 ? n->in[1] : -1;
         if (t >= 0 && is_const(g, t)) {
@@ -321,7 +365,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
         if (!strict) return 0;
         return ffail(&f, ENPU_E_UNSUPPORTED,
                      "input '%s' (tensor '%s') is not a constant; only constant %s inputs are "
-                     "supported",
+                     "supported (bind it to a value)",
                      roles ? roles[i] : "axes", g->tensors[t].name, roles ? roles[i] : "axes");
     }
     int rc = 0;
@@ -363,15 +407,6 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     return 0;
 }
 
-int enpu_onnx_fold_inputs(enpu_graph *g, enpu_err *err) {
-    for (int i = 0; i < g->n_nodes; i++) {
-        if (g->nodes[i].dead) continue;
-        int rc = fold_node(g, i, NULL, true, err);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
 bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
     for (int i = 0; i < g->n_nodes; i++) {
         const enpu_node *n = &g->nodes[i];
@@ -382,6 +417,7 @@ bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
         case ENPU_OP_SQUEEZE:
         case ENPU_OP_UNSQUEEZE:
         case ENPU_OP_RESHAPE:
+        case ENPU_OP_DROPOUT:
             for (int k = 1; k < n->n_in; k++)
                 if (n->in[k] == t) return true;
             break;
@@ -495,8 +531,8 @@ static void arity(enpu_op op, int opset, int *lo, int *hi) {
     case ENPU_OP_SUB:
     case ENPU_OP_MUL:
     case ENPU_OP_DIV:
-    case ENPU_OP_PRELU:
-    case ENPU_OP_RESHAPE: *lo = 2; *hi = 2; break;
+    case ENPU_OP_PRELU: *lo = 2; *hi = 2; break;
+    case ENPU_OP_RESHAPE: *lo = *hi = opset < 5 ? 1 : 2; break;
     case ENPU_OP_CLIP: *hi = opset < 11 ? 1 : 3; break;
     case ENPU_OP_BATCHNORM: *lo = 5; *hi = 5; break;
     case ENPU_OP_SQUEEZE: *hi = opset < 13 ? 1 : 2; break;
@@ -511,6 +547,61 @@ static void arity(enpu_op op, int opset, int *lo, int *hi) {
     case ENPU_OP_DROPOUT: *hi = opset < 12 ? 1 : 3; break;
     default: break;
     }
+}
+
+/* Records a legacy broadcast of the node (opset < 7) for resolve_legacy. */
+static int push_legacy(const nctx *c, legacy_bcast lb) {
+    imp *im = c->im;
+    if (im->n_legacy == im->cap_legacy) {
+        int cap = im->cap_legacy ? 2 * im->cap_legacy : 16;
+        legacy_bcast *nl = realloc(im->legacy, (size_t)cap * sizeof *nl);
+        if (!nl) return nfail(c, ENPU_E_NOMEM, "out of memory");
+        im->legacy = nl;
+        im->cap_legacy = cap;
+    }
+    lb.out = enpu_graph_find_tensor(im->g, c->np->output[0]);
+    ENPU_ASSERT(lb.out >= 0);
+    im->legacy[im->n_legacy++] = lb;
+    return 0;
+}
+
+/* BatchNormalization and Dropout of opset < 7: is_test = 0 is training mode.
+ * An absent is_test is taken as inference, as ONNX's own version converter
+ * does when it drops the attribute (6 -> 7). */
+static int refuse_training(const nctx *c) {
+    const Onnx__AttributeProto *a;
+    int rc = get_attr(c, "is_test", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a);
+    if (rc) return rc;
+    if (a && a->i == 0)
+        return nfail(c, ENPU_E_UNSUPPORTED,
+                     "attribute 'is_test' is 0 (training mode, opset %d); only inference is "
+                     "supported",
+                     c->im->opset);
+    return 0;
+}
+
+/* Reshape of opset 1-4: the target is the `shape` attribute; it becomes a
+ * constant input 1, the form of opset 5 and later. */
+static int reshape_attr_to_input(const nctx *c, int *in, int *n_in) {
+    imp *im = c->im;
+    int64_t v[ENPU_MAX_RANK];
+    int n, rc;
+    if ((rc = a_ints(c, "shape", ENPU_MAX_RANK, v, &n))) return rc;
+    if (n < 0) return nfail(c, ENPU_E_INVALID, "attribute 'shape' is required (opset %d)", im->opset);
+    char name[ENPU_MAX_NAME + 32];
+    snprintf(name, sizeof name, "%s:shape", c->np->output[0]);
+    for (int k = 2; enpu_graph_find_tensor(im->g, name) >= 0; k++)
+        snprintf(name, sizeof name, "%s:shape%d", c->np->output[0], k);
+    int64_t dim = n;
+    int t = enpu_graph_add_tensor(im->g, name, ENPU_DT_INT64, 1, &dim, im->err);
+    if (t < 0) return enpu_err_prefix(im->err, "%s", im->what);
+    int64_t *data = malloc(n ? (size_t)n * sizeof *data : 1);
+    if (!data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+    if (n) memcpy(data, v, (size_t)n * sizeof *data);
+    enpu_tensor_set_data(&im->g->tensors[t], data);
+    in[1] = t;
+    *n_in = 2;
+    return 0;
 }
 
 static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *at) {
@@ -543,6 +634,13 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         /* MaxPool's storage_order only concerns the Indices output, refused. */
         return 0;
     case ENPU_OP_GEMM:
+        if (opset < 7) {
+            /* broadcast = 0: C has the output's shape, checked once known. */
+            if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
+            if (!v && *n_in > 2 && in[2] >= 0 &&
+                (rc = push_legacy(c, (legacy_bcast){.gemm = true})))
+                return rc;
+        }
         if ((rc = a_float(c, "alpha", 1.0f, &at->gemm.alpha))) return rc;
         if ((rc = a_float(c, "beta", 1.0f, &at->gemm.beta))) return rc;
         if ((rc = a_bool(c, "transA", &at->gemm.trans_a))) return rc;
@@ -579,7 +677,26 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_TANH:
         at->act.min = -INFINITY;
         at->act.max = INFINITY;
+        if (op == ENPU_OP_PRELU && opset < 7)
+            return push_legacy(c, (legacy_bcast){.prelu = true, .broadcast = true});
         return 0;
+    case ENPU_OP_ADD:
+    case ENPU_OP_SUB:
+    case ENPU_OP_MUL:
+    case ENPU_OP_DIV: {
+        if (opset >= 7) return 0;
+        legacy_bcast lb = {0};
+        if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
+        lb.broadcast = v != 0;
+        const Onnx__AttributeProto *a;
+        if ((rc = get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
+        if (a) {
+            if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+            lb.has_axis = true;
+            lb.axis = (int)v;
+        }
+        return push_legacy(c, lb);
+    }
     case ENPU_OP_BATCHNORM:
         if ((rc = a_float(c, "epsilon", 1e-5f, &at->bn.epsilon))) return rc;
         if (at->bn.epsilon < 0)
@@ -587,12 +704,14 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
                          (double)at->bn.epsilon);
         if ((rc = a_int(c, "training_mode", 0, 0, 1, &v))) return rc;
         if (v) return nfail(c, ENPU_E_UNSUPPORTED, "training_mode=1 is not supported");
+        if (opset < 7 && (rc = refuse_training(c))) return rc;
         if (opset < 9) {
             if ((rc = a_int(c, "spatial", 1, 0, 1, &v))) return rc;
             if (!v) return nfail(c, ENPU_E_UNSUPPORTED, "spatial=0 is not supported");
         }
         return 0;
     case ENPU_OP_RESHAPE:
+        if (opset < 5) return reshape_attr_to_input(c, in, n_in);
         return a_bool(c, "allowzero", &at->shape.allowzero);
     case ENPU_OP_FLATTEN:
         if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK, &v))) return rc;
@@ -601,8 +720,9 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_CONCAT: {
         const Onnx__AttributeProto *a;
         if ((rc = get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
-        if (!a) return nfail(c, ENPU_E_INVALID, "attribute 'axis' is required");
-        if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        if (!a && opset >= 4) return nfail(c, ENPU_E_INVALID, "attribute 'axis' is required");
+        /* Opset 1-3: the axis defaults to 1. */
+        if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->shape.axis = (int)v;
         return 0;
     }
@@ -659,25 +779,19 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
                          mode);
         if (opset >= 11) return 0; /* pads/constant_value inputs folded later */
         int n;
-        if ((rc = a_ints(c, "pads", 2 * ENPU_MAX_RANK, at->pad.pads, &n))) return rc;
-        if (n < 0) return nfail(c, ENPU_E_INVALID, "attribute 'pads' is required");
+        const char *pname = opset < 2 ? "paddings" : "pads"; /* renamed in opset 2 */
+        if ((rc = a_ints(c, pname, 2 * ENPU_MAX_RANK, at->pad.pads, &n))) return rc;
+        if (n < 0) return nfail(c, ENPU_E_INVALID, "attribute '%s' is required", pname);
         if (n % 2)
-            return nfail(c, ENPU_E_INVALID, "attribute 'pads' has %d values, expected an even "
-                         "count", n);
+            return nfail(c, ENPU_E_INVALID, "attribute '%s' has %d values, expected an even "
+                         "count", pname, n);
         at->pad.n_pads = n;
         return a_float(c, "value", 0.0f, &at->pad.value);
     }
     case ENPU_OP_DROPOUT:
-        if (*n_in > 2 && in[2] >= 0) {
-            const enpu_graph *g = im->g;
-            if (!is_const(g, in[2]) || const_numel(&g->tensors[in[2]]) != 1 ||
-                const_at(&g->tensors[in[2]], 0) != 0)
-                return nfail(c, ENPU_E_UNSUPPORTED,
-                             "input 'training_mode' is not a constant false; only inference "
-                             "Dropout is supported");
-        }
-        *n_in = 1; /* ratio and training_mode do not matter in inference */
-        return 0;
+        /* ratio and training_mode (opset 12) are folded after the node is
+         * added; before, is_test (opset < 7) says training or inference. */
+        return opset < 7 ? refuse_training(c) : 0;
     default:
         return 0;
     }
@@ -745,6 +859,119 @@ static int import_initializers(imp *im) {
     return 0;
 }
 
+static int find_bind(const imp *im, const char *name) {
+    for (int i = 0; i < im->n_binds; i++)
+        if (strcmp(im->binds[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* "WHAT: binding of input 'NAME' (SOURCE): message" */
+static int bfail(const imp *im, int b, enpu_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int bfail(const imp *im, int b, enpu_status code, const char *fmt, ...) {
+    char msg[ENPU_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const enpu_onnx_bind *bd = &im->binds[b];
+    return enpu_fail(im->err, code, "%s: binding of input '%s'%s%s%s: %s", im->what, bd->name,
+                     bd->source ? " (" : "", bd->source ? bd->source : "", bd->source ? ")" : "",
+                     msg);
+}
+
+static void dims_str(int rank, const int64_t *d, char *buf, size_t n) {
+    enpu_tensor t = {.rank = rank};
+    memcpy(t.dims, d, (size_t)rank * sizeof *d);
+    enpu_shape_str(&t, buf, n);
+}
+
+/* Graph input vi, bound to binding b: a constant holding a copy of the
+ * value, after checking it against the declared type and shape. */
+static int bind_input(imp *im, const Onnx__ValueInfoProto *vi, int b) {
+    const enpu_buf *v = im->binds[b].value;
+    const Onnx__TypeProto *tp = vi->type;
+    im->bound[b] = true;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return bfail(im, b, ENPU_E_UNSUPPORTED, "the input is not a tensor");
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    enpu_dtype dt = enpu_onnx_dtype(tt->elem_type);
+    if (dt == ENPU_DT_UNDEFINED)
+        return bfail(im, b, ENPU_E_UNSUPPORTED, "the input's data type %s (%d) is not supported",
+                     enpu_onnx_dtype_name(tt->elem_type), (int)tt->elem_type);
+    if (v->dtype != dt)
+        return bfail(im, b, ENPU_E_INVALID, "the value is %s, the input %s",
+                     enpu_dtype_name(v->dtype), enpu_dtype_name(dt));
+    if (v->rank < 0 || v->rank > ENPU_MAX_RANK)
+        return bfail(im, b, ENPU_E_LIMIT, "rank %d is outside 0..%d", v->rank, ENPU_MAX_RANK);
+    char have[256], want[256];
+    dims_str(v->rank, v->dims, have, sizeof have);
+    if (tt->shape) {
+        bool same = tt->shape->n_dim == (size_t)v->rank;
+        for (size_t k = 0; same && k < tt->shape->n_dim; k++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+            /* A symbolic dimension takes the value's size. */
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+                same = d->dim_value == v->dims[k];
+        }
+        if (!same) {
+            size_t o = 0;
+            want[0] = 0;
+            for (size_t k = 0; k < tt->shape->n_dim && o < sizeof want - 24; k++) {
+                const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
+                int w = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                            ? snprintf(want + o, sizeof want - o, "%s%lld", k ? "x" : "",
+                                       (long long)d->dim_value)
+                            : snprintf(want + o, sizeof want - o, "%s?", k ? "x" : "");
+                if (w > 0) o += (size_t)w;
+            }
+            if (tt->shape->n_dim == 0) snprintf(want, sizeof want, "scalar");
+            return bfail(im, b, ENPU_E_INVALID, "the value has shape %s, the input %s", have,
+                         want);
+        }
+    }
+    int64_t numel;
+    enpu_err e = {0};
+    if (enpu_shape_numel(v->rank, v->dims, &numel, vi->name, &e))
+        return bfail(im, b, e.code, "%s", e.msg);
+    size_t nbytes = (size_t)numel * enpu_dtype_size(dt);
+    void *data = malloc(nbytes ? nbytes : 1);
+    if (!data) return bfail(im, b, ENPU_E_NOMEM, "out of memory");
+    if (nbytes) memcpy(data, v->data, nbytes);
+    int idx = enpu_graph_add_tensor(im->g, vi->name, dt, v->rank, v->dims, im->err);
+    if (idx < 0) {
+        free(data);
+        return enpu_err_prefix(im->err, "%s", im->what);
+    }
+    enpu_tensor_set_data(&im->g->tensors[idx], data);
+    return 0;
+}
+
+/* Every binding must have met its graph input. */
+static int check_binds(imp *im) {
+    for (int b = 0; b < im->n_binds; b++) {
+        if (im->bound[b]) continue;
+        if (enpu_graph_find_tensor(im->g, im->binds[b].name) >= 0)
+            return bfail(im, b, ENPU_E_USAGE,
+                         "'%s' is an initializer or a node output, not a graph input",
+                         im->binds[b].name);
+        char list[256];
+        size_t o = 0;
+        list[0] = 0;
+        for (size_t i = 0; i < im->gp->n_input && o < sizeof list - 8; i++) {
+            const char *nm = im->gp->input[i]->name;
+            int t = nm ? enpu_graph_find_tensor(im->g, nm) : -1;
+            if (t < 0 || (im->g->tensors[t].flags & ENPU_T_CONST && find_bind(im, nm) < 0))
+                continue; /* initializers are not inputs to bind */
+            int w = snprintf(list + o, sizeof list - o, "%s'%s'", o ? ", " : "", nm);
+            if (w > 0) o += (size_t)w;
+        }
+        return bfail(im, b, ENPU_E_USAGE, "the model has no graph input '%s' (its inputs: %s)",
+                     im->binds[b].name, o ? list : "none");
+    }
+    return 0;
+}
+
 static int import_inputs(imp *im) {
     const Onnx__GraphProto *gp = im->gp;
     for (size_t i = 0; i < gp->n_input; i++) {
@@ -764,6 +991,12 @@ static int import_inputs(imp *im) {
                              im->what, name);
         }
         const Onnx__TypeProto *tp = vi->type;
+        int b = find_bind(im, name);
+        if (b >= 0) {
+            int rc = bind_input(im, vi, b);
+            if (rc) return rc;
+            continue;
+        }
         if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
             return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
                              "%s: graph input '%s' is not a tensor (sequences, maps, optionals "
@@ -880,6 +1113,11 @@ static int import_constant(imp *im, const nctx *c) {
     return add_const(im, out, &pt);
 }
 
+/* The first opset of the default domain that has the op. */
+static int op_since(enpu_op op) {
+    return op == ENPU_OP_HARD_SWISH ? 14 : 1;
+}
+
 /* Pass A for one non-Constant node: checks its op and declares its outputs. */
 static int declare_outputs(imp *im, const nctx *c, enpu_op op) {
     const Onnx__NodeProto *np = c->np;
@@ -986,6 +1224,10 @@ static int import_nodes(imp *im) {
         } else {
             enpu_op op = enpu_op_from_onnx(np->op_type);
             if (op == ENPU_OP_NONE) return nfail(&c, ENPU_E_UNSUPPORTED, "unsupported operator");
+            if (im->opset < op_since(op))
+                return nfail(&c, ENPU_E_UNSUPPORTED,
+                             "the operator does not exist in opset %d (it was added in opset %d)",
+                             im->opset, op_since(op));
             rc = declare_outputs(im, &c, op);
         }
         if (rc) return rc;
@@ -1056,6 +1298,127 @@ static int find_opset(imp *im, const Onnx__ModelProto *m) {
     return 0;
 }
 
+static const legacy_bcast *legacy_of(const imp *im, const enpu_node *n) {
+    for (int i = 0; i < im->n_legacy; i++)
+        if (n->n_out > 0 && im->legacy[i].out == n->out[0]) return &im->legacy[i];
+    return NULL;
+}
+
+/* "WHAT: node 'N' (op 'OP', opset K): message" for the legacy rules. */
+static int lfail(const imp *im, const enpu_node *n, enpu_status code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int lfail(const imp *im, const enpu_node *n, enpu_status code, const char *fmt, ...) {
+    char msg[ENPU_ERR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return enpu_fail(im->err, code, "%s: node '%s' (op '%s', opset %d): %s", im->what, n->name,
+                     enpu_op_name(n->op), im->opset, msg);
+}
+
+/* Turns the legacy broadcast of node ni (opset < 7: B broadcast to A, its
+ * dims starting at `axis` of A's) into numpy broadcasting, which aligns
+ * trailing dims: B gets as many trailing 1s as A has dims after B's.  A
+ * constant B is replaced by a reshaped copy; any other B goes through an
+ * Unsqueeze node (appended: *added tells the caller to sort again).  The
+ * shapes of both inputs are known here (the nodes before ni were inferred). */
+static int resolve_legacy(imp *im, int ni, const legacy_bcast *lb, bool *added) {
+    enpu_graph *g = im->g;
+    const enpu_node *n = &g->nodes[ni];
+    const enpu_tensor *a = enpu_node_input(g, n, 0), *b = enpu_node_input(g, n, 1);
+    if (lb->gemm || !a || !b || a->rank < 0 || b->rank < 0) return 0; /* inference says */
+    char as[128], bs[128];
+    enpu_shape_str(a, as, sizeof as);
+    enpu_shape_str(b, bs, sizeof bs);
+    int axis;
+    if (lb->prelu) {
+        /* A slope of C values is per channel (as the exporters of that time
+         * meant it); otherwise it broadcasts as from opset 7 on. */
+        if (!(b->rank == 1 && a->rank > 2 && b->dims[0] == a->dims[1])) return 0;
+        axis = 1;
+    } else if (!lb->broadcast) {
+        bool same = a->rank == b->rank;
+        for (int i = 0; same && i < a->rank; i++) same = a->dims[i] == b->dims[i];
+        if (!same)
+            return lfail(im, n, ENPU_E_INVALID,
+                         "broadcast is 0 but the inputs have shapes %s and %s", as, bs);
+        return 0;
+    } else {
+        if (b->rank > a->rank)
+            return lfail(im, n, ENPU_E_INVALID,
+                         "input B (%s) has more dimensions than A (%s); the legacy broadcast "
+                         "only broadcasts B to A", bs, as);
+        axis = lb->has_axis ? (lb->axis < 0 ? lb->axis + a->rank : lb->axis) : a->rank - b->rank;
+        if (axis < 0 || axis > a->rank - b->rank)
+            return lfail(im, n, ENPU_E_INVALID,
+                         "attribute 'axis' is %d; for inputs %s and %s it must be in 0..%d",
+                         lb->axis, as, bs, a->rank - b->rank);
+    }
+    for (int i = 0; i < b->rank; i++)
+        if (b->dims[i] != 1 && b->dims[i] != a->dims[axis + i])
+            return lfail(im, n, ENPU_E_INVALID,
+                         "input B (%s) does not broadcast to A (%s) from axis %d", bs, as, axis);
+    int trail = a->rank - axis - b->rank;
+    if (trail == 0) return 0;
+    /* B with `trail` trailing 1s. */
+    int bt = n->in[1], rank = b->rank + trail;
+    int64_t dims[ENPU_MAX_RANK];
+    for (int i = 0; i < rank; i++) dims[i] = i < b->rank ? b->dims[i] : 1;
+    char name[ENPU_MAX_NAME + 32];
+    snprintf(name, sizeof name, "%s:bcast", g->tensors[bt].name);
+    for (int k = 2; enpu_graph_find_tensor(g, name) >= 0; k++)
+        snprintf(name, sizeof name, "%s:bcast%d", g->tensors[bt].name, k);
+    enpu_dtype dt = g->tensors[bt].dtype;
+    bool constant = is_const(g, bt);
+    int nt = enpu_graph_add_tensor(g, name, dt, constant ? rank : -1, dims, im->err);
+    if (nt < 0) return enpu_err_prefix(im->err, "%s", im->what);
+    if (constant) {
+        size_t nbytes = enpu_tensor_nbytes(&g->tensors[bt]);
+        void *data = malloc(nbytes ? nbytes : 1);
+        if (!data) return lfail(im, &g->nodes[ni], ENPU_E_NOMEM, "out of memory");
+        if (nbytes) memcpy(data, g->tensors[bt].data, nbytes);
+        enpu_tensor_set_data(&g->tensors[nt], data);
+    } else {
+        int un = enpu_graph_add_node(g, name, ENPU_OP_UNSQUEEZE, 1, &bt, 1, &nt, im->err);
+        if (un < 0) return enpu_err_prefix(im->err, "%s", im->what);
+        enpu_shape_attr *sa = &g->nodes[un].attr.shape;
+        sa->n_axes = trail;
+        for (int i = 0; i < trail; i++) sa->axes[i] = b->rank + i;
+        if (enpu_infer_node(g, un, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+        *added = true;
+    }
+    g->nodes[ni].in[1] = nt;
+    return 0;
+}
+
+/* Shape inference in topological order, resolving the legacy broadcasts
+ * just before their nodes. */
+static int infer_shapes(imp *im) {
+    enpu_graph *g = im->g;
+    bool added = false;
+    int n_nodes = g->n_nodes; /* nodes appended on the way are inferred when added */
+    for (int i = 0; i < n_nodes; i++) {
+        const legacy_bcast *lb = legacy_of(im, &g->nodes[i]);
+        int rc = lb ? resolve_legacy(im, i, lb, &added) : 0;
+        if (rc) return rc;
+        if (enpu_infer_node(g, i, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+        const enpu_node *n = &g->nodes[i];
+        const enpu_tensor *cc = enpu_node_input(g, n, 2), *y = enpu_node_output(g, n, 0);
+        if (lb && lb->gemm && cc && y) {
+            bool same = cc->rank == y->rank;
+            for (int k = 0; same && k < y->rank; k++) same = cc->dims[k] == y->dims[k];
+            char cs[128], ys[128];
+            if (!same)
+                return lfail(im, n, ENPU_E_INVALID,
+                             "broadcast is 0 but C has shape %s, not the output's %s",
+                             enpu_shape_str(cc, cs, sizeof cs), enpu_shape_str(y, ys, sizeof ys));
+        }
+    }
+    if (added && enpu_graph_toposort(g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+    return 0;
+}
+
 static int import_model(imp *im, const Onnx__ModelProto *m) {
     const Onnx__GraphProto *gp = m->graph;
     if (!gp) return enpu_fail(im->err, ENPU_E_FORMAT, "%s: ONNX model has no graph", im->what);
@@ -1076,23 +1439,44 @@ static int import_model(imp *im, const Onnx__ModelProto *m) {
     im->g->opset = im->opset;
     if ((rc = import_initializers(im))) return rc;
     if ((rc = import_inputs(im))) return rc;
+    if ((rc = check_binds(im))) return rc;
     if ((rc = import_nodes(im))) return rc;
     if ((rc = import_outputs(im))) return rc;
     layout_hints(im->g);
     if (enpu_graph_toposort(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
     if (im->flags & ENPU_ONNX_NO_INFER) return 0;
-    if (enpu_graph_infer_shapes(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+    if ((rc = infer_shapes(im))) return rc;
     if (enpu_graph_validate(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
     return 0;
 }
 
-int enpu_onnx_parse_ex(const uint8_t *data, size_t n, const char *what, unsigned flags,
-                       enpu_graph **out, enpu_err *err) {
+int enpu_onnx_parse_opts(const uint8_t *data, size_t n, const char *what,
+                         const enpu_onnx_opts *opts, enpu_graph **out, enpu_err *err) {
     enpu_err e = {0};
-    imp im = {what ? what : "<memory>", flags, 0, NULL, NULL, &e};
+    imp im;
+    memset(&im, 0, sizeof im);
+    im.what = what ? what : "<memory>";
+    im.err = &e;
+    if (opts) {
+        im.flags = opts->flags;
+        im.binds = opts->binds;
+        im.n_binds = opts->n_binds > 0 ? opts->n_binds : 0;
+    }
     *out = NULL;
-    int rc;
-    if (n == 0) {
+    int rc = 0;
+    if (im.n_binds) {
+        im.bound = calloc((size_t)im.n_binds, sizeof *im.bound);
+        if (!im.bound) rc = enpu_fail(&e, ENPU_E_NOMEM, "%s: out of memory", im.what);
+    }
+    for (int i = 0; !rc && i < im.n_binds; i++) {
+        if (!im.binds[i].name || !im.binds[i].value)
+            rc = enpu_fail(&e, ENPU_E_USAGE, "%s: binding %d has no name or no value", im.what, i);
+        for (int k = 0; !rc && k < i; k++)
+            if (strcmp(im.binds[k].name, im.binds[i].name) == 0)
+                rc = bfail(&im, i, ENPU_E_USAGE, "the input is bound twice");
+    }
+    if (rc) {
+    } else if (n == 0) {
         rc = enpu_fail(&e, ENPU_E_FORMAT, "%s: empty file, not an ONNX model", im.what);
     } else {
         Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, data);
@@ -1104,6 +1488,8 @@ int enpu_onnx_parse_ex(const uint8_t *data, size_t n, const char *what, unsigned
             onnx__model_proto__free_unpacked(m, NULL);
         }
     }
+    free(im.legacy);
+    free(im.bound);
     if (rc) {
         enpu_graph_free(im.g);
         if (err && err->code == ENPU_OK) *err = e;
@@ -1113,22 +1499,34 @@ int enpu_onnx_parse_ex(const uint8_t *data, size_t n, const char *what, unsigned
     return 0;
 }
 
-int enpu_onnx_parse(const uint8_t *data, size_t n, const char *what, enpu_graph **out,
-                    enpu_err *err) {
-    return enpu_onnx_parse_ex(data, n, what, 0, out, err);
+int enpu_onnx_parse_ex(const uint8_t *data, size_t n, const char *what, unsigned flags,
+                       enpu_graph **out, enpu_err *err) {
+    enpu_onnx_opts o = {flags, NULL, 0};
+    return enpu_onnx_parse_opts(data, n, what, &o, out, err);
 }
 
-int enpu_onnx_load_ex(const char *path, unsigned flags, enpu_graph **out, enpu_err *err) {
+int enpu_onnx_parse(const uint8_t *data, size_t n, const char *what, enpu_graph **out,
+                    enpu_err *err) {
+    return enpu_onnx_parse_opts(data, n, what, NULL, out, err);
+}
+
+int enpu_onnx_load_opts(const char *path, const enpu_onnx_opts *opts, enpu_graph **out,
+                        enpu_err *err) {
     *out = NULL;
     uint8_t *data = NULL;
     size_t n = 0;
     int rc = enpu_file_read(path, ENPU_MAX_MODEL_BYTES, &data, &n, err);
     if (rc) return rc;
-    rc = enpu_onnx_parse_ex(data, n, path, flags, out, err);
+    rc = enpu_onnx_parse_opts(data, n, path, opts, out, err);
     free(data);
     return rc;
 }
 
+int enpu_onnx_load_ex(const char *path, unsigned flags, enpu_graph **out, enpu_err *err) {
+    enpu_onnx_opts o = {flags, NULL, 0};
+    return enpu_onnx_load_opts(path, &o, out, err);
+}
+
 int enpu_onnx_load(const char *path, enpu_graph **out, enpu_err *err) {
-    return enpu_onnx_load_ex(path, 0, out, err);
+    return enpu_onnx_load_opts(path, NULL, out, err);
 }

@@ -1,7 +1,8 @@
 /* ONNX importer: the bad fixtures of tests/bad/onnx (exact category, message
  * naming the file and the offending node/tensor/attribute), attribute
- * normalization on the good fixtures (both opset forms), the NO_INFER +
- * freeze + fold flow, and every ONNX backend node test whose ops we support.
+ * normalization on the good fixtures (opset 1, 7 and 13 forms; opset 1 also
+ * run through the float reference), bindings of graph inputs, and every ONNX
+ * backend node test whose ops we support.
  * Fixtures are made by scripts/make_bad_onnx.py. */
 #include <dirent.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "easynpu/float_ref.h"
 #include "easynpu/onnx.h"
 #include "easynpu/tensor_io.h"
 #include "testutil.h"
@@ -27,8 +29,15 @@ static const struct {
     {"bad_not_onnx.onnx", ENPU_E_FORMAT, {"not a valid ONNX model (protobuf parse failed)"}},
     {"bad_truncated.onnx", ENPU_E_FORMAT, {"not a valid ONNX model (protobuf parse failed)"}},
     {"bad_no_graph.onnx", ENPU_E_FORMAT, {"no graph"}},
-    {"bad_opset_old.onnx", ENPU_E_UNSUPPORTED, {"opset 6", "7 to 17"}},
-    {"bad_opset_new.onnx", ENPU_E_UNSUPPORTED, {"opset 18", "7 to 17"}},
+    {"bad_opset_old.onnx", ENPU_E_UNSUPPORTED, {"opset 0", "1 to 17"}},
+    {"bad_opset_new.onnx", ENPU_E_UNSUPPORTED, {"opset 18", "1 to 17"}},
+    {"bad_hardswish_opset13.onnx", ENPU_E_UNSUPPORTED,
+     {"node 'hswish0' (op 'HardSwish'): the operator does not exist in opset 13 (it was added in "
+      "opset 14)"}},
+    {"bad_bn_is_test0.onnx", ENPU_E_UNSUPPORTED,
+     {"node 'bn6' (op 'BatchNormalization'): attribute 'is_test' is 0 (training mode, opset 6)"}},
+    {"bad_reshape1_no_shape.onnx", ENPU_E_INVALID,
+     {"node 'reshape1' (op 'Reshape'): attribute 'shape' is required (opset 1)"}},
     {"bad_domain.onnx", ENPU_E_UNSUPPORTED, {"node 'ms_relu'", "com.microsoft"}},
     {"bad_unknown_op.onnx", ENPU_E_UNSUPPORTED,
      {"node 'fancy0' (op 'FancyOp'): unsupported operator"}},
@@ -61,6 +70,35 @@ static const struct {
     {"bad_concat_no_axis.onnx", ENPU_E_INVALID, {"node 'cat0'", "'axis' is required"}},
     {"bad_transpose_perm.onnx", ENPU_E_INVALID, {"node 'tr0'", "'perm'"}},
 };
+
+/* Refused once shapes are known: not by an import without inference. */
+static const struct {
+    const char *file;
+    enpu_status code;
+    const char *needle;
+} bad_inferred[] = {
+    {"bad_legacy_axis.onnx", ENPU_E_INVALID,
+     "node 'add6' (op 'Add', opset 6): input B (3) does not broadcast to A (1x2x3x4) from axis 1"},
+    {"bad_legacy_shapes.onnx", ENPU_E_INVALID,
+     "node 'sub6' (op 'Sub', opset 6): broadcast is 0 but the inputs have shapes 1x4 and 4"},
+};
+
+static void test_bad_inferred(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof bad_inferred / sizeof bad_inferred[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s%s", FIX, bad_inferred[i].file);
+        enpu_err err = {0};
+        enpu_graph *g = NULL;
+        assert_int_equal(enpu_onnx_load_ex(path, ENPU_ONNX_NO_INFER, &g, &err), 0);
+        enpu_graph_free(g);
+        g = (enpu_graph *)&err;
+        assert_int_equal(enpu_onnx_load(path, &g, &err), bad_inferred[i].code);
+        assert_null(g);
+        if (strncmp(err.msg, path, strlen(path)) != 0 || !strstr(err.msg, bad_inferred[i].needle))
+            fail_msg("%s: %s", bad_inferred[i].file, err.msg);
+    }
+}
 
 static void test_bad_fixtures(void **state) {
     (void)state;
@@ -298,8 +336,61 @@ static void test_good_opset13(void **state) {
     enpu_graph_free(g);
 }
 
-/* NO_INFER, then freeze the parameter inputs, fold, infer, validate. */
-static void test_freeze_and_fold(void **state) {
+/* Opset 1 attribute forms, normalized (see make_bad_onnx.py), and the
+ * float reference on them equal to numpy's results element by element. */
+static void test_good_opset1(void **state) {
+    (void)state;
+    enpu_graph *g = load_ok(FIX "good_opset1.onnx", 0);
+    assert_int_equal(g->opset, 1);
+    const enpu_node *n = find_node(g, "reshape1");
+    assert_int_equal(n->n_in, 2); /* the shape attribute became a constant input */
+    assert_int_equal(n->attr.shape.n_shape, 2);
+    assert_int_equal(n->attr.shape.shape[1], 6);
+    n = find_node(g, "pad1");
+    assert_int_equal(n->attr.pad.n_pads, 4);
+    assert_int_equal(n->attr.pad.pads[1], 1);
+    assert_true(n->attr.pad.value == 0.5f);
+    assert_int_equal(find_node(g, "concat1")->attr.shape.axis, 1);
+    n = find_node(g, "clip1");
+    assert_true(n->attr.act.min == -4.0f && n->attr.act.max == 4.0f);
+    /* Legacy broadcast along axis 1: the constant B reshaped, the input B
+     * through an Unsqueeze. */
+    check_shape(g, "bconst:bcast", 3, (int64_t[]){2, 1, 1});
+    assert_true(find_tensor(g, "bconst:bcast")->flags & ENPU_T_CONST);
+    n = find_node(g, "bvar:bcast");
+    assert_int_equal(n->op, ENPU_OP_UNSQUEEZE);
+    check_shape(g, "bvar:bcast", 3, (int64_t[]){2, 1, 1});
+    static const char *const ins[] = {"x", "bvar", "mat"}, *const outs[] = {"cl", "sb2", "gm"};
+    enpu_buf in[3], want;
+    enpu_err err = {0};
+    char path[512];
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, FIX "good_opset1_in_%s.npy", ins[i]);
+        if (enpu_tensor_read(path, &in[i], &err)) fail_msg("%s", err.msg);
+    }
+    enpu_fexec *ex = NULL;
+    if (enpu_fexec_new(g, &ex, &err) || enpu_fexec_run(ex, in, &err)) fail_msg("%s", err.msg);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, FIX "good_opset1_out_%s.npy", outs[i]);
+        if (enpu_tensor_read(path, &want, &err)) fail_msg("%s", err.msg);
+        int t = enpu_graph_find_tensor(g, outs[i]);
+        const float *got = enpu_fexec_value(ex, t);
+        assert_non_null(got);
+        assert_int_equal(enpu_tensor_numel(&g->tensors[t]), enpu_buf_numel(&want));
+        for (int64_t k = 0; k < enpu_buf_numel(&want); k++)
+            if (got[k] != ((const float *)want.data)[k])
+                fail_msg("%s[%lld]: %g, numpy %g", outs[i], (long long)k, got[k],
+                         ((const float *)want.data)[k]);
+        enpu_buf_free(&want);
+    }
+    for (int i = 0; i < 3; i++) enpu_buf_free(&in[i]);
+    enpu_fexec_free(ex);
+    enpu_graph_free(g);
+}
+
+/* A graph input bound at import becomes a constant before folding: the
+ * Clip whose min/max are graph inputs gets them as attributes. */
+static void test_bindings(void **state) {
     (void)state;
     enpu_graph *g = load_ok(FIX "bad_clip_dynamic.onnx", ENPU_ONNX_NO_INFER);
     int x = enpu_graph_find_tensor(g, "x"), lo = enpu_graph_find_tensor(g, "lo"),
@@ -307,25 +398,61 @@ static void test_freeze_and_fold(void **state) {
     assert_false(enpu_onnx_is_param_input(g, x));
     assert_true(enpu_onnx_is_param_input(g, lo));
     assert_true(enpu_onnx_is_param_input(g, hi));
-    assert_int_equal(g->nodes[0].n_in, 3);
-    /* Not yet constant: folding refuses, naming the node and the tensor. */
+    assert_int_equal(g->nodes[0].n_in, 3); /* left on the node without inference */
+    enpu_graph_free(g);
+
+    float vlo = -0.5f, vhi = 2.0f;
+    enpu_buf blo = {.dtype = ENPU_DT_FLOAT32, .rank = 0, .data = &vlo};
+    enpu_buf bhi = {.dtype = ENPU_DT_FLOAT32, .rank = 0, .data = &vhi};
+    enpu_onnx_bind binds[2] = {{"lo", "lo.npy", &blo}, {"hi", NULL, &bhi}};
+    enpu_onnx_opts o = {0, binds, 2};
     enpu_err err = {0};
-    assert_int_equal(enpu_onnx_fold_inputs(g, &err), ENPU_E_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "node 'clip0'"));
-    assert_non_null(strstr(err.msg, "'lo'"));
-    enpu_err_clear(&err);
-    float *v = malloc(sizeof *v);
-    *v = -0.5f;
-    assert_int_equal(enpu_graph_freeze_input(g, lo, v, &err), 0);
-    v = malloc(sizeof *v);
-    *v = 2.0f;
-    assert_int_equal(enpu_graph_freeze_input(g, hi, v, &err), 0);
-    if (enpu_onnx_fold_inputs(g, &err)) fail_msg("%s", err.msg);
+    if (enpu_onnx_load_opts(FIX "bad_clip_dynamic.onnx", &o, &g, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(g->n_inputs, 1);
+    assert_string_equal(g->tensors[g->inputs[0]].name, "x");
     assert_int_equal(g->nodes[0].n_in, 1);
     assert_true(g->nodes[0].attr.act.min == -0.5f && g->nodes[0].attr.act.max == 2.0f);
-    if (enpu_graph_infer_shapes(g, &err) || enpu_graph_validate(g, &err)) fail_msg("%s", err.msg);
+    lo = enpu_graph_find_tensor(g, "lo");
+    assert_true((g->tensors[lo].flags & ENPU_T_CONST) && !(g->tensors[lo].flags & ENPU_T_INPUT));
     check_shape(g, "y", 2, (int64_t[]){1, 4});
     enpu_graph_free(g);
+
+    /* Bad bindings: the message names the input and where the value came from. */
+    double vd = 1.0;
+    enpu_buf bd = {.dtype = ENPU_DT_FLOAT64, .rank = 0, .data = &vd};
+    float v3[3] = {0};
+    enpu_buf b3 = {.dtype = ENPU_DT_FLOAT32, .rank = 1, .dims = {3}, .data = v3};
+    static const struct {
+        const char *name;
+        int which; /* 0 lo, 1 double, 2 three values */
+        enpu_status code;
+        const char *needle;
+    } bad_binds[] = {
+        {"nope", 0, ENPU_E_USAGE, "binding of input 'nope' (v.npy): the model has no graph input "
+                                  "'nope' (its inputs: 'x', 'lo', 'hi')"},
+        {"lo", 1, ENPU_E_INVALID, "binding of input 'lo' (v.npy): the value is float64, the input "
+                                  "float32"},
+        {"x", 2, ENPU_E_INVALID, "binding of input 'x' (v.npy): the value has shape 3, the input "
+                                 "1x4"},
+    };
+    const enpu_buf *vals[] = {&blo, &bd, &b3};
+    for (size_t i = 0; i < sizeof bad_binds / sizeof bad_binds[0]; i++) {
+        enpu_onnx_bind b1 = {bad_binds[i].name, "v.npy", vals[bad_binds[i].which]};
+        enpu_onnx_opts o1 = {0, &b1, 1};
+        enpu_err_clear(&err);
+        g = (enpu_graph *)&err;
+        assert_int_equal(enpu_onnx_load_opts(FIX "bad_clip_dynamic.onnx", &o1, &g, &err),
+                         bad_binds[i].code);
+        assert_null(g);
+        if (!strstr(err.msg, bad_binds[i].needle) || strncmp(err.msg, FIX, strlen(FIX)) != 0)
+            fail_msg("binding %zu: %s", i, err.msg);
+    }
+    enpu_onnx_bind twice[2] = {{"lo", "a.npy", &blo}, {"lo", "b.npy", &blo}};
+    enpu_onnx_opts o2 = {0, twice, 2};
+    enpu_err_clear(&err);
+    assert_int_equal(enpu_onnx_load_opts(FIX "bad_clip_dynamic.onnx", &o2, &g, &err),
+                     ENPU_E_USAGE);
+    assert_non_null(strstr(err.msg, "binding of input 'lo' (b.npy): the input is bound twice"));
 }
 
 /* Every prefix and a few thousand byte mutations of a good model must give
@@ -387,36 +514,33 @@ static int node_test(const char *dir, const char *name, char *why, size_t why_n)
         return -1;
     }
     int ok = 1;
-    int n_inputs = g->n_inputs;
-    int *inputs = malloc(sizeof(int) * (size_t)(n_inputs ? n_inputs : 1));
-    if (n_inputs) memcpy(inputs, g->inputs, sizeof(int) * (size_t)n_inputs);
-    for (int i = 0; i < n_inputs && ok; i++) {
-        if (!enpu_onnx_is_param_input(g, inputs[i])) continue;
-        snprintf(path, sizeof path, "%s/%s/test_data_set_0/input_%d.pb", dir, name, i);
-        enpu_buf b;
-        const enpu_tensor *t = &g->tensors[inputs[i]];
-        if (enpu_tensor_read(path, &b, &err)) {
+    enpu_buf vals[16];
+    char files[16][1024];
+    enpu_onnx_bind binds[16];
+    int n_binds = 0;
+    for (int i = 0; i < g->n_inputs && i < 16 && ok; i++) {
+        if (!enpu_onnx_is_param_input(g, g->inputs[i])) continue;
+        snprintf(files[n_binds], sizeof files[n_binds], "%s/%s/test_data_set_0/input_%d.pb", dir,
+                 name, i);
+        if (enpu_tensor_read(files[n_binds], &vals[n_binds], &err)) {
             snprintf(why, why_n, "%s", err.msg);
             ok = -1;
-        } else if (b.dtype != t->dtype || b.rank != t->rank ||
-                   enpu_buf_numel(&b) != enpu_tensor_numel(t)) {
-            snprintf(why, why_n, "%.300s does not match input '%.100s'", path, t->name);
-            ok = -1;
-        } else {
-            if (enpu_graph_freeze_input(g, inputs[i], b.data, &err)) {
-                snprintf(why, why_n, "%s", err.msg);
-                ok = -1;
-            }
-            b.data = NULL; /* owned by the graph now, even on error */
+            break;
         }
-        enpu_buf_free(&b);
+        binds[n_binds] = (enpu_onnx_bind){g->tensors[g->inputs[i]].name, files[n_binds],
+                                          &vals[n_binds]};
+        n_binds++;
     }
-    free(inputs);
-    if (ok > 0 && (enpu_onnx_fold_inputs(g, &err) || enpu_graph_infer_shapes(g, &err) ||
-                   enpu_graph_validate(g, &err))) {
-        snprintf(why, why_n, "%s", err.msg);
-        ok = -1;
+    enpu_graph *g0 = g; /* owns the names the bindings point to */
+    g = NULL;
+    enpu_onnx_opts o = {0, binds, n_binds};
+    if (ok > 0 && enpu_onnx_load_opts(path, &o, &g, &err)) {
+        if (err.code == ENPU_E_UNSUPPORTED) ok = 0;
+        else snprintf(why, why_n, "%s", err.msg);
+        if (ok) ok = -1;
     }
+    enpu_graph_free(g0);
+    for (int i = 0; i < n_binds; i++) enpu_buf_free(&vals[i]);
     for (int i = 0; ok > 0 && i < g->n_outputs; i++) {
         snprintf(path, sizeof path, "%s/%s/test_data_set_0/output_%d.pb", dir, name, i);
         enpu_buf b;
@@ -506,7 +630,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_fixtures),   cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_good_opset7),    cmocka_unit_test(test_good_opset13),
-        cmocka_unit_test(test_freeze_and_fold), cmocka_unit_test(test_corrupted_models),
+        cmocka_unit_test(test_bindings), cmocka_unit_test(test_good_opset1),
+        cmocka_unit_test(test_bad_inferred), cmocka_unit_test(test_corrupted_models),
         cmocka_unit_test(test_onnx_node_tests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
