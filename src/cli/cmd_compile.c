@@ -1,4 +1,5 @@
-/* easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR] [-o PROG.enpu] [--json FILE] */
+/* easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR] [-o PROG.enpu] [--json FILE]
+ *                 [--bind NAME=FILE...] */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 static const char *HELP =
     "usage: easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
+    "                       [--bind NAME=FILE...]\n"
     "\n"
     "Maps a network onto the NPU (docs/compiler.md).  An .onnx model is first\n"
     "quantized (enpu_quantize_graph) with the arch's multiplier and accumulator\n"
@@ -37,6 +39,7 @@ static const char *HELP =
     "  --no-fuse          no hardware fusion (every node its own instruction)\n"
     "  --naive-tiling     fixed 1x1 output tiles instead of the tiling search\n"
     "  --quiet            no quantizer warning on stderr\n"
+    ENPU_CLI_BIND_HELP
     "\n"
     "Exit status: 0 compiled; 2 bad input, or the model does not fit the arch (the\n"
     "message says what needs how much and which preset or parameter would fit).\n";
@@ -53,8 +56,10 @@ int enpu_cmd_compile(int argc, char **argv) {
                                          {"no-fuse", no_argument, 0, 'F'},
                                          {"naive-tiling", no_argument, 0, 'N'},
                                          {"quiet", no_argument, 0, 'q'},
+                                         {"bind", required_argument, 0, 'b'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *arch_spec = "easynpu", *calib = NULL, *json = NULL;
+    enpu_cli_binds binds = {0};
     enpu_compile_opts co;
     enpu_compile_opts_default(&co);
     bool quiet = false;
@@ -70,6 +75,9 @@ int enpu_cmd_compile(int argc, char **argv) {
         case 'F': co.no_fuse = true; break;
         case 'N': co.naive_tiling = true; break;
         case 'q': quiet = true; break;
+        case 'b':
+            if (enpu_cli_bind_add("compile", &binds, optarg)) return 2;
+            break;
         default: return enpu_cli_usage("compile", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -83,6 +91,7 @@ int enpu_cmd_compile(int argc, char **argv) {
         if (!outs[i]) continue;
         if (enpu_cli_check_output("compile", outs[i], &model, 1)) return 2;
         if (calib && enpu_cli_check_output_list("compile", outs[i], calib)) return 2;
+        if (enpu_cli_bind_check_output("compile", outs[i], &binds)) return 2;
     }
     if (out && json && enpu_cli_check_output("compile", json, &out, 1)) return 2;
     /* the --arch file is an input too ("a.json" in the current folder as well) */
@@ -100,7 +109,7 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_program_init(&prog, &arch);
     enpu_compile_report rep;
     memset(&rep, 0, sizeof rep);
-    if (enpu_model_load(&m, model, calib, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err)) {
+    if (enpu_model_load(&m, model, calib, &binds, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err)) {
         rc = enpu_cli_fail("compile", &err);
         goto done;
     }
@@ -126,5 +135,6 @@ done:
     enpu_program_free(&prog);
     enpu_model_free(&m);
     enpu_graph_free(qg);
+    enpu_cli_binds_free(&binds);
     return rc;
 }

@@ -1,14 +1,15 @@
-/* easynpu inspect MODEL.onnx [--json FILE] */
+/* easynpu inspect MODEL.onnx [--json FILE] [--bind NAME=FILE...] */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/bind.h"
 #include "cli/cli.h"
 #include "easynpu/onnx.h"
 #include "report/model_table.h"
 
 static const char *HELP =
-    "usage: easynpu inspect MODEL.onnx [--json FILE]\n"
+    "usage: easynpu inspect MODEL.onnx [--json FILE] [--bind NAME=FILE...]\n"
     "\n"
     "Imports an ONNX model and prints its layer table: node name, op, input and\n"
     "output shapes, parameter count, multiply-accumulates (MACs) and attributes\n"
@@ -17,28 +18,37 @@ static const char *HELP =
     "\n"
     "  --json FILE   also write the table as JSON (top-level \"total_macs\",\n"
     "                \"total_params\", \"layers\": [{name, op, inputs, output_shape,\n"
-    "                params, macs, attributes}])\n";
+    "                params, macs, attributes}])\n"
+    ENPU_CLI_BIND_HELP;
 
 int enpu_cmd_inspect(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
         fputs(HELP, stdout);
         return 0;
     }
-    static const struct option opts[] = {{"json", required_argument, 0, 'j'}, {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"json", required_argument, 0, 'j'}, {"bind", required_argument, 0, 'b'}, {0, 0, 0, 0}};
     const char *json = NULL;
+    enpu_cli_binds binds = {0};
     int c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'j') json = optarg;
-        else return enpu_cli_usage("inspect", "unknown or incomplete option '%s'", argv[optind - 1]);
+        else if (c == 'b') {
+            if (enpu_cli_bind_add("inspect", &binds, optarg)) return 2;
+        } else return enpu_cli_usage("inspect", "unknown or incomplete option '%s'", argv[optind - 1]);
     }
     if (argc - optind != 1) return enpu_cli_usage("inspect", "expected one MODEL.onnx");
     const char *model = argv[optind];
-    if (json && enpu_cli_check_output("inspect", json, &model, 1)) return 2;
+    if (json && (enpu_cli_check_output("inspect", json, &model, 1) ||
+                 enpu_cli_bind_check_output("inspect", json, &binds)))
+        return 2;
     enpu_err err = {0};
     enpu_graph *g = NULL;
-    if (enpu_onnx_load(model, &g, &err)) return enpu_cli_fail("inspect", &err);
+    int load = enpu_cli_onnx_load(model, &binds, &g, &err);
+    enpu_cli_binds_free(&binds);
+    if (load) return enpu_cli_fail("inspect", &err);
     printf("model %s (opset %d)\n", model, g->opset);
     enpu_report_model_table(stdout, g);
     int rc = 0;

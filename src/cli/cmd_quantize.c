@@ -1,10 +1,12 @@
-/* easynpu quantize MODEL.onnx [--calib SPEC] [...] -o MODEL.qjson [--json REPORT.json] */
+/* easynpu quantize MODEL.onnx [--calib SPEC] [...] -o MODEL.qjson [--json REPORT.json]
+ *                  [--bind NAME=FILE...] */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bind.h"
 #include "cli/cli.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
@@ -12,7 +14,7 @@
 static const char *HELP =
     "usage: easynpu quantize MODEL.onnx -o MODEL.qjson [--calib DIR|FILES] [--percentile P]\n"
     "                        [--acc-bits N] [--mult-bits N] [--segments N]\n"
-    "                        [--test DIR|FILES ...] [--json REPORT.json]\n"
+    "                        [--test DIR|FILES ...] [--json REPORT.json] [--bind NAME=FILE...]\n"
     "\n"
     "Post-training int8 quantization (docs/quantization.md): rewrites the float\n"
     "graph (constant folding, bias/BatchNorm folding, MatMul/Gemm to FC), observes\n"
@@ -35,7 +37,8 @@ static const char *HELP =
     "                     the calibration set (repeatable; further arguments after\n"
     "                     the model are taken as more test specs)\n"
     "  --json FILE        also write the report as JSON\n"
-    "  --quiet            no warning on stderr (the report still says it)\n";
+    "  --quiet            no warning on stderr (the report still says it)\n"
+    ENPU_CLI_BIND_HELP;
 
 #define MAX_SPECS 256
 
@@ -62,7 +65,9 @@ int enpu_cmd_quantize(int argc, char **argv) {
                                          {"test", required_argument, 0, 't'},
                                          {"json", required_argument, 0, 'j'},
                                          {"quiet", no_argument, 0, 'q'},
+                                         {"bind", required_argument, 0, 'b'},
                                          {0, 0, 0, 0}};
+    enpu_cli_binds binds = {0};
     enpu_quant_opts qo;
     enpu_quant_opts_default(&qo);
     const char *out = NULL, *calib = NULL, *json = NULL, *tests[MAX_SPECS];
@@ -76,6 +81,9 @@ int enpu_cmd_quantize(int argc, char **argv) {
         case 'c': calib = optarg; break;
         case 'j': json = optarg; break;
         case 'q': qo.quiet = true; break;
+        case 'b':
+            if (enpu_cli_bind_add("quantize", &binds, optarg)) return 2;
+            break;
         case 't':
             if (n_tests >= MAX_SPECS) return enpu_cli_usage("quantize", "too many --test specs");
             tests[n_tests++] = optarg;
@@ -128,6 +136,7 @@ int enpu_cmd_quantize(int argc, char **argv) {
         if (calib && enpu_cli_check_output_list("quantize", outs[i], calib)) return 2;
         for (int k = 0; k < n_tests; k++)
             if (enpu_cli_check_output_list("quantize", outs[i], tests[k])) return 2;
+        if (enpu_cli_bind_check_output("quantize", outs[i], &binds)) return 2;
     }
     if (json && enpu_cli_check_output("quantize", json, &out, 1)) return 2;
 
@@ -137,7 +146,10 @@ int enpu_cmd_quantize(int argc, char **argv) {
     int n_cal = 0, n_test = 0, rc = 0;
     enpu_qreport rep;
     memset(&rep, 0, sizeof rep);
-    if (enpu_onnx_load(model, &g, &err)) return enpu_cli_fail("quantize", &err);
+    if (enpu_cli_onnx_load(model, &binds, &g, &err)) {
+        enpu_cli_binds_free(&binds);
+        return enpu_cli_fail("quantize", &err);
+    }
     if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
         rc = enpu_cli_fail("quantize", &err);
         goto done;
@@ -174,5 +186,6 @@ done:
     enpu_calib_free(test, n_test * (g ? g->n_inputs : 0));
     enpu_graph_free(qg);
     enpu_graph_free(g);
+    enpu_cli_binds_free(&binds);
     return rc;
 }

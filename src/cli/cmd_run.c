@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bind.h"
 #include "cli/cli.h"
 #include "cli/pipeline.h"
 #include "cli/progress.h"
@@ -23,6 +24,7 @@ static const char *HELP =
     "usage: easynpu run MODEL.onnx|MODEL.qjson|PROG.enpu [--input FILE...] [--output FILE...]\n"
     "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
+    "                   [--bind NAME=FILE...]\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -52,6 +54,7 @@ static const char *HELP =
     "                   --window A:B (default 0:100000)\n"
     "  --svg FILE       per-layer chart: cycles split by activity, utilization\n"
     "  --quiet          no quantizer warnings\n"
+    ENPU_CLI_BIND_HELP
     "\n"
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
     "check; 2 bad input or usage (including a model that does not fit).\n";
@@ -351,7 +354,9 @@ int enpu_cmd_run(int argc, char **argv) {
         {"mode", required_argument, 0, 'm'},  {"json", required_argument, 0, 'j'},
         {"trace", required_argument, 0, 't'}, {"vcd", required_argument, 0, 'v'},
         {"window", required_argument, 0, 'w'}, {"svg", required_argument, 0, 's'},
-        {"quiet", no_argument, 0, 'q'},       {0, 0, 0, 0}};
+        {"quiet", no_argument, 0, 'q'},       {"bind", required_argument, 0, 'b'},
+        {0, 0, 0, 0}};
+    enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
     const char *calib = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL, *svg = NULL;
@@ -381,6 +386,9 @@ int enpu_cmd_run(int argc, char **argv) {
         case 'w': window = optarg; break;
         case 's': svg = optarg; break;
         case 'q': quiet = true; break;
+        case 'b':
+            if (enpu_cli_bind_add("run", &binds, optarg)) return 2;
+            break;
         default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -411,6 +419,7 @@ int enpu_cmd_run(int argc, char **argv) {
         if (enpu_cli_check_output("run", written[i], &model, 1)) return 2;
         if (enpu_cli_check_output("run", written[i], archs, n_arch)) return 2;
         if (calib && enpu_cli_check_output_list("run", written[i], calib)) return 2;
+        if (enpu_cli_bind_check_output("run", written[i], &binds)) return 2;
         for (int k = 0; k < i; k++)
             if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
                 return enpu_cli_usage("run", "output '%s' is given twice", written[i]);
@@ -436,11 +445,12 @@ int enpu_cmd_run(int argc, char **argv) {
             goto done;
         }
     }
-    if (is_prog && calib) {
-        rc = enpu_cli_usage("run", "--calib is for a model, not a compiled program");
+    if (is_prog && (calib || binds.n)) {
+        rc = enpu_cli_usage("run", "--%s is for a model, not a compiled program",
+                            calib ? "calib" : "bind");
         goto done;
     }
-    if (!is_prog && enpu_model_load(&m, model, calib, &err)) {
+    if (!is_prog && enpu_model_load(&m, model, calib, &binds, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }
@@ -570,5 +580,6 @@ done:
     for (int i = 0; i < n_fouts; i++) enpu_buf_free(&fouts[i]);
     enpu_fexec_free(fx);
     enpu_model_free(&m);
+    enpu_cli_binds_free(&binds);
     return rc;
 }

@@ -1,9 +1,10 @@
-/* easynpu run-float MODEL.onnx --input FILE... --output FILE... */
+/* easynpu run-float MODEL.onnx --input FILE... --output FILE... [--bind NAME=FILE...] */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/bind.h"
 #include "cli/cli.h"
 #include "easynpu/file.h"
 #include "easynpu/float_ref.h"
@@ -12,14 +13,16 @@
 
 static const char *HELP =
     "usage: easynpu run-float MODEL.onnx --input FILE [--input FILE...] [--output FILE...]\n"
+    "                         [--bind NAME=FILE...]\n"
     "\n"
     "Runs the float32 reference executor on the model: the yardstick the int8\n"
     "path is measured against.  Inputs and outputs are given in the graph's order;\n"
     "each file is .npy or an ONNX TensorProto .pb, chosen by extension.  Without\n"
     "--output the outputs are printed (shape and the first values).\n"
     "\n"
-    "  --input FILE    one per graph input, in order\n"
-    "  --output FILE   one per graph output, in order (never an input file)\n";
+    "  --input FILE    one per graph input not bound by --bind, in order\n"
+    "  --output FILE   one per graph output, in order (never an input file)\n"
+    ENPU_CLI_BIND_HELP;
 
 #define MAX_FILES 64
 
@@ -58,32 +61,51 @@ int enpu_cmd_run_float(int argc, char **argv) {
     }
     static const struct option opts[] = {{"input", required_argument, 0, 'i'},
                                          {"output", required_argument, 0, 'o'},
+                                         {"bind", required_argument, 0, 'b'},
                                          {0, 0, 0, 0}};
     const char *ins[MAX_FILES], *outs[MAX_FILES];
-    int n_in = 0, n_out = 0, c;
+    int n_in = 0, n_out = 0, c, rc = 0;
+    enpu_cli_binds binds = {0};
+    enpu_err err = {0};
+    enpu_graph *g = NULL;
+    enpu_buf bufs[MAX_FILES];
+    int loaded = 0;
+    enpu_fexec *ex = NULL;
+    const char *model = NULL;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'i' && n_in < MAX_FILES) ins[n_in++] = optarg;
         else if (c == 'o' && n_out < MAX_FILES) outs[n_out++] = optarg;
-        else return enpu_cli_usage("run-float", "unknown or incomplete option '%s'", argv[optind - 1]);
+        else if (c == 'b') {
+            if ((rc = enpu_cli_bind_add("run-float", &binds, optarg))) goto done;
+        } else {
+            rc = enpu_cli_usage("run-float", "unknown or incomplete option '%s'", argv[optind - 1]);
+            goto done;
+        }
     }
-    if (argc - optind != 1) return enpu_cli_usage("run-float", "expected one MODEL.onnx");
-    const char *model = argv[optind];
-    for (int i = 0; i < n_out; i++) {
-        if (enpu_cli_check_output("run-float", outs[i], ins, n_in)) return 2;
-        if (enpu_cli_check_output("run-float", outs[i], &model, 1)) return 2;
+    if (argc - optind != 1) {
+        rc = enpu_cli_usage("run-float", "expected one MODEL.onnx");
+        goto done;
+    }
+    model = argv[optind];
+    for (int i = 0; i < n_out && !rc; i++) {
+        if (enpu_cli_check_output("run-float", outs[i], ins, n_in) ||
+            enpu_cli_check_output("run-float", outs[i], &model, 1) ||
+            enpu_cli_bind_check_output("run-float", outs[i], &binds)) {
+            rc = 2;
+            goto done;
+        }
         for (int k = 0; k < i; k++)
-            if (strcmp(outs[i], outs[k]) == 0 || enpu_same_file(outs[i], outs[k]))
-                return enpu_cli_usage("run-float", "output '%s' is given twice", outs[i]);
+            if (strcmp(outs[i], outs[k]) == 0 || enpu_same_file(outs[i], outs[k])) {
+                rc = enpu_cli_usage("run-float", "output '%s' is given twice", outs[i]);
+                goto done;
+            }
     }
-    enpu_err err = {0};
-    enpu_graph *g = NULL;
-    if (enpu_onnx_load(model, &g, &err)) return enpu_cli_fail("run-float", &err);
-    int rc = 0;
-    enpu_buf bufs[MAX_FILES];
-    int loaded = 0;
-    enpu_fexec *ex = NULL;
+    if (enpu_cli_onnx_load(model, &binds, &g, &err)) {
+        rc = enpu_cli_fail("run-float", &err);
+        goto done;
+    }
     if (n_in != g->n_inputs) {
         rc = enpu_cli_usage("run-float", "%s has %d input(s), %d --input given", model, g->n_inputs, n_in);
         goto done;
@@ -134,5 +156,6 @@ done:
     for (int i = 0; i < loaded; i++) enpu_buf_free(&bufs[i]);
     enpu_fexec_free(ex);
     enpu_graph_free(g);
+    enpu_cli_binds_free(&binds);
     return rc;
 }

@@ -5,7 +5,8 @@
 #include "easynpu/file.h"
 #include "easynpu/onnx.h"
 
-int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_err *err) {
+int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_cli_binds *binds,
+                    enpu_err *err) {
     memset(m, 0, sizeof *m);
     m->path = path;
     m->is_qjson = strcmp(enpu_path_ext(path), ".qjson") == 0;
@@ -13,9 +14,13 @@ int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_err
         if (calib)
             return enpu_fail(err, ENPU_E_USAGE,
                              "--calib is for an .onnx model (%s is already quantized)", path);
+        if (binds && binds->n)
+            return enpu_fail(err, ENPU_E_USAGE,
+                             "--bind is for an .onnx model (%s is already quantized)", path);
         return 0;
     }
-    int rc = enpu_onnx_load(path, &m->g, err);
+    enpu_cli_binds none = {0};
+    int rc = enpu_cli_onnx_load(path, binds ? binds : &none, &m->g, err);
     if (!rc && calib) rc = enpu_calib_load(m->g, calib, &m->calib, &m->n_calib, err);
     return rc;
 }

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 
+#include "cli/bind.h"
 #include "easynpu/arch.h"
 #include "easynpu/quant.h"
 
@@ -16,10 +17,11 @@ typedef struct enpu_model {
     int n_calib;
 } enpu_model;
 
-/* Loads `path` (.onnx: imported; .qjson: nothing to do until quantization)
- * and, for an .onnx, the calibration inputs named by `calib` (may be NULL).
- * Errors name the file. */
-int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_err *err);
+/* Loads `path` (.onnx: imported with the --bind values of `binds`, which may
+ * be NULL; .qjson: nothing to do until quantization) and, for an .onnx, the
+ * calibration inputs named by `calib` (may be NULL).  Errors name the file. */
+int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_cli_binds *binds,
+                    enpu_err *err);
 void enpu_model_free(enpu_model *m);
 
 /* The quantized graph for `arch` (its multiplier/accumulator widths and

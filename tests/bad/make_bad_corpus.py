@@ -217,7 +217,18 @@ def make_arch():
     out("limits", "arch_psum_huge.json", b'{"psum_depth": 1000000}')
 
 
+def make_bind():
+    """Values for --bind against tests/bad/onnx/bad_clip_dynamic.onnx (scalar
+    float32 inputs 'lo' and 'hi'): a good one, and one of the wrong dtype."""
+    for name, v in (("lo.npy", np.array(-0.5, np.float32)),
+                    ("lo_float64.npy", np.array(-0.5, np.float64))):
+        d = os.path.join(BAD, "bind")
+        os.makedirs(d, exist_ok=True)
+        np.save(os.path.join(d, name), v)
+
+
 def main():
+    make_bind()
     make_npy()
     make_pb()
     make_onnx_limits()

@@ -363,7 +363,7 @@ static void test_manifest_complete(void **state) {
     uint8_t *m = slurp("tests/bad/MANIFEST", &n);
     static const char *const dirs[] = {"tests/bad/onnx", "tests/bad/npy", "tests/bad/pb",
                                        "tests/bad/arch", "tests/bad/program", "tests/bad/limits",
-                                       NULL};
+                                       "tests/bad/bind", NULL};
     int missing = 0;
     for (int i = 0; dirs[i]; i++) {
         DIR *d = opendir(dirs[i]);
@@ -585,6 +585,7 @@ static void test_mutation_sweep(void **state) {
     sweep_file("models/kws_cnn.onnx", 64, 192, 1);
     sweep_file("tests/bad/onnx/good_opset13.onnx", 64, 256, 0);
     sweep_file("tests/bad/onnx/good_opset7.onnx", 64, 256, 0);
+    sweep_file("tests/bad/onnx/good_opset1.onnx", 64, 256, 0);
     sweep_file("models/kws_cnn/sample_0.npy", 64, 256, 1);
     sweep_file("fuzz/corpus/asm/hand_written.s", 64, 256, 0);
     sweep_file("fuzz/corpus/asm/kws_shaped.s", 64, 256, 0);

@@ -112,6 +112,90 @@ static void test_inspect_json(void **state) {
     unlink(json_path);
 }
 
+static void write_f32(const char *path, int rank, const int64_t *dims, const float *v, int n) {
+    enpu_buf b = {0};
+    enpu_err err = {0};
+    if (enpu_buf_alloc(&b, ENPU_DT_FLOAT32, rank, dims, &err)) fail_msg("%s", err.msg);
+    memcpy(b.data, v, (size_t)n * sizeof *v);
+    if (enpu_tensor_write(path, &b, &err)) fail_msg("%s", err.msg);
+    enpu_buf_free(&b);
+}
+
+/* --bind NAME=FILE: a Clip whose min and max are graph inputs runs once
+ * they are bound; every command that imports an ONNX model documents it. */
+static void test_bind(void **state) {
+    (void)state;
+    static const char *const cmds[] = {"inspect", "run-float", "quantize", "compile", "run"};
+    int st;
+    char *out;
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char args[64];
+        snprintf(args, sizeof args, "%s --help", cmds[i]);
+        out = run(args, &st);
+        if (st != 0 || !strstr(out, "--bind NAME=FILE")) fail_msg("%s --help:\n%s", cmds[i], out);
+        free(out);
+    }
+    char dir[] = "/tmp/enpu_bind_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char lo[64], hi[64], x[64], y[64], args[1024];
+    snprintf(lo, sizeof lo, "%s/lo.npy", dir);
+    snprintf(hi, sizeof hi, "%s/hi.pb", dir); /* .pb works too */
+    snprintf(x, sizeof x, "%s/x.npy", dir);
+    snprintf(y, sizeof y, "%s/y.npy", dir);
+    write_f32(lo, 0, NULL, (float[]){-0.5f}, 1);
+    write_f32(hi, 0, NULL, (float[]){2.0f}, 1);
+    write_f32(x, 2, (int64_t[]){1, 4}, (float[]){-1.0f, 0.25f, 3.0f, 1.5f}, 4);
+    const char *m = "tests/bad/onnx/bad_clip_dynamic.onnx";
+    snprintf(args, sizeof args, "run-float %s --bind lo=%s --bind hi=%s --input %s --output %s", m,
+             lo, hi, x, y);
+    out = run(args, &st);
+    if (st != 0) fail_msg("%s", out);
+    free(out);
+    enpu_buf got = {0};
+    enpu_err err = {0};
+    assert_int_equal(enpu_tensor_read(y, &got, &err), 0);
+    assert_int_equal(enpu_buf_numel(&got), 4);
+    assert_memory_equal(got.data, ((float[]){-0.5f, 0.25f, 2.0f, 1.5f}), 4 * sizeof(float));
+    enpu_buf_free(&got);
+    /* Bound inputs are no longer --input. */
+    snprintf(args, sizeof args, "run-float %s --bind lo=%s --bind hi=%s", m, lo, hi);
+    out = run(args, &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(out, "has 1 input(s), 0 --input given"));
+    free(out);
+    /* The main job: bit-exact against the golden reference. */
+    snprintf(args, sizeof args, "run %s --bind lo=%s --bind hi=%s --input %s --quiet", m, lo, hi, x);
+    out = run(args, &st);
+    if (st != 0 || !strstr(out, "bit-exact: yes")) fail_msg("run: status %d\n%s", st, out);
+    free(out);
+    /* A bound file is an input: never an output. */
+    snprintf(args, sizeof args, "run-float %s --bind lo=%s --bind hi=%s --input %s --output %s", m,
+             lo, hi, x, lo);
+    out = run(args, &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(out, "is also an input"));
+    free(out);
+    assert_int_equal(enpu_tensor_read(lo, &got, &err), 0);
+    assert_true(got.dtype == ENPU_DT_FLOAT32 && ((float *)got.data)[0] == -0.5f);
+    enpu_buf_free(&got);
+    /* A malformed --bind is a usage error. */
+    out = run("inspect tests/bad/onnx/bad_clip_dynamic.onnx --bind lo", &st);
+    assert_int_equal(st, 2);
+    assert_int_equal(count_lines(out), 1);
+    assert_non_null(strstr(out, "--bind 'lo': expected NAME=FILE"));
+    free(out);
+    /* A .qjson or a program takes no --bind. */
+    out = run("compile models/kws_cnn.qjson --bind lo=x.npy", &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(out, "--bind is for an .onnx model"));
+    free(out);
+    unlink(lo);
+    unlink(hi);
+    unlink(x);
+    unlink(y);
+    rmdir(dir);
+}
+
 static void test_run_float_mnist(void **state) {
     (void)state;
     const char *model = enpu_test_shared_model("mnist-8/model.onnx");
@@ -159,6 +243,7 @@ int main(void) {
         cmocka_unit_test(test_bad_inputs),
         cmocka_unit_test(test_inspect_json),
         cmocka_unit_test(test_run_float_mnist),
+        cmocka_unit_test(test_bind),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,40 @@
+/* --bind NAME=FILE: the commands that import an ONNX model (inspect,
+ * run-float, quantize, compile, run) can give a graph input a fixed value at
+ * import, read from a .npy or .pb file (enpu_onnx_bind). */
+#ifndef ENPU_CLI_BIND_H
+#define ENPU_CLI_BIND_H
+
+#include "easynpu/onnx.h"
+
+#define ENPU_CLI_MAX_BINDS 64
+
+#define ENPU_CLI_BIND_HELP                                                              \
+    "  --bind NAME=FILE   give graph input NAME the value in FILE (.npy or .pb) at\n"   \
+    "                     import: it becomes a constant, e.g. a Clip min/max, a\n"      \
+    "                     Reshape shape or Pad pads the model takes as an input;\n"     \
+    "                     repeatable.  The value must have the input's dtype and\n"     \
+    "                     shape; the bound input is no longer an --input\n"
+
+typedef struct enpu_cli_binds {
+    int n;
+    const char *name[ENPU_CLI_MAX_BINDS]; /* into the argument, cut at '=' */
+    const char *file[ENPU_CLI_MAX_BINDS];
+    enpu_buf value[ENPU_CLI_MAX_BINDS];
+    enpu_onnx_bind b[ENPU_CLI_MAX_BINDS];
+} enpu_cli_binds;
+
+/* Records the argument of one --bind (cut in place at its '=': it must stay
+ * alive); a malformed one ("NAME=FILE" with both parts non-empty) or one too
+ * many is a usage error: prints it and returns 2.  Nothing is allocated
+ * until enpu_cli_onnx_load reads the files. */
+int enpu_cli_bind_add(const char *cmd, enpu_cli_binds *b, char *arg);
+/* Refuses (prints, returns 2) an output that names one of the bound files. */
+int enpu_cli_bind_check_output(const char *cmd, const char *out, const enpu_cli_binds *b);
+/* Reads the bound files and imports `model` with them.  A file that cannot
+ * be read is an error naming the model, the input and the file; the
+ * importer's binding errors name them too. */
+int enpu_cli_onnx_load(const char *model, enpu_cli_binds *b, enpu_graph **g, enpu_err *err);
+/* Frees what enpu_cli_bind_add and enpu_cli_onnx_load allocated. */
+void enpu_cli_binds_free(enpu_cli_binds *b);
+
+#endif
