@@ -6,12 +6,15 @@
  * (ONNX defaults filled in, opset differences resolved) so that no later stage
  * sees ONNX spelling.
  *
- * Work happens in three passes over the nodes: (A) Constant nodes become
- * constant tensors and every other node's outputs are declared, so that node
- * inputs can be resolved whatever the file order (toposort fixes the order
- * afterwards); (B) nodes are added with their attributes; constant "parameter"
- * inputs (Clip min/max, Pad pads, Squeeze/Unsqueeze axes) are folded into the
- * attributes; (C) graph outputs and layout hints. */
+ * Graph inputs given a value by the caller (enpu_onnx_bind) become constants
+ * as they are read.  Then three passes over the nodes: (A) Constant nodes
+ * become constant tensors and every other node's outputs are declared, so
+ * that node inputs can be resolved whatever the file order (toposort fixes
+ * the order afterwards); (B) nodes are added with their attributes, old-opset
+ * forms normalized; constant "parameter" inputs (Clip min/max, Pad pads,
+ * Squeeze/Unsqueeze axes, Dropout training_mode) are folded into the
+ * attributes; (C) graph outputs and layout hints.  Shape inference then
+ * resolves the legacy broadcasts of opsets < 7, which need the input shapes. */
 #include "easynpu/onnx.h"
 
 #include <limits.h>
