@@ -1301,12 +1301,6 @@ static int find_opset(imp *im, const Onnx__ModelProto *m) {
     return 0;
 }
 
-static const legacy_bcast *legacy_of(const imp *im, const enpu_node *n) {
-    for (int i = 0; i < im->n_legacy; i++)
-        if (n->n_out > 0 && im->legacy[i].out == n->out[0]) return &im->legacy[i];
-    return NULL;
-}
-
 /* "WHAT: node 'N' (op 'OP', opset K): message" for the legacy rules. */
 static int lfail(const imp *im, const enpu_node *n, enpu_status code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
@@ -1395,29 +1389,49 @@ static int resolve_legacy(imp *im, int ni, const legacy_bcast *lb, bool *added) 
     return 0;
 }
 
+/* Infers node i, resolving its legacy broadcast (lb, may be NULL) first and
+ * checking Gemm's after. */
+static int infer_node_legacy(imp *im, int i, const legacy_bcast *lb, bool *added) {
+    enpu_graph *g = im->g;
+    int rc = lb ? resolve_legacy(im, i, lb, added) : 0;
+    if (rc) return rc;
+    if (enpu_infer_node(g, i, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+    const enpu_node *n = &g->nodes[i];
+    const enpu_tensor *cc = enpu_node_input(g, n, 2), *y = enpu_node_output(g, n, 0);
+    if (!lb || !lb->gemm || !cc || !y) return 0;
+    bool same = cc->rank == y->rank;
+    for (int k = 0; same && k < y->rank; k++) same = cc->dims[k] == y->dims[k];
+    char cs[128], ys[128];
+    if (!same)
+        return lfail(im, n, ENPU_E_INVALID, "broadcast is 0 but C has shape %s, not the output's %s",
+                     enpu_shape_str(cc, cs, sizeof cs), enpu_shape_str(y, ys, sizeof ys));
+    return 0;
+}
+
 /* Shape inference in topological order, resolving the legacy broadcasts
  * just before their nodes. */
 static int infer_shapes(imp *im) {
     enpu_graph *g = im->g;
     bool added = false;
     int n_nodes = g->n_nodes; /* nodes appended on the way are inferred when added */
-    for (int i = 0; i < n_nodes; i++) {
-        const legacy_bcast *lb = legacy_of(im, &g->nodes[i]);
-        int rc = lb ? resolve_legacy(im, i, lb, &added) : 0;
-        if (rc) return rc;
-        if (enpu_infer_node(g, i, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
-        const enpu_node *n = &g->nodes[i];
-        const enpu_tensor *cc = enpu_node_input(g, n, 2), *y = enpu_node_output(g, n, 0);
-        if (lb && lb->gemm && cc && y) {
-            bool same = cc->rank == y->rank;
-            for (int k = 0; same && k < y->rank; k++) same = cc->dims[k] == y->dims[k];
-            char cs[128], ys[128];
-            if (!same)
-                return lfail(im, n, ENPU_E_INVALID,
-                             "broadcast is 0 but C has shape %s, not the output's %s",
-                             enpu_shape_str(cc, cs, sizeof cs), enpu_shape_str(y, ys, sizeof ys));
-        }
+    /* The legacy record of each output tensor, found in constant time: a
+     * model may have as many legacy nodes as nodes. */
+    int *at = NULL;
+    if (im->n_legacy) {
+        at = malloc((size_t)g->n_tensors * sizeof *at);
+        if (!at) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
+        for (int t = 0; t < g->n_tensors; t++) at[t] = -1;
+        for (int k = 0; k < im->n_legacy; k++) at[im->legacy[k].out] = k;
     }
+    int rc = 0;
+    for (int i = 0; i < n_nodes && !rc; i++) {
+        const enpu_node *n0 = &g->nodes[i];
+        const legacy_bcast *lb =
+            at && n0->n_out > 0 && at[n0->out[0]] >= 0 ? &im->legacy[at[n0->out[0]]] : NULL;
+        rc = infer_node_legacy(im, i, lb, &added);
+    }
+    free(at);
+    if (rc) return rc;
     if (added && enpu_graph_toposort(g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
     return 0;
 }
@@ -1478,10 +1492,9 @@ int enpu_onnx_parse_opts(const uint8_t *data, size_t n, const char *what,
             if (strcmp(im.binds[k].name, im.binds[i].name) == 0)
                 rc = bfail(&im, i, ENPU_E_USAGE, "the input is bound twice");
     }
-    if (rc) {
-    } else if (n == 0) {
+    if (!rc && n == 0) {
         rc = enpu_fail(&e, ENPU_E_FORMAT, "%s: empty file, not an ONNX model", im.what);
-    } else {
+    } else if (!rc) {
         Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, n, data);
         if (!m) {
             rc = enpu_fail(&e, ENPU_E_FORMAT,

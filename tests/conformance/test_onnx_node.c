@@ -400,9 +400,10 @@ static result run_data_set(const char *dir, const char *test, const char *model,
         enpu_buf_free(&want);
     }
     if (r == R_FAIL) {
-        char tmp[sizeof o->msg];
+        char tmp[sizeof o->msg + 80];
         snprintf(tmp, sizeof tmp, "%s: %s", ds, o->msg);
-        memcpy(o->msg, tmp, sizeof o->msg);
+        memcpy(o->msg, tmp, sizeof o->msg - 1);
+        o->msg[sizeof o->msg - 1] = '\0';
     }
 done:
     data_set_free(&d);
