@@ -195,9 +195,10 @@ static int a_string(const nctx *c, const char *name, const char *def, char *buf,
         snprintf(buf, n, "%s", def);
         return 0;
     }
-    if (a->s.len >= n || memchr(a->s.data, 0, a->s.len))
+    /* An empty string may come with no data at all (NULL). */
+    if (a->s.len >= n || (a->s.len && memchr(a->s.data, 0, a->s.len)))
         return nfail(c, ENPU_E_INVALID, "attribute '%s' is not a recognized value", name);
-    memcpy(buf, a->s.data, a->s.len);
+    if (a->s.len) memcpy(buf, a->s.data, a->s.len);
     buf[a->s.len] = 0;
     return 0;
 }
