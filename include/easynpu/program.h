@@ -28,7 +28,7 @@ extern "C" {
 
 #define ENPU_PROG_MAGIC "ENPU"
 #define ENPU_PROG_VERSION_MAJOR 3
-#define ENPU_PROG_VERSION_MINOR 0
+#define ENPU_PROG_VERSION_MINOR 1
 #define ENPU_PROG_HEADER_BYTES 32
 #define ENPU_PROG_ENTRY_BYTES 24
 #define ENPU_PROG_ALIGN 16
@@ -50,7 +50,8 @@ extern "C" {
 /* Record sizes in the file. */
 #define ENPU_PROG_LAYER_BYTES 24
 #define ENPU_PROG_TABLE_BYTES 16
-#define ENPU_PROG_IO_BYTES 88
+#define ENPU_PROG_IO_BYTES 96
+#define ENPU_PROG_IO_BYTES_3_0 88  /* format 3.0: no field row */
 #define ENPU_PROG_HOSTOP_BYTES 96
 
 /* X(ID, id, spelling in listings) in file order. */
@@ -84,10 +85,12 @@ typedef enum enpu_io_dir {
                            (not exchanged; later layers may overwrite it) */
 } enpu_io_dir;
 
-/* A tensor the host exchanges with the program.  In main or skip DTCM or in
- * DRAM it is int8 stored [d0]..[d(rank-2)][d(rank-1) folded into pes-lane
- * words] from word `addr` (enpu_io_words); in host memory (mem
- * ENPU_MEM_HOST) addr is 0. */
+/* A tensor the host exchanges with the program.  dims are the graph
+ * tensor's own shape (layout NHWC: [N, spatial..., C] of an [N, C,
+ * spatial...] tensor).  In main or skip DTCM or in DRAM it is int8 stored
+ * from word `addr` in rows of enpu_io_row(d) elements, each row folded into
+ * pes-lane words (enpu_io_words); in host memory (mem ENPU_MEM_HOST) addr
+ * is 0. */
 typedef struct enpu_io_desc {
     char *name;          /* owned */
     enpu_io_dir dir;
@@ -99,6 +102,9 @@ typedef struct enpu_io_desc {
     int32_t zero_point;
     int mem;             /* ENPU_MEM_MAIN, _SKIP, _DRAM or _HOST */
     uint32_t addr;       /* first word */
+    int64_t row;         /* layout any/nchw in NPU memory: elements per stored row, when
+                            it is not dims[rank-1] (a tensor that is a view of a
+                            feature map with another grid); 0: dims[rank-1] */
 } enpu_io_desc;
 
 /* An op the host runs when a SYNC instruction names it. */
@@ -183,6 +189,9 @@ int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *
 int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
                            enpu_err *err);
 
+/* Elements per stored row of a DTCM descriptor: d->row, or dims[rank-1]
+ * when it is 0 (1 for a scalar). */
+int64_t enpu_io_row(const enpu_io_desc *d);
 /* Words an IO descriptor occupies in its memory (0 for host tensors). */
 int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d);
 

@@ -202,11 +202,10 @@ int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
  * by making a descriptor). */
 int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
                          enpu_err *err);
-/* Cycle at which the word holding element (c, h, w) of descriptor d was last
- * written (coordinates of a rank-4 NCHW user tensor; for other ranks h is
- * ignored and w is the flat index of the non-channel dims), 0 if never. */
-uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t c, int64_t h,
-                              int64_t w);
+/* Cycle at which the word holding element e of descriptor d was last
+ * written (e: the flat index in the graph tensor's row-major order, as
+ * enpu_sim_read_tensor returns it), 0 if never or out of range. */
+uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e);
 
 /* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP or _WEIGHT of isa.h)
  * after a run: *bytes gets its size. NULL for an unknown memory. */

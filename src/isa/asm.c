@@ -381,8 +381,10 @@ static int do_io(asmst *st) {
             d.mem = m;
         } else if (strcmp(k->key, "addr") == 0) {
             if (!(rc = want_int(st, k, 0, UINT32_MAX, &v))) d.addr = (uint32_t)v;
+        } else if (strcmp(k->key, "row") == 0) {
+            if (!(rc = want_int(st, k, 1, ENPU_MAX_DIM, &v))) d.row = v;
         } else {
-            rc = BAD(st, ".io: unknown key '%s' (name, dtype, layout, shape, scale, zero_point, mem, addr)",
+            rc = BAD(st, ".io: unknown key '%s' (name, dtype, layout, shape, row, scale, zero_point, mem, addr)",
                      k->key);
         }
     }

@@ -136,6 +136,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
                        enpu_listing_layout_name(d->layout));
         if (d->rank == 0) enpu_sb_puts(&b, "scalar");
         for (int k = 0; k < d->rank; k++) enpu_sb_printf(&b, "%s%" PRId64, k ? "x" : "", d->dims[k]);
+        if (d->row) enpu_sb_printf(&b, " row=%" PRId64, d->row);
         enpu_sb_puts(&b, " scale=");
         put_float(&b, d->scale);
         enpu_sb_printf(&b, " zero_point=%" PRId32 " mem=%s addr=%" PRIu32 "\t; io %d\n", d->zero_point,

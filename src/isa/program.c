@@ -196,12 +196,16 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     return 0;
 }
 
+int64_t enpu_io_row(const enpu_io_desc *d) {
+    if (d->row > 0) return d->row;
+    return d->rank > 0 ? d->dims[d->rank - 1] : 1;
+}
+
 int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d) {
     if (d->mem == ENPU_MEM_HOST) return 0;
-    if (d->rank == 0) return 1;
-    int64_t outer = 1;
-    for (int i = 0; i + 1 < d->rank; i++) outer *= d->dims[i];
-    return outer * enpu_ceil_div(d->dims[d->rank - 1], arch->pes);
+    int64_t n = 1, row = enpu_io_row(d);
+    for (int i = 0; i < d->rank; i++) n *= d->dims[i];
+    return row > 0 ? n / row * enpu_ceil_div(row, arch->pes) : 0;
 }
 
 int64_t enpu_program_dram_instr_words(const enpu_program *p) {
@@ -317,6 +321,12 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
             d->mem != ENPU_MEM_DRAM)
             DFAIL(ENPU_E_INVALID, "field 'mem': value %d is not main (0), skip (1), host (3) or dram (4)",
                   d->mem);
+        if (d->row < 0 || (d->row > 0 && (d->mem == ENPU_MEM_HOST || d->layout == ENPU_LAYOUT_NHWC)))
+            DFAIL(ENPU_E_INVALID, "field 'row': value %" PRId64 " must be 0 for a%s tensor", d->row,
+                  d->mem == ENPU_MEM_HOST ? " host" : "n nhwc");
+        if (d->row > ENPU_MAX_DIM || (d->row > 0 && numel % d->row != 0))
+            DFAIL(ENPU_E_INVALID, "field 'row': %" PRId64 " elements per row do not divide the %" PRId64
+                  " elements of the shape", d->row, numel);
         if (d->mem == ENPU_MEM_HOST) {
             if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
             continue;

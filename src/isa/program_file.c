@@ -200,6 +200,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
         put_f32(b, d->scale);
         put_u32(b, (uint32_t)d->zero_point);
         for (int k = 0; k < ENPU_MAX_RANK; k++) put_u64(b, k < d->rank ? (uint64_t)d->dims[k] : 0);
+        put_u64(b, (uint64_t)d->row);
     }
     for (int i = 0; i < p->n_hostops; i++) {
         const enpu_hostop *h = &p->hostops[i];
@@ -302,6 +303,7 @@ typedef struct reader {
     span sec[N_SECTIONS + 1]; /* by id */
     const uint8_t *strings;
     uint64_t strings_len;
+    uint32_t minor;        /* format minor version: 0 has 88-byte IO records */
     enpu_err *err;
 } reader;
 
@@ -446,14 +448,15 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
         t->segments = get_u32(q + 8);
         t->max_err_lsb = get_f32(q + 12);
     }
-    rc = records(r, ENPU_SEC_IO, ENPU_PROG_IO_BYTES, ENPU_PROG_MAX_IO, &n);
+    const uint64_t io_bytes = r->minor == 0 ? ENPU_PROG_IO_BYTES_3_0 : ENPU_PROG_IO_BYTES;
+    rc = records(r, ENPU_SEC_IO, io_bytes, ENPU_PROG_MAX_IO, &n);
     if (rc) return rc;
     if (n) {
         p->io = calloc(n, sizeof *p->io);
         if (!p->io) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
     for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *q = r->sec[ENPU_SEC_IO].p + i * ENPU_PROG_IO_BYTES;
+        const uint8_t *q = r->sec[ENPU_SEC_IO].p + i * io_bytes;
         const char *nm = get_str(r, get_u32(q), "IO", "field 'name'");
         if (!nm) return err->code;
         enpu_io_desc *d = &p->io[p->n_io];
@@ -481,6 +484,11 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
                                  " over the limit of %" PRId64, i, k, v, (int64_t)ENPU_MAX_DIM);
             d->dims[k] = (int64_t)v;
         }
+        uint64_t row = io_bytes > ENPU_PROG_IO_BYTES_3_0 ? get_u64(q + ENPU_PROG_IO_BYTES_3_0) : 0;
+        if (row > (uint64_t)ENPU_MAX_DIM)
+            return enpu_fail(r->err, ENPU_E_LIMIT, "section IO: descriptor %" PRIu64 ": field 'row': %" PRIu64
+                             " over the limit of %" PRId64, i, row, (int64_t)ENPU_MAX_DIM);
+        d->row = (int64_t)row;
     }
     rc = records(r, ENPU_SEC_HOSTOPS, ENPU_PROG_HOSTOP_BYTES, ENPU_PROG_MAX_HOSTOPS, &n);
     if (rc) return rc;
@@ -551,6 +559,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
         return FMT("header: bad magic %02x %02x %02x %02x (expected \"ENPU\": not an EasyNPU program)",
                    d[0], d[1], d[2], d[3]);
     uint32_t major = get_u16(d + 4), minor = get_u16(d + 6);
+    r->minor = minor;
     if (major != ENPU_PROG_VERSION_MAJOR || minor > ENPU_PROG_VERSION_MINOR)
         return FMT("header: format version %" PRIu32 ".%" PRIu32 ", this reader supports %d.0 to %d.%d",
                    major, minor, ENPU_PROG_VERSION_MAJOR, ENPU_PROG_VERSION_MAJOR, ENPU_PROG_VERSION_MINOR);

@@ -66,13 +66,13 @@ static int64_t io_numel(const enpu_io_desc *d) {
     return n;
 }
 
-/* Geometry of d in memory: rows of C channels; S = spatial size of one
- * batch for the NHWC permutation (0: no permutation). */
+/* Geometry of d in memory: rows of C elements (channels of an NHWC
+ * descriptor); S = spatial size of one batch for the NHWC permutation (0: no
+ * permutation: the user's elements in row-major order). */
 static void io_geom(const enpu_io_desc *d, int64_t *rows, int64_t *C, int64_t *S) {
     int r = d->rank;
-    *C = r >= 1 ? d->dims[r - 1] : 1;
-    *rows = 1;
-    for (int i = 0; i < r - 1; i++) *rows *= d->dims[i];
+    *C = enpu_io_row(d);
+    *rows = *C > 0 ? io_numel(d) / *C : 0;
     *S = 0;
     if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
         *S = 1;
@@ -128,17 +128,17 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
     return 0;
 }
 
-uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t c, int64_t h,
-                              int64_t w) {
+uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e) {
     if (!sim || !d || !in_dtcm(d)) return 0;
     int64_t rows, C, S, P = sim->P;
     io_geom(d, &rows, &C, &S);
-    int64_t row = (d->rank == 4 ? h * d->dims[d->layout == ENPU_LAYOUT_NHWC ? 2 : 3] : 0) + w;
-    if (d->layout != ENPU_LAYOUT_NHWC) { /* channel = last dim */
-        row = d->rank == 4 ? (c * d->dims[2] + h) : w;
-        c = d->rank == 4 ? w : c;
+    if (e < 0 || e >= rows * C) return 0;
+    int64_t row = e / C, c = e % C;
+    if (S) { /* the user's [N, C, spatial] order */
+        int64_t n = e / (C * S), r = e % (C * S);
+        c = r / S;
+        row = n * S + r % S;
     }
-    if (row < 0 || row >= rows || c < 0 || c >= C) return 0;
     int64_t word = d->addr + row * ((C + P - 1) / P) + c / P;
     const uint64_t *wc = d->mem == ENPU_MEM_MAIN ? sim->mem.main_wc : sim->mem.skip_wc;
     return wc ? wc[word] : 0;
@@ -615,7 +615,9 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
         if (fin) {
             const enpu_buf *b = &fin[k];
             bool as_user = same_dims(b->rank, b->dims, d->rank, dims);
-            mem_order = !as_user && same_dims(b->rank, b->dims, d->rank, d->dims);
+            /* an NHWC input may also be given already transposed */
+            mem_order = !as_user && d->layout == ENPU_LAYOUT_NHWC &&
+                        same_dims(b->rank, b->dims, d->rank, d->dims);
             if (!as_user && !mem_order) {
                 rc = enpu_fail(err, ENPU_E_INVALID,
                                "input #%d '%s': shape does not match the program's input", k,

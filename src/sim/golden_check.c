@@ -47,7 +47,7 @@ int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, co
                            "golden %d, written at cycle %llu",
                            i, li->name, li->tensor, (long long)c, (long long)h, (long long)w,
                            got[e], want[e],
-                           (unsigned long long)enpu_sim_write_cycle(sim, d, c, h, w));
+                           (unsigned long long)enpu_sim_write_cycle(sim, d, e));
         }
         free(got);
         if (rc) return rc;

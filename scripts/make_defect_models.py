@@ -1,0 +1,98 @@
+#!/usr/bin/python3
+"""Builds the small ONNX fixtures of tests/models/defects/ (committed, so the
+tests need no Python): model shapes that real, unseen models had and that
+broke the toolchain (issue 11 section 5).  Run from the project root with
+Debian's python3-torch and python3-onnx:
+
+    /usr/bin/python3 scripts/make_defect_models.py
+
+detector_head.onnx  a detector head (SSD's): two conv outputs [1,16,H,W]
+                    transposed to [1,H,W,16], reshaped to [1,H*W*2,8] and
+                    concatenated on axis 1 (the Concat runs on the host: its
+                    operands are views of the conv outputs' storage)
+rank3_fc.onnx       a rank-3 input [1,130,13] (a spectrogram without a channel
+                    dim), Flatten, Gemm 1690->12
+autoencoder.onnx    a tiny dense autoencoder: its output [1,32] is a
+                    reconstruction, not a class vector
+Each gets an input x_0.npy (and calib/ with 8 inputs) beside it.  Weights are
+seeded random (these are shape fixtures, not trained networks).
+"""
+import os
+
+import numpy as np
+import torch
+from torch import nn
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models", "defects")
+
+
+class DetectorHead(nn.Module):
+    """Two scales, 2 anchors, 3 classes (8 values per anchor)."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1)
+        self.down = nn.Conv2d(8, 8, 3, stride=2, padding=1)
+        self.head0 = nn.Conv2d(8, 16, 1)  # 2 anchors x 8
+        self.head1 = nn.Conv2d(8, 16, 1)
+
+    @staticmethod
+    def flat(y):
+        # SSD's layout: [N, A*K, H, W] -> [N, H, W, A*K] -> [N, H*W*A, K]
+        n = y.shape[0]
+        return y.permute(0, 2, 3, 1).reshape(n, -1, 8)
+
+    def forward(self, x):
+        a = torch.relu(self.stem(x))
+        b = torch.relu(self.down(a))
+        return torch.cat([self.flat(self.head0(a)), self.flat(self.head1(b))], dim=1)
+
+
+class Rank3Fc(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(130 * 13, 12)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(x, 1))
+
+
+class AutoEncoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Linear(32, 8)
+        self.dec = nn.Linear(8, 32)
+
+    def forward(self, x):
+        return torch.sigmoid(self.dec(torch.relu(self.enc(x))))
+
+
+def export(name, model, shape, make_input):
+    d = os.path.join(OUT, name)
+    os.makedirs(os.path.join(d, "calib"), exist_ok=True)
+    model.eval()
+    x = make_input(0)
+    torch.onnx.export(model, torch.from_numpy(x), os.path.join(OUT, name + ".onnx"),
+                      input_names=["x"], output_names=["y"], opset_version=13,
+                      do_constant_folding=True)
+    np.save(os.path.join(d, "x_0.npy"), x)
+    for i in range(8):
+        np.save(os.path.join(d, "calib", "calib_%d.npy" % i), make_input(100 + i))
+
+
+def main():
+    torch.manual_seed(11)
+    with torch.no_grad():
+        det = DetectorHead()
+        export("detector_head", det, (1, 3, 16, 16),
+               lambda s: np.random.default_rng(s).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32))
+        r3 = Rank3Fc()
+        export("rank3_fc", r3, (1, 130, 13),
+               lambda s: np.random.default_rng(s).normal(0, 1, (1, 130, 13)).astype(np.float32))
+        ae = AutoEncoder()
+        export("autoencoder", ae, (1, 32),
+               lambda s: np.random.default_rng(s).uniform(0, 1, (1, 32)).astype(np.float32))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+/* Defects found with real, unseen models (issue 11 section 5), each pinned
+ * by the command that showed it.  The models are small fixtures in
+ * tests/models/defects/ (scripts/make_defect_models.py). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "easynpu/file.h"
+#include "testutil.h"
+
+#define DEF "tests/models/defects/"
+#define MODEL(m) DEF m ".onnx --calib " DEF m "/calib --input " DEF m "/x_0.npy"
+
+static char dir[64];
+
+static char *cli(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *cli(int *status, const char *fmt, ...) {
+    char args[4096], cmd[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "%s %s", ENPU_CLI, args);
+    char *out = NULL;
+    *status = enpu_test_run(cmd, &out);
+    assert_non_null(out);
+    return out;
+}
+
+static void expect(const char *out, const char *want) {
+    if (!strstr(out, want)) fail_msg("missing \"%s\" in:\n%s", want, out);
+}
+
+/* 1. A Concat run by the host over views of conv outputs (SSD's head):
+ * the host op must see the operands' logical shapes [1,128,8] and [1,32,8],
+ * not the storage grids [1,8,8,16] and [1,4,4,16] they are views of. */
+static void test_host_concat_of_views(void **state) {
+    (void)state;
+    int st;
+    char *out = cli(&st, "run " MODEL("detector_head"));
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "bit-exact: yes (5 layer outputs and 1 model output(s)");
+    expect(out, "output y [1,160,8]");
+    free(out);
+    /* the same through compile + sim --golden */
+    out = cli(&st, "quantize " DEF "detector_head.onnx --calib " DEF "detector_head/calib -o %s/det.qjson",
+              dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    out = cli(&st, "compile %s/det.qjson -o %s/det.enpu", dir, dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    out = cli(&st, "sim %s/det.enpu --input " DEF "detector_head/x_0.npy --golden %s/det.qjson", dir, dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "golden: 5 layer outputs and 1 output(s) bit-exact");
+    expect(out, "output y: [1,160,8]");
+    free(out);
+}
+
+/* 2. A rank-3 input read through Flatten by a Gemm: the program's input
+ * descriptor carries the graph input's shape [1,130,13] (stored as one row
+ * of 1690 elements), so the model's own input is accepted. */
+static void test_rank3_input(void **state) {
+    (void)state;
+    int st;
+    char *out = cli(&st, "run " MODEL("rank3_fc"));
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "bit-exact: yes (1 layer outputs and 1 model output(s)");
+    free(out);
+    out = cli(&st, "compile " DEF "rank3_fc.onnx --calib " DEF "rank3_fc/calib -o %s/r3.enpu", dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    out = cli(&st, "disasm %s/r3.enpu", dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, ".io input name=\"x\" dtype=int8 layout=any shape=1x130x13 row=1690 ");
+    free(out);
+    out = cli(&st, "sim %s/r3.enpu --input " DEF "rank3_fc/x_0.npy", dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "output y: [1,12]");
+    free(out);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/enpu_defects_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_host_concat_of_views),
+        cmocka_unit_test(test_rank3_input),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
