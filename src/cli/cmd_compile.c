@@ -102,6 +102,10 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_err err = {0};
     enpu_arch arch;
     if (enpu_arch_load(arch_spec, &arch, &err)) return enpu_cli_fail("compile", &err);
+    if (enpu_compile_arch_check(&arch, &err)) {
+        if (arch_file) enpu_err_prefix(&err, "%s", arch_file);
+        return enpu_cli_fail("compile", &err);
+    }
     enpu_model m;
     enpu_graph *qg = NULL;
     int rc = 0;

@@ -83,6 +83,56 @@ static void test_rank3_input(void **state) {
     free(out);
 }
 
+/* 6. pe_rows > 1: the compiler maps onto one row, so it refuses the arch
+ * instead of compiling a program that leaves the other rows idle. */
+static void test_pe_rows_refused(void **state) {
+    (void)state;
+    char arch[128];
+    snprintf(arch, sizeof arch, "%s/rows2.json", dir);
+    FILE *f = fopen(arch, "w");
+    assert_non_null(f);
+    fputs("{\"base\": \"easynpu\", \"name\": \"rows2\", \"pe_rows\": 2, \"psum_depth\": 128}\n", f);
+    fclose(f);
+    char want[256];
+    snprintf(want, sizeof want, "error [unsupported]: %s: arch 'rows2': pe_rows = 2: the compiler maps "
+             "onto one PE row only\n", arch);
+    int st;
+    char *out = cli(&st, "compile models/kws_cnn.onnx --calib models/kws_cnn/calib --arch %s -o %s/k.enpu",
+                    arch, dir);
+    assert_int_equal(st, 2);
+    expect(out, want);
+    free(out);
+    out = cli(&st, "run " MODEL("rank3_fc") " --arch %s", arch);
+    assert_int_equal(st, 2);
+    expect(out, want);
+    free(out);
+}
+
+/* 8. The large preset also doubles the clock: `arch` and the comparison
+ * table say so, since time columns change while cycles do not. */
+static void test_large_clock_said(void **state) {
+    (void)state;
+    int st;
+    char *out = cli(&st, "arch large");
+    assert_int_equal(st, 0);
+    expect(out, "\nvs preset 'easynpu': main_dtcm_bytes 524288 (easynpu 65536), skip_dtcm_bytes 262144 "
+                "(easynpu 16384), weight_mem_bytes 524288 (easynpu 65536), itcm_bytes 16384 (easynpu "
+                "4096), ");
+    expect(out, ", clock_mhz 200 (easynpu 100)\n");
+    expect(out, "note: clock_mhz 200 is 2x easynpu's 100: the same cycles take 0.5x the time\n");
+    free(out);
+    out = cli(&st, "arch easynpu");
+    assert_int_equal(st, 0);
+    assert_null(strstr(out, "vs preset"));
+    free(out);
+    out = cli(&st, "run " MODEL("rank3_fc") " --arch easynpu --arch large");
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "\nclock (MHz)                                     100                    200\n");
+    expect(out, "note: the clocks differ: time compares clock and cycles, the cycle rows the "
+                "microarchitecture alone\n");
+    free(out);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/enpu_defects_XXXXXX");
@@ -100,6 +150,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_concat_of_views),
         cmocka_unit_test(test_rank3_input),
+        cmocka_unit_test(test_pe_rows_refused),
+        cmocka_unit_test(test_large_clock_said),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
