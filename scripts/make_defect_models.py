@@ -14,6 +14,9 @@ rank3_fc.onnx       a rank-3 input [1,130,13] (a spectrogram without a channel
                     dim), Flatten, Gemm 1690->12
 autoencoder.onnx    a tiny dense autoencoder: its output [1,32] is a
                     reconstruction, not a class vector
+residual.onnx       conv+BN+ReLU, conv+BN, a residual Add, ReLU, AvgPool,
+                    Flatten, Gemm to 10 classes: every op whose MACs one
+                    could count differently (BN, Add, AvgPool)
 Each gets an input x_0.npy (and calib/ with 8 inputs) beside it.  Weights are
 seeded random (these are shape fixtures, not trained networks).
 """
@@ -57,6 +60,22 @@ class Rank3Fc(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class Residual(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c1 = nn.Conv2d(3, 8, 3, padding=1)
+        self.b1 = nn.BatchNorm2d(8)
+        self.c2 = nn.Conv2d(8, 8, 3, padding=1)
+        self.b2 = nn.BatchNorm2d(8)
+        self.pool = nn.AvgPool2d(2)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        a = torch.relu(self.b1(self.c1(x)))
+        b = torch.relu(self.b2(self.c2(a)) + a)
+        return self.fc(torch.flatten(self.pool(b), 1))
+
+
 class AutoEncoder(nn.Module):
     def __init__(self):
         super().__init__()
@@ -89,6 +108,14 @@ def main():
         r3 = Rank3Fc()
         export("rank3_fc", r3, (1, 130, 13),
                lambda s: np.random.default_rng(s).normal(0, 1, (1, 130, 13)).astype(np.float32))
+        res = Residual()
+        for bn in (res.b1, res.b2):  # non-trivial statistics, as after training
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.2, 0.2)
+        export("residual", res, (1, 3, 8, 8),
+               lambda s: np.random.default_rng(s).uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32))
         ae = AutoEncoder()
         export("autoencoder", ae, (1, 32),
                lambda s: np.random.default_rng(s).uniform(0, 1, (1, 32)).astype(np.float32))

@@ -95,7 +95,8 @@ typedef struct enpu_compile_report {
     enpu_move_report *moves;
     int n_hostops;
     char **hostops;          /* "Softmax 'name'" per host op */
-    int64_t total_macs, total_ideal, total_modelled;
+    int64_t total_macs, total_ideal, total_modelled; /* MACs: of the NPU's instructions */
+    int64_t host_macs;       /* MACs of the layers the host computes (sync) */
     int64_t total_activity[ENPU_ACT_COUNT];
     /* memory use */
     int64_t main_peak_bytes, main_bytes;

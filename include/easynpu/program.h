@@ -48,7 +48,8 @@ extern "C" {
 #define ENPU_HOSTOP_FPARAMS 4
 
 /* Record sizes in the file. */
-#define ENPU_PROG_LAYER_BYTES 24
+#define ENPU_PROG_LAYER_BYTES 32
+#define ENPU_PROG_LAYER_BYTES_3_0 24 /* format 3.0: no field macs */
 #define ENPU_PROG_TABLE_BYTES 16
 #define ENPU_PROG_IO_BYTES 96
 #define ENPU_PROG_IO_BYTES_3_0 88  /* format 3.0: no field row */
@@ -138,6 +139,11 @@ typedef struct enpu_layer_info {
     int group;           /* report row: the instructions of one layer (its row
                             strips, output-channel blocks and DMA transfers) share
                             one group, an instruction index (default: its own) */
+    int64_t macs;        /* MACs of the model layer it computes (docs/microarch.md
+                            "MACs"): enpu_instr_macs, fewer when some of the
+                            instruction's are not the model's (a group conv run
+                            dense: zero weights between groups); a sync: its host
+                            op's, computed by the host */
 } enpu_layer_info;
 
 typedef struct enpu_program {
@@ -173,6 +179,9 @@ void enpu_program_free(enpu_program *p);
  * ENPU_PROG_MAX_INSTRS. */
 int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *name, int n_src,
                            const char *const *src, enpu_err *err);
+/* The default of enpu_layer_info.macs for an instruction: enpu_instr_macs,
+ * 0 for sync and end. */
+int64_t enpu_layer_default_macs(const enpu_instr *in);
 /* Sets the checked output of instruction i (tensor name copied; io may be -1). */
 int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
                                   enpu_err *err);

@@ -198,12 +198,14 @@ typedef struct enpu_qlayer {
     bool host;            /* runs on the host */
     bool out_float;       /* output left float32 (HOST) */
     int64_t acc_lo, acc_hi; /* CONV/ADD/MUL: proven accumulator range (union over channels) */
+    int64_t macs;         /* enpu_node_macs */
     char *note;           /* why a node is HOST, bias scale raised, ...; or NULL */
 } enpu_qlayer;
 
 typedef struct enpu_qreport {
     int n_layers;
     enpu_qlayer *layers;
+    int64_t total_macs;     /* sum of the layers' (enpu_node_macs) */
     int n_samples;
     double max_abs_err;     /* end to end, dequantized output vs float */
     double top1_agree;      /* fraction of samples whose argmax agrees */

@@ -112,7 +112,8 @@ typedef struct enpu_layer_stats {
     uint64_t end_cycle;              /* one past the last (cycle mode) */
     uint64_t cycles;                 /* sum of activity[] */
     uint64_t activity[ENPU_ACT_COUNT];
-    uint64_t macs;                   /* useful multiply-accumulates (§11.10) */
+    uint64_t macs;                   /* the model's multiply-accumulates (docs/microarch.md
+                                        "MACs"; the program's LAYERS macs); 0 for sync */
     uint64_t ideal_cycles;           /* ceil(macs / (pes * pe_rows)) */
     uint64_t compute_model;          /* closed-form compute cycles (§11.11) */
     uint64_t reads[ENPU_MEM_COUNT];  /* words (pads: entries) */
@@ -136,7 +137,8 @@ typedef struct enpu_sim_result {
     enpu_sim_mode mode;
     int n_layers;                    /* = program instructions */
     enpu_layer_stats *layers;
-    uint64_t total_cycles, total_macs, total_ideal_cycles;
+    uint64_t total_cycles, total_macs, total_ideal_cycles; /* MACs: of the NPU's instructions */
+    uint64_t host_macs;              /* MACs of the layers the host computes (sync) */
     uint64_t activity[ENPU_ACT_COUNT];
     uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
     double utilization;              /* total_macs / (pes * pe_rows * total_cycles) */

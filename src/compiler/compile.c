@@ -128,7 +128,8 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
             if (strcmp(b[q].role, "weights") == 0) L->weight_addr = b[q].addr, L->weight_words = b[q].words;
             else if (b[q].mem == ENPU_MEM_WEIGHT) L->param_words += b[q].words;
         }
-        L->macs = cc_instr_macs(in);
+        L->macs = in->opcode == ENPU_OPC_SYNC ? 0 : p->layers[i].macs;
+        if (in->opcode == ENPU_OPC_SYNC) r->host_macs += p->layers[i].macs;
         L->ideal_cycles = cdiv(L->macs, a->pes * a->pe_rows);
         L->modelled_cycles = cyc[i];
         for (int q = 0; q < ENPU_ACT_COUNT; q++) L->activity[q] = act[(size_t)i * ENPU_ACT_COUNT + q];

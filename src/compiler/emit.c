@@ -118,6 +118,7 @@ static int emit_host(emitter *em, cc_layer *l) {
     const char *src = n->name;
     int rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
     if (rc) return rc;
+    em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1,
                                          l->out >= 0 ? c->g->tensors[l->out].name : "",
                                          l->out >= 0 ? em->io_of[l->out] : -1, c->err);
@@ -186,6 +187,7 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
         }
         const char *src = l->src;
         if ((rc = enpu_program_add_instr(p, in, l->name, src[0] ? 1 : 0, &src, c->err))) goto out;
+        if (l->macs >= 0) p->layers[p->n_instr - 1].macs = l->macs;
         int io = -1;
         /* a part of a channel concat is interleaved with the other parts: no
          * descriptor can describe it alone (the concat's output is checked

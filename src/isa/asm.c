@@ -516,7 +516,7 @@ static int do_instr(asmst *st) {
     in.opcode = op;
     int seen[ENPU_F_COUNT] = {0};
     const char *name = NULL, *out = NULL;
-    int64_t out_io = -1, group = -1;
+    int64_t out_io = -1, group = -1, macs = -1;
     int seen_io = 0;
     int n_src = 0;
     const char **src = NULL;
@@ -553,6 +553,14 @@ static int do_instr(asmst *st) {
                 rc = SYNTAX(st, "group: '%s' is not an instruction index", t->val ? t->val : "");
                 break;
             }
+            continue;
+        }
+        if (strcmp(t->key, "macs") == 0) {
+            if (macs >= 0) {
+                rc = BAD(st, "'macs' given twice");
+                break;
+            }
+            if ((rc = want_int(st, t, 0, INT64_MAX, &macs))) break;
             continue;
         }
         if (strcmp(t->key, "name") == 0 || strcmp(t->key, "src") == 0) {
@@ -623,6 +631,7 @@ static int do_instr(asmst *st) {
             rc = enpu_program_set_layer_output(st->p, st->p->n_instr - 1, out ? out : "", (int)out_io,
                                                st->err);
         if (!rc && group >= 0) rc = enpu_program_set_layer_group(st->p, st->p->n_instr - 1, (int)group, st->err);
+        if (!rc && macs >= 0) st->p->layers[st->p->n_instr - 1].macs = macs;
         if (rc) enpu_err_prefix(st->err, "%s:%d", st->what, st->line);
     }
     free(src);

@@ -116,6 +116,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
         }
         if (l->io >= 0) enpu_sb_printf(&b, " out_io=%d", l->io);
         if (l->group != i) enpu_sb_printf(&b, " group=%d", l->group);
+        if (l->macs != enpu_layer_default_macs(&p->instr[i])) enpu_sb_printf(&b, " macs=%" PRId64, l->macs);
         enpu_sb_printf(&b, "\t; %d\n", i);
     }
     if (p->n_tables) enpu_sb_puts(&b, "\n");

@@ -75,7 +75,7 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
         p->layers = nl;
         p->cap_instr = cap;
     }
-    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1, p->n_instr};
+    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1, p->n_instr, enpu_layer_default_macs(in)};
     if (!l.name || !l.tensor) {
         free_layer(&l);
         return NOMEM();
@@ -98,6 +98,10 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
     p->layers[p->n_instr] = l;
     p->n_instr++;
     return 0;
+}
+
+int64_t enpu_layer_default_macs(const enpu_instr *in) {
+    return in->opcode == ENPU_OPC_SYNC ? 0 : enpu_instr_macs(in);
 }
 
 int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
@@ -479,6 +483,11 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     rc = validate_io(p, err);
     if (rc) return rc;
     for (int i = 0; i < p->n_instr; i++) {
+        /* a sync's are the host op's; an instruction's at most those it does */
+        int64_t most = p->instr[i].opcode == ENPU_OPC_SYNC ? INT64_MAX : enpu_instr_macs(&p->instr[i]);
+        if (p->layers[i].macs < 0 || p->layers[i].macs > most)
+            return IFAIL(i, "section LAYERS: field 'macs': value %" PRId64 " out of range 0..%" PRId64,
+                         p->layers[i].macs, most);
         int io = p->layers[i].io;
         if (p->layers[i].group < 0 || p->layers[i].group >= p->n_instr)
             return IFAIL(i, "section LAYERS: field 'group': value %d out of range 0..%d", p->layers[i].group,

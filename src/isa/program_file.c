@@ -169,6 +169,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
             put_u32(b, intern(&st, p->layers[i].tensor ? p->layers[i].tensor : ""));
             put_u32(b, (uint32_t)(int32_t)p->layers[i].io);
             put_u32(b, (uint32_t)(int32_t)p->layers[i].group);
+            put_u64(b, (uint64_t)p->layers[i].macs);
             first += (uint32_t)p->layers[i].n_src;
         }
         for (int i = 0; i < p->n_instr; i++)
@@ -348,6 +349,7 @@ static int parse_layers(reader *r, enpu_program *p) {
         p->layers[i].tensor = dup_n("");
         p->layers[i].io = -1;
         p->layers[i].group = i;
+        p->layers[i].macs = enpu_layer_default_macs(&p->instr[i]);
         if (!p->layers[i].name || !p->layers[i].tensor)
             return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
@@ -360,14 +362,15 @@ static int parse_layers(reader *r, enpu_program *p) {
     if (nr > ENPU_PROG_MAX_SOURCES)
         return enpu_fail(err, ENPU_E_LIMIT, "section LAYERS: field 'n_refs': %" PRIu32 " over the limit of %d",
                          nr, ENPU_PROG_MAX_SOURCES);
-    uint64_t want = 8 + (uint64_t)nl * ENPU_PROG_LAYER_BYTES + (uint64_t)nr * 4;
+    const uint64_t lb = r->minor == 0 ? ENPU_PROG_LAYER_BYTES_3_0 : ENPU_PROG_LAYER_BYTES;
+    uint64_t want = 8 + (uint64_t)nl * lb + (uint64_t)nr * 4;
     if (s.len != want)
         return FMT("section LAYERS: length %" PRIu64 " but %" PRIu32 " layers and %" PRIu32
                    " source references need %" PRIu64 " bytes", s.len, nl, nr, want);
-    const uint8_t *refs = s.p + 8 + (uint64_t)nl * ENPU_PROG_LAYER_BYTES;
+    const uint8_t *refs = s.p + 8 + (uint64_t)nl * lb;
     uint64_t next = 0;
     for (uint32_t i = 0; i < nl; i++) {
-        const uint8_t *rec = s.p + 8 + (uint64_t)i * ENPU_PROG_LAYER_BYTES;
+        const uint8_t *rec = s.p + 8 + (uint64_t)i * lb;
         uint32_t first = get_u32(rec + 4), cnt = get_u32(rec + 8);
         if (first != next || (uint64_t)first + cnt > nr)
             return FMT("section LAYERS: layer %" PRIu32 ": field 'first_ref' %" PRIu32 " / 'n_refs' %"
@@ -395,6 +398,12 @@ static int parse_layers(reader *r, enpu_program *p) {
             return FMT("section LAYERS: layer %" PRIu32 ": field 'group': value %" PRId32 " out of range 0..%" PRIu32,
                        i, grp, nl - 1);
         L->group = grp;
+        if (lb > ENPU_PROG_LAYER_BYTES_3_0) {
+            uint64_t m = get_u64(rec + ENPU_PROG_LAYER_BYTES_3_0);
+            if (m > (uint64_t)INT64_MAX)
+                return FMT("section LAYERS: layer %" PRIu32 ": field 'macs': %" PRIu64 " out of range", i, m);
+            L->macs = (int64_t)m; /* checked against the instruction by enpu_program_validate */
+        }
         if (cnt) {
             L->src = calloc(cnt, sizeof *L->src);
             if (!L->src) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");

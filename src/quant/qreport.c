@@ -77,6 +77,7 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
     if (!r->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     r->n_layers = qg->n_nodes;
     r->n_host = 0;
+    r->total_macs = 0;
     for (int i = 0; i < qg->n_nodes; i++) {
         const enpu_node *n = &qg->nodes[i];
         enpu_qlayer *l = &r->layers[i];
@@ -99,6 +100,8 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
         if (l->host) r->n_host++;
         l->table_err_lsb = n->q->table ? n->q->table->max_err_lsb : 0.0;
         enpu_q_acc_range(qg, n, &l->acc_lo, &l->acc_hi);
+        l->macs = enpu_node_macs(qg, n);
+        r->total_macs += l->macs;
         l->sqnr_db = NAN;
         l->max_abs_err = NAN;
     }
@@ -232,9 +235,9 @@ static void fmt_db(char *buf, size_t n, double v) {
 }
 
 void enpu_qreport_print(FILE *f, const enpu_qreport *r) {
-    fprintf(f, "Quantization: %d layers (%d on the host); calibration %s over %d sample(s)%s; "
-               "accumulator %d bits, multiplier %d bits, %d table segments\n",
-            r->n_layers, r->n_host,
+    fprintf(f, "Quantization: %d layers (%d on the host), %lld MACs; calibration %s over %d "
+               "sample(s)%s; accumulator %d bits, multiplier %d bits, %d table segments\n",
+            r->n_layers, r->n_host, (long long)r->total_macs,
             r->method == ENPU_CALIB_PERCENTILE ? "percentile" : "min/max", r->n_calib,
             r->calib_fallback ? " (SYNTHETIC FALLBACK: no data given)" : "", r->acc_bits,
             r->mult_bits, r->act_segments);
@@ -300,6 +303,7 @@ int enpu_qreport_save_json(const char *path, const enpu_qreport *r, enpu_err *er
         json_object_set_new(o, "kind", json_string(l->kind));
         json_object_set_new(o, "op", json_string(l->op));
         json_object_set_new(o, "host", json_boolean(l->host));
+        json_object_set_new(o, "macs", json_integer(l->macs));
         json_object_set_new(o, "in_scale", jnum(l->in_scale));
         json_object_set_new(o, "in_zero_point", json_integer(l->in_zp));
         if (l->out_float) {
@@ -321,6 +325,7 @@ int enpu_qreport_save_json(const char *path, const enpu_qreport *r, enpu_err *er
         json_array_append_new(layers, o);
     }
     json_object_set_new(root, "layers", layers);
+    json_object_set_new(root, "total_macs", json_integer(r->total_macs));
     json_t *e2e = json_object();
     json_object_set_new(e2e, "samples", json_integer(r->n_samples));
     json_object_set_new(e2e, "set", json_string(r->on_test_set ? "test" : "calibration"));

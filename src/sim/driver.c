@@ -295,7 +295,7 @@ void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
     for (int k = 0; k < c->n_instr; k++) {
         enpu_layer_stats *st = &sim->rows[c->first + k];
         st->chain_head = c->first;
-        st->macs = sim_instr_macs(&sim->prog->instr[c->first + k]);
+        st->macs = (uint64_t)sim->prog->layers[c->first + k].macs; /* the model's (program.h) */
         st->ideal_cycles = (st->macs + mac_units - 1) / mac_units;
     }
     for (int s = 0; s < c->n_st && s < 64; s++) sim->rows[c->st[s].instr].compute_model = model[s];
@@ -535,6 +535,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         res->layers[i] = *st;
         res->total_cycles += st->cycles;
         res->total_macs += st->macs;
+        if (p->instr[i].opcode == ENPU_OPC_SYNC) res->host_macs += (uint64_t)p->layers[i].macs;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) res->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) {
             res->reads[m] += st->reads[m];

@@ -83,6 +83,60 @@ static void test_rank3_input(void **state) {
     free(out);
 }
 
+/* The integer at the path of keys (NULL-terminated) in a JSON file. */
+static long long json_int_at(const char *path, ...) {
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) fail_msg("%s: %s", path, je.text);
+    va_list ap;
+    va_start(ap, path);
+    json_t *v = root;
+    for (const char *k; v && (k = va_arg(ap, const char *));) v = json_object_get(v, k);
+    va_end(ap);
+    if (!json_is_integer(v)) fail_msg("%s: no such integer", path);
+    long long x = json_integer_value(v);
+    json_decref(root);
+    return x;
+}
+
+/* 3. One definition of MACs (docs/microarch.md "MACs"): inspect, quantize,
+ * compile, sim and run count the same for a model with a BatchNormalization
+ * of its own (kws_cnn) and one with a residual Add and an AveragePool. */
+static void macs_everywhere(const char *model, const char *calib, const char *input, long long want) {
+    char f[5][160];
+    const char *names[] = {"inspect.json", "quant.json", "compile.json", "sim.json", "run.json"};
+    for (int i = 0; i < 5; i++) snprintf(f[i], sizeof f[i], "%s/%s", dir, names[i]);
+    int st;
+    char *out = cli(&st, "inspect %s --json %s", model, f[0]);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "quantize %s --calib %s -o %s/m.qjson --json %s", model, calib, dir, f[1]);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "compile %s/m.qjson -o %s/m.enpu --json %s", dir, dir, f[2]);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "sim %s/m.enpu --input %s --json %s", dir, input, f[3]);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "run %s --calib %s --input %s --json %s", model, calib, input, f[4]);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "MACs on 16 MAC units");
+    free(out);
+    assert_int_equal(json_int_at(f[0], "total_macs", NULL), want);
+    assert_int_equal(json_int_at(f[1], "total_macs", NULL), want);
+    assert_int_equal(json_int_at(f[2], "total", "macs", NULL), want);
+    assert_int_equal(json_int_at(f[3], "total", "macs", NULL), want);
+    assert_int_equal(json_int_at(f[4], "total", "macs", NULL), want);
+}
+
+static void test_macs_one_definition(void **state) {
+    (void)state;
+    macs_everywhere("models/kws_cnn.onnx", "models/kws_cnn/calib", "models/kws_cnn/sample_0.npy", 3914280);
+    /* conv 13824 + 36864, AveragePool 8*4*4*2*2 = 512, Gemm 128*10 = 1280 */
+    macs_everywhere(DEF "residual.onnx", DEF "residual/calib", DEF "residual/x_0.npy", 52480);
+}
+
 /* 6. pe_rows > 1: the compiler maps onto one row, so it refuses the arch
  * instead of compiling a program that leaves the other rows idle. */
 static void test_pe_rows_refused(void **state) {
@@ -150,6 +204,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_host_concat_of_views),
         cmocka_unit_test(test_rank3_input),
+        cmocka_unit_test(test_macs_one_definition),
         cmocka_unit_test(test_pe_rows_refused),
         cmocka_unit_test(test_large_clock_said),
     };

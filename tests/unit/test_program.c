@@ -147,6 +147,10 @@ static void build(enpu_program *p) {
     assert_int_equal(enpu_program_set_layer_output(p, 5, "logits", 1, &err), 0);
     assert_int_equal(enpu_program_set_layer_output(p, 2, "pool_out", 3, &err), 0);
     assert_int_equal(enpu_program_set_layer_output(p, 0, "conv1_pre", -1, &err), 0);
+    /* conv1 does 145152 MACs; say a third are the model's (a group conv run
+     * dense), and the host's Softmax none */
+    assert_int_equal(p->layers[0].macs, 24 * 24 * 28 * 9);
+    p->layers[0].macs = 48384;
     int rc = enpu_program_validate(p, &err);
     if (rc) fprintf(stderr, "build: %s\n", err.msg);
     assert_int_equal(rc, 0);
@@ -262,6 +266,10 @@ static void test_roundtrip(void **state) {
     assert_memory_equal(q.weights, p.weights, p.weights_len);
     assert_int_equal(q.io[0].dims[2], 49);
     assert_int_equal(q.io[0].row, 26 * 49);
+    assert_int_equal(q.layers[0].macs, 48384);
+    assert_int_equal(q.layers[1].macs, 0);            /* act: no reduction */
+    assert_int_equal(q.layers[5].macs, 1792 * 12);    /* fc1 (a 1x1 conv): the default */
+    assert_int_equal(q.layers[6].macs, 0);            /* sync */
     assert_int_equal(enpu_io_words(&q.arch, &q.io[0]), 80); /* ceil(1274 / 16) */
     assert_int_equal(q.io[1].row, 0);
     assert_int_equal(enpu_io_row(&q.io[1]), 12);
@@ -303,6 +311,8 @@ static void test_disasm_asm_identity(void **state) {
     assert_non_null(strstr(text, "conv name=\"conv1\""));
     assert_non_null(strstr(text, "name=\"conv1 \\\"sigmoid\\\"\\x09act\""));
     assert_non_null(strstr(text, "perm=chw"));
+    assert_non_null(strstr(text, "out=\"conv1_pre\" macs=48384\t; 0\n"));
+    assert_null(strstr(strstr(text, " macs=") + 1, " macs=")); /* the defaults are not written */
     assert_non_null(strstr(text, ".io input name=\"mfcc\" dtype=int8 layout=any shape=1x26x49 row=1274 scale="));
     assert_non_null(strstr(text, "op2_mem=skip"));
     assert_non_null(strstr(text, ".section weights"));
@@ -350,6 +360,9 @@ static void test_format_3_0(void **state) {
     assert_int_equal(p.io[1].dims[3], 64);
     for (int i = 0; i < 4; i++) assert_int_equal(p.io[i].row, 0);
     assert_int_equal(enpu_io_words(&p.arch, &p.io[1]), 4);
+    /* 24-byte LAYERS records: each layer's MACs are its instruction's */
+    assert_int_equal(p.layers[0].macs, 64 * 8); /* fc 64 -> 8 */
+    assert_int_equal(p.layers[2].macs, 0);      /* the Sigmoid table */
     enpu_program_free(&p);
 }
 
@@ -543,6 +556,9 @@ static void test_semantic_errors(void **state) {
     /* IO descriptor out of memory, bad rank */
     c = patched(b, n, ENPU_SEC_IO, ENPU_PROG_IO_BYTES + 12, 4096);
     expect_fail(c, n, NULL, ENPU_E_INVALID, "section IO: descriptor 1 ('logits'): field 'addr'", "main DTCM");
+    free(c);
+    c = patched(b, n, ENPU_SEC_LAYERS, 8 + 24, 145153); /* conv1's macs: over what it does */
+    expect_fail(c, n, NULL, ENPU_E_INVALID, "instruction 0 (conv1): section LAYERS: field 'macs': value 145153 out of range 0..145152", NULL);
     free(c);
     c = patched(b, n, ENPU_SEC_IO, 88, 1000); /* row: does not divide 26*49 */
     expect_fail(c, n, NULL, ENPU_E_INVALID, "section IO: descriptor 0 ('mfcc'): field 'row': 1000 elements per row do not divide the 1274", NULL);
