@@ -198,6 +198,9 @@ int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *
 int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
                            enpu_err *err);
 
+/* The graph tensor's shape of descriptor d (d->rank dims into dims): the
+ * dims themselves, or for layout NHWC [N, d2.., C] -> [N, C, d2..]. */
+void enpu_io_user_dims(const enpu_io_desc *d, int64_t *dims);
 /* Elements per stored row of a DTCM descriptor: d->row, or dims[rank-1]
  * when it is 0 (1 for a scalar). */
 int64_t enpu_io_row(const enpu_io_desc *d);
@@ -221,7 +224,7 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err);
 
 /* Reads and validates a program from n bytes of memory; `what` names it in
  * messages.  When `expect` is non-NULL the program's arch fingerprint must
- * equal expect's (ENPU_E_MISMATCH naming both archs).  On failure *p is
+ * equal expect's (ENPU_E_INCOMPATIBLE naming both archs and fingerprints).  On failure *p is
  * left empty (nothing to free). */
 int enpu_program_read_mem(const uint8_t *data, size_t n, const char *what,
                           const enpu_arch *expect, enpu_program *p, enpu_err *err);

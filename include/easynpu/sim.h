@@ -178,7 +178,7 @@ typedef struct enpu_sim_opts {
 
 /* Creates a simulator for prog on arch.  The program must have been
  * validated (enpu_program_read does) and compiled for arch (fingerprints
- * equal, else ENPU_E_MISMATCH naming both); it must outlive the simulator.
+ * equal, else ENPU_E_INCOMPATIBLE naming both); it must outlive the simulator.
  * ENPU_E_UNSUPPORTED for an engine or a construct the simulator does not
  * model (naming the instruction).  opts may be NULL (cycle mode, no check). */
 int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim_opts *opts,
@@ -235,6 +235,12 @@ typedef struct enpu_golden_check {
  * layer, the tensor coordinate (c, h, w), both values and the write cycle. */
 int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st,
                             const struct enpu_sim *sim, enpu_err *err);
+/* Whether quantized graph qg is the one prog was compiled from, checked
+ * before a run: every tensor the program exchanges or checks (its IO
+ * descriptors) must be a tensor of qg with the same shape and, when int8,
+ * the same scale and zero point.  ENPU_E_INCOMPATIBLE naming the first
+ * tensor that is not and what differs (the caller prefixes the .qjson). */
+int enpu_golden_check_match(const struct enpu_graph *qg, const enpu_program *prog, enpu_err *err);
 /* Compares the run's (dequantized) outputs with the golden ones, bit for bit. */
 int enpu_golden_check_outputs(const enpu_golden_check *g, const enpu_sim_result *res,
                               enpu_err *err);

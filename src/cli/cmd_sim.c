@@ -168,7 +168,7 @@ int enpu_cmd_sim(int argc, char **argv) {
         have_arch = true;
     }
     enpu_program prog;
-    /* exit 2 for a bad file, 1 (mismatch) for a program of another arch */
+    /* exit 2 for a bad file and for a program of another arch (incompatible) */
     if (enpu_program_read(prog_path, have_arch ? &arch : NULL, &prog, &err))
         return enpu_cli_fail("sim", &err);
     if (!have_arch) arch = prog.arch;
@@ -202,6 +202,13 @@ int enpu_cmd_sim(int argc, char **argv) {
             goto done;
         }
         gc.qg = qg;
+        /* another model's .qjson is bad input, said before the run (not a
+         * layer "mismatch" found during it) */
+        if (enpu_golden_check_match(qg, &prog, &err)) {
+            enpu_err_prefix(&err, "%s", golden);
+            rc = enpu_cli_fail("sim", &err);
+            goto done;
+        }
         if (qg->n_inputs != n_in) {
             rc = enpu_cli_usage("sim", "%s has %d input(s), the program %d", golden, qg->n_inputs, n_in);
             goto done;

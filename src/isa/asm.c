@@ -218,7 +218,7 @@ static int64_t name_index(const char *names, const char *s) {
 
 static int set_arch(asmst *st, const enpu_arch *a) {
     if (st->dflt && enpu_arch_fingerprint(st->dflt) != enpu_arch_fingerprint(a))
-        return AFAIL(st, ENPU_E_MISMATCH,
+        return AFAIL(st, ENPU_E_INCOMPATIBLE,
                      ".arch: the listing's arch '%s' (fingerprint 0x%08" PRIx32 ") differs from the "
                      "selected arch '%s' (fingerprint 0x%08" PRIx32 ")",
                      a->name, enpu_arch_fingerprint(a), st->dflt->name, enpu_arch_fingerprint(st->dflt));

@@ -200,6 +200,17 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     return 0;
 }
 
+void enpu_io_user_dims(const enpu_io_desc *d, int64_t *out) {
+    int r = d->rank;
+    if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
+        out[0] = d->dims[0];
+        out[1] = d->dims[r - 1];
+        for (int i = 1; i < r - 1; i++) out[i + 1] = d->dims[i];
+    } else {
+        for (int i = 0; i < r; i++) out[i] = d->dims[i];
+    }
+}
+
 int64_t enpu_io_row(const enpu_io_desc *d) {
     if (d->row > 0) return d->row;
     return d->rank > 0 ? d->dims[d->rank - 1] : 1;

@@ -645,7 +645,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
     if (expect) {
         uint32_t efp = enpu_arch_fingerprint(expect);
         if (efp != afp)
-            return enpu_fail(err, ENPU_E_MISMATCH,
+            return enpu_fail(err, ENPU_E_INCOMPATIBLE,
                              "arch mismatch: the program was compiled for arch '%s' (fingerprint 0x%08"
                              PRIx32 ") but arch '%s' (fingerprint 0x%08" PRIx32 ") is selected",
                              p->arch.name, afp, expect->name, efp);

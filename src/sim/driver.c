@@ -49,17 +49,6 @@ int enpu_sim_mode_parse(const char *s) {
 /* ---- tensors between the user and the memories --------------------------------- */
 
 /* Dims of d in user order (NHWC rank >= 3: channels second). */
-static void user_dims(const enpu_io_desc *d, int64_t *out) {
-    int r = d->rank;
-    if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
-        out[0] = d->dims[0];
-        out[1] = d->dims[r - 1];
-        for (int i = 1; i < r - 1; i++) out[i + 1] = d->dims[i];
-    } else {
-        for (int i = 0; i < r; i++) out[i] = d->dims[i];
-    }
-}
-
 static int64_t io_numel(const enpu_io_desc *d) {
     int64_t n = 1;
     for (int i = 0; i < d->rank; i++) n *= d->dims[i];
@@ -187,8 +176,8 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     *out = NULL;
     uint32_t fa = enpu_arch_fingerprint(arch), fp = enpu_arch_fingerprint(&prog->arch);
     if (fa != fp)
-        return enpu_fail(err, ENPU_E_MISMATCH,
-                         "the program was compiled for arch '%s' (fingerprint 0x%08x) but arch '%s' "
+        return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                         "arch mismatch: the program was compiled for arch '%s' (fingerprint 0x%08x) but arch '%s' "
                          "(fingerprint 0x%08x) is selected",
                          prog->arch.name, fp, arch->name, fa);
     /* the engines rely on every rule of enpu_program_validate (tiles within
@@ -430,7 +419,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     for (int i = 0; i < nio && !rc; i++) {
         const enpu_io_desc *d = &p->io[h->io[i]];
         int64_t dims[ENPU_MAX_RANK], n;
-        user_dims(d, dims);
+        enpu_io_user_dims(d, dims);
         char nm[64];
         snprintf(nm, sizeof nm, "t%d", i);
         if ((rc = enpu_shape_numel(d->rank, dims, &n, d->name, err))) break;
@@ -561,7 +550,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         const enpu_io_desc *d = &p->io[i];
         if (d->dir != ENPU_IO_OUTPUT) continue;
         int64_t dims[ENPU_MAX_RANK];
-        user_dims(d, dims);
+        enpu_io_user_dims(d, dims);
         enpu_buf *o = &res->outputs[k], *r = &res->raw_outputs[k];
         k++;
         int rc = enpu_buf_alloc(o, ENPU_DT_FLOAT32, d->rank, dims, err);
@@ -610,7 +599,7 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
         const enpu_io_desc *d = &p->io[i];
         if (d->dir != ENPU_IO_INPUT) continue;
         int64_t n = io_numel(d), dims[ENPU_MAX_RANK];
-        user_dims(d, dims);
+        enpu_io_user_dims(d, dims);
         const int8_t *q = NULL;
         bool mem_order = false;
         if (fin) {

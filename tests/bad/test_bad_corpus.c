@@ -333,7 +333,7 @@ static void test_manifest(void **state) {
     char line[2048];
     int lineno = 0, cases = 0, failed = 0;
     static const char *const cats[] = {"io", "format", "unsupported", "invalid", "limit",
-                                       "usage", "mismatch", "nofit", NULL};
+                                       "usage", "mismatch", "nofit", "incompatible", NULL};
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *s = trim(line);
@@ -444,7 +444,7 @@ static int read_arch(const uint8_t *d, size_t n, enpu_err *err) {
  * non-empty line. */
 static void check_clean(int rc, const enpu_err *err, const char *what) {
     if (rc == 0) return;
-    if (rc != err->code || rc < ENPU_E_NOFIT || rc > ENPU_E_IO || rc == ENPU_E_NOMEM || !err->msg[0] ||
+    if (rc != err->code || rc < ENPU_E_INCOMPATIBLE || rc > ENPU_E_IO || rc == ENPU_E_NOMEM || !err->msg[0] ||
         strchr(err->msg, '\n'))
         fail_msg("%s: unclean error %d (%s): '%s'", what, rc, enpu_status_name(err->code), err->msg);
 }
@@ -549,7 +549,7 @@ static void sweep(const char *what, const uint8_t *data, size_t n, reader_fn fn,
         }
         enpu_err err = {0};
         int rc = fn(m, len, &err);
-        if (rc != 0 && (rc != err.code || rc < ENPU_E_NOFIT || rc > ENPU_E_IO || rc == ENPU_E_NOMEM ||
+        if (rc != 0 && (rc != err.code || rc < ENPU_E_INCOMPATIBLE || rc > ENPU_E_IO || rc == ENPU_E_NOMEM ||
                         !err.msg[0] || strchr(err.msg, '\n')))
             snprintf(sweep_failure, sizeof sweep_failure, "%s: unclean error %d (%s): '%s'", label, rc,
                      enpu_status_name(err.code), err.msg);

@@ -137,6 +137,59 @@ static void test_macs_one_definition(void **state) {
     macs_everywhere(DEF "residual.onnx", DEF "residual/calib", DEF "residual/x_0.npy", 52480);
 }
 
+/* Exactly one line, on stderr's side of the output. */
+static void one_line(const char *out) {
+    const char *nl = strchr(out, '\n');
+    if (!nl || nl[1]) fail_msg("not one line:\n%s", out);
+}
+
+/* 4. Inputs that do not belong together are bad input (exit 2, one line
+ * naming what does not match), not a failed check (exit 1). */
+static void test_incompatible_inputs(void **state) {
+    (void)state;
+    int st;
+    char *out = cli(&st, "compile models/kws_cnn.onnx --calib models/kws_cnn/calib -o %s/kws.enpu", dir);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "quantize " DEF "residual.onnx --calib " DEF "residual/calib -o %s/res.qjson", dir);
+    assert_int_equal(st, 0);
+    free(out);
+    /* a program of another arch */
+    out = cli(&st, "sim %s/kws.enpu --input models/kws_cnn/sample_0.npy --arch large", dir);
+    assert_int_equal(st, 2);
+    one_line(out);
+    expect(out, "easynpu sim: error [incompatible]: ");
+    expect(out, "kws.enpu: arch mismatch: the program was compiled for arch 'easynpu' (fingerprint "
+                "0xefbb7927) but arch 'large' (fingerprint 0x6d141566) is selected\n");
+    free(out);
+    out = cli(&st, "disasm %s/kws.enpu --arch large", dir);
+    assert_int_equal(st, 2);
+    expect(out, "easynpu disasm: error [incompatible]: ");
+    free(out);
+    /* --golden with the .qjson of another model: said before the run, no
+     * layer table, no fake layer mismatch */
+    out = cli(&st, "sim %s/kws.enpu --input models/kws_cnn/sample_0.npy --golden %s/res.qjson", dir, dir);
+    assert_int_equal(st, 2);
+    one_line(out);
+    expect(out, "easynpu sim: error [incompatible]: ");
+    expect(out, "res.qjson: the program's input 'mfcc' [1,1,26,49] is not a tensor of this model "
+                "(was the program compiled from it?)\n");
+    free(out);
+    /* same tensor names and shapes, other quantization: the .qjson of the
+     * same model calibrated on other data */
+    out = cli(&st, "quantize models/kws_cnn.onnx --calib models/kws_cnn/sample_0.npy -o %s/kws1.qjson", dir);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "sim %s/kws.enpu --input models/kws_cnn/sample_0.npy --golden %s/kws1.qjson", dir, dir);
+    assert_int_equal(st, 2);
+    one_line(out);
+    expect(out, "easynpu sim: error [incompatible]: ");
+    expect(out, "kws1.qjson: tensor 'mfcc' has scale ");
+    expect(out, " in this model but scale ");
+    expect(out, "in the program (was the program compiled from it?)\n");
+    free(out);
+}
+
 /* 6. pe_rows > 1: the compiler maps onto one row, so it refuses the arch
  * instead of compiling a program that leaves the other rows idle. */
 static void test_pe_rows_refused(void **state) {
@@ -205,6 +258,7 @@ int main(void) {
         cmocka_unit_test(test_host_concat_of_views),
         cmocka_unit_test(test_rank3_input),
         cmocka_unit_test(test_macs_one_definition),
+        cmocka_unit_test(test_incompatible_inputs),
         cmocka_unit_test(test_pe_rows_refused),
         cmocka_unit_test(test_large_clock_said),
     };

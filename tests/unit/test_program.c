@@ -418,7 +418,7 @@ static void test_header_errors(void **state) {
     enpu_arch large;
     enpu_err err = {0};
     assert_int_equal(enpu_arch_preset("large", &large, &err), 0);
-    expect_fail(b, n, &large, ENPU_E_MISMATCH, "compiled for arch 'easynpu'", "arch 'large'");
+    expect_fail(b, n, &large, ENPU_E_INCOMPATIBLE, "compiled for arch 'easynpu'", "arch 'large'");
     free(c);
     free(b);
     enpu_program_free(&p);
