@@ -12,11 +12,15 @@ detector_head.onnx  a detector head (SSD's): two conv outputs [1,16,H,W]
                     operands are views of the conv outputs' storage)
 rank3_fc.onnx       a rank-3 input [1,130,13] (a spectrogram without a channel
                     dim), Flatten, Gemm 1690->12
-autoencoder.onnx    a tiny dense autoencoder: its output [1,32] is a
-                    reconstruction, not a class vector
+autoencoder.onnx    a tiny dense autoencoder of 8x8 images: its output
+                    [1,1,8,8] is a reconstruction, not a class vector
 residual.onnx       conv+BN+ReLU, conv+BN, a residual Add, ReLU, AvgPool,
                     Flatten, Gemm to 10 classes: every op whose MACs one
-                    could count differently (BN, Add, AvgPool)
+                    could count differently (BN, Add, AvgPool); a second
+                    output, the pooled features [1,8,4,4]
+saturating_fc.onnx  Gemm 16->6 calibrated on 4 small inputs: its x_0.npy is
+                    10x larger, so several int8 scores saturate at the top
+                    of the output range (a tie the float model does not have)
 Each gets an input x_0.npy (and calib/ with 8 inputs) beside it.  Weights are
 seeded random (these are shape fixtures, not trained networks).
 """
@@ -73,30 +77,33 @@ class Residual(nn.Module):
     def forward(self, x):
         a = torch.relu(self.b1(self.c1(x)))
         b = torch.relu(self.b2(self.c2(a)) + a)
-        return self.fc(torch.flatten(self.pool(b), 1))
+        p = self.pool(b)
+        return self.fc(torch.flatten(p, 1)), p
 
 
 class AutoEncoder(nn.Module):
     def __init__(self):
         super().__init__()
-        self.enc = nn.Linear(32, 8)
-        self.dec = nn.Linear(8, 32)
+        self.enc = nn.Linear(64, 8)
+        self.dec = nn.Linear(8, 64)
 
     def forward(self, x):
-        return torch.sigmoid(self.dec(torch.relu(self.enc(x))))
+        y = torch.sigmoid(self.dec(torch.relu(self.enc(torch.flatten(x, 1)))))
+        return y.reshape(1, 1, 8, 8)
 
 
-def export(name, model, shape, make_input):
+def export(name, model, shape, make_input, outputs=("y",), n_calib=8, make_calib=None):
     d = os.path.join(OUT, name)
     os.makedirs(os.path.join(d, "calib"), exist_ok=True)
     model.eval()
     x = make_input(0)
+    assert x.shape == shape
     torch.onnx.export(model, torch.from_numpy(x), os.path.join(OUT, name + ".onnx"),
-                      input_names=["x"], output_names=["y"], opset_version=13,
+                      input_names=["x"], output_names=list(outputs), opset_version=13,
                       do_constant_folding=True)
     np.save(os.path.join(d, "x_0.npy"), x)
-    for i in range(8):
-        np.save(os.path.join(d, "calib", "calib_%d.npy" % i), make_input(100 + i))
+    for i in range(n_calib):
+        np.save(os.path.join(d, "calib", "calib_%d.npy" % i), (make_calib or make_input)(100 + i))
 
 
 def main():
@@ -115,10 +122,16 @@ def main():
             bn.weight.data.uniform_(0.5, 1.5)
             bn.bias.data.uniform_(-0.2, 0.2)
         export("residual", res, (1, 3, 8, 8),
-               lambda s: np.random.default_rng(s).uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32))
+               lambda s: np.random.default_rng(s).uniform(-1, 1, (1, 3, 8, 8)).astype(np.float32),
+               outputs=("y", "features"))
         ae = AutoEncoder()
-        export("autoencoder", ae, (1, 32),
-               lambda s: np.random.default_rng(s).uniform(0, 1, (1, 32)).astype(np.float32))
+        export("autoencoder", ae, (1, 1, 8, 8),
+               lambda s: np.random.default_rng(s).uniform(0, 1, (1, 1, 8, 8)).astype(np.float32))
+        sat = nn.Linear(16, 6)
+        export("saturating_fc", sat, (1, 16),
+               lambda s: np.full((1, 16), 10.0, np.float32),
+               n_calib=4,
+               make_calib=lambda s: np.random.default_rng(s).uniform(0, 1, (1, 16)).astype(np.float32))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/accuracy.h"
 #include "cli/bind.h"
 #include "cli/cli.h"
 #include "cli/pipeline.h"
@@ -75,17 +76,16 @@ static int on_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu
     return r->golden ? enpu_golden_check_layer(r->golden, layer, st, sim, err) : 0;
 }
 
-/* Outputs: a class vector (one dim > 1, at most 1000 values) prints its top
- * classes with the int8 run's and the float reference's scores. */
+/* Outputs: a class vector (enpu_is_class_vector: [N] or [1,N]) prints its
+ * top classes with the int8 run's and the float reference's scores; any
+ * other output its first values. */
 static void print_output(const enpu_buf *b, const enpu_buf *fref) {
     int64_t n = enpu_buf_numel(b);
-    int big = 0;
-    for (int i = 0; i < b->rank; i++) big += b->dims[i] > 1;
     const float *v = b->data, *f = fref ? fref->data : NULL;
     printf("output %s [", b->name ? b->name : "");
     for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
     printf("]");
-    if (big == 1 && n <= 1000 && n > 1) {
+    if (enpu_is_class_vector(b->rank, b->dims)) {
         int k = n < 5 ? (int)n : 5;
         int64_t top[5];
         for (int j = 0; j < k; j++) {
@@ -111,46 +111,12 @@ static void print_output(const enpu_buf *b, const enpu_buf *fref) {
     printf(n > 8 ? " ...\n" : "\n");
 }
 
-static int64_t argmax(const enpu_buf *b) {
-    int64_t n = enpu_buf_numel(b), best = 0;
-    const float *v = b->data;
-    for (int64_t i = 1; i < n; i++)
-        if (v[i] > v[best]) best = i;
-    return best;
-}
-
-/* Float vs int8 on this input: max |error|, SQNR (dB) and top-1 of output 0. */
-typedef struct agreement {
-    bool have;
-    double max_err, sqnr_db;
-    bool top1_same;
-    int64_t top1_float, top1_int8;
-} agreement;
-
-static agreement compare_float(const enpu_buf *f, const enpu_buf *q) {
-    agreement a = {0};
-    int64_t n = enpu_buf_numel(f);
-    if (n != enpu_buf_numel(q) || n == 0) return a;
-    double sig = 0, noise = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double x = ((const float *)f->data)[i], y = ((const float *)q->data)[i];
-        sig += x * x;
-        noise += (x - y) * (x - y);
-        if (fabs(x - y) > a.max_err) a.max_err = fabs(x - y);
-    }
-    a.have = true;
-    a.sqnr_db = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
-    a.top1_float = argmax(f);
-    a.top1_int8 = argmax(q);
-    a.top1_same = a.top1_float == a.top1_int8;
-    return a;
-}
-
 /* One architecture's run. */
 typedef struct arch_run {
     const char *spec;
     enpu_arch arch;
     enpu_graph *qg;
+    enpu_qreport qrep;        /* the quantizer's report (first arch, an .onnx) */
     enpu_program prog;
     bool have_prog;
     enpu_sim_result res;
@@ -164,13 +130,14 @@ typedef struct arch_run {
 
 static void arch_run_free(arch_run *a) {
     enpu_graph_free(a->qg);
+    enpu_qreport_free(&a->qrep);
     if (a->have_prog) enpu_program_free(&a->prog);
     enpu_sim_result_free(&a->res);
 }
 
 /* Quantize (if needed), compile, simulate and check one architecture. */
 static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, const enpu_buf *ins,
-                    int n_in, enpu_sim_mode mode, const enpu_sim_opts *base, bool quiet,
+                    int n_in, enpu_sim_mode mode, const enpu_sim_opts *base, bool quiet, bool report,
                     enpu_err *err) {
     int rc;
     if (prog_path) {
@@ -183,7 +150,8 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
             const char *file = enpu_cli_arch_file(a->spec);
             return file ? enpu_err_prefix(err, "%s", file) : rc;
         }
-        rc = enpu_model_quantize(m, &a->arch, quiet, &a->qg, NULL, err);
+        /* the quantizer's per-layer SQNR names the layers that lose most */
+        rc = enpu_model_quantize(m, &a->arch, quiet, &a->qg, report ? &a->qrep : NULL, err);
         if (rc) return rc;
         enpu_compile_opts co;
         enpu_compile_opts_default(&co);
@@ -305,7 +273,7 @@ static void print_comparison(const arch_run *runs, int n) {
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n,
-                      const agreement *ag, enpu_err *err) {
+                      const enpu_accuracy *acc, int n_acc, enpu_err *err) {
     char *text = enpu_report_sim_json_text(model, &runs[0].arch, &runs[0].res);
     json_error_t je;
     json_t *root = text ? json_loads(text, 0, &je) : NULL;
@@ -317,13 +285,9 @@ static int write_json(const char *path, const char *model, const arch_run *runs,
         json_object_set_new(root, "bit_exact", json_true());
     }
     json_object_set_new(root, "golden_layers_compared", json_integer(runs[0].golden_layers));
-    if (ag->have) {
-        json_t *f = json_object();
-        json_object_set_new(f, "max_abs_error", json_real(ag->max_err));
-        json_object_set_new(f, "sqnr_db", isinf(ag->sqnr_db) ? json_null() : json_real(ag->sqnr_db));
-        json_object_set_new(f, "top1_agree", json_boolean(ag->top1_same));
-        json_object_set_new(f, "top1_float", json_integer(ag->top1_float));
-        json_object_set_new(f, "top1_int8", json_integer(ag->top1_int8));
+    if (n_acc > 0) {
+        json_t *f = json_array();
+        for (int i = 0; i < n_acc; i++) json_array_append_new(f, enpu_accuracy_json(&acc[i]));
         json_object_set_new(root, "float_vs_int8", f);
     }
     if (n > 1) {
@@ -457,8 +421,8 @@ int enpu_cmd_run(int argc, char **argv) {
     int loaded = 0, rc = 0;
     enpu_fexec *fx = NULL;
     enpu_buf fouts[MAX_FILES];
-    int n_fouts = 0;
-    agreement ag = {0};
+    int n_fouts = 0, n_acc = 0;
+    enpu_accuracy acc[MAX_FILES];
 
     for (int a = 0; a < n_arch; a++) {
         runs[a].spec = archs[a];
@@ -528,7 +492,7 @@ int enpu_cmd_run(int argc, char **argv) {
         base.vcd_to = w1;
         enpu_err e = {0};
         int st = run_arch(&runs[a], &m, is_prog ? model : NULL, bufs, n_in, (enpu_sim_mode)mode,
-                          &base, quiet || a > 0, &e);
+                          &base, quiet || a > 0, a == 0 && m.g, &e);
         runs[a].status = st;
         if (st) {
             snprintf(runs[a].error, sizeof runs[a].error, "error [%s]: %s", enpu_status_name(e.code), e.msg);
@@ -559,14 +523,12 @@ int enpu_cmd_run(int argc, char **argv) {
         printf("bit-exact: not checked\n");
     for (int i = 0; i < r0->res.n_outputs; i++)
         print_output(&r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
-    if (n_fouts > 0 && r0->res.n_outputs > 0) {
-        ag = compare_float(&fouts[0], &r0->res.outputs[0]);
-        if (ag.have)
-            printf("float vs int8 (output 0, this input): max |error| %.4g, SQNR %.1f dB, top-1 %s "
-                   "(float %lld, int8 %lld)\n",
-                   ag.max_err, ag.sqnr_db, ag.top1_same ? "agrees" : "DIFFERS",
-                   (long long)ag.top1_float, (long long)ag.top1_int8);
+    /* every output against the float reference (an .onnx model only) */
+    for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
+        acc[n_acc] = enpu_accuracy_of(&fouts[n_acc], &r0->res.outputs[n_acc]);
+        enpu_accuracy_print(stdout, &acc[n_acc]);
     }
+    if (n_acc > 0) enpu_accuracy_warn(stdout, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);
     if (n_arch > 1) print_comparison(runs, n_arch);
     if (n_out && n_out != r0->res.n_outputs) {
         rc = enpu_cli_usage("run", "%s has %d output(s), %d --output given", model, r0->res.n_outputs, n_out);
@@ -579,7 +541,7 @@ int enpu_cmd_run(int argc, char **argv) {
         }
         printf("wrote %s\n", outs[i]);
     }
-    if (json && write_json(json, model, runs, n_arch, &ag, &err)) {
+    if (json && write_json(json, model, runs, n_arch, acc, n_acc, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }

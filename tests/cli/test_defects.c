@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "easynpu/arch.h"
 #include "easynpu/file.h"
 #include "testutil.h"
 
@@ -159,8 +160,15 @@ static void test_incompatible_inputs(void **state) {
     assert_int_equal(st, 2);
     one_line(out);
     expect(out, "easynpu sim: error [incompatible]: ");
-    expect(out, "kws.enpu: arch mismatch: the program was compiled for arch 'easynpu' (fingerprint "
-                "0xefbb7927) but arch 'large' (fingerprint 0x6d141566) is selected\n");
+    enpu_arch small, large;
+    enpu_err err = {0};
+    assert_int_equal(enpu_arch_preset("easynpu", &small, &err), 0);
+    assert_int_equal(enpu_arch_preset("large", &large, &err), 0);
+    char want[256];
+    snprintf(want, sizeof want, "kws.enpu: arch mismatch: the program was compiled for arch 'easynpu' "
+             "(fingerprint 0x%08x) but arch 'large' (fingerprint 0x%08x) is selected\n",
+             (unsigned)enpu_arch_fingerprint(&small), (unsigned)enpu_arch_fingerprint(&large));
+    expect(out, want);
     free(out);
     out = cli(&st, "disasm %s/kws.enpu --arch large", dir);
     assert_int_equal(st, 2);
@@ -187,6 +195,72 @@ static void test_incompatible_inputs(void **state) {
     expect(out, "kws1.qjson: tensor 'mfcc' has scale ");
     expect(out, " in this model but scale ");
     expect(out, "in the program (was the program compiled from it?)\n");
+    free(out);
+}
+
+/* 7. The accuracy verdict of `run`: SQNR and max error for every output;
+ * top-k only for class vectors ([N] or [1,N], N >= 2); a tie at the top of
+ * the int8 scores is a tie; few calibration inputs and a low SQNR are said,
+ * with the layers that lose most. */
+static void test_accuracy_verdict(void **state) {
+    (void)state;
+    int st;
+    /* a reconstruction [1,1,8,8]: no classes */
+    char *out = cli(&st, "run " MODEL("autoencoder"));
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "float vs int8 (this input), output y [1,1,8,8]: max |error| 0.001853, SQNR 55.1 dB\n");
+    assert_null(strstr(out, "top-"));
+    assert_null(strstr(out, "agrees"));
+    assert_null(strstr(out, "warning"));
+    free(out);
+    /* the quantizer's report: no top-1 agreement for it either */
+    out = cli(&st, "quantize " DEF "autoencoder.onnx --calib " DEF "autoencoder/calib -o %s/ae.qjson", dir);
+    assert_int_equal(st, 0);
+    expect(out, "End to end over 8 calibration sample(s), first output: SQNR ");
+    assert_null(strstr(out, "top-1"));
+    free(out);
+    /* two outputs, one a class vector */
+    out = cli(&st, "run " MODEL("residual") " --json %s/res.json", dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "output y [1,10]: top-5 class (int8 score / float score): 3 (0.4688 / 0.469)");
+    expect(out, "float vs int8 (this input), output y [1,10]: max |error| 0.01642, SQNR 35.0 dB, "
+                "top-1 agrees (float 3, int8 3)\n");
+    expect(out, "float vs int8 (this input), output features [1,8,4,4]: max |error| ");
+    free(out);
+    char path[128];
+    snprintf(path, sizeof path, "%s/res.json", dir);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    assert_non_null(root);
+    json_t *fv = json_object_get(root, "float_vs_int8");
+    assert_int_equal(json_array_size(fv), 2);
+    json_t *o0 = json_array_get(fv, 0), *o1 = json_array_get(fv, 1);
+    assert_string_equal(json_string_value(json_object_get(o0, "output")), "y");
+    assert_true(json_is_true(json_object_get(o0, "class_vector")));
+    assert_true(json_is_true(json_object_get(o0, "top1_agree")));
+    assert_int_equal(json_integer_value(json_object_get(o0, "top1_int8")), 3);
+    assert_string_equal(json_string_value(json_object_get(o1, "output")), "features");
+    assert_true(json_is_false(json_object_get(o1, "class_vector")));
+    assert_null(json_object_get(o1, "top1_agree"));
+    assert_true(json_is_real(json_object_get(o1, "sqnr_db")));
+    json_decref(root);
+    /* saturated int8 scores: a tie, not an agreement; 4 calibration inputs;
+     * SQNR below 20 dB, and the layer that loses it */
+    out = cli(&st, "run " MODEL("saturating_fc"));
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "float vs int8 (this input), output y [1,6]: max |error| 8.583, SQNR 0.6 dB, top-1 TIE: "
+                "int8 classes 0, 5 share the top score 0.4898 (float top-1 5)\n");
+    expect(out, "warning: calibration used 4 input(s), fewer than 8: the int8 ranges may not cover "
+                "other inputs (give more with --calib)\n");
+    expect(out, "warning: output y: SQNR 0.6 dB, below 20 dB; the layers that lose most (SQNR over "
+                "the calibration set, drop from their input): /Gemm ");
+    free(out);
+    /* the default model: no warning */
+    out = cli(&st, "run models/kws_cnn.onnx --calib models/kws_cnn/calib --input models/kws_cnn/sample_0.npy");
+    assert_int_equal(st, 0);
+    expect(out, "float vs int8 (this input), output logits [1,12]: max |error| 0.02538, SQNR 42.5 dB, "
+                "top-1 agrees (float 1, int8 1)\n");
+    assert_null(strstr(out, "warning"));
     free(out);
 }
 
@@ -259,6 +333,7 @@ int main(void) {
         cmocka_unit_test(test_rank3_input),
         cmocka_unit_test(test_macs_one_definition),
         cmocka_unit_test(test_incompatible_inputs),
+        cmocka_unit_test(test_accuracy_verdict),
         cmocka_unit_test(test_pe_rows_refused),
         cmocka_unit_test(test_large_clock_said),
     };
