@@ -79,12 +79,12 @@ static int on_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu
 /* Outputs: a class vector (enpu_is_class_vector: [N] or [1,N]) prints its
  * top classes with the int8 run's and the float reference's scores; any
  * other output its first values. */
-static void print_output(const enpu_buf *b, const enpu_buf *fref) {
+static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref) {
     int64_t n = enpu_buf_numel(b);
     const float *v = b->data, *f = fref ? fref->data : NULL;
-    printf("output %s [", b->name ? b->name : "");
-    for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
-    printf("]");
+    fprintf(text, "output %s [", b->name ? b->name : "");
+    for (int i = 0; i < b->rank; i++) fprintf(text, i ? ",%lld" : "%lld", (long long)b->dims[i]);
+    fprintf(text, "]");
     if (enpu_is_class_vector(b->rank, b->dims)) {
         int k = n < 5 ? (int)n : 5;
         int64_t top[5];
@@ -97,18 +97,18 @@ static void print_output(const enpu_buf *b, const enpu_buf *fref) {
             }
             top[j] = best;
         }
-        printf(": top-%d class (int8 score%s):", k, f ? " / float score" : "");
+        fprintf(text, ": top-%d class (int8 score%s):", k, f ? " / float score" : "");
         for (int j = 0; j < k; j++) {
             if (f)
-                printf(" %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
+                fprintf(text, " %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
             else
-                printf(" %lld (%.4g)", (long long)top[j], v[top[j]]);
+                fprintf(text, " %lld (%.4g)", (long long)top[j], v[top[j]]);
         }
-        printf("\n");
+        fprintf(text, "\n");
         return;
     }
-    for (int64_t i = 0; i < n && i < 8; i++) printf(i ? " %.5g" : " = %.5g", v[i]);
-    printf(n > 8 ? " ...\n" : "\n");
+    for (int64_t i = 0; i < n && i < 8; i++) fprintf(text, i ? " %.5g" : " = %.5g", v[i]);
+    fprintf(text, n > 8 ? " ...\n" : "\n");
 }
 
 /* One architecture's run. */
@@ -206,11 +206,11 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
 }
 
 /* Per-layer cycles of the same model on several architectures. */
-static void print_comparison(const arch_run *runs, int n) {
-    printf("\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
-    printf("%-28s", "layer");
-    for (int a = 0; a < n; a++) printf(" %22.22s", runs[a].arch.name);
-    printf("\n");
+static void print_comparison(FILE *text, const arch_run *runs, int n) {
+    fprintf(text, "\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
+    fprintf(text, "%-28s", "layer");
+    for (int a = 0; a < n; a++) fprintf(text, " %22.22s", runs[a].arch.name);
+    fprintf(text, "\n");
     const arch_run *base = NULL;
     for (int a = 0; a < n && !base; a++)
         if (runs[a].ran) base = &runs[a];
@@ -219,57 +219,57 @@ static void print_comparison(const arch_run *runs, int n) {
         const enpu_layer_stats *l = &base->res.layers[i];
         char name[32];
         snprintf(name, sizeof name, "%.27s", l->name);
-        printf("%-28s", name);
+        fprintf(text, "%-28s", name);
         for (int a = 0; a < n; a++) {
             const enpu_layer_stats *m = NULL;
             for (int k = 0; runs[a].ran && k < runs[a].res.n_layers && !m; k++)
                 if (strcmp(runs[a].res.layers[k].name, l->name) == 0) m = &runs[a].res.layers[k];
-            if (!m) printf(" %22s", runs[a].ran ? "-" : "n/a");
-            else if (m->host) printf(" %22s", "host");
+            if (!m) fprintf(text, " %22s", runs[a].ran ? "-" : "n/a");
+            else if (m->host) fprintf(text, " %22s", "host");
             else
-                printf(" %14llu (%4.1f%%)", (unsigned long long)m->cycles,
+                fprintf(text, " %14llu (%4.1f%%)", (unsigned long long)m->cycles,
                        m->cycles ? 100.0 * (double)m->ideal_cycles / (double)m->cycles : 0.0);
         }
-        printf("\n");
+        fprintf(text, "\n");
     }
-    printf("%-28s", "total");
+    fprintf(text, "%-28s", "total");
     for (int a = 0; a < n; a++) {
-        if (!runs[a].ran) printf(" %22s", "does not run");
+        if (!runs[a].ran) fprintf(text, " %22s", "does not run");
         else
-            printf(" %14llu (%4.1f%%)", (unsigned long long)runs[a].res.total_cycles,
+            fprintf(text, " %14llu (%4.1f%%)", (unsigned long long)runs[a].res.total_cycles,
                    100.0 * runs[a].res.utilization);
     }
-    printf("\n%-28s", "cycles: speed-up vs first");
+    fprintf(text, "\n%-28s", "cycles: speed-up vs first");
     for (int a = 0; a < n; a++) {
         if (runs[a].ran && runs[0].ran && runs[a].res.total_cycles)
-            printf(" %21.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
-        else printf(" %22s", "-");
+            fprintf(text, " %21.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
+        else fprintf(text, " %22s", "-");
     }
     /* time = cycles / clock: a preset with another clock (large: 200 MHz)
      * changes the time rows at the same cycles */
     bool clocks_differ = false;
-    printf("\n%-28s", "clock (MHz)");
+    fprintf(text, "\n%-28s", "clock (MHz)");
     for (int a = 0; a < n; a++) {
-        printf(" %22g", runs[a].arch.clock_mhz);
+        fprintf(text, " %22g", runs[a].arch.clock_mhz);
         clocks_differ |= runs[a].arch.clock_mhz != runs[0].arch.clock_mhz;
     }
-    printf("\n%-28s", "time at clock (us)");
+    fprintf(text, "\n%-28s", "time at clock (us)");
     for (int a = 0; a < n; a++) {
-        if (runs[a].ran) printf(" %22.2f", runs[a].res.time_us);
-        else printf(" %22s", "-");
+        if (runs[a].ran) fprintf(text, " %22.2f", runs[a].res.time_us);
+        else fprintf(text, " %22s", "-");
     }
-    printf("\n%-28s", "time: speed-up vs first");
+    fprintf(text, "\n%-28s", "time: speed-up vs first");
     for (int a = 0; a < n; a++) {
         if (runs[a].ran && runs[0].ran && runs[a].res.time_us > 0)
-            printf(" %21.2fx", runs[0].res.time_us / runs[a].res.time_us);
-        else printf(" %22s", "-");
+            fprintf(text, " %21.2fx", runs[0].res.time_us / runs[a].res.time_us);
+        else fprintf(text, " %22s", "-");
     }
-    printf("\n");
+    fprintf(text, "\n");
     if (clocks_differ)
-        printf("note: the clocks differ: time compares clock and cycles, the cycle rows the "
+        fprintf(text, "note: the clocks differ: time compares clock and cycles, the cycle rows the "
                "microarchitecture alone\n");
     for (int a = 0; a < n; a++)
-        if (!runs[a].ran) printf("%s: %s\n", runs[a].spec, runs[a].error);
+        if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n,
@@ -393,23 +393,20 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     if (mode == ENPU_SIM_FUNCTIONAL && (trace || vcd || svg))
         return enpu_cli_usage("run", "--trace, --vcd and --svg need --mode cycle (functional mode has no time)");
-    const char *written[MAX_FILES + 4];
-    int n_written = 0;
-    for (int i = 0; i < n_out; i++) written[n_written++] = outs[i];
-    if (json) written[n_written++] = json;
-    if (trace) written[n_written++] = trace;
-    if (vcd) written[n_written++] = vcd;
-    if (svg) written[n_written++] = svg;
-    for (int i = 0; i < n_written; i++) {
-        if (enpu_cli_check_output("run", written[i], ins, n_in)) return 2;
-        if (enpu_cli_check_output("run", written[i], &model, 1)) return 2;
-        if (enpu_cli_check_output("run", written[i], archs, n_arch)) return 2;
-        if (calib && enpu_cli_check_output_list("run", written[i], calib)) return 2;
-        if (enpu_cli_bind_check_output("run", written[i], &binds)) return 2;
-        for (int k = 0; k < i; k++)
-            if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
-                return enpu_cli_usage("run", "output '%s' is given twice", written[i]);
-    }
+    /* checked now, not after a long run */
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    for (int i = 0; i < n_in; i++) enpu_cli_io_in(&io, ins[i]);
+    for (int a = 0; a < n_arch; a++) enpu_cli_io_in(&io, enpu_cli_arch_file(archs[a]));
+    enpu_cli_io_list(&io, calib);
+    enpu_cli_bind_inputs(&binds, &io);
+    for (int i = 0; i < n_out; i++) enpu_cli_io_out(&io, outs[i]);
+    enpu_cli_io_out(&io, json);
+    enpu_cli_io_out(&io, trace);
+    enpu_cli_io_out(&io, vcd);
+    enpu_cli_io_out(&io, svg);
+    if (enpu_cli_check_io("run", &io)) return 2;
+    FILE *text = enpu_cli_text(&io);
 
     enpu_err err = {0};
     bool is_prog = strcmp(enpu_path_ext(model), ".enpu") == 0;
@@ -455,7 +452,7 @@ int enpu_cmd_run(int argc, char **argv) {
                    (size_t)enpu_buf_numel(src) * enpu_dtype_size(src->dtype));
         }
         n_in = loaded;
-        printf("input: the first calibration sample (no --input given)\n");
+        fprintf(text, "input: the first calibration sample (no --input given)\n");
     } else {
         if (n_in != want_in || n_in == 0) {
             rc = enpu_cli_usage("run", "%s needs %d --input file(s), %d given", model,
@@ -504,32 +501,32 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     if (!runs[0].ran) {
         rc = worst ? worst : 2;
-        if (n_arch > 1) print_comparison(runs, n_arch);
+        if (n_arch > 1) print_comparison(text, runs, n_arch);
         goto done;
     }
     const arch_run *r0 = &runs[0];
-    printf("model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
-    enpu_report_sim_table(stdout, &r0->arch, &r0->res);
+    fprintf(text, "model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
+    enpu_report_sim_table(text, &r0->arch, &r0->res);
     if (r0->golden_checked)
-        printf("bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
+        fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
                "reference, element by element)\n",
                r0->golden_layers, r0->res.n_outputs);
     else if (r0->status == ENPU_E_MISMATCH)
-        printf("bit-exact: NO (%s)\n", r0->error);
+        fprintf(text, "bit-exact: NO (%s)\n", r0->error);
     else if (r0->res.checked)
-        printf("bit-exact: yes against the simulator's functional replay (no golden reference for a "
+        fprintf(text, "bit-exact: yes against the simulator's functional replay (no golden reference for a "
                "compiled program; give the model to check against it)\n");
     else
-        printf("bit-exact: not checked\n");
+        fprintf(text, "bit-exact: not checked\n");
     for (int i = 0; i < r0->res.n_outputs; i++)
-        print_output(&r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
+        print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
     /* every output against the float reference (an .onnx model only) */
     for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
         acc[n_acc] = enpu_accuracy_of(&fouts[n_acc], &r0->res.outputs[n_acc]);
-        enpu_accuracy_print(stdout, &acc[n_acc]);
+        enpu_accuracy_print(text, &acc[n_acc]);
     }
-    if (n_acc > 0) enpu_accuracy_warn(stdout, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);
-    if (n_arch > 1) print_comparison(runs, n_arch);
+    if (n_acc > 0) enpu_accuracy_warn(text, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);
+    if (n_arch > 1) print_comparison(text, runs, n_arch);
     if (n_out && n_out != r0->res.n_outputs) {
         rc = enpu_cli_usage("run", "%s has %d output(s), %d --output given", model, r0->res.n_outputs, n_out);
         goto done;
@@ -539,7 +536,7 @@ int enpu_cmd_run(int argc, char **argv) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }
-        printf("wrote %s\n", outs[i]);
+        fprintf(text, "wrote %s\n", outs[i]);
     }
     if (json && write_json(json, model, runs, n_arch, acc, n_acc, &err)) {
         rc = enpu_cli_fail("run", &err);
@@ -555,7 +552,7 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     for (int i = 0; i < 4; i++) {
         const char *w = (const char *[]){json, trace, vcd, svg}[i];
-        if (w) printf("wrote %s\n", w);
+        if (w) fprintf(text, "wrote %s\n", w);
     }
     rc = worst;
 done:

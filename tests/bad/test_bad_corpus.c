@@ -757,17 +757,17 @@ static void test_failed_run_leaves_nothing(void **state) {
     assert_memory_equal(d, "previous contents", 17);
     free(d);
     unlink(out);
-    /* a write that fails (the output's folder does not exist; the output is
-     * a folder) leaves no temporary behind */
+    /* an output that cannot be written (its folder does not exist; it is a
+     * folder) is refused before the run and leaves no temporary behind */
     char *nodir = tmp_path("no/such/dir/out.npy");
     const char *a2[] = {"run-float", "models/kws_cnn.onnx", "--input", "models/kws_cnn/sample_0.npy",
                         "--output", nodir, NULL};
-    expect_refusal(a2, "io", "cannot create");
+    expect_refusal(a2, "io", "cannot write in");
     char *dir = tmp_path("outdir.npy");
     mkdir(dir, 0777);
     const char *a3[] = {"run-float", "models/kws_cnn.onnx", "--input", "models/kws_cnn/sample_0.npy",
                         "--output", dir, NULL};
-    expect_refusal(a3, "io", "cannot write");
+    expect_refusal(a3, "io", "is a directory");
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
     assert_true(S_ISDIR(st.st_mode));

@@ -264,6 +264,92 @@ static void test_accuracy_verdict(void **state) {
     free(out);
 }
 
+/* stdout of a shell command line alone (its stderr dropped); *status its exit. */
+static char *sh_stdout(int *status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static char *sh_stdout(int *status, const char *fmt, ...) {
+    char line[4096], cmd[4200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "{ %s 2>/dev/null; }", line);
+    char *out = NULL;
+    *status = enpu_test_run(cmd, &out);
+    assert_non_null(out);
+    return out;
+}
+
+/* 5. '-' is stdout for an output (then the report goes to stderr, so
+ * stdout is the data alone) and stdin for an input; outputs are checked
+ * before any work. */
+static void test_dash_and_early_checks(void **state) {
+    (void)state;
+    int st;
+    char *out = sh_stdout(&st, "%s inspect models/kws_cnn.onnx --json -", ENPU_CLI);
+    assert_int_equal(st, 0);
+    json_error_t je;
+    json_t *root = json_loads(out, 0, &je);
+    if (!root) fail_msg("stdout is not JSON (%s):\n%s", je.text, out);
+    assert_int_equal(json_integer_value(json_object_get(root, "total_macs")), 3914280);
+    json_decref(root);
+    free(out);
+    assert_int_equal(access("-", F_OK), -1); /* no file named '-' */
+    /* the run's JSON on stdout, its table on stderr */
+    out = sh_stdout(&st, "%s run " MODEL("rank3_fc") " --json -", ENPU_CLI);
+    assert_int_equal(st, 0);
+    root = json_loads(out, 0, &je);
+    if (!root) fail_msg("stdout is not JSON (%s):\n%s", je.text, out);
+    assert_true(json_is_true(json_object_get(root, "bit_exact")));
+    json_decref(root);
+    free(out);
+    st = enpu_test_run("{ " ENPU_CLI " run " MODEL("rank3_fc") " --json - >/dev/null; }", &out);
+    assert_int_equal(st, 0);
+    expect(out, "bit-exact: yes");
+    free(out);
+    /* stdin: a model and an input; quantize -o - | compile - -o - | sim - */
+    out = cli(&st, "inspect - < models/kws_cnn.onnx");
+    assert_int_equal(st, 0);
+    expect(out, "total: 16 nodes, 38206 parameters, 3914280 MACs");
+    free(out);
+    out = sh_stdout(&st, "%s quantize " DEF "rank3_fc.onnx --calib " DEF "rank3_fc/calib -o - > %s/r3.qjson",
+                    ENPU_CLI, dir);
+    assert_int_equal(st, 0);
+    free(out);
+    out = cli(&st, "compile %s/r3.qjson -o - | %s sim - --input - < " DEF "rank3_fc/x_0.npy", dir, ENPU_CLI);
+    assert_int_equal(st, 2);
+    one_line(out);
+    expect(out, "easynpu sim: '-' (stdin) is given for two inputs; see 'easynpu sim --help'\n");
+    free(out);
+    out = cli(&st, "compile %s/r3.qjson -o - | %s sim - --input " DEF "rank3_fc/x_0.npy --golden %s/r3.qjson",
+              dir, ENPU_CLI, dir);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "golden: 1 layer outputs and 1 output(s) bit-exact");
+    free(out);
+    out = cli(&st, "run-float " DEF "rank3_fc.onnx --input - --output %s/y.npy < " DEF "rank3_fc/x_0.npy", dir);
+    assert_int_equal(st, 0);
+    free(out);
+    /* outputs checked before the work: a missing folder, a folder, '-' twice */
+    const char *bad[][2] = {
+        {"--json /nonexistent/run.json", "easynpu run: error [io]: output '/nonexistent/run.json': cannot "
+                                         "write in '/nonexistent': No such file or directory\n"},
+        {"--json /tmp", "easynpu run: error [io]: output '/tmp' is a directory\n"},
+        {"--json - --svg -", "easynpu run: output '-' (stdout) is given twice"},
+        {"--json " DEF "rank3_fc/calib/x.json", "is inside the input folder"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        out = cli(&st, "run " MODEL("rank3_fc") " %s", bad[i][0]);
+        assert_int_equal(st, 2);
+        one_line(out); /* nothing ran: no table, no quantizer warning */
+        expect(out, bad[i][1]);
+        free(out);
+    }
+    out = cli(&st, "compile " DEF "rank3_fc.onnx --calib " DEF "rank3_fc/calib -o /nonexistent/p.enpu");
+    assert_int_equal(st, 2);
+    one_line(out);
+    expect(out, "output '/nonexistent/p.enpu': cannot write in '/nonexistent'");
+    free(out);
+}
+
 /* 6. pe_rows > 1: the compiler maps onto one row, so it refuses the arch
  * instead of compiling a program that leaves the other rows idle. */
 static void test_pe_rows_refused(void **state) {
@@ -334,6 +420,7 @@ int main(void) {
         cmocka_unit_test(test_macs_one_definition),
         cmocka_unit_test(test_incompatible_inputs),
         cmocka_unit_test(test_accuracy_verdict),
+        cmocka_unit_test(test_dash_and_early_checks),
         cmocka_unit_test(test_pe_rows_refused),
         cmocka_unit_test(test_large_clock_said),
     };
