@@ -65,16 +65,21 @@ const char *enpu_cli_arch_file(const char *arch) {
     return NULL;
 }
 
+/* The folder a path (which may not exist yet) lies in. */
+static void parent_of(const char *path, char *parent, size_t n) {
+    snprintf(parent, n, "%s", path);
+    char *slash = strrchr(parent, '/');
+    if (!slash) snprintf(parent, n, ".");
+    else if (slash == parent) parent[1] = 0;
+    else *slash = 0;
+}
+
 /* True if `path` (which may not exist yet) lies directly in directory `dir`. */
 static bool in_directory(const char *path, const char *dir) {
     struct stat ds, ps;
     if (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)) return false;
     char parent[4096];
-    snprintf(parent, sizeof parent, "%s", path);
-    char *slash = strrchr(parent, '/');
-    if (!slash) snprintf(parent, sizeof parent, ".");
-    else if (slash == parent) parent[1] = 0;
-    else *slash = 0;
+    parent_of(path, parent, sizeof parent);
     return stat(parent, &ps) == 0 && ps.st_dev == ds.st_dev && ps.st_ino == ds.st_ino;
 }
 
@@ -114,11 +119,7 @@ static int check_writable(const char *cmd, const char *out) {
         return 2;
     }
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", out);
-    char *slash = strrchr(dir, '/');
-    if (!slash) snprintf(dir, sizeof dir, ".");
-    else if (slash == dir) dir[1] = 0;
-    else *slash = 0;
+    parent_of(out, dir, sizeof dir);
     /* the atomic write creates a temporary file beside the output */
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
         int e = errno;
