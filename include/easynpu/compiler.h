@@ -41,6 +41,9 @@ typedef struct enpu_compile_opts {
                           position, z = Co, the whole kernel (or the fewest
                           kernel rows that fit) -- for comparisons */
     bool no_enhance;   /* never consider the enhance-channel transform */
+    bool serial_schedule; /* every instruction waits for the one before it to
+                             complete (no overlap of DMA and compute): the
+                             baseline of the list schedule */
 } enpu_compile_opts;
 
 void enpu_compile_opts_default(enpu_compile_opts *o);

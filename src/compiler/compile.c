@@ -27,6 +27,11 @@ void cc_free(cc *c) {
     for (int i = 0; i < c->nnotes; i++) free(c->notes[i]);
     free(c->notes);
     free(c->order);
+    for (int i = 0; i < c->nit; i++) free(c->it[i].dep);
+    free(c->it);
+    free(c->sorder);
+    free(c->tin_dram);
+    free(c->dram_img);
 }
 
 static char *dups(const char *s) {
@@ -211,7 +216,7 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
         cc_layer *l = &c.L[c.order[k]];
         l->step = l->head == c.order[k] ? c.nsteps++ : c.L[l->head].step;
     }
-    if (c.norder + 1 > arch->itcm_bytes / ENPU_INSTR_BYTES) {
+    if (arch->dram_bytes == 0 && c.norder + 1 > arch->itcm_bytes / ENPU_INSTR_BYTES) {
         int64_t need = (int64_t)(c.norder + 1) * ENPU_INSTR_BYTES;
         char hint[160];
         cc_fit_hint(arch, "itcm_bytes", need, hint, sizeof hint);
@@ -222,7 +227,14 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
         goto out;
     }
     if ((rc = cc_tile(&c))) goto out;
+    c.tin_dram = malloc((size_t)(qg->n_tensors > 0 ? qg->n_tensors : 1) * sizeof *c.tin_dram);
+    if (!c.tin_dram) {
+        rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        goto out;
+    }
     if ((rc = cc_memplan(&c, &wimg, &wlen, &simg, &slen))) goto out;
+    if ((rc = cc_items_onchip(&c))) goto out;
+    if ((rc = cc_schedule(&c))) goto out;
     if ((rc = cc_emit(&c, prog, wimg, wlen, simg, slen))) goto out;
     rc = enpu_program_validate(prog, err);
     if (rc) {
