@@ -64,7 +64,11 @@ typedef struct enpu_move_report {
     char *how;       /* one line: why / how */
 } enpu_move_report;
 
-/* One row of the mapping table: one instruction of the program. */
+/* One row of the mapping table: one instruction of the program, or for a
+ * layer cut in row strips or output-channel blocks, or moved with DMA
+ * transfers, the instructions of its group at one position of its chain
+ * (their cycles and traffic summed; geometry and tiling of the layer's
+ * first instruction). */
 typedef struct enpu_layer_report {
     char *name;          /* layer name (instruction) */
     char *op;            /* mnemonic */
@@ -87,6 +91,11 @@ typedef struct enpu_layer_report {
     int64_t activity[ENPU_ACT_COUNT];
     int64_t compute_cycles;  /* = activity[COMPUTE] */
     char *note;          /* tiling / enhance-channel decision, or "" */
+    int first_instr;     /* its first instruction in the program */
+    int n_instr;         /* instructions summed into the row (DMA included) */
+    int strips;          /* compute instructions (row strips x channel blocks) */
+    int dmas;            /* DMA transfers */
+    int64_t dram_read_bytes, dram_write_bytes; /* by its DMA transfers and instruction fetch */
 } enpu_layer_report;
 
 typedef struct enpu_compile_report {
@@ -101,6 +110,8 @@ typedef struct enpu_compile_report {
     int64_t total_macs, total_ideal, total_modelled; /* MACs: of the NPU's instructions */
     int64_t host_macs;       /* MACs of the layers the host computes (sync) */
     int64_t total_activity[ENPU_ACT_COUNT];
+    int64_t total_dram_read_bytes, total_dram_write_bytes;
+    bool offchip;            /* the plan streams through DRAM (tensors or weights) */
     /* memory use */
     int64_t main_peak_bytes, main_bytes;
     int64_t skip_peak_bytes, skip_bytes;

@@ -35,6 +35,7 @@ typedef struct cc_store {
     int last_op2;         /* last step reading its skip copy (-1: none) */
     bool keep;            /* graph output: live to the end */
     int64_t main_addr;    /* -1: not in the main DTCM */
+    int64_t dram_addr;    /* -1: no DRAM copy (graph inputs and outputs, tensors kept in DRAM) */
     int64_t skip_addr;    /* -1: no skip copy */
     bool host_written;    /* written by a host op */
     int64_t ofmap_wpp, ofmap_word; /* concat at store: written into another store */
@@ -141,7 +142,6 @@ typedef struct cc {
     cc_item *it;
     int nit, capit;
     int *sorder;          /* items in stream order (sched.c) */
-    int64_t *tin_dram;    /* per graph tensor: its DRAM word address, -1 */
     int64_t dram_words;   /* DRAM words allocated (after the instructions) */
     uint8_t *dram_img;    /* DRAM image (streamed weights), dram_img_len bytes from DRAM word 0 */
     size_t dram_img_len;
@@ -196,6 +196,17 @@ cc_item *cc_item_chain(cc *c, int layer, const enpu_instr *ins, int n);
 /* A DMA item moving rows x len words between DRAM and memory `mem`. */
 cc_item *cc_item_dma(cc *c, int layer, int what, int dir, int mem, int64_t sram, int64_t dram,
                      int64_t rows, int64_t len, int64_t sstride, int64_t dstride);
+/* Input rows [a, b) that output rows [r0, r1) of window head h read, and
+ * the padding rows above (pt) and below (pb) them. */
+void cc_in_rows(const enpu_instr *h, int64_t r0, int64_t r1, int64_t *a, int64_t *b, int64_t *pt,
+                int64_t *pb);
+/* Cuts the chain ins[0..n) (whole map) to output rows [r0, r1): the head's
+ * input rows, padding and output height, the members' heights.  Addresses
+ * are left to the caller. */
+void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1);
+/* Can chain `head` be cut into row strips (a window or 1x1 head, no reshape
+ * member, not fc)? */
+bool cc_strip_ok(const cc *c, int head);
 /* DRAM words for n words (bump allocation after the instructions). */
 int64_t cc_dram_alloc(cc *c, int64_t words);
 /* Items of a plan that fits on chip (memplan done): the chains and host ops

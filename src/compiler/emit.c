@@ -44,9 +44,9 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
         if (tt->dtype == ENPU_DT_INT8 && !(d.scale > 0)) d.scale = 1;
     } else {
         const cc_store *st = &c->S[v->store];
-        if (dram && c->tin_dram[t] >= 0) {
+        if (dram && st->dram_addr >= 0) {
             d.mem = ENPU_MEM_DRAM;
-            d.addr = (uint32_t)(c->tin_dram[t] + em->dram_base);
+            d.addr = (uint32_t)(st->dram_addr + em->dram_base);
         } else {
             d.mem = ENPU_MEM_MAIN;
             d.addr = (uint32_t)st->main_addr;
@@ -79,7 +79,7 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
  * the NPU memories at that point (a tensor kept in DRAM). */
 static bool in_dram(const cc *c, int t) {
     int s = c->tv[t].store;
-    return s >= 0 && c->tin_dram[t] >= 0 && c->S[s].main_addr < 0;
+    return s >= 0 && c->S[s].dram_addr >= 0 && c->S[s].main_addr < 0;
 }
 
 static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {

@@ -94,6 +94,34 @@ int64_t cc_dram_alloc(cc *c, int64_t words) {
     return at;
 }
 
+void cc_in_rows(const enpu_instr *h, int64_t r0, int64_t r1, int64_t *a, int64_t *b, int64_t *pt,
+                int64_t *pb) {
+    int64_t lo = r0 * h->stride_h - h->pad_top;
+    int64_t hi = (r1 - 1) * h->stride_h - h->pad_top + (h->hk - 1) * h->dil_h + 1;
+    *a = lo > 0 ? lo : 0;
+    *b = hi < h->hi ? hi : h->hi;
+    *pt = *a - lo;
+    *pb = hi - *b;
+}
+
+void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1) {
+    enpu_instr *h = &ins[0];
+    int64_t a, b, pt, pb;
+    cc_in_rows(h, r0, r1, &a, &b, &pt, &pb);
+    h->hi = b - a;
+    h->pad_top = pt, h->pad_bottom = pb;
+    h->ho = r1 - r0;
+    for (int j = 1; j < n; j++) ins[j].hi = ins[j].ho = r1 - r0;
+}
+
+bool cc_strip_ok(const cc *c, int head) {
+    int op = c->L[head].opcode;
+    if (op == CC_HOST || op == ENPU_OPC_FC || op == ENPU_OPC_RESHAPE) return false;
+    for (int m = c->L[head].next; m >= 0; m = c->L[m].next)
+        if (c->L[m].opcode == ENPU_OPC_RESHAPE) return false;
+    return true;
+}
+
 /* ---- a plan that fits on chip ---------------------------------------------------- */
 
 /* Chain-head registers of the fuse loop (docs/isa.md "Fused chains"). */
@@ -168,6 +196,71 @@ static int done_step(const cc *c, int s) {
     return step;
 }
 
+/* The chain of head li (instructions placed for the whole map) cut to
+ * output rows [r0, r1), reading and writing the resident maps at the rows'
+ * offsets, tiled. */
+static int strip_of(cc *c, const enpu_instr *whole, int n, int64_t r0, int64_t r1, const int *lay, enpu_instr *ins) {
+    int P = c->P;
+    memcpy(ins, whole, (size_t)n * sizeof *ins);
+    cc_cut_rows(ins, n, r0, r1);
+    int64_t a, b, pt, pb;
+    cc_in_rows(&whole[0], r0, r1, &a, &b, &pt, &pb);
+    const cc_layer *hl = &c->L[lay[0]];
+    const cc_store *is = &c->S[hl->in_store];
+    ins[0].ifmap_addr += a * is->w * cdiv(is->c, P);
+    for (int j = 0; j < n; j++) {
+        const cc_layer *l = &c->L[lay[j]];
+        int64_t W = whole[j].wo;
+        if (l->op2_store >= 0) ins[j].op2_addr += r0 * W * cdiv(c->S[l->op2_store].c, P);
+        if (ins[j].store_skip) ins[j].skip_addr += r0 * W * cdiv(whole[j].co, P);
+        if (j == n - 1 && l->out_store >= 0) {
+            const cc_store *os = &c->S[l->out_store];
+            int64_t owpp = os->ofmap_wpp ? os->ofmap_wpp : cdiv(os->c, P);
+            ins[j].ofmap_addr += r0 * os->w * owpp;
+        }
+    }
+    return enpu_tile_chain(c->a, ins, n, c->o.naive_tiling, hl->name, c->err);
+}
+
+/* The first reader of a graph input need not wait for the whole input: its
+ * chain is cut into row strips, each waiting only for the input rows it
+ * reads, loaded in that order; the strip count minimises a two-stage
+ * pipeline estimate (load at the DRAM bandwidth, compute by the cost
+ * model).  Returns the strip count chosen (1: no gain). */
+static int input_strips(cc *c, const enpu_instr *whole, int n, const int *lay) {
+    const enpu_arch *a = c->a;
+    int64_t ho = whole[0].ho, wb = enpu_arch_word_bytes(a);
+    int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
+    const cc_store *is = &c->S[c->L[lay[0]].in_store];
+    int64_t rw = is->w * cdiv(is->c, c->P);
+    static const int cand[] = {1, 2, 3, 4, 6, 8, 12, 16};
+    int best = 1;
+    int64_t best_t = -1;
+    enpu_instr ins[16];
+    for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
+        int ns = cand[k];
+        if (ns > ho) break;
+        int64_t rows = cdiv(ho, ns), end = 0, loaded = 0, words = 0;
+        for (int64_t r0 = 0; r0 < ho; r0 += rows) {
+            int64_t r1 = r0 + rows < ho ? r0 + rows : ho, ia, ib, pt, pb;
+            cc_in_rows(&whole[0], r0, r1, &ia, &ib, &pt, &pb);
+            if (ib > loaded) words += (ib - loaded) * rw, loaded = ib;
+            enpu_err e2 = {0};
+            enpu_err *keep = c->err;
+            c->err = &e2;
+            int rc = strip_of(c, whole, n, r0, r1, lay, ins);
+            c->err = keep;
+            if (rc) return best;
+            int64_t dur = cc_cost_chain_limit(a, ins, n, 0, NULL);
+            int64_t ready = cdiv(words * wb, bpc) + a->dram_latency;
+            int64_t start = end > ready ? end : ready;
+            end = start + dur + a->instr_fetch_cycles + a->decode_cycles;
+        }
+        if (best_t < 0 || end < best_t) best = ns, best_t = end;
+    }
+    return best;
+}
+
 static int host_item(cc *c, int li) {
     cc_layer *l = &c->L[li];
     cc_item *it = cc_item_new(c, CC_IT_HOST, li);
@@ -194,15 +287,14 @@ int cc_items_onchip(cc *c) {
     const enpu_graph *g = c->g;
     bool dram = c->a->dram_bytes > 0;
     /* graph inputs and outputs in DRAM */
-    for (int t = 0; t < g->n_tensors; t++) c->tin_dram[t] = -1;
     if (dram) {
         for (int k = 0; k < g->n_inputs; k++) {
-            int t = g->inputs[k], s = io_store(c, t);
-            if (s >= 0) c->tin_dram[t] = cc_dram_alloc(c, c->S[s].words);
+            int s = io_store(c, g->inputs[k]);
+            if (s >= 0 && c->S[s].dram_addr < 0) c->S[s].dram_addr = cc_dram_alloc(c, c->S[s].words);
         }
         for (int k = 0; k < g->n_outputs; k++) {
-            int t = g->outputs[k], s = io_store(c, t);
-            if (s >= 0 && c->tin_dram[t] < 0) c->tin_dram[t] = cc_dram_alloc(c, c->S[s].words);
+            int s = io_store(c, g->outputs[k]);
+            if (s >= 0 && c->S[s].dram_addr < 0) c->S[s].dram_addr = cc_dram_alloc(c, c->S[s].words);
         }
     }
     bool *loaded = calloc((size_t)(c->ns > 0 ? c->ns : 1), sizeof *loaded);
@@ -212,14 +304,15 @@ int cc_items_onchip(cc *c) {
         int li = c->order[k];
         cc_layer *l = &c->L[li];
         if (l->head != li) continue;
-        /* the graph inputs this step reads, loaded before it */
+        /* the graph inputs this step reads, loaded before it (reported with it) */
+        int loads = c->nit;
         for (int j = 0; dram && j < g->n_inputs; j++) {
             int t = g->inputs[j], s = io_store(c, t);
             if (s < 0 || loaded[s] || !step_reads(c, l->step, s)) continue;
             loaded[s] = true;
             const cc_store *st = &c->S[s];
             cc_item *d = cc_item_dma(c, li, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN, st->main_addr,
-                                     c->tin_dram[t], 1, st->words, 0, 0);
+                                     st->dram_addr, 1, st->words, 0, 0);
             if (!d) {
                 rc = c->err->code;
                 break;
@@ -227,7 +320,66 @@ int cc_items_onchip(cc *c) {
         }
         if (rc) break;
         int first = c->nit;
-        if (l->opcode == CC_HOST) {
+        for (int d = loads; d < first; d++) c->it[d].group = first;
+        /* a chain whose input is a graph input loaded just now: in row strips */
+        bool piped = false;
+        if (loads + 1 == first && l->opcode != CC_HOST && cc_strip_ok(c, li) && l->in_store >= 0 &&
+            c->it[loads].what == CC_DMA_INPUT && c->it[loads].ins[0].sram_addr == c->S[l->in_store].main_addr) {
+            enpu_instr whole[16];
+            int lay[16], n = 0;
+            for (int m = li; m >= 0 && n < 16; m = c->L[m].next) {
+                place_layer(c, &c->L[m], m != li);
+                lay[n] = m;
+                whole[n++] = c->L[m].ins;
+            }
+            bool op2_in = false;
+            for (int j = 0; j < n; j++) op2_in |= c->L[lay[j]].op2_store == l->in_store;
+            int ns = op2_in ? 1 : input_strips(c, whole, n, lay);
+            if (ns > 1) {
+                /* the whole load is replaced by one load per strip of the rows it adds */
+                cc_item dl = c->it[loads];
+                c->nit = loads;
+                const cc_store *is = &c->S[l->in_store];
+                int64_t rw = is->w * cdiv(is->c, c->P), ho = whole[0].ho, rows = cdiv(ho, ns), have = 0;
+                int grp = c->nit;
+                for (int64_t r0 = 0; r0 < ho && !rc; r0 += rows) {
+                    int64_t r1 = r0 + rows < ho ? r0 + rows : ho, ia, ib, pt, pb;
+                    cc_in_rows(&whole[0], r0, r1, &ia, &ib, &pt, &pb);
+                    if (ib > have) {
+                        cc_item *d = cc_item_dma(c, li, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN,
+                                                 dl.ins[0].sram_addr + have * rw, dl.ins[0].dram_addr + have * rw,
+                                                 1, (ib - have) * rw, 0, 0);
+                        if (!d) {
+                            rc = c->err->code;
+                            break;
+                        }
+                        d->group = grp;
+                        have = ib;
+                    }
+                    enpu_instr ins[16];
+                    if ((rc = strip_of(c, whole, n, r0, r1, lay, ins))) break;
+                    cc_item *it = cc_item_chain(c, li, ins, n);
+                    if (!it) {
+                        rc = c->err->code;
+                        break;
+                    }
+                    memcpy(it->lay, lay, (size_t)n * sizeof *lay);
+                    it->group = grp;
+                    first = c->nit - 1;
+                }
+                if (rc) break;
+                /* the first item of the group names the row: the first strip */
+                for (int d = grp; d < c->nit; d++)
+                    if (c->it[d].kind == CC_IT_CHAIN) {
+                        for (int e = grp; e < c->nit; e++) c->it[e].group = d;
+                        break;
+                    }
+                piped = true;
+            }
+        }
+        if (piped) {
+            /* checked after its last strip */
+        } else if (l->opcode == CC_HOST) {
             if ((rc = host_item(c, li))) break;
         } else {
             enpu_instr ins[16];
@@ -262,12 +414,12 @@ int cc_items_onchip(cc *c) {
             if (s < 0 || done_step(c, s) != l->step) continue;
             const cc_store *st = &c->S[s];
             cc_item *d = cc_item_dma(c, li, CC_DMA_OUTPUT, ENPU_DMA_STORE, ENPU_MEM_MAIN,
-                                     st->main_addr, c->tin_dram[t], 1, st->words, 0, 0);
+                                     st->main_addr, st->dram_addr, 1, st->words, 0, 0);
             if (!d) {
                 rc = c->err->code;
                 break;
             }
-            d->tensor = t, d->tmem = ENPU_MEM_DRAM, d->taddr = c->tin_dram[t], d->tout = true;
+            d->tensor = t, d->tmem = ENPU_MEM_DRAM, d->taddr = st->dram_addr, d->tout = true;
             d->group = first;
             /* the output is checked where the host reads it */
             if (c->it[first].tensor == t) c->it[first].tmem = -1;
