@@ -184,6 +184,12 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
             const char *name = it->kind == CC_IT_END ? "end" : l ? l->name : "";
             const char *src = l ? l->src : "";
             if ((rc = enpu_program_add_instr(p, &in, name, src[0] ? 1 : 0, &src, c->err))) goto out;
+            /* a layer whose instruction does more MACs than the model (a group
+             * conv run dense): its share for this row strip or channel block */
+            if (l && l->macs >= 0 && in.opcode != ENPU_OPC_DMA) {
+                int64_t whole = enpu_instr_macs(&l->ins), part = enpu_instr_macs(&in);
+                p->layers[p->n_instr - 1].macs = whole > 0 ? l->macs * part / whole : 0;
+            }
             /* every instruction names the tensor it computes; the item's last
              * one, where that tensor can be checked */
             int t = it->kind == CC_IT_CHAIN && l ? l->out : -1;
