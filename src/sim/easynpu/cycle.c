@@ -178,6 +178,8 @@ static void core_values(const sim_signals *s, int64_t *v) {
     memcpy(v, c, sizeof c);
 }
 
+static const sim_signals idle_signals;
+
 static void sample(sim_obs *o, uint64_t t, const sim_signals *s) {
     if (!o || !o->vcd) return;
     int64_t v[N_SIG];
@@ -319,7 +321,6 @@ static int chain_start(cyc_state *es, enpu_sim *sim, uint64_t t0, enpu_err *err)
  * which nothing before step (1) of that cycle can observe. */
 static int chain_finish(cyc_state *es, enpu_sim *sim, uint64_t t_end, enpu_err *err) {
     core *k = &es->k;
-    static const sim_signals idle;
     const int head = es->dp.instr;
     sim_pectl_resolve_wait(k);
     k->t = t_end + 1;
@@ -328,7 +329,7 @@ static int chain_finish(cyc_state *es, enpu_sim *sim, uint64_t t_end, enpu_err *
         k->trk[i].label = -1;
     }
     sim->cycle = t_end + 1;
-    if (!es->offchip) sample(sim->obs, t_end + 1, &idle);
+    if (!es->offchip) sample(sim->obs, t_end + 1, &idle_signals);
     if (sim->obs) {
         char nm[300];
         snprintf(nm, sizeof nm, "%s%s", sim->rows[head].name,
@@ -340,31 +341,6 @@ static int chain_finish(cyc_state *es, enpu_sim *sim, uint64_t t_end, enpu_err *
     es->progress = t_end;
     if (es->offchip) sim_tok_push(&es->dma.tok, sim->prog->instr[head].push, ENPU_QUEUE_COMPUTE);
     return sim_chain_done(sim, &es->chain, err);
-}
-
-/* One cycle of the executing chain: its units in the order of core.h. */
-static int chain_cycle(cyc_state *es, enpu_sim *sim, uint64_t t, enpu_err *err) {
-    core *k = &es->k;
-    k->t = t;
-    sim_sched_writers(k);
-    sim_sched_op2(k);
-    sim_sched_loader(k);
-    sim_sched_weights(k);
-    int rc = sim_pectl_step(k, err);
-    if (rc) return rc;
-    if (k->trace) {
-        sim_core_track(k, TRK_BUS, k->main_use);
-        sim_core_track(k, TRK_SKIP, k->skip_use);
-    }
-    if (sim->obs && !es->offchip) sample(sim->obs, t, &k->sig);
-    if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, &k->sig);
-    if (k->pe_done && sim_sched_queues_empty(k)) return chain_finish(es, sim, t, err);
-    if (t - k->stall_guard > DEADLOCK_CYCLES)
-        return enpu_fail(err, ENPU_E_INVALID,
-                         "simulator internal error: no progress for %u cycles at cycle %" PRIu64
-                         " in instruction %d (a bug in src/sim)",
-                         DEADLOCK_CYCLES, t, k->cur_row);
-    return 0;
 }
 
 /* ---- the top controller: fetch, decode, dispatch (§13.3) --------------------------------- */
@@ -495,6 +471,7 @@ static int top_steps(cyc_state *es, enpu_sim *sim, uint64_t t, bool *ended, enpu
  * the datapath executes a chain (whose end is an event of its own). */
 static uint64_t next_wake(const cyc_state *es, uint64_t t) {
     const frontend *f = &es->fe;
+    if (es->k.sim->step_every_cycle) return t + 1;
     uint64_t w = NEVER;
     if (f->buf >= 0) {
         uint64_t x = f->buf_ready > f->dec_end ? f->buf_ready : f->dec_end;
@@ -510,11 +487,59 @@ static uint64_t next_wake(const cyc_state *es, uint64_t t) {
     return w;
 }
 
+/* ---- the executing chain ---------------------------------------------------------------- */
+
+/* Runs the executing chain from cycle *tp (whose steps (1)-(4) have run)
+ * through its last cycle, one cycle at a time: its units in the order of
+ * core.h, and steps (1)-(4) of the cycles in which they can change anything
+ * (`wake`).  *tp is then the cycle after the chain's last write. */
+static int chain_run(cyc_state *es, enpu_sim *sim, uint64_t *tp, enpu_err *err) {
+    core *k = &es->k;
+    const uint64_t limit = max_cycles(sim);
+    const bool offchip = es->offchip;
+    uint64_t t = *tp, wake = es->wake;
+    for (;;) {
+        k->t = t;
+        sim_sched_writers(k);
+        sim_sched_op2(k);
+        sim_sched_loader(k);
+        sim_sched_weights(k);
+        int rc = sim_pectl_step(k, err);
+        if (rc) return rc;
+        if (k->trace) {
+            sim_core_track(k, TRK_BUS, k->main_use);
+            sim_core_track(k, TRK_SKIP, k->skip_use);
+        }
+        if (sim->obs) {
+            if (offchip) sample_all(es, sim->obs, t, &k->sig);
+            else sample(sim->obs, t, &k->sig);
+        }
+        if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, &k->sig);
+        if (k->pe_done && sim_sched_queues_empty(k)) {
+            *tp = t + 1;
+            return chain_finish(es, sim, t, err);
+        }
+        if (t - k->stall_guard > DEADLOCK_CYCLES)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "simulator internal error: no progress for %u cycles at cycle %" PRIu64
+                             " in instruction %d (a bug in src/sim)",
+                             DEADLOCK_CYCLES, t, k->cur_row);
+        if (++t >= limit)
+            return enpu_fail(err, ENPU_E_LIMIT,
+                             "simulation stopped at cycle %" PRIu64 " (max_cycles) in instruction %d",
+                             t, k->cur_row);
+        if (t >= wake) {
+            bool ended = false; /* `end` cannot start: the datapath is busy */
+            if ((rc = top_steps(es, sim, t, &ended, err))) return rc;
+            wake = es->wake = next_wake(es, t);
+        }
+    }
+}
+
 /* ---- the program ------------------------------------------------------------------------- */
 
 static int cyc_run(cyc_state *es, enpu_sim *sim, enpu_err *err) {
     const enpu_program *p = sim->prog;
-    static const sim_signals idle;
     memset(&es->fe, 0, sizeof es->fe);
     memset(&es->dp, 0, sizeof es->dp);
     es->fe.buf = es->fe.dec = -1;
@@ -523,41 +548,33 @@ static int cyc_run(cyc_state *es, enpu_sim *sim, enpu_err *err) {
     es->run = RUN_NONE;
     if (es->offchip) sim_dma_reset(&es->dma);
     k_observe_start(es, sim);
-    if (!es->offchip) sample(sim->obs, 0, &idle);
+    if (!es->offchip) sample(sim->obs, 0, &idle_signals);
     const uint64_t limit = max_cycles(sim);
     uint64_t t = 0;
-    for (;; t++) {
+    for (;;) {
         if (t >= limit)
             return enpu_fail(err, ENPU_E_LIMIT, "simulation stopped at cycle %" PRIu64
                              " (max_cycles) in instruction %d",
-                             t, es->dp.state == DP_EXEC ? es->k.cur_row : es->fe.dec < 0 ? 0 : es->fe.dec);
-        int rc;
-        if (es->dp.state != DP_EXEC || t >= es->wake || sim->step_every_cycle) {
-            bool ended = false;
-            if ((rc = top_steps(es, sim, t, &ended, err))) return rc;
-            if (ended) break;
-            es->wake = next_wake(es, t);
-        }
-        bool ran = true, ended = false;
-        if ((rc = ctrl_start(es, sim, t, &ended, err))) return rc;
-        if (ended) break;
-        if (es->dp.state == DP_EXEC) {
-            rc = chain_cycle(es, sim, t, err);
-        } else if (es->dp.state == DP_HELD && t >= es->dp.from && is_chain(p, es->dp.instr) &&
-                   (!es->offchip ||
-                    sim_tok_ready(&es->dma.tok, p->instr[es->dp.instr].pop, ENPU_QUEUE_COMPUTE))) {
-            if (!(rc = chain_start(es, sim, t, err))) rc = chain_cycle(es, sim, t, err);
-        } else {
-            ran = false;
-            rc = 0;
-            attribute(es, sim, t);
-            if (t - es->progress > DEADLOCK_CYCLES && es->wake == NEVER && es->dp.state != DP_SYNC)
-                return enpu_fail(err, ENPU_E_INVALID,
-                                 "simulator internal error: nothing can happen after cycle %" PRIu64
-                                 " (a bug in src/sim)", t);
-        }
+                             t, es->fe.dec < 0 ? 0 : es->fe.dec);
+        /* a cycle in which no chain executes at its start */
+        bool ended = false;
+        int rc = top_steps(es, sim, t, &ended, err);
+        if (!rc && !ended) rc = ctrl_start(es, sim, t, &ended, err);
         if (rc) return rc;
-        if (es->offchip && sim->obs) sample_all(es, sim->obs, t, ran ? &es->k.sig : &idle);
+        if (ended) break;
+        es->wake = next_wake(es, t);
+        if (es->dp.state == DP_HELD && t >= es->dp.from && is_chain(p, es->dp.instr) &&
+            (!es->offchip || sim_tok_ready(&es->dma.tok, p->instr[es->dp.instr].pop, ENPU_QUEUE_COMPUTE))) {
+            if ((rc = chain_start(es, sim, t, err)) || (rc = chain_run(es, sim, &t, err))) return rc;
+            continue;
+        }
+        attribute(es, sim, t);
+        if (es->offchip && sim->obs) sample_all(es, sim->obs, t, &idle_signals);
+        if (t - es->progress > DEADLOCK_CYCLES && es->wake == NEVER && es->dp.state != DP_SYNC)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "simulator internal error: nothing can happen after cycle %" PRIu64
+                             " (a bug in src/sim)", t);
+        t++;
     }
     flush_run(es, sim, t);
     if (es->offchip) sim_dma_observe_end(&es->dma);
