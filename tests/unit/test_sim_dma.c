@@ -604,6 +604,28 @@ static void test_race_load_vs_chain(void **state) {
     tp_free(&t);
 }
 
+/* A chain (from 9) writes words a store in flight (5-40) still reads. */
+static void test_race_chain_vs_store(void **state) {
+    (void)state;
+    tprog t;
+    tp_init(&t, "easynpu", 17);
+    enpu_instr st = tp_dma(0, ENPU_DMA_STORE, ENPU_MEM_MAIN, 100, 10, 1, 1, 0, 0, 0, 0);
+    enpu_instr r = relu_word(0, 10);
+    tp_add(&t, &st, "st");
+    tp_add(&t, &r, "r");
+    assert_int_equal(tp_finish(&t), 0);
+    expect_race(&t, "program race: instruction 1 (relu 'r') writes main DTCM words 10..10 at cycle 9 "
+                    "while instruction 0 (dma 'st', in flight since cycle 5) reads them; the "
+                    "dependency tokens must order the two");
+    /* reading them is no race: relu from word 10 to word 11 runs */
+    t.p.instr[1].ifmap_addr = 10;
+    t.p.instr[1].ofmap_addr = 11;
+    enpu_sim_result res;
+    run_cycle(&t, NULL, 0, &res, 0, NULL, 0);
+    enpu_sim_result_free(&res);
+    tp_free(&t);
+}
+
 /* Two commands on DRAM: a load (engine 1, from 9) reads DRAM words a store
  * (engine 0, in flight from 5) writes. */
 static void test_race_dram(void **state) {
@@ -748,8 +770,9 @@ static char *slurp(const char *path) {
 }
 
 /* The trace has a track per DMA engine and one for the DRAM channel, with
- * the load's and the store's spans; the VCD has busy/valid/ready per engine
- * and the channel's busy, each changing. */
+ * the load's and the store's spans and the relu's wait for its token; the
+ * VCD declares busy/valid/ready per engine and the channel's busy, and
+ * dma0_busy rises in the load's decode cycle. */
 static void test_observation(void **state) {
     (void)state;
     tprog t;
@@ -974,7 +997,8 @@ int main(void) {
         cmocka_unit_test(test_load_compute_store), cmocka_unit_test(test_long_program),
         cmocka_unit_test(test_strided),       cmocka_unit_test(test_weights_by_dma),
         cmocka_unit_test(test_hostop_dram),   cmocka_unit_test(test_race_chain_vs_load),
-        cmocka_unit_test(test_race_load_vs_chain), cmocka_unit_test(test_race_dram),
+        cmocka_unit_test(test_race_load_vs_chain), cmocka_unit_test(test_race_chain_vs_store),
+        cmocka_unit_test(test_race_dram),
         cmocka_unit_test(test_race_same_engine), cmocka_unit_test(test_race_hostop),
         cmocka_unit_test(test_race_word_exact), cmocka_unit_test(test_observation),
         cmocka_unit_test(test_random_vs_model), cmocka_unit_test(test_sync_corners),
