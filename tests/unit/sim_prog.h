@@ -258,6 +258,17 @@ static inline void tp_add(tprog *t, const enpu_instr *in, const char *name) {
     }
 }
 
+/* Appends IO descriptor d, returns its index (aborts on error: a test bug). */
+static inline int tp_add_io(tprog *t, const enpu_io_desc *d) {
+    enpu_err err = {0};
+    int rc = enpu_program_add_io(&t->p, d, &err);
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+    return rc;
+}
+
 /* Adds an int8 NHWC IO descriptor [1][h][w][c] in main DTCM. */
 static inline int tp_io(tprog *t, enpu_io_dir dir, const char *name, int64_t h, int64_t w,
                         int64_t c, int64_t addr, int mem, float scale, int zp) {
@@ -272,13 +283,7 @@ static inline int tp_io(tprog *t, enpu_io_dir dir, const char *name, int64_t h, 
     d.zero_point = zp;
     d.mem = mem;
     d.addr = (uint32_t)addr;
-    enpu_err err = {0};
-    int rc = enpu_program_add_io(&t->p, &d, &err);
-    if (rc < 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        abort();
-    }
-    return rc;
+    return tp_add_io(t, &d);
 }
 
 /* Adds END, installs the weight image and validates. Returns 0 or prints. */

@@ -170,13 +170,7 @@ static int flat_io(tprog *t, enpu_io_dir dir, const char *name, int64_t n, int m
     d.scale = 0.5f;
     d.mem = mem;
     d.addr = (uint32_t)addr;
-    enpu_err err = {0};
-    int rc = enpu_program_add_io(&t->p, &d, &err);
-    if (rc < 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        abort();
-    }
-    return rc;
+    return tp_add_io(t, &d);
 }
 
 /* ---- one load: bursts, bandwidth, latency, row misses, banks ----------------------------- */
