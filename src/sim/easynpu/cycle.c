@@ -118,8 +118,9 @@ static void flush_run(cyc_state *es, enpu_sim *sim, uint64_t t) {
     es->run = RUN_NONE;
 }
 
-/* A cycle in which no chain executes (§13.7 rules 2-5). */
-static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t) {
+/* Cycles [t, t + n) in which no chain executes and nothing changes (§13.7
+ * rules 2-5). */
+static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t, uint64_t n) {
     const frontend *f = &es->fe;
     const datapath *dp = &es->dp;
     const enpu_program *p = sim->prog;
@@ -138,9 +139,9 @@ static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t) {
         if (row >= p->n_instr) row = p->n_instr - 1;
     }
     enpu_layer_stats *st = &sim->rows[row];
-    st->activity[a]++;
-    st->cycles++;
-    row_touch(st, t, 1);
+    st->activity[a] += n;
+    st->cycles += n;
+    row_touch(st, t, n);
     if (!sim->obs || !sim->obs->trace) return;
     if (es->run == run && es->run_row == row) return;
     flush_run(es, sim, t);
@@ -568,13 +569,21 @@ static int cyc_run(cyc_state *es, enpu_sim *sim, enpu_err *err) {
             if ((rc = chain_start(es, sim, t, err)) || (rc = chain_run(es, sim, &t, err))) return rc;
             continue;
         }
-        attribute(es, sim, t);
+        /* nothing changes before the next event: the cycles until then are
+         * attributed at once (not with a VCD, whose samples are per cycle) */
+        uint64_t next = es->wake;
+        const datapath *dp = &es->dp;
+        if (dp->state == DP_SYNC && dp->sync_done < next) next = dp->sync_done;
+        if (dp->state == DP_HELD && dp->from > t && dp->from < next) next = dp->from;
+        if (es->fe.dec_end > t && es->fe.dec_end < next) next = es->fe.dec_end;
+        if (next == NEVER || next > limit || (sim->obs && sim->obs->vcd)) next = t + 1;
+        attribute(es, sim, t, next - t);
         if (es->offchip && sim->obs) sample_all(es, sim->obs, t, &idle_signals);
         if (t - es->progress > DEADLOCK_CYCLES && es->wake == NEVER && es->dp.state != DP_SYNC)
             return enpu_fail(err, ENPU_E_INVALID,
                              "simulator internal error: nothing can happen after cycle %" PRIu64
                              " (a bug in src/sim)", t);
-        t++;
+        t = next;
     }
     flush_run(es, sim, t);
     if (es->offchip) sim_dma_observe_end(&es->dma);
