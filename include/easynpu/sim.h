@@ -157,8 +157,9 @@ void enpu_sim_result_free(enpu_sim_result *r);
 typedef struct enpu_sim enpu_sim;
 
 /* Called after each chain (layer = the head's instruction index; st = the
- * head's row, final for the chain) and after each host op.  A non-zero
- * return stops the run with that status (the callback fills err). */
+ * head's row, final for the chain), after each host op, and when a dma whose
+ * LAYERS record names a tensor completes (that tensor then lies in DRAM).  A
+ * non-zero return stops the run with that status (the callback fills err). */
 typedef int (*enpu_sim_layer_cb)(void *ctx, int layer, const enpu_layer_stats *st,
                                  const enpu_sim *sim, enpu_err *err);
 
@@ -200,8 +201,8 @@ int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
 
 /* Reads a feature map from a simulated memory back into an int8 buffer of
  * `n` elements in user order (descriptor as in the program; any int8
- * descriptor in main or skip DTCM, so a test can read intermediate tensors
- * by making a descriptor). */
+ * descriptor in main or skip DTCM or in the DRAM the program touches, so a
+ * test can read intermediate tensors by making a descriptor). */
 int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
                          enpu_err *err);
 /* Cycle at which the word holding element e of descriptor d was last
@@ -209,8 +210,9 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
  * enpu_sim_read_tensor returns it), 0 if never or out of range. */
 uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e);
 
-/* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP or _WEIGHT of isa.h)
- * after a run: *bytes gets its size. NULL for an unknown memory. */
+/* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP, _WEIGHT or _DRAM of
+ * isa.h; DRAM: only the words the program touches) after a run: *bytes gets
+ * its size. NULL for an unknown memory (or a program that touches no DRAM). */
 const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes);
 
 /* The architecture and program the simulator runs. */

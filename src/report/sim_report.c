@@ -22,13 +22,17 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
     const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
     static const int acts[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
                                ENPU_ACT_IFMAP_LOAD,   ENPU_ACT_BUS_CONFLICT, ENPU_ACT_WEIGHT_LOAD,
-                               ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN};
+                               ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN, ENPU_ACT_DMA_WAIT};
     static const char *const hdr[] = {"compute", "ctrl", "fill", "ifmap", "busconf", "wload",
-                                      "odrain", "pdrain"};
+                                      "odrain", "pdrain", "dmawait"};
+    /* the dma_wait column only for a run that used the DRAM */
+    const bool offchip = r->activity[ENPU_ACT_DMA_WAIT] || r->reads[ENPU_MEM_OFFCHIP] ||
+                         r->writes[ENPU_MEM_OFFCHIP];
+    const size_t n_acts = sizeof acts / sizeof acts[0] - (offchip ? 0 : 1);
     char nb[64];
     fprintf(f, "%3s %-24s %-9s %10s %10s %6s %6s", "#", "layer", "op", "cycles", "ideal", "util%",
             "x ideal");
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) fprintf(f, " %9s", hdr[i]);
+    for (size_t i = 0; i < n_acts; i++) fprintf(f, " %9s", hdr[i]);
     fprintf(f, " %5s\n", "psum");
     for (int i = 0; i < r->n_layers; i++) {
         const enpu_layer_stats *st = &r->layers[i];
@@ -39,7 +43,7 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
                 st->op, (unsigned long long)st->cycles, (unsigned long long)st->ideal_cycles, util);
         if (st->ideal_cycles) fprintf(f, " %6.2f", ratio(st->cycles, st->ideal_cycles));
         else fprintf(f, " %6s", "-");
-        for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+        for (size_t k = 0; k < n_acts; k++)
             fprintf(f, " %9llu", (unsigned long long)st->activity[acts[k]]);
         fprintf(f, " %5d%s\n", st->psum_peak, st->host ? "  (host op)" : "");
     }
@@ -48,7 +52,7 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
             100.0 * r->utilization);
     if (r->total_ideal_cycles) fprintf(f, " %6.2f", ratio(r->total_cycles, r->total_ideal_cycles));
     else fprintf(f, " %6s", "-");
-    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+    for (size_t k = 0; k < n_acts; k++)
         fprintf(f, " %9llu", (unsigned long long)r->activity[acts[k]]);
     fprintf(f, "\n\n");
     char host[64] = "";
