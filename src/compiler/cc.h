@@ -143,6 +143,7 @@ typedef struct cc {
     int nit, capit;
     int *sorder;          /* items in stream order (sched.c) */
     int64_t dram_words;   /* DRAM words allocated (after the instructions) */
+    bool offchip;         /* the off-chip plan (offchip.c) was used */
     uint8_t *dram_img;    /* DRAM image (streamed weights), dram_img_len bytes from DRAM word 0 */
     size_t dram_img_len;
 } cc;
@@ -207,6 +208,10 @@ void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1);
 /* Can chain `head` be cut into row strips (a window or 1x1 head, no reshape
  * member, not fc)? */
 bool cc_strip_ok(const cc *c, int head);
+/* Does the host (a host op) read and write tensor t in DRAM rather than in
+ * the main DTCM?  A graph input or output lives in DRAM (its descriptor is
+ * the host's), and so does a tensor kept only there. */
+bool cc_host_in_dram(const cc *c, int t);
 /* DRAM words for n words (bump allocation after the instructions). */
 int64_t cc_dram_alloc(cc *c, int64_t words);
 /* Items of a plan that fits on chip (memplan done): the chains and host ops

@@ -114,12 +114,15 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
         L->src = dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
         /* the note of the cc layer the instruction comes from */
         const char *note = "";
-        for (int k = 0; k < c->nit; k++) {
+        const cc_layer *whole = NULL; /* the layer before row strips and channel blocks */
+        for (int k = 0; k < c->nit && !note[0]; k++) {
             const cc_item *it = &c->it[k];
-            for (int j = 0; j < it->n; j++)
-                if (it->lay[j] >= 0 && strcmp(c->L[it->lay[j]].name, p->layers[i].name) == 0 && c->L[it->lay[j]].note)
-                    note = c->L[it->lay[j]].note;
-            if (note[0]) break;
+            for (int j = 0; j < it->n; j++) {
+                const cc_layer *cl = it->lay[j] >= 0 ? &c->L[it->lay[j]] : NULL;
+                if (!cl || strcmp(cl->name, p->layers[i].name) != 0) continue;
+                if (!whole && cl->ins.opcode == in->opcode) whole = cl;
+                if (cl->note) note = cl->note;
+            }
         }
         L->note = dups(note);
         char fused[128] = "";
@@ -136,8 +139,9 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
         }
         enpu_opclass k = enpu_opcode_class(in->opcode);
         bool ctl = k == ENPU_CLASS_CTRL || k == ENPU_CLASS_DMA;
-        L->in[0] = in->hi, L->in[1] = in->wi, L->in[2] = in->ci;
-        L->out[0] = in->ho, L->out[1] = in->wo, L->out[2] = in->co;
+        const enpu_instr *sh = whole ? &whole->ins : in;
+        L->in[0] = sh->hi, L->in[1] = sh->wi, L->in[2] = sh->ci;
+        L->out[0] = sh->ho, L->out[1] = sh->wo, L->out[2] = sh->co;
         L->kernel[0] = in->hk, L->kernel[1] = in->wk;
         L->stride[0] = in->stride_h, L->stride[1] = in->stride_w;
         L->tile_x = in->tile_x, L->tile_y = in->tile_y, L->tile_xi = in->tile_xi, L->tile_yi = in->tile_yi;
@@ -197,10 +201,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     r->total_modelled = total;
     free(act), free(rd), free(wr), free(rep), free(row_of);
     r->total_ideal = cdiv(r->total_macs, a->pes * a->pe_rows);
-    r->offchip = c->dram_img_len > 0;
-    for (int i = 0; i < p->n_instr && !r->offchip; i++)
-        r->offchip = p->instr[i].opcode == ENPU_OPC_DMA && p->layers[i].tensor[0] == 0 &&
-                     p->instr[i].dma_mem != ENPU_MEM_MAIN;
+    r->offchip = c->offchip;
     /* moves, host ops, notes */
     r->moves = calloc((size_t)c->nmv + 1, sizeof *r->moves);
     r->hostops = calloc((size_t)p->n_hostops + 1, sizeof *r->hostops);
@@ -222,8 +223,25 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     /* memory use */
     r->main_peak_bytes = c->main_peak * wb;
     r->skip_peak_bytes = c->skip_peak * wb;
+    r->weight_used_bytes = (int64_t)p->weights_len;
+    if (c->offchip) {
+        /* the off-chip plan reuses buffers at fixed places: the highest
+         * address any instruction touches in each memory */
+        int64_t top[ENPU_MEM_WEIGHT + 1] = {0};
+        for (int i = 0; i < p->n_instr; i++) {
+            const enpu_instr *in = &p->instr[i];
+            if (enpu_opcode_class(in->opcode) == ENPU_CLASS_CTRL) continue;
+            enpu_mem_block b[ENPU_MAX_BLOCKS];
+            int nb = enpu_instr_blocks(a, in, i > 0 && p->instr[i - 1].fuse_next, b);
+            for (int q = 0; q < nb; q++)
+                if (b[q].mem >= 0 && b[q].mem <= ENPU_MEM_WEIGHT && b[q].addr + b[q].words > top[b[q].mem])
+                    top[b[q].mem] = b[q].addr + b[q].words;
+        }
+        r->main_peak_bytes = top[ENPU_MEM_MAIN] * wb, r->skip_peak_bytes = top[ENPU_MEM_SKIP] * wb;
+        r->weight_used_bytes = top[ENPU_MEM_WEIGHT] * wb;
+    }
     r->main_bytes = a->main_dtcm_bytes, r->skip_bytes = a->skip_dtcm_bytes;
-    r->weight_used_bytes = (int64_t)p->weights_len, r->weight_bytes = a->weight_mem_bytes;
+    r->weight_bytes = a->weight_mem_bytes;
     r->n_instr = p->n_instr, r->itcm_instr = (int)(a->itcm_bytes / ENPU_INSTR_BYTES);
     return 0;
 }

@@ -75,13 +75,6 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
     return rc;
 }
 
-/* A tensor a host op reads or writes lies in DRAM when it has no copy in
- * the NPU memories at that point (a tensor kept in DRAM). */
-static bool in_dram(const cc *c, int t) {
-    int s = c->tv[t].store;
-    return s >= 0 && c->S[s].dram_addr >= 0 && c->S[s].main_addr < 0;
-}
-
 static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     cc *c = em->c;
     const enpu_node *n = &c->g->nodes[l->node];
@@ -92,14 +85,14 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     for (int k = 0; k < n->n_in && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
         int t = n->in[k];
         if (t < 0 || (c->g->tensors[t].flags & ENPU_T_CONST)) continue;
-        int io = io_desc(em, t, ENPU_IO_HOST, in_dram(c, t));
+        int io = io_desc(em, t, ENPU_IO_HOST, cc_host_in_dram(c, t));
         if (io < 0) return io;
         h.io[h.n_in++] = io;
     }
     for (int k = 0; k < n->n_out && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
         int t = n->out[k];
         int io = io_desc(em, t, (c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST,
-                         in_dram(c, t));
+                         cc_host_in_dram(c, t));
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }

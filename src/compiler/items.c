@@ -114,6 +114,13 @@ void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1) {
     for (int j = 1; j < n; j++) ins[j].hi = ins[j].ho = r1 - r0;
 }
 
+bool cc_host_in_dram(const cc *c, int t) {
+    int s = c->tv[t].store;
+    if (s < 0 || c->S[s].dram_addr < 0) return false;
+    const enpu_tensor *tt = &c->g->tensors[t];
+    return (tt->flags & (ENPU_T_INPUT | ENPU_T_OUTPUT)) || c->S[s].main_addr < 0;
+}
+
 bool cc_strip_ok(const cc *c, int head) {
     int op = c->L[head].opcode;
     if (op == CC_HOST || op == ENPU_OPC_FC || op == ENPU_OPC_RESHAPE) return false;
@@ -268,17 +275,29 @@ static int host_item(cc *c, int li) {
     it->n = 1;
     it->ins[0] = l->ins;
     const enpu_node *n = &c->g->nodes[l->node];
-    for (int k = 0; k < n->n_in; k++) {
-        int t = n->in[k];
-        if (t < 0 || c->tv[t].store < 0) continue;
-        const cc_store *st = &c->S[c->tv[t].store];
-        cc_item_read(it, ENPU_MEM_MAIN, st->main_addr, 1, st->words, st->words);
+    for (int pass = 0; pass < 2; pass++) {
+        int cnt = pass ? n->n_out : n->n_in;
+        for (int k = 0; k < cnt; k++) {
+            int t = pass ? n->out[k] : n->in[k];
+            if (t < 0 || c->tv[t].store < 0) continue;
+            const cc_store *st = &c->S[c->tv[t].store];
+            bool dram = cc_host_in_dram(c, t);
+            int mem = dram ? ENPU_MEM_DRAM : ENPU_MEM_MAIN;
+            int64_t addr = dram ? st->dram_addr : st->main_addr;
+            if (pass) cc_item_write(it, mem, addr, 1, st->words, st->words);
+            else cc_item_read(it, mem, addr, 1, st->words, st->words);
+        }
     }
+    /* a graph output the host wrote into DRAM that NPU layers read later:
+     * loaded into its DTCM place */
     for (int k = 0; k < n->n_out; k++) {
         int t = n->out[k];
-        if (t < 0 || c->tv[t].store < 0) continue;
+        if (t < 0 || c->tv[t].store < 0 || !cc_host_in_dram(c, t)) continue;
         const cc_store *st = &c->S[c->tv[t].store];
-        cc_item_write(it, ENPU_MEM_MAIN, st->main_addr, 1, st->words, st->words);
+        if (st->main_addr < 0 || st->last <= l->step || st->last >= c->nsteps) continue;
+        if (!cc_item_dma(c, li, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN, st->main_addr, st->dram_addr, 1,
+                         st->words, 0, 0))
+            return c->err->code;
     }
     return 0;
 }
@@ -412,6 +431,7 @@ int cc_items_onchip(cc *c) {
         for (int j = 0; dram && j < g->n_outputs; j++) {
             int t = g->outputs[j], s = io_store(c, t);
             if (s < 0 || done_step(c, s) != l->step) continue;
+            if (l->opcode == CC_HOST) continue; /* the host wrote it into DRAM */
             const cc_store *st = &c->S[s];
             cc_item *d = cc_item_dma(c, li, CC_DMA_OUTPUT, ENPU_DMA_STORE, ENPU_MEM_MAIN,
                                      st->main_addr, st->dram_addr, 1, st->words, 0, 0);

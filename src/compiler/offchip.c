@@ -60,7 +60,6 @@ typedef struct ost {
     int64_t inb[2], outb[2], opb[2];
     /* weights */
     int64_t wlo, whi;         /* its parameter words in the weight image */
-    int64_t wbase;            /* where they are loaded in the weight memory */
     int ncob;                 /* output-channel blocks (1: none) */
     int64_t cob;              /* channels per block */
     int64_t *blo, *bwords;    /* per block: its parameters in the DRAM image */
@@ -198,6 +197,30 @@ static int fit(alloc *al, int n, int64_t cap, iv *busy) {
     return -1;
 }
 
+/* The least capacity (words) in which fit() places the allocations live
+ * during al[bad]'s steps: what the failed plan's smallest buffers need
+ * there at least, for the error's hint. */
+static int64_t fit_need(const alloc *al, int n, int bad, int64_t cap, iv *busy) {
+    alloc *win = malloc((size_t)n * sizeof *win), *tmp = malloc((size_t)n * sizeof *tmp);
+    if (!win || !tmp) {
+        free(win), free(tmp);
+        return cap + 1;
+    }
+    int m = 0;
+    int64_t lo = cap + 1, hi = 0;
+    for (int i = 0; i < n; i++)
+        if (al[i].t0 <= al[bad].t1 && al[bad].t0 <= al[i].t1) win[m++] = al[i], hi += al[i].words;
+    if (hi < lo) hi = lo;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        memcpy(tmp, win, (size_t)m * sizeof *tmp);
+        if (fit(tmp, m, mid, busy) < 0) hi = mid;
+        else lo = mid + 1;
+    }
+    free(win), free(tmp);
+    return lo;
+}
+
 /* The live range in main DTCM of a resident storage s: from its writer's
  * step (a graph input: the step before its first reader, for its load) to
  * its last reader's (a graph output or a tensor also kept in DRAM: the step
@@ -310,15 +333,17 @@ static int plan_memory(plan *pl) {
             }
             const ost *st = &pl->st[who >= 0 ? who : 0];
             char hint[160];
-            int64_t need = al[bad].words * enpu_arch_word_bytes(a);
+            int64_t wb = enpu_arch_word_bytes(a);
+            int64_t need = fit_need(al, n, bad, cap, busy) * wb;
             cc_fit_hint(a, "main_dtcm_bytes", need, hint, sizeof hint);
             rc = enpu_fail(c->err, ENPU_E_NOFIT,
                            "layer '%s': even with its tensors in DRAM and one output row per strip, "
-                           "its %s buffer needs %" PRId64 " bytes of main DTCM beside the tensors that "
-                           "stay there; arch '%s' has %" PRId64 "; %s",
+                           "its %s buffer (%" PRId64 " bytes) does not fit beside the buffers and "
+                           "tensors live with it: they need at least %" PRId64 " bytes of main DTCM; arch '%s' "
+                           "has %" PRId64 "; %s",
                            c->L[st->head].name,
                            al[bad].kind == 1 ? "input" : al[bad].kind == 2 ? "output" : "tensor",
-                           need, a->name, a->main_dtcm_bytes, hint);
+                           al[bad].words * wb, need, a->name, a->main_dtcm_bytes, hint);
             break;
         }
         for (int i = 0; i < n; i++) {
@@ -578,22 +603,26 @@ static int host_items(plan *pl, const ost *st) {
             if (t < 0 || c->tv[t].store < 0) continue;
             int s = target(c, c->tv[t].store);
             const cc_store *ss = &c->S[c->tv[t].store];
-            int mem = pl->res[s] ? ENPU_MEM_MAIN : ENPU_MEM_DRAM;
-            int64_t addr = pl->res[s] ? ss->main_addr : c->S[s].dram_addr;
+            bool dram = cc_host_in_dram(c, t);
+            int mem = dram ? ENPU_MEM_DRAM : ENPU_MEM_MAIN;
+            int64_t addr = dram ? c->S[s].dram_addr : ss->main_addr;
             if (pass) cc_item_write(it, mem, addr, 1, ss->words, ss->words);
             else cc_item_read(it, mem, addr, 1, ss->words, ss->words);
         }
     }
-    /* host-written tensors that must also be in DRAM, from the DTCM copy */
+    /* what the host wrote where the NPU or the host will not find it: a
+     * DTCM copy also kept in DRAM is stored; a DRAM copy NPU layers read
+     * from the DTCM is loaded */
     for (int k = 0; k < n->n_out; k++) {
         int t = n->out[k];
         if (t < 0 || c->tv[t].store < 0) continue;
         int s = c->tv[t].store;
         if (!pl->res[s] || c->S[s].dram_addr < 0) continue;
-        cc_item *d = cc_item_dma(c, st->head, CC_DMA_OUTPUT, ENPU_DMA_STORE, ENPU_MEM_MAIN, c->S[s].main_addr,
+        bool host_dram = cc_host_in_dram(c, t);
+        cc_item *d = cc_item_dma(c, st->head, host_dram ? CC_DMA_INPUT : CC_DMA_OUTPUT,
+                                 host_dram ? ENPU_DMA_LOAD : ENPU_DMA_STORE, ENPU_MEM_MAIN, c->S[s].main_addr,
                                  c->S[s].dram_addr, 1, c->S[s].words, 0, 0);
         if (!d) return c->err->code;
-        if (c->g->tensors[t].flags & ENPU_T_OUTPUT) d->tensor = t, d->tmem = ENPU_MEM_DRAM, d->tout = true;
     }
     return 0;
 }
@@ -630,8 +659,6 @@ static int chain_items(plan *pl, int k) {
     bool res_out = st->out_s >= 0 && pl->res[target(c, st->out_s)];
     int nouter = res_out ? ncob : nsp, ninner = res_out ? nsp : ncob;
     int64_t wbase = 0;
-    int64_t wbufsz = enpu_arch_words(c->a, c->a->weight_mem_bytes);
-    (void)wbufsz;
     int kk = 0;
     for (int oi = 0; oi < nouter && !rc; oi++) {
         for (int ii = 0; ii < ninner && !rc; ii++) {
@@ -795,25 +822,17 @@ static int cob_slices(plan *pl) {
     return 0;
 }
 
-/* Where each step's parameters go in the weight memory (streamed weights):
- * alternate halves, the whole memory for a block over half, output-channel
- * blocks for one over the whole. */
+/* Output-channel blocks for each step whose parameters exceed the weight
+ * memory (streamed weights). Where each load goes (alternate halves, the
+ * whole memory for a block over half) is decided as the loads are emitted. */
 static int weight_buffers(plan *pl) {
     cc *c = pl->c;
     const enpu_arch *a = c->a;
     int64_t W = enpu_arch_words(a, a->weight_mem_bytes), half = W / 2;
-    int flip = 0;
     for (int k = 0; k < pl->nst; k++) {
         ost *st = &pl->st[k];
         int64_t words = st->whi - st->wlo;
         if (st->host || words == 0) continue;
-        if (words <= half) {
-            st->wbase = flip ? half : 0;
-            flip ^= 1;
-            continue;
-        }
-        st->wbase = 0;
-        flip = 1;
         if (words <= W) continue;
         const cc_layer *h = &c->L[st->head];
         if (!cob_ok(pl, st)) {
@@ -827,9 +846,10 @@ static int weight_buffers(plan *pl) {
                              h->name, words * enpu_arch_word_bytes(a), a->name, a->weight_mem_bytes, hint);
         }
         /* channels per block: the most multiples of pes whose slice fits half
-         * the memory (else the whole) */
+         * the memory (the next block loads into the other half meanwhile),
+         * else one multiple in the whole memory (loads then wait) */
         int64_t co = h->ins.co, P = c->P;
-        int64_t best = 0;
+        int64_t best = 0, first = 0;
         for (int64_t cb = P; cb < co + P; cb += P) {
             int64_t o1 = min64(co, cb);
             int64_t per = 0;
@@ -842,20 +862,23 @@ static int weight_buffers(plan *pl) {
                 for (int q = 0; q < nb; q++)
                     if (b[q].mem == ENPU_MEM_WEIGHT) per += b[q].words;
             }
+            if (cb == P) first = per;
             if (per <= half) best = o1;
             else break;
         }
+        if (best == 0 && first <= W) best = min64(co, P);
         if (best == 0) {
+            int64_t need = first * enpu_arch_word_bytes(a);
             return enpu_fail(c->err, ENPU_E_NOFIT,
-                             "layer '%s': even %d output channels need more weight memory than half of "
-                             "arch '%s''s %" PRId64 " bytes (the weights of one output word over %" PRId64
-                             " input rows); use weight_mem_bytes >= %" PRId64,
-                             h->name, c->P, a->name, a->weight_mem_bytes,
-                             h->ins.ci * h->ins.hk * h->ins.wk, 2 * words / cdiv(co, P) * enpu_arch_word_bytes(a));
+                             "layer '%s': one block of %d output channels (one per PE) needs %" PRId64
+                             " bytes of weights and parameters; arch "
+                             "'%s' has weight_mem_bytes %" PRId64 ", and input channels cannot be split "
+                             "(each output is requantized once, from its whole sum); use "
+                             "weight_mem_bytes >= %" PRId64,
+                             h->name, (int)min64(co, P), need, a->name, a->weight_mem_bytes, need);
         }
         st->cob = best;
         st->ncob = (int)cdiv(co, best);
-        flip = 0;
     }
     return 0;
 }
@@ -866,6 +889,7 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
     plan pl;
     memset(&pl, 0, sizeof pl);
     pl.c = c;
+    c->offchip = true;
     int ns = c->ns;
     size_t nsz = (size_t)(ns > 0 ? ns : 1);
     pl.dstep = malloc(nsz * sizeof *pl.dstep);

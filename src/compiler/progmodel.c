@@ -149,7 +149,6 @@ static void completions(model *m, int64_t t) {
             continue;
         }
         int i = m->pend[k].instr;
-        if (getenv("ENPU_MODEL_DEBUG")) fprintf(stderr, "%8lld dma  %3d done\n", (long long)t, i);
         push_tokens(m, i);
         m->eng[m->p->instr[i].dma_engine].occ--;
         m->pend[k] = m->pend[--m->npend];
@@ -224,7 +223,6 @@ static void engines_start(model *m, int64_t t) {
         int i = en->q[en->qh];
         if (!tokens_ready(m, i)) continue;
         take_tokens(m, i);
-        if (getenv("ENPU_MODEL_DEBUG")) fprintf(stderr, "%8lld dma  %3d start (e%d) words %lld\n", (long long)t, i, e, (long long)(p->instr[i].dma_rows * p->instr[i].dma_len));
         en->qh = (en->qh + 1) % m->n, en->qn--;
         en->active = i;
         en->bc = (burst_cur){0, 0};
@@ -306,7 +304,6 @@ static void datapath(model *m, int64_t t) {
         return;
     }
     m->run = h;
-    if (getenv("ENPU_MODEL_DEBUG")) fprintf(stderr, "%8lld run  %3d (%s) dur %lld\n", (long long)t, h, enpu_opcode_mnemonic(op), (long long)m->dur[h]);
     if (op == ENPU_OPC_SYNC) {
         m->run_end = t + p->arch.host_sync_cycles;
         ACTM(m, h, ENPU_ACT_CONTROLLER) += p->arch.host_sync_cycles;
