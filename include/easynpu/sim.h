@@ -120,6 +120,9 @@ typedef struct enpu_layer_stats {
     uint64_t writes[ENPU_MEM_COUNT];
     int psum_peak;                   /* most psum entries live at once, per PE */
     bool host;                       /* a sync/host op (host time not modelled) */
+    int group, chain_pos;            /* the program's layer group; position in its chain
+                                        (0: the head, and every dma) */
+    int n_instr, n_dma;              /* instructions summed (1 for an instruction's own row) */
 } enpu_layer_stats;
 
 /* The first difference found by a check. */
@@ -136,7 +139,12 @@ typedef struct enpu_sim_mismatch {
 typedef struct enpu_sim_result {
     enpu_sim_mode mode;
     int n_layers;                    /* = program instructions */
-    enpu_layer_stats *layers;
+    enpu_layer_stats *layers;        /* one per instruction */
+    int n_rows;                      /* one per layer: the instructions of a layer group at one
+                                        chain position (its row strips, channel blocks and
+                                        DMA transfers) summed, named after the first compute
+                                        instruction; in program order */
+    enpu_layer_stats *rows;
     uint64_t total_cycles, total_macs, total_ideal_cycles; /* MACs: of the NPU's instructions */
     uint64_t host_macs;              /* MACs of the layers the host computes (sync) */
     uint64_t activity[ENPU_ACT_COUNT];
@@ -153,6 +161,10 @@ typedef struct enpu_sim_result {
 } enpu_sim_result;
 
 void enpu_sim_result_free(enpu_sim_result *r);
+
+/* The rows a report prints: r->rows (one per layer) when the run built them,
+ * else r->layers (one per instruction); *n gets their count. */
+const enpu_layer_stats *enpu_sim_result_rows(const enpu_sim_result *r, int *n);
 
 typedef struct enpu_sim enpu_sim;
 

@@ -88,10 +88,11 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
     for (int k = 0; k < ENPU_ACT_COUNT; k++)
         fprintf(f, " %s %" PRId64 "%s", enpu_activity_name((enpu_activity)k), r->total_activity[k],
                 k + 1 < ENPU_ACT_COUNT ? "," : "\n");
-    fprintf(f, "memory (most live at once): main DTCM %" PRId64 " of %" PRId64 " bytes, skip DTCM %" PRId64 " of %" PRId64
-               " bytes, weight memory %" PRId64 " of %" PRId64 " bytes, ITCM %d of %d instructions\n",
-            r->main_peak_bytes, r->main_bytes, r->skip_peak_bytes, r->skip_bytes, r->weight_used_bytes,
-            r->weight_bytes, r->n_instr, r->itcm_instr);
+    fprintf(f, "memory (%s): main DTCM %" PRId64 " of %" PRId64 " bytes, skip DTCM %" PRId64 " of %" PRId64
+               " bytes, weight memory %" PRId64 " of %" PRId64 " bytes, ITCM %d of %d instructions%s\n",
+            r->offchip ? "highest address used" : "most live at once", r->main_peak_bytes, r->main_bytes,
+            r->skip_peak_bytes, r->skip_bytes, r->weight_used_bytes, r->weight_bytes, r->n_instr, r->itcm_instr,
+            r->n_instr > r->itcm_instr ? " (the rest fetched from DRAM)" : "");
     for (int i = 0; i < r->n_moves; i++)
         fprintf(f, "move %s '%s': %s -- %s\n", r->moves[i].op, r->moves[i].name, kind_name(r->moves[i].kind),
                 r->moves[i].how);

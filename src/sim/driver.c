@@ -285,6 +285,12 @@ static void rows_reset(enpu_sim *sim) {
         st->instr = i;
         st->chain_head = i;
         st->start_cycle = ROW_NEVER;
+        st->group = p->layers[i].group;
+        st->chain_pos = 0;
+        if (p->instr[i].opcode != ENPU_OPC_DMA)
+            while (i - st->chain_pos > 0 && p->instr[i - st->chain_pos - 1].fuse_next) st->chain_pos++;
+        st->n_instr = 1;
+        st->n_dma = p->instr[i].opcode == ENPU_OPC_DMA;
     }
 }
 
@@ -512,9 +518,19 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
 
 /* ---- running --------------------------------------------------------------------------------- */
 
+const enpu_layer_stats *enpu_sim_result_rows(const enpu_sim_result *r, int *n) {
+    if (r->rows && r->n_rows > 0) {
+        *n = r->n_rows;
+        return r->rows;
+    }
+    *n = r->n_layers;
+    return r->layers;
+}
+
 void enpu_sim_result_free(enpu_sim_result *r) {
     if (!r) return;
     free(r->layers);
+    free(r->rows);
     for (int i = 0; i < r->n_outputs; i++) {
         if (r->outputs) enpu_buf_free(&r->outputs[i]);
         if (r->raw_outputs) enpu_buf_free(&r->raw_outputs[i]);
@@ -540,6 +556,65 @@ static char *xstrdup(const char *s) {
     return d;
 }
 
+/* The per-layer rows of a result: instructions with the same group and chain
+ * position summed; named after the first compute instruction (a row of DMA
+ * transfers only after its first); in the order of those instructions. */
+static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t units, enpu_err *err) {
+    int n = p->n_instr;
+    int *rep = malloc((size_t)n * 16 * sizeof *rep), *row_of = malloc((size_t)n * sizeof *row_of);
+    res->rows = calloc((size_t)n, sizeof *res->rows);
+    if (!rep || !row_of || !res->rows) {
+        free(rep), free(row_of);
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n * 16; i++) rep[i] = -1;
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &res->layers[i];
+        int key = st->group * 16 + (st->chain_pos < 16 ? st->chain_pos : 15);
+        if (rep[key] < 0 || (res->layers[rep[key]].n_dma && !st->n_dma)) rep[key] = i;
+    }
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &res->layers[i];
+        int key = st->group * 16 + (st->chain_pos < 16 ? st->chain_pos : 15);
+        row_of[i] = -1;
+        if (rep[key] != i) continue;
+        row_of[i] = res->n_rows;
+        enpu_layer_stats *r = &res->rows[res->n_rows++];
+        *r = *st;
+        memset(r->activity, 0, sizeof r->activity);
+        memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
+        r->cycles = r->macs = r->compute_model = 0;
+        r->n_instr = r->n_dma = 0;
+        r->psum_peak = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &res->layers[i];
+        int key = st->group * 16 + (st->chain_pos < 16 ? st->chain_pos : 15);
+        enpu_layer_stats *r = &res->rows[row_of[rep[key]]];
+        r->cycles += st->cycles, r->macs += st->macs;
+        r->n_instr++, r->n_dma += st->n_dma;
+        for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
+        for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
+        if (st->psum_peak > r->psum_peak) r->psum_peak = st->psum_peak;
+        if (st->start_cycle < r->start_cycle || r->n_instr == 1) r->start_cycle = st->start_cycle;
+        if (st->end_cycle > r->end_cycle) r->end_cycle = st->end_cycle;
+        r->compute_model += st->compute_model;
+    }
+    for (int i = 0; i < res->n_rows; i++) {
+        enpu_layer_stats *r = &res->rows[i];
+        r->ideal_cycles = (r->macs + units - 1) / units;
+        /* the chain head's row names its chain */
+        if (r->chain_pos > 0) {
+            int key = r->group * 16;
+            if (rep[key] >= 0) r->chain_head = row_of[rep[key]];
+        } else {
+            r->chain_head = i;
+        }
+    }
+    free(rep), free(row_of);
+    return 0;
+}
+
 static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err *err) {
     const enpu_program *p = sim->prog;
     res->mode = sim->opts.mode;
@@ -561,6 +636,8 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         }
     }
     if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
+    int rc0 = group_rows(p, res, units, err);
+    if (rc0) return rc0;
     res->total_ideal_cycles = (res->total_macs + units - 1) / units;
     res->utilization =
         res->total_cycles ? (double)res->total_macs / ((double)units * (double)res->total_cycles) : 0;
