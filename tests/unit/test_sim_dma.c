@@ -857,11 +857,11 @@ static void test_random_vs_model(void **state) {
     for (int iter = 0; iter < 2000; iter++) {
         static const int F[] = {1, 2, 4, 7}, Dc[] = {0, 1, 2}, bpc[] = {4, 8, 16, 64};
         static const int lat[] = {0, 3, 30}, burst[] = {16, 24, 64, 100}, banks[] = {1, 2, 8};
-        static const int rowb[] = {64, 256, 2048}, miss[] = {0, 3}, Bq[] = {1, 2, 4}, H[] = {1, 16};
+        static const int rowb[] = {64, 256, 2048}, miss[] = {0, 3}, Bq[] = {1, 2, 4}, H[] = {0, 1, 16};
         static const int itcm[] = {128, 256, 4096};
         int v[12];
         const int *tab[12] = {F, Dc, bpc, lat, burst, banks, rowb, miss, NULL, Bq, H, itcm};
-        const int len[12] = {4, 3, 4, 3, 4, 3, 3, 2, 3, 3, 2, 3};
+        const int len[12] = {4, 3, 4, 3, 4, 3, 3, 2, 3, 3, 3, 3};
         for (int i = 0; i < 12; i++) {
             int r = RND(len[i]);
             v[i] = tab[i] ? tab[i][r] : 1 + r;
