@@ -212,6 +212,9 @@ bool cc_strip_ok(const cc *c, int head);
  * the main DTCM?  A graph input or output lives in DRAM (its descriptor is
  * the host's), and so does a tensor kept only there. */
 bool cc_host_in_dram(const cc *c, int t);
+/* Sets the fuse registers of chain `head` (its members' fuse_next, the
+ * head's fused bn and activation) in c->L[..].ins. */
+void cc_chain_bits(cc *c, int head);
 /* DRAM words for n words (bump allocation after the instructions). */
 int64_t cc_dram_alloc(cc *c, int64_t words);
 /* Items of a plan that fits on chip (memplan done): the chains and host ops

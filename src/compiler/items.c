@@ -129,8 +129,6 @@ bool cc_strip_ok(const cc *c, int head) {
     return true;
 }
 
-/* ---- a plan that fits on chip ---------------------------------------------------- */
-
 /* Chain-head registers of the fuse loop (docs/isa.md "Fused chains"). */
 static void fuse_bits(cc *c, cc_layer *head) {
     bool bn = false;
@@ -148,6 +146,13 @@ static void fuse_bits(cc *c, cc_layer *head) {
     head->ins.fuse_act = act;
     head->ins.fuse_order = (bn && act && act_first) ? ENPU_ORDER_ACT_BN : ENPU_ORDER_BN_ACT;
 }
+
+void cc_chain_bits(cc *c, int head) {
+    fuse_bits(c, &c->L[head]);
+    for (int m = head; m >= 0; m = c->L[m].next) c->L[m].ins.fuse_next = c->L[m].next >= 0;
+}
+
+/* ---- a plan that fits on chip ---------------------------------------------------- */
 
 /* The addresses of a layer's instruction in the on-chip plan. */
 static void place_layer(cc *c, cc_layer *l, bool member) {

@@ -107,6 +107,7 @@ static void build_steps(plan *pl) {
             if (ml->op2_store >= 0) st->op2_s = ml->op2_store;
         }
         if (!st->host) {
+            cc_chain_bits(c, li); /* the fuse loop's registers, as the on-chip plan sets them */
             st->in_s = l->in_store;
             const cc_layer *last = &c->L[st->lay[st->n - 1]];
             st->out_s = last->out_store;
@@ -678,9 +679,10 @@ static int chain_items(plan *pl, int k) {
             /* weights: the step's block (once), or this output-channel block's, in
              * the half of the weight memory the previous load did not use (the
              * whole memory for a block over half) */
-            if (pl->wstream && (ncob > 1 ? (res_out ? ii == 0 : true) : (oi == 0 && ii == 0))) {
+            int64_t words = ncob > 1 ? st->bwords[bI] : st->whi - st->wlo;
+            /* (a chain without parameters, a pool, loads nothing) */
+            if (pl->wstream && words > 0 && (ncob > 1 ? (res_out ? ii == 0 : true) : (oi == 0 && ii == 0))) {
                 int64_t lo = ncob > 1 ? st->blo[bI] : st->wlo;
-                int64_t words = ncob > 1 ? st->bwords[bI] : st->whi - st->wlo;
                 int64_t half = enpu_arch_words(c->a, c->a->weight_mem_bytes) / 2;
                 if (words <= half) {
                     wbase = pl->wflip ? half : 0;
