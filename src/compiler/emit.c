@@ -172,6 +172,9 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
         }
         for (int j = 0; j < it->n; j++) {
             enpu_instr in = it->ins[j];
+            /* an item is one unit of the schedule: its tokens are its first
+             * instruction's, which holds only for a fused chain */
+            ENPU_ASSERT(in.fuse_next == (j + 1 < it->n));
             if (in.opcode == ENPU_OPC_DMA) in.dram_addr += em.dram_base;
             const cc_layer *l = it->lay[j] >= 0 ? &c->L[it->lay[j]] : NULL;
             const char *name = it->kind == CC_IT_END ? "end" : l ? l->name : "";
