@@ -11,7 +11,8 @@
 
 static char *run(const char *args, int *status) {
     char cmd[4096];
-    snprintf(cmd, sizeof cmd, "%s %s", ENPU_CLI, args);
+    if (snprintf(cmd, sizeof cmd, "%s %s", ENPU_CLI, args) >= (int)sizeof cmd)
+        fail_msg("command line over %zu bytes: %s", sizeof cmd, args);
     char *out = NULL;
     *status = enpu_test_run(cmd, &out);
     assert_non_null(out);
