@@ -117,12 +117,18 @@ static void test_errors(void **state) {
     assert_memory_equal(after, before, nb);
     free(before);
     free(after);
+}
+
+/* A real model that does not fit the default arch: a clear nofit error. */
+static void test_errors_vww(void **state) {
+    (void)state;
+    int st;
     const char *vww = enpu_test_shared_model("mlperf-vww-float/model.onnx");
-    if (!vww) return;
+    assert_non_null(vww);
     char args[2048];
     snprintf(args, sizeof args, "%s --input %s/mlperf-vww-float/test_data_set_0/input_0.pb --quiet",
              vww, ENPU_SHARED_MODELS);
-    out = run(args, &st);
+    char *out = run(args, &st);
     assert_int_equal(st, 2);
     assert_non_null(strstr(out, "[nofit]"));
     assert_non_null(strstr(out, "use --arch large"));
@@ -140,11 +146,15 @@ static int teardown(void **state) {
     return rmdir(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_errors_vww),
+    };
+    return enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,
+                                sizeof shared / sizeof shared[0], setup, teardown);
 }
