@@ -4,7 +4,8 @@
 # CC=clang pick the build; give each its own folder with BUILD=, e.g.
 #   make test CC=clang BUILD=build-clang
 #   make test BUILD_TYPE=Release BUILD=build-release
-# (a folder is reconfigured when these change).  -Werror is always on.
+# (a folder is reconfigured when these are given and differ from its
+# configuration).  -Werror is always on.
 # VALGRIND=1 runs the main job (every `make demo` command starts with $(RUN))
 # under valgrind's memcheck, failing on any error or leak (CI does).
 # `make demo` builds quietly (the log is shown only when the build fails);
@@ -23,6 +24,10 @@ BUILD_TYPE := Debug
 CMAKE_FLAGS += -DENPU_SANITIZE=ON
 endif
 CONFIG := -DCMAKE_C_COMPILER=$(CC) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+# Which of them were asked for (command line or environment): an existing
+# folder is reconfigured only for those, so `make demo BUILD=build-clang`
+# (as a test does) builds that folder as it was configured.
+ASKED := $(strip $(foreach v,CC BUILD_TYPE CMAKE_FLAGS SANITIZE,$(filter command environment,$(firstword $(origin $(v))))))
 DEPS_OPTS := $(if $(findstring clang,$(CC)),--clang)
 EASYNPU := $(BUILD)/easynpu
 RUN :=
@@ -44,9 +49,11 @@ deps:
 deps-valgrind:
 	@sh scripts/deps.sh --valgrind
 
-# Configures when the folder is new or CC / BUILD_TYPE / CMAKE_FLAGS changed.
+# Configures when the folder is new, or CC / BUILD_TYPE / CMAKE_FLAGS /
+# SANITIZE were given and differ from the folder's configuration.
 build: deps
-	@if [ ! -f $(BUILD)/CMakeCache.txt ] || [ "$$(cat $(BUILD)/.make-config 2>/dev/null)" != "$(CONFIG)" ]; then \
+	@if [ ! -f $(BUILD)/CMakeCache.txt ] || \
+	    { [ -n "$(ASKED)" ] && [ "$$(cat $(BUILD)/.make-config 2>/dev/null)" != "$(CONFIG)" ]; }; then \
 	  echo "cmake -S . -B $(BUILD) $(CONFIG)"; \
 	  cmake -S . -B $(BUILD) $(CONFIG) && echo "$(CONFIG)" > $(BUILD)/.make-config; \
 	fi
