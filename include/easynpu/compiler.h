@@ -152,6 +152,14 @@ int64_t enpu_cost_chain(const enpu_arch *arch, const enpu_instr *chain, int n,
                         int64_t act[ENPU_ACT_COUNT]);
 /* Controller cycles of a chain of n instructions (first: program start). */
 int64_t enpu_cost_controller(const enpu_arch *arch, int n, bool first);
+/* Whether enpu_cost_chain predicts the chain cycle for cycle, activity by
+ * activity, as the simulator runs it (docs/microarch.md §14).  False for
+ * what the model approximates with one write per word and the stream it
+ * assumes: rows > 1, an add/mul whose second operand is in the main DTCM,
+ * byte-masked writes (a reshape other than hwc/whc keeping the channel
+ * count, a group conv whose outputs per group are not a multiple of pes),
+ * and an arch with weight_mem_latency >= weight_pad_depth. */
+bool enpu_cost_exact(const enpu_arch *arch, const enpu_instr *chain, int n);
 /* Modelled cycles of a whole program (controller included); per-instruction
  * rows in cycles[] (n_instr entries) when non-NULL, activities per row in
  * act (n_instr x ENPU_ACT_COUNT) when non-NULL. */

@@ -1,9 +1,9 @@
 /* The simulator: executes a compiled program (program.h) on a model of an
  * engine, cycle by cycle or functionally, and reports where time went.
  *
- * Engines.  The EasyNPU core of docs/microarch.md is one engine; the
- * systolic array (note 002) and the row-stationary array (note 003) of SPEC
- * §5 are meant to sit beside it.  An engine is a table of functions
+ * Engines.  The EasyNPU core of docs/microarch.md is one engine; an
+ * output-stationary systolic array and a row-stationary PE array are meant
+ * to sit beside it (their names are reserved, docs/arch.md).  An engine is a table of functions
  * (enpu_sim_engine, src/sim/engine.h: it needs the driver's internals, so it
  * is not public) chosen by the architecture description's `engine` field and
  * the mode; the driver (sim/driver.c) owns the program, memories, host ops,

@@ -120,13 +120,21 @@ static void test_errors(void **state) {
     assert_memory_equal(after, before, nb);
     free(before);
     free(after);
+}
+
+/* A real model that needs DRAM: refused with what it needs when the arch's
+ * DRAM is too small or absent. */
+static void test_errors_vww(void **state) {
+    (void)state;
+    int st;
     const char *vww = enpu_test_shared_model("mlperf-vww-float/model.onnx");
-    if (!vww) return;
+    assert_non_null(vww);
     char args[2048];
     snprintf(args, sizeof args, "%s --input %s/mlperf-vww-float/test_data_set_0/input_0.pb --quiet",
              vww, ENPU_SHARED_MODELS);
     /* on the default preset it runs (off-chip); a DRAM too small for it, or
      * none, is refused with what it needs */
+    enpu_err err = {0};
     char tiny[128], none[128], args2[2400];
     snprintf(tiny, sizeof tiny, "%s/tinydram.json", dir);
     snprintf(none, sizeof none, "%s/nodram.json", dir);
@@ -135,7 +143,7 @@ static void test_errors(void **state) {
     assert_int_equal(enpu_file_write_atomic(tiny, tiny_json, strlen(tiny_json), &err), 0);
     assert_int_equal(enpu_file_write_atomic(none, none_json, strlen(none_json), &err), 0);
     snprintf(args2, sizeof args2, "%s --arch %s", args, tiny);
-    out = run(args2, &st);
+    char *out = run(args2, &st);
     assert_int_equal(st, 2);
     assert_non_null(strstr(out, "[nofit]"));
     assert_non_null(strstr(out, "DRAM: the program needs 551088 bytes of DRAM"));
@@ -163,11 +171,15 @@ static int teardown(void **state) {
     return rmdir(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_errors_vww),
+    };
+    return enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,
+                                sizeof shared / sizeof shared[0], setup, teardown);
 }
