@@ -9,6 +9,7 @@
 /* cmocka needs the three includes above first. */
 #include <cmocka.h>
 
+#include "easynpu/compiler.h"
 #include "easynpu/program.h"
 #include "easynpu/sim.h"
 
@@ -42,9 +43,31 @@ int enpu_test_run(const char *cmd, char **out);
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
  * §14): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
- * chain enpu_cost_exact says the model covers.  On any difference prints
+ * chain enpu_cost_exact says the model covers, and the DRAM words each
+ * instruction moves (enpu_model_program) for all.  On any difference prints
  * the differing rows (prefixed with `what`) and fails the test.  Returns the
  * number of instructions outside the model (not compared). */
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
+
+/* What enpu_test_e2e measured. */
+typedef struct enpu_test_e2e_result {
+    uint64_t cycles;                 /* simulated (cycle mode) */
+    int64_t modelled;                /* the compiler's model of the program */
+    int compared;                    /* layer outputs compared with the golden reference */
+    uint64_t dram_read, dram_written; /* DRAM words */
+    bool offchip;                    /* the compiler streamed through DRAM */
+    int n_instr;
+} enpu_test_e2e_result;
+
+/* End to end on a model, failing the test on any difference: import onnx,
+ * quantize on calib (the arch's numerics), compile for arch (co may be
+ * NULL), run on input in cycle mode (with the simulator's own check) and in
+ * functional mode, comparing every layer output the program stores with the
+ * golden int8 reference right after the layer ran, element by element, and
+ * the outputs bit for bit; and the cost model with the simulator
+ * (enpu_test_assert_cost_exact).  Returns the simulated cycles; fills *out
+ * when given. */
+uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
+                       const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);
 
 #endif
