@@ -64,6 +64,7 @@ typedef struct ost {
     int64_t cob;              /* channels per block */
     int64_t *blo, *bwords;    /* per block: its parameters in the DRAM image */
     int64_t (*baddr)[4];      /* per block and chain instruction: weight, bias, quant, table */
+    int64_t *cost;            /* per strip height: modelled cycles of a strip (0: not yet) */
 } ost;
 
 typedef struct plan {
@@ -144,26 +145,82 @@ static int64_t buffer_words(const plan *pl, const ost *st, int64_t r, int nb, in
     return nb * (*inw + *outw);
 }
 
+/* Modelled cycles of one strip of r output rows of step st (an interior
+ * strip when there are several: no top padding), by the tiler and the cost
+ * model; memoised per height. */
+static int64_t strip_cycles(plan *pl, ost *st, int64_t r) {
+    cc *c = pl->c;
+    if (!st->cost) {
+        st->cost = calloc((size_t)st->ho + 1, sizeof *st->cost);
+        if (!st->cost) return INT64_MAX / 4;
+    }
+    if (st->cost[r]) return st->cost[r];
+    enpu_instr ins[16];
+    for (int j = 0; j < st->n; j++) ins[j] = c->L[st->lay[j]].ins;
+    int64_t r0 = st->ho >= 2 * r ? r : 0, r1 = min64(st->ho, r0 + r);
+    if (r0 > 0 || r1 < st->ho) cc_cut_rows(ins, st->n, r0, r1);
+    enpu_err e2 = {0};
+    int64_t cyc = INT64_MAX / 4;
+    if (enpu_tile_chain(c->a, ins, st->n, c->o.naive_tiling, c->L[st->head].name, &e2) == 0)
+        cyc = cc_cost_chain_limit(c->a, ins, st->n, 0, NULL);
+    if (cyc <= 0) cyc = INT64_MAX / 4;
+    st->cost[r] = cyc;
+    return cyc;
+}
+
+/* Modelled cycles of step st in strips of r rows: a two-stage pipeline in
+ * which strip k computes while the DRAM channel loads strip k + 1's input
+ * rows (its halo included) and stores strip k - 1's output.  The first load
+ * and the last store overlap the steps before and after (the input buffers
+ * are allocated from the step before), so they are not counted. */
+static int64_t step_cycles(plan *pl, ost *st, int64_t r) {
+    const enpu_arch *a = pl->c->a;
+    int64_t wb = enpu_arch_word_bytes(a), bpc = min64(a->dram_bytes_per_cycle, wb);
+    int64_t inw, outw, n = cdiv(st->ho, r);
+    buffer_words(pl, st, r, 1, &inw, &outw);
+    int64_t in = cdiv(inw * wb, bpc), out = cdiv(outw * wb, bpc), comp = strip_cycles(pl, st, r);
+    int64_t per = max64(comp, in + out) + a->instr_fetch_cycles + a->decode_cycles;
+    return n * per;
+}
+
 /* The strip height of step st for a share of `budget` words of main DTCM:
- * the most rows whose buffers fit (one strip needs one buffer of each). */
+ * of the heights whose buffers fit (one strip needs one buffer of each,
+ * several two), the one of least modelled cycles (step_cycles): high strips
+ * read fewer halo rows and pay fewer per-strip overheads, lower ones expose
+ * less of the first load and the last store.  Candidates: the fewest strips
+ * that fit, a few more, and twice and four times as many. */
 static void choose_rows(plan *pl, ost *st, int64_t budget) {
     int64_t inw, outw;
     st->rows = st->ho, st->nstrip = 1, st->nbuf = 1;
     int64_t need = buffer_words(pl, st, st->ho, 1, &inw, &outw);
-    if (need == 0 || !st->strip_ok || need <= budget || st->ho <= 1) {
+    if (need == 0 || !st->strip_ok || st->ho <= 1) {
         st->inw = inw, st->outw = outw;
         return;
     }
-    int64_t lo = 1, hi = st->ho - 1;
-    while (lo < hi) {
-        int64_t mid = (lo + hi + 1) / 2;
-        if (buffer_words(pl, st, mid, 2, &inw, &outw) <= budget) lo = mid;
-        else hi = mid - 1;
+    int64_t rmax = st->ho;
+    if (need > budget) {
+        int64_t lo = 1, hi = st->ho - 1;
+        while (lo < hi) {
+            int64_t mid = (lo + hi + 1) / 2;
+            if (buffer_words(pl, st, mid, 2, &inw, &outw) <= budget) lo = mid;
+            else hi = mid - 1;
+        }
+        rmax = lo;
     }
-    st->rows = lo;
-    st->nstrip = (int)cdiv(st->ho, lo);
+    int64_t nmin = cdiv(st->ho, rmax), best = rmax, best_t = -1;
+    const int64_t cand[] = {nmin, nmin + 1, nmin + 2, nmin + 3, 2 * nmin, 4 * nmin};
+    for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
+        int64_t r = cdiv(st->ho, cand[k]);
+        if (r > rmax || r < 1) continue;
+        int nb = cand[k] > 1 ? 2 : 1;
+        if (cand[k] > 1 && buffer_words(pl, st, r, nb, &inw, &outw) > budget) continue;
+        int64_t t = step_cycles(pl, st, r);
+        if (best_t < 0 || t < best_t) best = r, best_t = t;
+    }
+    st->rows = best;
+    st->nstrip = (int)cdiv(st->ho, best);
     st->nbuf = st->nstrip > 1 ? 2 : 1;
-    buffer_words(pl, st, lo, st->nbuf, &st->inw, &st->outw);
+    buffer_words(pl, st, best, st->nbuf, &st->inw, &st->outw);
 }
 
 /* ---- the allocation over time -------------------------------------------------------- */
@@ -1083,7 +1140,8 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
             }
         }
 out:
-    for (int k = 0; pl.st && k < pl.nst; k++) free(pl.st[k].blo), free(pl.st[k].bwords), free(pl.st[k].baddr);
+    for (int k = 0; pl.st && k < pl.nst; k++)
+        free(pl.st[k].blo), free(pl.st[k].bwords), free(pl.st[k].baddr), free(pl.st[k].cost);
     free(pl.dstep), free(pl.res), free(pl.sres), free(pl.moved), free(pl.st), free(pl.step_of_layer);
     free(pl.wimg.p), free(pl.dimg.p);
     return rc;
