@@ -942,6 +942,16 @@ static int weight_buffers(plan *pl) {
     return 0;
 }
 
+/* Appends text to a layer's note ("; " between), or replaces it. */
+static void add_note(cc_layer *l, const char *text, bool replace) {
+    size_t ol = l->note && !replace ? strlen(l->note) : 0, nl = strlen(text);
+    char *nn = malloc(ol + nl + 3);
+    if (!nn) return; /* a note is lost, not the plan */
+    snprintf(nn, ol + nl + 3, "%s%s%s", ol ? l->note : "", ol ? "; " : "", text);
+    free(l->note);
+    l->note = nn;
+}
+
 int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen) {
     const enpu_graph *g = c->g;
     const enpu_arch *a = c->a;
@@ -1122,6 +1132,17 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
         }
         *simg = sb.p, *slen = sb.len;
     }
+    /* a second operand kept in DRAM: the lowering's note said skip DTCM */
+    for (int k = 0; k < pl.nst; k++)
+        for (int j = 0; j < pl.st[k].n; j++) {
+            cc_layer *ml = &c->L[pl.st[k].lay[j]];
+            int s = ml->op2_store;
+            if (s < 0 || pl.sres[s] || c->S[s].def == -2) continue;
+            char buf[ENPU_MAX_NAME + 96];
+            snprintf(buf, sizeof buf, "op2 '%s' from DRAM, its rows loaded strip by strip into a skip DTCM buffer",
+                     g->tensors[c->S[s].tensor].name);
+            add_note(ml, buf, true);
+        }
     for (int k = 0; k < pl.nst; k++)
         if (pl.st[k].nstrip > 1 || pl.st[k].ncob > 1 || (pl.st[k].in_s >= 0 && !pl.res[target(c, pl.st[k].in_s)])) {
             const ost *st = &pl.st[k];
@@ -1130,14 +1151,7 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
                      st->rows, st->ncob > 1 ? ", output-channel blocks" : "",
                      st->in_s >= 0 && !pl.res[target(c, st->in_s)] ? ", input from DRAM" : "",
                      st->out_s >= 0 && !pl.res[target(c, st->out_s)] ? ", output to DRAM" : "");
-            cc_layer *hl = &c->L[st->head];
-            size_t ol = hl->note ? strlen(hl->note) : 0, nl = strlen(buf);
-            char *nn = malloc(ol + nl + 3);
-            if (nn) {
-                snprintf(nn, ol + nl + 3, "%s%s%s", ol ? hl->note : "", ol ? "; " : "", buf);
-                free(hl->note);
-                hl->note = nn;
-            }
+            add_note(&c->L[st->head], buf, false);
         }
 out:
     for (int k = 0; pl.st && k < pl.nst; k++)
