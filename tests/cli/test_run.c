@@ -43,6 +43,17 @@ static void test_json_and_svg(void **state) {
     assert_int_equal(json_integer_value(json_object_get(total, "macs")), 3914280);
     json_t *layers = json_object_get(root, "layers");
     assert_int_equal(json_array_size(layers), 7); /* 4 conv, 2 fc, end */
+    /* DRAM: the input (1274 words of 16 bytes) and the output (one word) */
+    assert_int_equal(json_integer_value(json_object_get(total, "dram_read_bytes")), 20384);
+    assert_int_equal(json_integer_value(json_object_get(total, "dram_write_bytes")), 16);
+    json_t *l0 = json_array_get(layers, 0);
+    assert_int_equal(json_integer_value(json_object_get(l0, "dram_read_bytes")), 20384);
+    assert_int_equal(json_integer_value(json_object_get(l0, "dram_write_bytes")), 0);
+    assert_int_equal(json_integer_value(json_object_get(l0, "instructions")), 16);
+    assert_int_equal(json_integer_value(json_object_get(l0, "dma_transfers")), 8);
+    /* 145152 MACs over 20384 bytes; above the balance point (2): compute-bound */
+    assert_true(json_real_value(json_object_get(l0, "arith_intensity")) == 145152.0 / 20384.0);
+    assert_string_equal(json_string_value(json_object_get(l0, "bound")), "compute");
     json_t *l1 = json_array_get(layers, 1);
     assert_int_equal(json_integer_value(json_object_get(l1, "cycles")), 243960);
     json_t *acts = json_object_get(l1, "activities");
