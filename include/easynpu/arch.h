@@ -8,7 +8,10 @@
  * bus_bits/8, memory sizes multiples of the bus word, the instruction layout
  * fitting 512 bits) are checked in enpu_arch_validate.
  *
- * JSON form: an object whose keys are "name", "engine", "base" (optional,
+ * JSON form: an object whose keys are "name", "engine", "requant"
+ * (optional: "easynpu" or "tflite", the requantizer's arithmetic,
+ * numerics.h; written only when it is not "easynpu", so that the
+ * fingerprints of descriptions without it do not change), "base" (optional,
  * "easynpu" or "large": the preset supplying every key that is absent;
  * default "easynpu") and the parameter names below.  An unknown key is an
  * error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
@@ -21,6 +24,7 @@
 #include <stdint.h>
 
 #include "easynpu/error.h"
+#include "easynpu/numerics.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -108,6 +112,9 @@ typedef enum enpu_engine {
 typedef struct enpu_arch {
     char name[ENPU_ARCH_NAME_MAX];
     enpu_engine engine;
+    enpu_requant_mode requant; /* the requantizer's integer rules (docs/numerics.md); with
+                                  tflite every multiplier is a Q31 word of a quant block in
+                                  the weight memory and mult_bits is unused */
 #define ENPU_X_MEMBER(key, unit, lo, hi, d0, d1, doc) int64_t key;
     ENPU_ARCH_PARAMS(ENPU_X_MEMBER)
 #undef ENPU_X_MEMBER

@@ -216,6 +216,14 @@ int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c);
 #define ENPU_TABLE_HEADER_BYTES 32
 int64_t enpu_table_words(const enpu_arch *arch);
 
+/* (M, S) records (two little-endian i32 each) of an instruction's quant
+ * block in weight memory (docs/isa.md "Memory blocks"): one per output
+ * channel for conv, conv_relu, fc, dwconv, avgpool and bn; with requant
+ * "tflite" (whose Q31 multipliers do not fit the instruction's
+ * mult_bits-wide fields) also add, 3 records (the output's (M, S), then
+ * in1's and in2's (A, SA)), and mul, 1 (the output's); 0 otherwise. */
+int64_t enpu_quant_records(const enpu_arch *arch, const enpu_instr *in);
+
 /* Words from ofmap_addr to the end of the last word an instruction stores
  * (ofmap_wpp / ofmap_word make gaps for a concat at store). */
 int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in);

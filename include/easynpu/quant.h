@@ -115,6 +115,7 @@ typedef struct enpu_qnode {
     uint32_t *M;          /* [n_ch] (NULL when n_ch == 0) */
     int8_t *S;            /* [n_ch] */
     uint32_t A[2];        /* ADD input multipliers */
+    int8_t SA[2];         /* ADD, requant tflite: the shift S of each A[i] (0 otherwise) */
     int32_t zp_in[2];     /* zero points of activation inputs 0 and 1 */
     int32_t zp_out;
     int32_t lo, hi;       /* output clamp (fused Relu/Clip, default -128..127) */
@@ -294,6 +295,18 @@ const int8_t *enpu_gexec_value_i8(const enpu_gexec *ex, int t);
 int enpu_gexec_value_f32(const enpu_gexec *ex, int t, float *dst, enpu_err *err);
 /* Graph output i as float32 (dequantized if int8). */
 int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err);
+
+/* Host nodes of a graph with requant tflite: TFLite's integer kernels
+ * (numerics.h) instead of the float reference.  enpu_tfl_kernel_of gives the
+ * kernel of an op (Softmax, Sigmoid = LOGISTIC, Tanh, HardSwish) or -1.
+ * enpu_tfl_host_run prepares it from the tensors' parameters and runs it on
+ * x (an int8 tensor of `rank` dims, y the same shape); softmax normalizes
+ * along `axis`.  Errors name `what`: ENPU_E_UNSUPPORTED for an op without
+ * a TFLite integer kernel or parameters TFLite refuses. */
+int enpu_tfl_kernel_of(enpu_op op);
+int enpu_tfl_host_run(enpu_op op, int axis, int rank, const int64_t *dims, const int8_t *x,
+                      float s_in, int32_t zp_in, int8_t *y, float s_out, int32_t zp_out,
+                      const char *what, enpu_err *err);
 
 /* Saving and loading a quantized graph (.qjson: JSON with base64 data,
  * docs/quantization.md §7).  The loader checks every field (types, sizes,

@@ -267,6 +267,12 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
     if (rc) return rc;
     rc = enpu_qgraph_check(qg, err);
     if (rc) return rc;
+    if (qg->requant != (int)arch->requant)
+        return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                         "the quantized graph's integer parameters are for requant \"%s\", arch "
+                         "'%s' has requant \"%s\"",
+                         enpu_requant_name(qg->requant), arch->name,
+                         enpu_requant_name(arch->requant));
     cc c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err, c.P = (int)arch->pes;

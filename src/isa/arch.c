@@ -101,6 +101,9 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu')",
                          nm, enpu_engine_name(a->engine));
     }
+    if ((int)a->requant < 0 || (int)a->requant >= ENPU_REQUANT_COUNT)
+        return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'requant': unknown value %d", nm,
+                         (int)a->requant);
     for (int i = 0; i < N_PARAMS; i++) {
         int64_t v = param_get(a, i);
         if (v < params[i].lo || v > params[i].hi)
@@ -161,6 +164,8 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     enpu_sb_printf(&b, "\"name\"%s", colon);
     enpu_sb_quote(&b, a->name);
     enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
+    if (a->requant != ENPU_REQUANT_EASYNPU)
+        enpu_sb_printf(&b, "%s\"requant\"%s\"%s\"", sep, colon, enpu_requant_name(a->requant));
     for (int i = 0; i < N_PARAMS; i++)
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     char d[40];
@@ -248,6 +253,14 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
                 goto done;
             }
             out->engine = (enpu_engine)e;
+        } else if (strcmp(key, "requant") == 0) {
+            int r = json_is_string(v) ? enpu_requant_parse(json_string_value(v)) : -1;
+            if (r < 0) {
+                rc = enpu_fail(err, ENPU_E_INVALID,
+                               "%s: field 'requant': must be \"easynpu\" or \"tflite\"", what);
+                goto done;
+            }
+            out->requant = (enpu_requant_mode)r;
         } else if (strcmp(key, "clock_mhz") == 0) {
             if (!json_is_number(v)) {
                 rc = enpu_fail(err, ENPU_E_INVALID, "%s: field 'clock_mhz': must be a number", what);
@@ -294,8 +307,8 @@ int enpu_arch_load(const char *spec, enpu_arch *out, enpu_err *err) {
 /* ---- human and markdown tables --------------------------------------------- */
 
 void enpu_arch_print(const enpu_arch *a, FILE *f) {
-    fprintf(f, "arch %s (engine %s, fingerprint 0x%08" PRIx32 ")\n", a->name,
-            enpu_engine_name(a->engine), enpu_arch_fingerprint(a));
+    fprintf(f, "arch %s (engine %s, requant %s, fingerprint 0x%08" PRIx32 ")\n", a->name,
+            enpu_engine_name(a->engine), enpu_requant_name(a->requant), enpu_arch_fingerprint(a));
     fprintf(f, "  %-20s %12s  %-9s %s\n", "parameter", "value", "unit", "meaning");
     for (int i = 0; i < N_PARAMS; i++)
         fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", params[i].key, param_get(a, i), params[i].unit,
@@ -357,6 +370,8 @@ char *enpu_arch_param_table_md(void) {
     enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
     enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
     enpu_sb_puts(&b, "| `engine` | | easynpu (systolic, rowstat reserved) | easynpu | easynpu | compute engine |\n");
+    enpu_sb_puts(&b, "| `requant` | | easynpu, tflite | easynpu | easynpu | the requantizer's integer rules "
+                     "(docs/numerics.md; tflite: TFLite's, its Q31 multipliers in the weight memory) |\n");
     for (int i = 0; i < N_PARAMS; i++)
         enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
                        params[i].key, params[i].unit, params[i].lo, params[i].hi, params[i].preset[0],

@@ -49,6 +49,12 @@ static int is_window(int64_t op) { /* ops whose kernel window may be split into 
            op == ENPU_OPC_MAXPOOL || op == ENPU_OPC_AVGPOOL;
 }
 
+int64_t enpu_quant_records(const enpu_arch *arch, const enpu_instr *in) {
+    if (uses_params(in->opcode)) return in->co;
+    if (arch->requant != ENPU_REQUANT_TFLITE) return 0;
+    return in->opcode == ENPU_OPC_ADD ? 3 : in->opcode == ENPU_OPC_MUL ? 1 : 0;
+}
+
 int64_t enpu_table_words(const enpu_arch *arch) {
     int64_t wb = enpu_arch_word_bytes(arch);
     return enpu_ceil_div(ENPU_TABLE_HEADER_BYTES, wb) + enpu_ceil_div(arch->act_segments * 8, wb);
@@ -107,12 +113,13 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     }
     if (wwords > 0)
         out[n++] = (enpu_mem_block){"weights", ENPU_MEM_WEIGHT, in->weight_addr, wwords, 0};
-    if (uses_params(op)) {
+    if (uses_params(op))
         out[n++] = (enpu_mem_block){"bias", ENPU_MEM_WEIGHT, in->bias_addr,
                                     enpu_ceil_div(in->co * 4, wb), 0};
+    int64_t nq = enpu_quant_records(arch, in);
+    if (nq > 0)
         out[n++] = (enpu_mem_block){"quant", ENPU_MEM_WEIGHT, in->quant_addr,
-                                    enpu_ceil_div(in->co * 8, wb), 0};
-    }
+                                    enpu_ceil_div(nq * 8, wb), 0};
     if (op == ENPU_OPC_ACT)
         out[n++] = (enpu_mem_block){"table", ENPU_MEM_WEIGHT, in->table_addr,
                                     enpu_table_words(arch), 0};

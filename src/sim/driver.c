@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "easynpu/float_ref.h"
+#include "easynpu/quant.h"
 #include "sim/engine.h"
 #include "sim/observe.h"
 
@@ -436,6 +437,40 @@ static void set_attrs(enpu_node *n, const enpu_hostop *h, int rank0) {
     }
 }
 
+/* A host op of an arch with requant tflite: TFLite's integer kernel on the
+ * int8 values (quant.h), the golden reference's own call. */
+static int tfl_host_op(enpu_sim *sim, int instr, const enpu_hostop *h, enpu_op op, enpu_err *err) {
+    const enpu_program *p = sim->prog;
+    if (h->n_in != 1 || h->n_out != 1)
+        return enpu_fail(err, ENPU_E_INVALID, "host op '%s' (instruction %d): %s takes one input "
+                         "and one output", h->name, instr, h->kind);
+    const enpu_io_desc *dx = &p->io[h->io[0]], *dy = &p->io[h->io[1]];
+    int64_t dims[ENPU_MAX_RANK], n = io_numel(dx);
+    if (!in_npu(dx) || !in_npu(dy) || dx->dtype != ENPU_DT_INT8 || dy->dtype != ENPU_DT_INT8 ||
+        n != io_numel(dy))
+        return enpu_fail(err, ENPU_E_INVALID, "host op '%s' (instruction %d): requant tflite "
+                         "runs %s on int8 tensors of one shape in the NPU's memories", h->name,
+                         instr, h->kind);
+    enpu_io_user_dims(dx, dims);
+    int8_t *x = malloc((size_t)(n ? n : 1)), *y = malloc((size_t)(n ? n : 1));
+    int rc = 0;
+    if (!x || !y) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (!rc) {
+        char what[160];
+        snprintf(what, sizeof what, "host op '%s' (instruction %d)", h->name, instr);
+        int axis = h->iparam[0] < 0 ? h->iparam[0] + dx->rank : h->iparam[0];
+        io_load(&sim->mem, dx, x);
+        rc = enpu_tfl_host_run(op, axis, dx->rank, dims, x, dx->scale, dx->zero_point, y,
+                               dy->scale, dy->zero_point, what, err);
+        if (!rc) io_store(&sim->mem, dy, y);
+    }
+    free(x);
+    free(y);
+    if (!rc && sim->opts.on_layer)
+        rc = sim->opts.on_layer(sim->opts.cb_ctx, instr, &sim->rows[instr], sim, err);
+    return rc;
+}
+
 int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     const enpu_program *p = sim->prog;
     const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
@@ -444,6 +479,8 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     if (op == ENPU_OP_NONE)
         return enpu_fail(err, ENPU_E_UNSUPPORTED, "host op '%s': unknown op kind '%s'", h->name,
                          h->kind);
+    if (p->arch.requant == ENPU_REQUANT_TFLITE && enpu_tfl_kernel_of(op) >= 0)
+        return tfl_host_op(sim, instr, h, op, err);
     int nio = h->n_in + h->n_out, rc = 0;
     float *val[ENPU_HOSTOP_MAX_IO] = {0};
     int ten[ENPU_HOSTOP_MAX_IO];

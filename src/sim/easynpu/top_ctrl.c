@@ -42,6 +42,7 @@ static int64_t par_words(const enpu_arch *a, const enpu_instr *in) {
     if (has_params(in->opcode)) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
     if (in->opcode == ENPU_OPC_BN) n += enpu_ceil_div(in->ci, a->pes);
     if (in->opcode == ENPU_OPC_ACT) n += enpu_table_words(a);
+    if (!has_params(in->opcode)) n += enpu_ceil_div(8 * enpu_quant_records(a, in), wb);
     return n;
 }
 
@@ -101,6 +102,32 @@ static uint32_t rd32(const uint8_t *b) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* Bits of a requantization multiplier: TFLite's are Q31 words. */
+static int mult_width(const enpu_arch *a) {
+    return a->requant == ENPU_REQUANT_TFLITE ? 31 : (int)a->mult_bits;
+}
+
+/* requant tflite: an add's or mul's (M, S) records from its quant block
+ * (enpu_quant_records): the output's, then for an add in1's and in2's. */
+static int load_tfl_records(const enpu_program *p, const sim_mem *m, int idx, sim_stage *s,
+                            enpu_err *err) {
+    const enpu_instr *in = s->in;
+    const uint8_t *qb = m->wmem + in->quant_addr * m->wb;
+    int64_t n = enpu_quant_records(&p->arch, in);
+    uint32_t mm[3] = {0}, ss[3] = {0};
+    for (int64_t r = 0; r < n && r < 3; r++) {
+        mm[r] = rd32(qb + 8 * r), ss[r] = rd32(qb + 8 * r + 4);
+        if (mm[r] > (uint32_t)INT32_MAX || ss[r] > ENPU_SHIFT_MAX)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "instruction %d (%s): quant block at word %" PRId64 ": record %" PRId64
+                             ": M=%u S=%u outside M < 2^31, S <= %d",
+                             idx, lname(p, idx), in->quant_addr, r, mm[r], ss[r], ENPU_SHIFT_MAX);
+    }
+    s->rq.M = mm[0], s->rq.S = (int)ss[0];
+    if (n == 3) s->in1 = (int32_t)mm[1], s->in1_s = (int)ss[1], s->in2 = (int32_t)mm[2], s->in2_s = (int)ss[2];
+    return 0;
+}
+
 /* Per-channel bias and requantization of a stage from weight memory. */
 static int load_params(const enpu_program *p, const sim_mem *m, int idx, sim_stage *s,
                        int32_t *bias, uint32_t *M, int8_t *S, enpu_err *err) {
@@ -110,13 +137,13 @@ static int load_params(const enpu_program *p, const sim_mem *m, int idx, sim_sta
     for (int64_t c = 0; c < in->co; c++) {
         bias[c] = (int32_t)rd32(bb + 4 * c);
         uint32_t mm = rd32(qb + 8 * c), ss = rd32(qb + 8 * c + 4);
-        if (mm >= ((uint32_t)1 << p->arch.mult_bits) || ss > ENPU_SHIFT_MAX)
+        if (mm >= ((uint32_t)1 << mult_width(&p->arch)) || ss > ENPU_SHIFT_MAX)
             return enpu_fail(err, ENPU_E_INVALID,
                              "instruction %d (%s): quant block at word %" PRId64
                              ": channel %" PRId64 ": M=%u S=%u outside M < 2^%" PRId64
                              ", S <= %d",
-                             idx, lname(p, idx), in->quant_addr, c, mm, ss, p->arch.mult_bits,
-                             ENPU_SHIFT_MAX);
+                             idx, lname(p, idx), in->quant_addr, c, mm, ss,
+                             (int64_t)mult_width(&p->arch), ENPU_SHIFT_MAX);
         M[c] = mm;
         S[c] = (int8_t)ss;
     }
@@ -348,6 +375,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
         s->zp_op2 = (int32_t)in->zp_op2;
         s->in1 = (int32_t)in->in1_mult;
         s->in2 = (int32_t)in->in2_mult;
+        s->rqmode = (int)a->requant;
         s->rq = (enpu_rq){(uint32_t)in->out_mult, (int)in->out_shift, (int32_t)in->zp_out,
                           (int32_t)in->clamp_lo, (int32_t)in->clamp_hi};
         s->w_skip = in->store_skip != 0;
@@ -392,6 +420,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
             s->op2_mem = in->op2_mem ? ENPU_MEM_SKIP : ENPU_MEM_MAIN;
             s->op2_addr = in->op2_addr;
             c->has_op2 = true;
+            if (a->requant == ENPU_REQUANT_TFLITE) rc = load_tfl_records(p, m, idx, s, err);
             break;
         case ENPU_OPC_RESHAPE:
             s->kind = K_MOVE;
@@ -408,7 +437,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
         if (!s->per_channel && s->kind != K_MOVE && s->kind != K_ACT) {
             char what[160];
             snprintf(what, sizeof what, "instruction %d (%s)", idx, lname(p, idx));
-            if ((rc = enpu_rq_check(what, &s->rq, (int)a->mult_bits, err))) return rc;
+            if ((rc = enpu_rq_check(what, &s->rq, mult_width(a), err))) return rc;
         }
         if (s->op2 && c->bcast && !c->aligned)
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
