@@ -191,44 +191,24 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
     return 0;
 }
 
-uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
-                       const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+/* Compile, simulate in both modes and check against the golden reference:
+ * the common part of enpu_test_e2e and enpu_test_e2e_q, on float inputs
+ * (in_f) or int8 ones (in8). */
+static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *in_f,
+                        const int8_t *const *in8, int n_in, const enpu_arch *arch_in,
+                        const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     enpu_err err = {0};
-    enpu_graph *g = NULL, *qg = NULL;
     enpu_arch arch = *arch_in;
-    if (enpu_onnx_load(onnx, &g, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
-    enpu_buf *cal = NULL;
-    int n_cal = 0;
-    if (enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)arch.mult_bits;
-    qo.acc_bits = (int)arch.acc_bits;
-    qo.act_segments = (int)arch.act_segments;
-    qo.quiet = true;
-    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
     enpu_program prog;
     enpu_compile_report rep;
     if (enpu_compile(qg, &arch, co, &prog, &rep, &err)) {
         fprintf(stderr, "%s: compile: %s\n", name, err.msg);
         fail();
     }
-    enpu_buf in;
-    assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
-    assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
     /* the golden reference on the same input */
     e2e_ctx m = {qg, NULL, 0, name};
     assert_int_equal(enpu_gexec_new(qg, &m.ex, &err), 0);
-    if (enpu_gexec_run(m.ex, &in, &err)) {
+    if (in8 ? enpu_gexec_run_i8(m.ex, in8, &err) : enpu_gexec_run(m.ex, in_f, &err)) {
         fprintf(stderr, "%s: golden: %s\n", name, err.msg);
         fail();
     }
@@ -254,7 +234,8 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
             fprintf(stderr, "%s: %s\n", name, err.msg);
             fail();
         }
-        if (enpu_sim_run(sim, &in, 1, &res, &err)) {
+        if (in8 ? enpu_sim_run_i8(sim, in8, n_in, &res, &err)
+                : enpu_sim_run(sim, in_f, n_in, &res, &err)) {
             fprintf(stderr, "%s (%s mode): %s\n", name, enpu_sim_mode_name(o.mode), err.msg);
             fail();
         }
@@ -267,6 +248,11 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
             int64_t n = enpu_buf_numel(&gold);
             assert_int_equal(enpu_buf_numel(&res.outputs[i]), n);
             assert_memory_equal(gold.data, res.outputs[i].data, (size_t)n * sizeof(float));
+            if (out && mode == 0 && i < ENPU_TEST_E2E_OUTPUTS && res.raw_outputs &&
+                res.raw_outputs[i].data && n <= ENPU_TEST_E2E_OUTPUT_MAX) {
+                memcpy(out->out8[i], res.raw_outputs[i].data, (size_t)n);
+                out->n_out8[i] = n;
+            }
             enpu_buf_free(&gold);
         }
         if (mode == 0) {
@@ -291,10 +277,48 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
     }
     assert_true(sim_cycles > 0);
     enpu_gexec_free(m.ex);
-    enpu_buf_free(&in);
     enpu_program_free(&prog);
+    return sim_cycles;
+}
+
+uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
+                       const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+    enpu_err err = {0};
+    enpu_graph *g = NULL, *qg = NULL;
+    const enpu_arch *arch = arch_in;
+    if (enpu_onnx_load(onnx, &g, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_buf *cal = NULL;
+    int n_cal = 0;
+    if (enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_quant_opts qo;
+    enpu_quant_opts_default(&qo);
+    qo.mult_bits = (int)arch->mult_bits;
+    qo.acc_bits = (int)arch->acc_bits;
+    qo.act_segments = (int)arch->act_segments;
+    qo.quiet = true;
+    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_buf in;
+    assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
+    assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
+    uint64_t sim_cycles = e2e_run(name, qg, &in, NULL, 1, arch, co, out);
+    enpu_buf_free(&in);
     enpu_calib_free(cal, n_cal * g->n_inputs);
     enpu_graph_free(qg);
     enpu_graph_free(g);
     return sim_cycles;
+}
+
+uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *const *inputs,
+                         const enpu_arch *arch, const enpu_compile_opts *co,
+                         enpu_test_e2e_result *out) {
+    return e2e_run(name, qg, NULL, inputs, qg->n_inputs, arch, co, out);
 }

@@ -50,6 +50,8 @@ int enpu_test_run(const char *cmd, char **out);
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
 
 /* What enpu_test_e2e measured. */
+#define ENPU_TEST_E2E_OUTPUTS 4
+#define ENPU_TEST_E2E_OUTPUT_MAX 4096
 typedef struct enpu_test_e2e_result {
     uint64_t cycles;                 /* simulated (cycle mode) */
     int64_t modelled;                /* the compiler's model of the program */
@@ -57,6 +59,9 @@ typedef struct enpu_test_e2e_result {
     uint64_t dram_read, dram_written; /* DRAM words */
     bool offchip;                    /* the compiler streamed through DRAM */
     int n_instr;
+    /* the int8 outputs (first ENPU_TEST_E2E_OUTPUTS, up to _MAX elements), user order */
+    int8_t out8[ENPU_TEST_E2E_OUTPUTS][ENPU_TEST_E2E_OUTPUT_MAX];
+    int64_t n_out8[ENPU_TEST_E2E_OUTPUTS];
 } enpu_test_e2e_result;
 
 /* End to end on a model, failing the test on any difference: import onnx,
@@ -69,5 +74,11 @@ typedef struct enpu_test_e2e_result {
  * when given. */
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);
+/* The same from a quantized graph (e.g. an imported .tflite) on int8
+ * inputs, one per graph input in the IR's order (the arch must have the
+ * graph's requant); out->out8 gets the int8 outputs. */
+uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *const *inputs,
+                         const enpu_arch *arch, const enpu_compile_opts *co,
+                         enpu_test_e2e_result *out);
 
 #endif
