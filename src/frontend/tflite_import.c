@@ -646,6 +646,7 @@ typedef struct convspec {
     int w_rank;
     int32_t *bias;            /* owned, raw (before the zero-point fold); NULL: 0 */
     bool raw_sum;             /* TFLite's average pool: no zero-point fold, no output zp */
+    float *sw;                /* owned: the weights' scales per channel (conv, fc), or NULL */
     int act;
     enpu_attr attr;
 } convspec;
@@ -706,6 +707,16 @@ static int conv_node(imp *im, convspec *cs, const uint32_t *M, const int *S) {
             enpu_qnode_free(q);
             return rc;
         }
+        /* the weights keep their per-channel scales (quant.h), zero points 0 */
+        int32_t *zeros = calloc((size_t)cs->co, sizeof *zeros);
+        rc = zeros && cs->sw ? enpu_tensor_set_quant(&im->g->tensors[ins[1]], 0, (int)cs->co, cs->sw,
+                                                     zeros, im->err)
+                             : FAIL(ENPU_E_NOMEM, "out of memory");
+        free(zeros);
+        if (rc) {
+            enpu_qnode_free(q);
+            return rc;
+        }
         n_in = 3;
     }
     return add_node(im, "", cs->op, n_in, ins, cs->y, q, &cs->attr);
@@ -713,9 +724,10 @@ static int conv_node(imp *im, convspec *cs, const uint32_t *M, const int *S) {
 
 /* Multipliers s_in * s_w[c] / s_out, as TFLite prepares them. */
 static int conv_multipliers(imp *im, const tt *w, int64_t co, float s_in, float s_out, uint32_t *M,
-                            int *S) {
+                            int *S, float *scales) {
     for (int64_t c = 0; c < co; c++) {
         float sw = fb_vec_f32(&im->b, &w->scale, w->scale.len == 1 ? 0 : (uint32_t)c);
+        scales[c] = sw;
         int rc = enpu_tfl_multiplier((double)s_in * (double)sw / (double)s_out, im->where, &M[c],
                                      &S[c], im->err);
         if (rc) return enpu_err_prefix(im->err, "%s", im->file);
@@ -817,10 +829,13 @@ static int imp_conv(imp *im, const opctx *o, bool depthwise) {
     if (!rc) rc = bias_raw(im, o, 2, co, &cs.bias);
     if (!rc) {
         if (o->n_in > 2 && o->in[2] >= 0) cs.tb = &im->t[o->in[2]];
-        rc = conv_multipliers(im, w, co, s_in, s_out, M, S);
+        cs.sw = malloc((size_t)co * sizeof *cs.sw);
+        rc = cs.sw ? conv_multipliers(im, w, co, s_in, s_out, M, S, cs.sw)
+                   : FAIL(ENPU_E_NOMEM, "out of memory");
     }
     if (!rc) rc = conv_node(im, &cs, M, S);
     else free(cs.w), free(cs.bias);
+    free(cs.sw);
     free(M);
     free(S);
     return rc;
@@ -878,10 +893,13 @@ static int imp_fc(imp *im, const opctx *o) {
     if (!rc) rc = bias_raw(im, o, 2, O, &cs.bias);
     if (!rc) {
         if (o->n_in > 2 && o->in[2] >= 0) cs.tb = &im->t[o->in[2]];
-        rc = conv_multipliers(im, w, O, s_in, s_out, M, S);
+        cs.sw = malloc((size_t)O * sizeof *cs.sw);
+        rc = cs.sw ? conv_multipliers(im, w, O, s_in, s_out, M, S, cs.sw)
+                   : FAIL(ENPU_E_NOMEM, "out of memory");
     }
     if (!rc) rc = conv_node(im, &cs, M, S);
     else free(cs.w), free(cs.bias);
+    free(cs.sw);
     free(M);
     free(S);
     return rc;
