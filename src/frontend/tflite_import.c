@@ -331,27 +331,34 @@ static int act_params(imp *im, const tt *x, const char *role, float *s, int32_t 
     return 0;
 }
 
+/* Whether x has constant data (a buffer with bytes: TFLite's rule). */
+static int has_data(imp *im, const tt *x, bool *yes) {
+    *yes = false;
+    if (x->buffer == 0 || x->buffer >= im->buffers.len) return 0;
+    char path[48];
+    snprintf(path, sizeof path, "buffers[%u]", x->buffer);
+    fb_table bt;
+    fb_vec data;
+    bool present;
+    int rc = fb_vec_table(&im->b, &im->buffers, x->buffer, path, &bt);
+    if (!rc) rc = fb_vec_field(&im->b, &bt, FB_BUF_DATA, 1, path, &data, &present);
+    *yes = !rc && present && data.len > 0;
+    return rc;
+}
+
 /* The IR tensor of an int8 activation (created on first use, IR dims). */
 static int act_ir(imp *im, tt *x, const char *role, int *ir) {
     float s;
     int32_t z;
     int rc = act_params(im, x, role, &s, &z);
     if (rc) return rc;
-    if (x->buffer) {
-        fb_table bt;
-        fb_vec data;
-        bool present;
-        char path[48];
-        snprintf(path, sizeof path, "buffers[%u]", x->buffer);
-        if (x->buffer < im->buffers.len &&
-            !fb_vec_table(&im->b, &im->buffers, x->buffer, path, &bt) &&
-            !fb_vec_field(&im->b, &bt, FB_BUF_DATA, 1, path, &data, &present) && present &&
-            data.len > 0) {
-            char why[ENPU_MAX_NAME + 96];
-            snprintf(why, sizeof why, "%s '%s' is a constant; the NPU reads it only as a weight "
-                     "or a second operand", role, x->name);
-            return opfail(im, ENPU_E_UNSUPPORTED, why);
-        }
+    bool is_const;
+    if ((rc = has_data(im, x, &is_const))) return rc;
+    if (is_const) {
+        char why[ENPU_MAX_NAME + 96];
+        snprintf(why, sizeof why, "%s '%s' is a constant; the NPU reads it only as a weight or a "
+                 "second operand", role, x->name);
+        return opfail(im, ENPU_E_UNSUPPORTED, why);
     }
     if (x->ir < 0) {
         int64_t d[ENPU_MAX_RANK];
@@ -594,10 +601,11 @@ static int need_opt(imp *im, const opctx *o, int type) {
 /* SAME/VALID padding of one axis as TFLite computes it; out must match. */
 static int tfl_pad(imp *im, int padding, int64_t in, int k, int s, int d, int64_t out, int *before,
                    int *after) {
-    int64_t ek = (int64_t)(k - 1) * d + 1;
-    int64_t want = padding == 0 ? (in + s - 1) / s : (in - ek + s) / s;
-    if (padding > 1 || s < 1 || d < 1 || k < 1 || k > ENPU_WIN_LIMIT || s > ENPU_WIN_LIMIT ||
-        d > ENPU_WIN_LIMIT || want != out || out < 1) {
+    bool ok = padding <= 1 && s >= 1 && d >= 1 && k >= 1 && k <= ENPU_WIN_LIMIT &&
+              s <= ENPU_WIN_LIMIT && d <= ENPU_WIN_LIMIT;
+    int64_t ek = ok ? (int64_t)(k - 1) * d + 1 : 0;
+    int64_t want = !ok ? -1 : padding == 0 ? (in + s - 1) / s : (in - ek + s) / s;
+    if (!ok || want != out || out < 1) {
         char why[160];
         snprintf(why, sizeof why, "padding %d, kernel %d, stride %d, dilation %d on %lld give "
                  "%lld outputs, the output tensor has %lld", padding, k, s, d, (long long)in,
@@ -1064,16 +1072,10 @@ static int eltwise_operand(imp *im, const opctx *o, int i, int rank, int *ir, fl
     int pre = rank - x->rank;
     if (pre < 0) return opfail(im, ENPU_E_INVALID, "an input has a higher rank than the output");
     for (int k = 0; k < rank; k++) d[k] = k < pre ? 1 : x->dims[k - pre];
-    bool is_const = x->buffer != 0 && x->buffer < im->buffers.len;
-    if (is_const) {
+    bool is_const;
+    if ((rc = has_data(im, x, &is_const))) return rc;
+    {
         const uint8_t *data = NULL;
-        fb_table bt;
-        fb_vec dv;
-        bool present;
-        if ((rc = fb_vec_table(&im->b, &im->buffers, x->buffer, "buffers", &bt)) ||
-            (rc = fb_vec_field(&im->b, &bt, FB_BUF_DATA, 1, "buffers", &dv, &present)))
-            return rc;
-        is_const = present && dv.len > 0;
         if (is_const) {
             if ((rc = const_data(im, x, 1, "operand", &data))) return rc;
             /* the constant in IR order: permute through a scratch tensor */
@@ -1325,20 +1327,8 @@ static int import_op(imp *im, const fb_vec *ops, uint32_t k) {
     o.opt_type = ot;
     if (ot2 || (pc && cust.len))
         return opfail(im, ENPU_E_UNSUPPORTED, "extended or custom options are not supported");
-    /* every output is produced once, by an operator after its inputs */
-    for (int i = 0; i < o.n_out; i++) {
-        tt *y;
-        if ((rc = tensor_ref(im, o.out[i], "output", &y))) return rc;
-        /* a graph input is produced only by the QUANTIZE of a float input */
-        bool conv_in = y->graph_in && o.code == OP_QUANTIZE && o.n_in == 1 && o.in[0] >= 0 &&
-                       (uint32_t)o.in[0] < im->nt && im->t[o.in[0]].type == TT_FLOAT32;
-        if (y->producer >= 0 || (y->graph_in && !conv_in)) {
-            char why[ENPU_MAX_NAME + 64];
-            snprintf(why, sizeof why, "output '%s' is already produced or is a graph input", y->name);
-            return opfail(im, ENPU_E_INVALID, why);
-        }
-        y->producer = (int)k;
-    }
+    /* TFLite runs the operators in file order: every input is computed by
+     * an earlier operator (producers: set_producers) */
     for (int i = 0; i < o.n_in; i++) {
         if (o.in[i] < 0) continue; /* an omitted optional input */
         tt *x;
@@ -1447,6 +1437,38 @@ static int graph_io(imp *im, const fb_table *sg, unsigned id, bool input, const 
     return 0;
 }
 
+/* The producer of every tensor: each tensor is written by one operator at
+ * most, and a graph input only by the QUANTIZE of a float input. */
+static int set_producers(imp *im, const fb_vec *ops) {
+    for (uint32_t k = 0; k < ops->len; k++) {
+        fb_table t;
+        opctx o;
+        uint32_t opc;
+        int rc;
+        snprintf(im->where, sizeof im->where, "op %u", k);
+        if ((rc = fb_vec_table(&im->b, ops, k, im->where, &t)) ||
+            (rc = fb_u32(&im->b, &t, FB_OP_OPCODE, 0, im->where, &opc)) ||
+            (rc = read_op_io(im, &t, FB_OP_INPUTS, "inputs", o.in, &o.n_in)) ||
+            (rc = read_op_io(im, &t, FB_OP_OUTPUTS, "outputs", o.out, &o.n_out)))
+            return rc;
+        bool quantize_in = opc < im->n_codes && im->codes[opc] == OP_QUANTIZE && o.n_in == 1 &&
+                           o.in[0] >= 0 && (uint32_t)o.in[0] < im->nt &&
+                           im->t[o.in[0]].type == TT_FLOAT32;
+        for (int i = 0; i < o.n_out; i++) {
+            tt *y = NULL;
+            if ((rc = tensor_ref(im, o.out[i], "output", &y))) return rc;
+            if (y->producer >= 0 || (y->graph_in && !quantize_in)) {
+                char why[ENPU_MAX_NAME + 64];
+                snprintf(why, sizeof why, "output '%s' is already produced or is a graph input",
+                         y->name);
+                return opfail(im, ENPU_E_INVALID, why);
+            }
+            y->producer = (int)k;
+        }
+    }
+    return 0;
+}
+
 static int import_model(imp *im) {
     fb_table model, sg;
     int rc = fb_root(&im->b, "TFL3", &model);
@@ -1477,7 +1499,8 @@ static int import_model(imp *im) {
     if (!im->t) return FAIL(ENPU_E_NOMEM, "out of memory");
     for (uint32_t i = 0; i < im->nt; i++)
         if ((rc = read_tensor(im, &tensors, i))) return rc;
-    if ((rc = graph_io(im, &sg, FB_SG_INPUTS, true, &ops))) return rc;
+    if ((rc = graph_io(im, &sg, FB_SG_INPUTS, true, &ops)) || (rc = set_producers(im, &ops)))
+        return rc;
     for (uint32_t k = 0; k < ops.len; k++)
         if ((rc = import_op(im, &ops, k))) return rc;
     im->inputs_done = true;

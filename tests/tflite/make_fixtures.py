@@ -41,8 +41,10 @@ class Model:
 
     def __init__(self):
         self.tensors, self.buffers, self.ops, self.codes = [], [b""], [], []
+        self.version, self.custom = 3, {}
 
-    def tensor(self, name, shape, ttype=INT8, scale=None, zp=None, qdim=0, data=None):
+    def tensor(self, name, shape, ttype=INT8, scale=None, zp=None, qdim=0, data=None,
+               variable=False):
         buf = 0
         if data is not None:
             self.buffers.append(np.ascontiguousarray(data).tobytes())
@@ -53,11 +55,16 @@ class Model:
             if len(zp) == 1 and len(scale) > 1:
                 zp = zp * len(scale)
         self.tensors.append(dict(name=name, shape=list(shape), type=ttype, scale=scale, zp=zp,
-                                 qdim=qdim, buffer=buf))
+                                 qdim=qdim, buffer=buf, variable=variable))
         return len(self.tensors) - 1
 
     def op(self, name, ins, outs, opt_type=0, opt=()):
-        code = OPS[name]
+        """name: a BuiltinOperator name, a code (int), or "custom:NAME"."""
+        if isinstance(name, str) and name.startswith("custom:"):
+            code = 10000 + len(self.custom)
+            self.custom[code] = name[7:]
+        else:
+            code = OPS[name] if isinstance(name, str) else name
         if code not in self.codes:
             self.codes.append(code)
         self.ops.append(dict(code=self.codes.index(code), ins=ins, outs=outs, opt_type=opt_type,
@@ -100,6 +107,8 @@ class Model:
             b.PrependInt8Slot(1, t["type"], 0)           # type
             b.PrependUint32Slot(2, t["buffer"], 0)       # buffer
             b.PrependUOffsetTRelativeSlot(3, name, 0)    # name
+            if t["variable"]:
+                b.PrependBoolSlot(5, True, False)        # is_variable
             if q is not None:
                 b.PrependUOffsetTRelativeSlot(4, q, 0)   # quantization
             tens.append(b.EndObject())
@@ -137,14 +146,19 @@ class Model:
         sg = b.EndObject()
         codes = []
         for c in self.codes:
+            cname = b.CreateString(self.custom[c]) if c in self.custom else None
             b.StartObject(4)
-            b.PrependInt8Slot(0, min(c, 127), 0)  # deprecated_builtin_code
-            b.PrependInt32Slot(3, c, 0)           # builtin_code
+            if cname is not None:
+                b.PrependInt8Slot(0, 32, 0)                # CUSTOM
+                b.PrependUOffsetTRelativeSlot(1, cname, 0)  # custom_code
+            else:
+                b.PrependInt8Slot(0, min(c, 127), 0)  # deprecated_builtin_code
+                b.PrependInt32Slot(3, c, 0)           # builtin_code
             codes.append(b.EndObject())
         v_codes, v_sgs, v_bufs = vec_tables(codes), vec_tables([sg]), vec_tables(bufs)
         desc = b.CreateString("EasyNPU test fixture")
         b.StartObject(5)
-        b.PrependUint32Slot(0, 3, 0)  # version
+        b.PrependUint32Slot(0, self.version, 0)  # version
         b.PrependUOffsetTRelativeSlot(1, v_codes, 0)
         b.PrependUOffsetTRelativeSlot(2, v_sgs, 0)
         b.PrependUOffsetTRelativeSlot(3, desc, 0)
