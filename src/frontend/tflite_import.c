@@ -762,6 +762,44 @@ static int bias_raw(imp *im, const opctx *o, int idx, int64_t co, int32_t **out)
     return 0;
 }
 
+/* The end of a conv or fc whose weights cs->w are in IR order: the bias,
+ * the per-channel multipliers, the node. */
+static int weighted_node(imp *im, const opctx *o, convspec *cs, const tt *w, float s_in,
+                         float s_out) {
+    uint32_t *M = malloc((size_t)cs->co * sizeof *M);
+    int *S = malloc((size_t)cs->co * sizeof *S);
+    cs->sw = malloc((size_t)cs->co * sizeof *cs->sw);
+    int rc = cs->w && M && S && cs->sw ? 0 : FAIL(ENPU_E_NOMEM, "out of memory");
+    if (!rc) rc = bias_raw(im, o, 2, cs->co, &cs->bias);
+    if (!rc && o->n_in > 2 && o->in[2] >= 0) cs->tb = &im->t[o->in[2]];
+    if (!rc) rc = conv_multipliers(im, w, cs->co, s_in, s_out, M, S, cs->sw);
+    if (!rc) rc = conv_node(im, cs, M, S);
+    else free(cs->w), free(cs->bias);
+    free(cs->sw);
+    free(M);
+    free(S);
+    return rc;
+}
+
+/* A conv-kind node of weights 1 (average pool, mean, rescale) whose
+ * channels share one (M, S). */
+static int uniform_node(imp *im, convspec *cs, uint32_t M0, int S0) {
+    uint32_t *M = malloc((size_t)cs->co * sizeof *M);
+    int *S = malloc((size_t)cs->co * sizeof *S);
+    cs->w = malloc((size_t)(cs->co * cs->k));
+    int rc = M && S && cs->w ? 0 : FAIL(ENPU_E_NOMEM, "out of memory");
+    if (!rc) {
+        memset(cs->w, 1, (size_t)(cs->co * cs->k));
+        for (int64_t c = 0; c < cs->co; c++) M[c] = M0, S[c] = S0;
+        rc = conv_node(im, cs, M, S);
+    } else {
+        free(cs->w);
+    }
+    free(M);
+    free(S);
+    return rc;
+}
+
 static int imp_conv(imp *im, const opctx *o, bool depthwise) {
     int rc;
     if ((rc = need_io(im, o, 2, 3)) || (rc = need_opt(im, o, depthwise ? OPT_DWCONV : OPT_CONV)))
@@ -822,31 +860,16 @@ static int imp_conv(imp *im, const opctx *o, bool depthwise) {
     cs.attr.conv.w.dilation[0] = dh, cs.attr.conv.w.dilation[1] = dw;
     for (int i = 0; i < 4; i++) cs.attr.conv.w.pads[i] = pads[i];
     cs.w = malloc((size_t)(co * cs.k));
-    uint32_t *M = malloc((size_t)co * sizeof *M);
-    int *S = malloc((size_t)co * sizeof *S);
-    if (!cs.w || !M || !S) rc = FAIL(ENPU_E_NOMEM, "out of memory");
     /* IR weights [co][ci/group][kh][kw] from TFLite's [co][kh][kw][ci] (conv)
      * or [1][kh][kw][co] (depthwise) */
-    for (int64_t c = 0; c < co && !rc; c++)
+    for (int64_t c = 0; c < co && cs.w; c++)
         for (int64_t i = 0; i < cig; i++)
             for (int64_t a = 0; a < kh; a++)
                 for (int64_t b = 0; b < kw; b++)
                     cs.w[((c * cig + i) * kh + a) * kw + b] =
                         (int8_t)(depthwise ? wd[(a * kw + b) * co + c]
                                            : wd[((c * kh + a) * kw + b) * cig + i]);
-    if (!rc) rc = bias_raw(im, o, 2, co, &cs.bias);
-    if (!rc) {
-        if (o->n_in > 2 && o->in[2] >= 0) cs.tb = &im->t[o->in[2]];
-        cs.sw = malloc((size_t)co * sizeof *cs.sw);
-        rc = cs.sw ? conv_multipliers(im, w, co, s_in, s_out, M, S, cs.sw)
-                   : FAIL(ENPU_E_NOMEM, "out of memory");
-    }
-    if (!rc) rc = conv_node(im, &cs, M, S);
-    else free(cs.w), free(cs.bias);
-    free(cs.sw);
-    free(M);
-    free(S);
-    return rc;
+    return weighted_node(im, o, &cs, w, s_in, s_out);
 }
 
 static int imp_fc(imp *im, const opctx *o) {
@@ -894,23 +917,8 @@ static int imp_fc(imp *im, const opctx *o) {
     cs.attr.gemm.alpha = cs.attr.gemm.beta = 1.0f;
     cs.attr.gemm.trans_b = true;
     cs.w = malloc((size_t)(O * K));
-    uint32_t *M = malloc((size_t)O * sizeof *M);
-    int *S = malloc((size_t)O * sizeof *S);
-    if (!cs.w || !M || !S) rc = FAIL(ENPU_E_NOMEM, "out of memory");
-    if (!rc) memcpy(cs.w, wd, (size_t)(O * K));
-    if (!rc) rc = bias_raw(im, o, 2, O, &cs.bias);
-    if (!rc) {
-        if (o->n_in > 2 && o->in[2] >= 0) cs.tb = &im->t[o->in[2]];
-        cs.sw = malloc((size_t)O * sizeof *cs.sw);
-        rc = cs.sw ? conv_multipliers(im, w, O, s_in, s_out, M, S, cs.sw)
-                   : FAIL(ENPU_E_NOMEM, "out of memory");
-    }
-    if (!rc) rc = conv_node(im, &cs, M, S);
-    else free(cs.w), free(cs.bias);
-    free(cs.sw);
-    free(M);
-    free(S);
-    return rc;
+    if (cs.w) memcpy(cs.w, wd, (size_t)(O * K));
+    return weighted_node(im, o, &cs, w, s_in, s_out);
 }
 
 /* Output tensor with the input's parameters (pools, moves). */
@@ -981,19 +989,11 @@ static int imp_pool(imp *im, const opctx *o, bool avg) {
     cs.op = ENPU_OP_AVGPOOL;
     cs.origin = ENPU_QO_AVGPOOL;
     cs.x = xi, cs.y = yi, cs.co = C, cs.k = n, cs.act = act, cs.attr = a, cs.raw_sum = true;
-    uint32_t *M = malloc((size_t)C * sizeof *M);
-    int *S = malloc((size_t)C * sizeof *S);
-    cs.w = malloc((size_t)(C * n));
-    if (!M || !S || !cs.w) rc = FAIL(ENPU_E_NOMEM, "out of memory");
-    else memset(cs.w, 1, (size_t)(C * n));
-    for (int64_t c = 0; c < C && !rc; c++)
-        if ((rc = enpu_tfl_avgpool_multiplier(n, im->where, &M[c], &S[c], im->err)))
-            enpu_err_prefix(im->err, "%s", im->file);
-    if (!rc) rc = conv_node(im, &cs, M, S);
-    else free(cs.w);
-    free(M);
-    free(S);
-    return rc;
+    uint32_t M;
+    int S;
+    if ((rc = enpu_tfl_avgpool_multiplier(n, im->where, &M, &S, im->err)))
+        return enpu_err_prefix(im->err, "%s", im->file);
+    return uniform_node(im, &cs, M, S);
 }
 
 static int imp_mean(imp *im, const opctx *o) {
@@ -1044,19 +1044,11 @@ static int imp_mean(imp *im, const opctx *o) {
     cs.op = ENPU_OP_GLOBAL_AVGPOOL;
     cs.origin = ENPU_QO_AVGPOOL;
     cs.x = xi, cs.y = gap, cs.co = C, cs.k = n, cs.act = -1;
-    uint32_t *M = malloc((size_t)C * sizeof *M);
-    int *S = malloc((size_t)C * sizeof *S);
-    cs.w = malloc((size_t)(C * n));
-    if (!M || !S || !cs.w) rc = FAIL(ENPU_E_NOMEM, "out of memory");
-    else memset(cs.w, 1, (size_t)(C * n));
-    for (int64_t c = 0; c < C && !rc; c++)
-        if ((rc = enpu_tfl_mean_multiplier(s_in, s_out, n, im->where, &M[c], &S[c], im->err)))
-            enpu_err_prefix(im->err, "%s", im->file);
-    if (!rc) rc = conv_node(im, &cs, M, S);
-    else free(cs.w);
-    free(M);
-    free(S);
-    if (rc || keep) return rc;
+    uint32_t M;
+    int S;
+    if ((rc = enpu_tfl_mean_multiplier(s_in, s_out, n, im->where, &M, &S, im->err)))
+        return enpu_err_prefix(im->err, "%s", im->file);
+    if ((rc = uniform_node(im, &cs, M, S)) || keep) return rc;
     int64_t d4[4] = {N, 1, 1, C}, d2[2] = {N, C};
     return reshape_tfl(im, gap, 4, d4, 2, d2, yi, &gap);
 }
@@ -1236,21 +1228,13 @@ static int imp_requantize(imp *im, tt *x, tt *y) {
     cs.op = ENPU_OP_IDENTITY;
     cs.origin = ENPU_QO_RESCALE;
     cs.x = xi, cs.y = yi, cs.co = C, cs.k = 1, cs.act = -1;
-    uint32_t *M = malloc((size_t)C * sizeof *M);
-    int *S = malloc((size_t)C * sizeof *S);
-    cs.w = malloc((size_t)C);
-    if (!M || !S || !cs.w) rc = FAIL(ENPU_E_NOMEM, "out of memory");
-    else memset(cs.w, 1, (size_t)C);
-    for (int64_t c = 0; c < C && !rc; c++)
-        if ((rc = enpu_tfl_multiplier((double)xt->quant->scale[0] /
-                                          (double)im->g->tensors[yi].quant->scale[0],
-                                      im->where, &M[c], &S[c], im->err)))
-            enpu_err_prefix(im->err, "%s", im->file);
-    if (!rc) rc = conv_node(im, &cs, M, S);
-    else free(cs.w);
-    free(M);
-    free(S);
-    return rc;
+    uint32_t M;
+    int S;
+    if ((rc = enpu_tfl_multiplier((double)xt->quant->scale[0] /
+                                      (double)im->g->tensors[yi].quant->scale[0],
+                                  im->where, &M, &S, im->err)))
+        return enpu_err_prefix(im->err, "%s", im->file);
+    return uniform_node(im, &cs, M, S);
 }
 
 static int imp_host(imp *im, const opctx *o, enpu_op op) {

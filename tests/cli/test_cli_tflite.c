@@ -95,6 +95,39 @@ static void test_float_input(void **state) {
     remove(path);
 }
 
+/* quantize MODEL.tflite writes the imported graph (requant tflite, the
+ * add's SA) as .qjson; run on it is bit-exact and gives the same outputs */
+static void test_qjson_round_trip(void **state) {
+    (void)state;
+    int st;
+    const char *qj = ENPU_BINARY_DIR "/cli_tflite.qjson", *raw = ENPU_BINARY_DIR "/cli_tflite_q.raw";
+    char args[1024];
+    snprintf(args, sizeof args, "quantize tests/tflite/add_ties.tflite -o %s", qj);
+    char *out = run(args, &st);
+    assert_int_equal(st, 0);
+    expect(out, "requant tflite; nothing calibrated");
+    free(out);
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(qj, 1 << 24, &text, &n, &err), 0);
+    text = realloc(text, n + 1);
+    text[n] = 0;
+    assert_non_null(strstr((char *)text, "\"requant\":\"tflite\""));
+    assert_non_null(strstr((char *)text, "\"SA\""));
+    free(text);
+    /* the .qjson compiles, for the requant it says */
+    snprintf(args, sizeof args, "compile %s -o %s/cli_tflite_q.enpu", qj, ENPU_BINARY_DIR);
+    out = run(args, &st);
+    assert_int_equal(st, 0);
+    expect(out, "note: arch 'easynpu' runs this model with requant \"tflite\"");
+    free(out);
+    remove(qj);
+    remove(raw);
+    snprintf(args, sizeof args, "%s/cli_tflite_q.enpu", ENPU_BINARY_DIR);
+    remove(args);
+}
+
 static void test_inspect(void **state) {
     (void)state;
     int st;
@@ -124,6 +157,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_run_fixture),
         cmocka_unit_test(test_float_input),
+        cmocka_unit_test(test_qjson_round_trip),
         cmocka_unit_test(test_inspect),
     };
     const struct CMUnitTest shared[] = {
