@@ -10,7 +10,7 @@
 #include "report/model_table.h"
 
 /* Graphs whose tensors hold more than this many elements in all are not run. */
-#define FUZZ_RUN_MAX_ELEMS (1 << 20)
+#define FUZZ_RUN_MAX_ELEMS (1 << 16)
 
 static void run_golden(const enpu_graph *g) {
     int64_t total = 0;
