@@ -75,6 +75,7 @@
 
 #include <stdio.h>
 
+#include "easynpu/arch.h"
 #include "easynpu/ir.h"
 #include "easynpu/numerics.h"
 #include "easynpu/pwl.h"
@@ -174,6 +175,10 @@ typedef struct enpu_quant_opts {
 } enpu_quant_opts;
 
 void enpu_quant_opts_default(enpu_quant_opts *o);
+/* The defaults with the numerics of architecture a (its multiplier and
+ * accumulator widths and activation-table segments), as every command
+ * quantizes for the arch it compiles for. */
+void enpu_quant_opts_for_arch(enpu_quant_opts *o, const enpu_arch *a);
 
 /* The calibration fallback when no data is given (docs/quantization.md):
  * ENPU_CALIB_FALLBACK_SAMPLES inputs of independent N(0, 1) values from a

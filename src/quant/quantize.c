@@ -34,6 +34,13 @@ void enpu_quant_opts_default(enpu_quant_opts *o) {
     o->quiet = false;
 }
 
+void enpu_quant_opts_for_arch(enpu_quant_opts *o, const enpu_arch *a) {
+    enpu_quant_opts_default(o);
+    o->mult_bits = (int)a->mult_bits;
+    o->acc_bits = (int)a->acc_bits;
+    o->act_segments = (int)a->act_segments;
+}
+
 void enpu_qnode_free(enpu_qnode *q) {
     if (!q) return;
     free(q->w);

@@ -17,8 +17,6 @@
 #include <string.h>
 
 #include "easynpu/compiler.h"
-#include "easynpu/onnx.h"
-#include "easynpu/quant.h"
 
 #define REPO(rel) ENPU_SOURCE_DIR "/" rel
 #define SM(rel) ENPU_SHARED_MODELS "/" rel
@@ -28,27 +26,6 @@ static enpu_arch preset(const char *name) {
     enpu_arch a;
     assert_int_equal(enpu_arch_preset(name, &a, &err), 0);
     return a;
-}
-
-/* Quantized graph of a model (the default preset's numerics). */
-static enpu_graph *quantize(const char *onnx, const char *calib) {
-    enpu_err err = {0};
-    enpu_arch a = preset("easynpu");
-    enpu_graph *g = NULL, *qg = NULL;
-    if (enpu_onnx_load(onnx, &g, &err)) fail_msg("%s", err.msg);
-    enpu_buf *cal = NULL;
-    int n_cal = 0;
-    if (enpu_calib_load(g, calib, &cal, &n_cal, &err)) fail_msg("%s", err.msg);
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)a.mult_bits;
-    qo.acc_bits = (int)a.acc_bits;
-    qo.act_segments = (int)a.act_segments;
-    qo.quiet = true;
-    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) fail_msg("%s", err.msg);
-    enpu_calib_free(cal, n_cal * g->n_inputs);
-    enpu_graph_free(g);
-    return qg;
 }
 
 /* The modelled cycles of qg compiled for a (serial or list schedule). */
@@ -110,7 +87,8 @@ static void test_det320(void **state) {
  * never more with more bandwidth; the list schedule beats the serial one. */
 static void sweep(const char *name, const char *onnx, const char *calib, const int64_t list[5],
                   const int64_t serial8) {
-    enpu_graph *qg = quantize(onnx, calib);
+    enpu_arch d = preset("easynpu");
+    enpu_graph *qg = enpu_test_quantize(onnx, calib, &d);
     static const int bpc[5] = {1, 2, 4, 8, 16};
     int64_t prev = INT64_MAX;
     for (int i = 0; i < 5; i++) {
