@@ -1,0 +1,89 @@
+/* Differential fuzzing of the whole pipeline on random graphs (docs/hardening.md,
+ * "Random graphs").
+ *
+ * gg_generate builds, from one 64-bit seed, a random LEGAL float network with
+ * the IR API (every op the compiler maps, random shapes, channel counts,
+ * windows, weights and BatchNormalization statistics), a random legal
+ * architecture (pes 8/16/32, pad, psum and weight-pad depths, memory sizes,
+ * latencies), calibration inputs and a test input.  gg_check takes one such
+ * case through quantize -> compile -> simulate (cycle mode with the
+ * simulator's replay check, and functional mode), compares every stored layer
+ * output and every model output with the golden int8 reference element by
+ * element, and compares the simulated cycles of every instruction and
+ * activity with the compiler's cost model (enpu_cost_program), which
+ * docs/microarch.md says are equal.
+ *
+ * The same seed always gives the same case (the generator uses its own
+ * generator, no clock, no global state), so a failure is replayed from its
+ * seed: `fuzz_graphs --replay SEED`.
+ *
+ * Shared by tests/fuzz/test_graph_fuzz.c (a fixed seed set in `make test`)
+ * and tests/fuzz/fuzz_graphs.c (new seeds for a time budget, CI). */
+#ifndef ENPU_GRAPHGEN_H
+#define ENPU_GRAPHGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "easynpu/arch.h"
+#include "easynpu/error.h"
+#include "easynpu/ir.h"
+#include "easynpu/tensor_io.h"
+
+#define GG_DESC_MAX 1024
+
+typedef struct gg_case {
+    uint64_t seed;
+    enpu_graph *g;      /* float graph: shapes inferred, validated */
+    enpu_arch arch;
+    int n_calib;        /* calibration samples */
+    enpu_buf *calib;    /* n_calib * g->n_inputs float32 buffers */
+    enpu_buf *input;    /* g->n_inputs: the input of the checked run */
+    char desc[GG_DESC_MAX]; /* one line: the arch and the network */
+} gg_case;
+
+typedef enum gg_verdict {
+    GG_PASS = 0, /* bit-exact in both modes, cycles equal to the cost model */
+    GG_REFUSED,  /* the quantizer or compiler refused it cleanly (NOFIT, UNSUPPORTED) */
+    GG_FAIL      /* anything else: a mismatch, an unclear error, a wrong cycle count */
+} gg_verdict;
+
+typedef struct gg_outcome {
+    gg_verdict verdict;
+    const char *stage;  /* where it stopped: "generate", "quantize", "compile", "program",
+                           "golden", "cycle", "functional", "cost", or "" */
+    char why[64];       /* a refusal's category, e.g. "compile nofit: main DTCM" */
+    char msg[ENPU_ERR_MSG_MAX + 160];
+    int n_instr;        /* instructions of the program */
+    int compared;       /* layer outputs compared with the golden reference (cycle mode) */
+    uint64_t cycles;    /* simulated cycles (cycle mode) */
+} gg_outcome;
+
+/* Builds the case of `seed` into *c (zeroed first; free with gg_case_free,
+ * also on failure).  Returns 0, or a negative status with err naming what
+ * the generator could not build (a generator bug: counted as a failure). */
+int gg_generate(uint64_t seed, gg_case *c, enpu_err *err);
+void gg_case_free(gg_case *c);
+
+/* Fills *c for a hand-made float graph g (ownership taken, also on failure;
+ * shapes inferred and validated by the caller) on arch, with calibration
+ * and test inputs drawn from `seed` as gg_generate draws them. */
+int gg_case_from_graph(enpu_graph *g, const enpu_arch *arch, uint64_t seed, gg_case *c,
+                       enpu_err *err);
+
+/* Fills *c from an ONNX model, a calibration spec (folder or files, as
+ * `easynpu run --calib`) and one input file per graph input, for arch
+ * `arch_spec` (a preset or JSON file), so that a case found elsewhere is
+ * checked by the same harness. */
+int gg_case_from_files(const char *onnx, const char *calib, const char *input,
+                       const char *arch_spec, gg_case *c, enpu_err *err);
+
+/* The differential check of one case (see the top of this file).  Never
+ * aborts on a refusal or a mismatch: the outcome says what happened. */
+void gg_check(const gg_case *c, gg_outcome *o);
+
+/* gg_generate then gg_check; desc (n bytes) gets the case's description. */
+void gg_run_seed(uint64_t seed, gg_outcome *o, char *desc, size_t n);
+
+#endif
