@@ -6,12 +6,98 @@
  * each through the same check. */
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fuzz/graphgen.h"
+
+/* ---- hand-made graphs -------------------------------------------------------------- */
+
+typedef struct hb {
+    enpu_graph *g;
+    uint64_t s; /* weights */
+} hb;
+
+static float hrand(hb *b) {
+    b->s = b->s * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)((double)(b->s >> 40) / (double)(1ull << 24) - 0.5);
+}
+
+static int h_tensor(hb *b, const char *name, int rank, const int64_t *dims) {
+    enpu_err err = {0};
+    int t = enpu_graph_add_tensor(b->g, name, ENPU_DT_FLOAT32, rank, dims, &err);
+    if (t < 0) fail_msg("%s", err.msg);
+    return t;
+}
+
+static int h_input(hb *b, const char *name, int rank, const int64_t *dims) {
+    enpu_err err = {0};
+    int t = h_tensor(b, name, rank, dims);
+    assert_int_equal(enpu_graph_add_input(b->g, t, &err), 0);
+    return t;
+}
+
+/* A constant of values in [-scale/2, scale/2) + mean. */
+static int h_const(hb *b, const char *name, int rank, const int64_t *dims, float scale, float mean) {
+    int t = h_tensor(b, name, rank, dims);
+    int64_t n = enpu_tensor_numel(&b->g->tensors[t]);
+    float *v = malloc((size_t)n * sizeof *v + sizeof *v);
+    for (int64_t i = 0; i < n; i++) v[i] = mean + scale * hrand(b);
+    enpu_tensor_set_data(&b->g->tensors[t], v);
+    return t;
+}
+
+/* Node with one new output named after it; returns the output tensor. */
+static int h_node(hb *b, const char *name, enpu_op op, int n_in, const int *in, enpu_node **np) {
+    enpu_err err = {0};
+    char o[80];
+    snprintf(o, sizeof o, "%s_out", name);
+    int out = h_tensor(b, o, -1, NULL);
+    int k = enpu_graph_add_node(b->g, name, op, n_in, in, 1, &out, &err);
+    if (k < 0) fail_msg("%s", err.msg);
+    *np = &b->g->nodes[k];
+    return out;
+}
+
+/* Conv with a k x k window (1-D: 1 x k), stride 1, pads p. */
+static int h_conv(hb *b, const char *name, int x, int rank, int64_t ci, int64_t co, int k, int p) {
+    char wn[80], bn[80];
+    snprintf(wn, sizeof wn, "%s_w", name), snprintf(bn, sizeof bn, "%s_b", name);
+    int64_t wd[4] = {co, ci, rank == 3 ? k : k, k}, bd[1] = {co};
+    int in[3] = {x, h_const(b, wn, rank, wd, 1.0f, 0), h_const(b, bn, 1, bd, 0.2f, 0)};
+    enpu_node *n;
+    int y = h_node(b, name, ENPU_OP_CONV, 3, in, &n);
+    enpu_window *w = &n->attr.conv.w;
+    w->kernel[0] = rank == 3 ? 1 : k, w->kernel[1] = k;
+    w->stride[0] = w->stride[1] = w->dilation[0] = w->dilation[1] = 1;
+    w->pads[0] = w->pads[2] = rank == 3 ? 0 : p;
+    w->pads[1] = w->pads[3] = p;
+    n->attr.conv.group = 1;
+    return y;
+}
+
+/* Finishes the graph with output y and checks it on arch `arch`. */
+static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
+    enpu_err err = {0};
+    assert_int_equal(enpu_graph_add_output(b->g, y, &err), 0);
+    if (enpu_graph_toposort(b->g, &err) || enpu_graph_infer_shapes(b->g, &err) ||
+        enpu_graph_validate(b->g, &err))
+        fail_msg("%s", err.msg);
+    enpu_arch a;
+    assert_int_equal(enpu_arch_load(arch, &a, &err), 0);
+    gg_case c;
+    if (gg_case_from_graph(b->g, &a, 7, &c, &err)) fail_msg("%s", err.msg);
+    gg_outcome o;
+    gg_check(&c, &o);
+    if (o.verdict != want)
+        fail_msg("graph '%s' on %s: %s [%s]: %s", b->g->name, arch,
+                 o.verdict == GG_PASS ? "passed" : o.verdict == GG_REFUSED ? "refused" : "failed",
+                 o.stage, o.msg);
+    gg_case_free(&c);
+}
 
 /* ---- the review's regression case ------------------------------------------------- */
 
@@ -43,8 +129,53 @@ static void test_regress_residual_tile(void **state) {
     }
 }
 
+/* ---- hand-made cases of the fuzzer's findings ------------------------------------ */
+
+/* A 1-D (rank 3) graph input and output: the program's IO descriptors had
+ * rank 4 ([1,1,L,C]), so the simulator refused the graph's own [1,C,L]
+ * input and returned a [1,C,1,L] output (src/compiler/emit.c io_desc). */
+static void test_io_rank3(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("conv1d"), 11};
+    int64_t d[3] = {1, 3, 20};
+    int x = h_input(&b, "x", 3, d);
+    int y = h_conv(&b, "c1", x, 3, 3, 5, 3, 1);
+    h_check(&b, y, "easynpu", GG_PASS);
+}
+
+/* A graph input read only through a Reshape that the host can write
+ * directly, whose shape an IO descriptor cannot give ([1,1,33] stored as
+ * 3 x 11 x 1): it is stored in its own shape and the reshape is a view; and
+ * a Flatten of a one-channel map as the graph output (was returned as
+ * [1,H,W,1]) is copied to its natural layout (src/compiler/lower.c view_io). */
+static void test_io_identity_views(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("reshaped_input"), 12};
+    int64_t d[3] = {1, 1, 33}, shp[4] = {1, 1, 3, 11};
+    int x = h_input(&b, "x", 3, d);
+    int64_t sd = 4;
+    int st = enpu_graph_add_tensor(b.g, "shape", ENPU_DT_INT64, 1, &sd, &(enpu_err){0});
+    int64_t *sv = malloc(sizeof shp);
+    memcpy(sv, shp, sizeof shp);
+    enpu_tensor_set_data(&b.g->tensors[st], sv);
+    enpu_node *n;
+    int r = h_node(&b, "rs", ENPU_OP_RESHAPE, 2, (int[]){x, st}, &n);
+    int c = h_conv(&b, "c1", r, 4, 1, 2, 3, 1);
+    h_check(&b, c, "easynpu", GG_PASS);
+
+    hb b2 = {enpu_graph_new("flat_output"), 13};
+    int64_t d2[4] = {1, 2, 5, 7};
+    x = h_input(&b2, "x", 4, d2);
+    c = h_conv(&b2, "c1", x, 4, 2, 1, 3, 1);
+    int f = h_node(&b2, "flat", ENPU_OP_FLATTEN, 1, &c, &n);
+    n->attr.shape.axis = 1;
+    h_check(&b2, f, "easynpu", GG_PASS);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_io_rank3),
+        cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_regress_residual_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
