@@ -813,8 +813,12 @@ static int ensure_skip(cc *c, int t, const enpu_node *consumer, int *store) {
     if (s < 0) return s;
     cc_store *st = &c->S[s];
     bool producer_npu = st->def >= 0 && c->L[st->def].opcode != CC_HOST;
+    /* a concat at store has one producer per part, and store_skip writes
+     * only the producer's own output: it needs the copy too */
+    for (int o = 0; o < c->ns && producer_npu; o++) producer_npu = c->S[o].into != s;
     if (!producer_npu) {
-        /* a graph input or a host op's output: copy it into both memories */
+        /* a graph input, a host op's output or a concat at store: copy it
+         * into both memories */
         char nm[ENPU_MAX_NAME + 16];
         snprintf(nm, sizeof nm, "%s skip copy", T(c, t)->name);
         int li = cc_add_layer(c, ENPU_OPC_RESHAPE, -1, nm);
