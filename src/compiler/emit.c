@@ -87,27 +87,8 @@ static int emit_host(emitter *em, cc_layer *l) {
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-        h.iparam[0] = n->attr.shape.axis;
-        h.iparam[1] = n->attr.shape.softmax_legacy;
-        break;
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: h.iparam[0] = n->attr.shape.axis; break;
-    case ENPU_OP_TRANSPOSE:
-        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
-            h.iparam[k] = n->attr.shape.axes[k];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        h.fparam[0] = n->attr.act.alpha, h.fparam[1] = n->attr.act.beta;
-        h.fparam[2] = n->attr.act.min, h.fparam[3] = n->attr.act.max;
-        for (int k = 0; k < 4; k++)
-            if (!(h.fparam[k] > -3e38f && h.fparam[k] < 3e38f)) h.fparam[k] = 0;
-        break;
-    default: break;
-    }
+    int rc = enpu_hostop_set_attrs(&h, n, c->err);
+    if (rc) return rc;
     int hi = enpu_program_add_hostop(em->p, &h, c->err);
     if (hi < 0) return hi;
     l->hostop = hi;
@@ -116,7 +97,7 @@ static int emit_host(emitter *em, cc_layer *l) {
     in.opcode = ENPU_OPC_SYNC;
     in.host_op = hi;
     const char *src = n->name;
-    int rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
+    rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
     if (rc) return rc;
     em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1,

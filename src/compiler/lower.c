@@ -676,7 +676,15 @@ static int lower_host(cc *c, int ni, const char *why) {
     const enpu_node *n = &c->g->nodes[ni];
     for (int k = 0; k < n->n_in; k++) {
         int t = n->in[k];
-        if (t < 0 || (T(c, t)->flags & ENPU_T_CONST)) continue;
+        if (t < 0) continue;
+        /* the record passes tensors the program holds, never constant data
+         * (docs/program.md "HOSTOPS record") */
+        if (T(c, t)->flags & ENPU_T_CONST)
+            return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                             "node '%s' (%s) runs on the host (%s) and reads constant '%s': a host "
+                             "op takes only tensors the program computes or inputs",
+                             n->name, enpu_op_name(n->op), why, T(c, t)->name);
+        if (T(c, t)->dtype != ENPU_DT_INT8) continue; /* a host op's float output: host memory */
         if (c->tv[t].store < 0 || (!view_natural(c, t) && !view_identity(c, t))) {
             int s = need_natural(c, t, n);
             if (s < 0) return s;

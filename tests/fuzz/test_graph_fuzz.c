@@ -6,12 +6,14 @@
  * each through the same check. */
 #include "testutil.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "easynpu/program.h"
 #include "fuzz/graphgen.h"
 
 /* ---- hand-made graphs -------------------------------------------------------------- */
@@ -194,11 +196,131 @@ static void test_concat_as_op2(void **state) {
     }
 }
 
+/* x [1,6,9,8] -> Pad (pads, value) -> 3x3 conv. */
+static void h_pad_conv(const char *name, const int64_t *pads, float value) {
+    hb b = {enpu_graph_new(name), 16};
+    int64_t d[4] = {1, 6, 9, 8};
+    int x = h_input(&b, "x", 4, d);
+    enpu_node *n;
+    int p = h_node(&b, "pad", ENPU_OP_PAD, 1, &x, &n);
+    n->attr.pad.n_pads = 8;
+    memcpy(n->attr.pad.pads, pads, 8 * sizeof *pads);
+    n->attr.pad.value = value;
+    int y = h_conv(&b, "c1", p, 4, 6 + pads[1] + pads[5], 4, 3, 1);
+    h_check(&b, y, "easynpu", GG_PASS);
+}
+
+/* Host ops in mid-network: an AveragePool whose divisor varies (not
+ * counting padding) runs on the host; its record carried no window, so the
+ * simulator's host op failed ("kernel 0x0"); two of them in a row pass a
+ * float tensor, which the compiler took for a missing feature map
+ * ("not computed before it"); a Pad with a value that is not 0 runs on the
+ * host and its record had no pads.  (src/isa/program.c
+ * enpu_hostop_set_attrs/get_attrs, src/compiler/lower.c lower_host.) */
+static void test_host_windows_and_pads(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("host_pools"), 15};
+    int64_t d[4] = {1, 6, 9, 8};
+    int x = h_input(&b, "x", 4, d);
+    int y = h_conv(&b, "c1", x, 4, 6, 6, 3, 1);
+    for (int k = 0; k < 2; k++) {
+        enpu_node *n;
+        y = h_node(&b, k ? "ap2" : "ap1", ENPU_OP_AVGPOOL, 1, &y, &n);
+        enpu_window *w = &n->attr.pool.w;
+        w->kernel[0] = 2, w->kernel[1] = 3, w->stride[0] = 1, w->stride[1] = 2;
+        w->dilation[0] = w->dilation[1] = 1;
+        w->pads[0] = 1, w->pads[1] = 0, w->pads[2] = 0, w->pads[3] = 1;
+        n->attr.pool.count_include_pad = false;
+    }
+    y = h_conv(&b, "c2", y, 4, 6, 5, 1, 0);
+    h_check(&b, y, "easynpu", GG_PASS);
+
+    h_pad_conv("pad_value", (const int64_t[]){0, 0, 1, 2, 0, 0, 2, 0}, 0.5f);
+}
+
+/* A host op whose operand is a constant (a Concat with a constant input)
+ * cannot run: the record passes no constant data.  The simulator failed at
+ * run time ("inferred shape ..."); the compiler now refuses it, naming the
+ * node and the constant. */
+static void test_host_constant_refused(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("concat_const"), 17};
+    int64_t d[4] = {1, 3, 5, 5}, kd[4] = {1, 2, 5, 5};
+    int x = h_input(&b, "x", 4, d);
+    int y = h_conv(&b, "c1", x, 4, 3, 4, 3, 1);
+    int k = h_const(&b, "k", 4, kd, 1.0f, 0);
+    enpu_node *n;
+    y = h_node(&b, "cat", ENPU_OP_CONCAT, 2, (int[]){y, k}, &n);
+    n->attr.shape.axis = 1;
+    y = h_conv(&b, "c2", y, 4, 6, 4, 1, 0);
+    h_check(&b, y, "easynpu", GG_REFUSED);
+}
+
+/* Every attribute a host op needs survives the record (Clip's unbounded
+ * side as the largest float, which clips nothing either). */
+static void test_hostop_attrs_roundtrip(void **state) {
+    (void)state;
+    enpu_node n, m;
+    enpu_hostop h;
+    enpu_err err = {0};
+    memset(&n, 0, sizeof n);
+    n.name = (char *)"p";
+    n.op = ENPU_OP_AVGPOOL;
+    enpu_window *w = &n.attr.pool.w;
+    w->kernel[0] = 65535, w->kernel[1] = 3, w->stride[0] = 2, w->stride[1] = 40000;
+    w->dilation[0] = w->dilation[1] = 1;
+    w->pads[0] = 1, w->pads[1] = 65535, w->pads[2] = 0, w->pads[3] = 7;
+    n.attr.pool.ceil_mode = true;
+    assert_int_equal(enpu_hostop_set_attrs(&h, &n, &err), 0);
+    memset(&m, 0, sizeof m);
+    m.op = n.op;
+    enpu_hostop_get_attrs(&h, &m, 4);
+    assert_memory_equal(&m.attr.pool, &n.attr.pool, sizeof n.attr.pool);
+
+    n.op = ENPU_OP_CONV;
+    memset(&n.attr, 0, sizeof n.attr);
+    n.attr.conv.w = *w;
+    n.attr.conv.w.dilation[0] = 3;
+    n.attr.conv.group = 12;
+    assert_int_equal(enpu_hostop_set_attrs(&h, &n, &err), 0);
+    memset(&m, 0, sizeof m);
+    m.op = n.op;
+    enpu_hostop_get_attrs(&h, &m, 4);
+    assert_memory_equal(&m.attr.conv, &n.attr.conv, sizeof n.attr.conv);
+
+    n.op = ENPU_OP_PAD;
+    memset(&n.attr, 0, sizeof n.attr);
+    n.attr.pad.n_pads = 8;
+    for (int i = 0; i < 8; i++) n.attr.pad.pads[i] = i;
+    n.attr.pad.value = -1.5f;
+    assert_int_equal(enpu_hostop_set_attrs(&h, &n, &err), 0);
+    memset(&m, 0, sizeof m);
+    m.op = n.op;
+    enpu_hostop_get_attrs(&h, &m, 4);
+    assert_memory_equal(&m.attr.pad, &n.attr.pad, sizeof n.attr.pad);
+    n.attr.pad.n_pads = 10; /* rank 5 */
+    assert_int_equal(enpu_hostop_set_attrs(&h, &n, &err), ENPU_E_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "'p' (Pad)"));
+
+    n.op = ENPU_OP_CLIP;
+    memset(&n.attr, 0, sizeof n.attr);
+    n.attr.act.min = -INFINITY, n.attr.act.max = 0.75f;
+    assert_int_equal(enpu_hostop_set_attrs(&h, &n, &err), 0);
+    memset(&m, 0, sizeof m);
+    m.op = n.op;
+    enpu_hostop_get_attrs(&h, &m, 4);
+    assert_true(m.attr.act.min == -FLT_MAX);
+    assert_true(m.attr.act.max == 0.75f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_io_rank3),
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),
+        cmocka_unit_test(test_host_windows_and_pads),
+        cmocka_unit_test(test_host_constant_refused),
+        cmocka_unit_test(test_hostop_attrs_roundtrip),
         cmocka_unit_test(test_regress_residual_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
