@@ -328,27 +328,34 @@ static int alloc_w(cc *c, cc_layer *l, int64_t words) {
 
 /* ---- per kind ---------------------------------------------------------------------- */
 
-/* Looks through a Pad that only pads H and W of a rank-4 tensor (a MOVE
- * filling with the zero point): returns its input and adds its pads. */
+/* Is Pad node p one a window op can take as padding: a MOVE (filling with
+ * the zero point) of a rank-4 tensor that pads only H and W, by >= 0? */
+static bool pad_hw_only(const cc *c, const enpu_node *p) {
+    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE) return false;
+    if (T(c, p->in[0])->rank != 4 || p->attr.pad.n_pads != 8) return false;
+    const int64_t *pd = p->attr.pad.pads;
+    if (pd[0] || pd[1] || pd[4] || pd[5]) return false;
+    for (int i = 0; i < 8; i++)
+        if (pd[i] < 0) return false;
+    return true;
+}
+
+/* Looks through such a Pad: returns its input and adds its pads. */
 static int through_pad(const cc *c, int t, int pads[4]) {
     const enpu_tensor *x = T(c, t);
     if (x->producer < 0) return t;
     const enpu_node *p = &c->g->nodes[x->producer];
-    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE) return t;
-    const enpu_tensor *in = T(c, p->in[0]);
-    if (in->rank != 4) return t;
+    if (!pad_hw_only(c, p)) return t;
     const int64_t *pd = p->attr.pad.pads;
-    if (pd[0] || pd[1] || pd[4] || pd[5]) return t;
-    for (int i = 0; i < 8; i++)
-        if (pd[i] < 0) return t;
     pads[0] += (int)pd[2], pads[1] += (int)pd[3], pads[2] += (int)pd[6], pads[3] += (int)pd[7];
     return p->in[0];
 }
 
-/* Is every consumer of Pad output t a CONV-kind node that can fold it? */
+/* Is Pad output t one every consumer (a CONV-kind node) can fold? */
 static bool pad_foldable(const cc *c, int t) {
     const enpu_graph *g = c->g;
     if (T(c, t)->flags & ENPU_T_OUTPUT) return false;
+    if (T(c, t)->producer < 0 || !pad_hw_only(c, &g->nodes[T(c, t)->producer])) return false;
     int found = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const enpu_node *n = &g->nodes[i];

@@ -238,6 +238,15 @@ static void test_host_windows_and_pads(void **state) {
     h_pad_conv("pad_value", (const int64_t[]){0, 0, 1, 2, 0, 0, 2, 0}, 0.5f);
 }
 
+/* A Pad of channels (value 0) before a conv was folded into the conv's
+ * padding, which takes only H and W pads, so the conv read a tensor nobody
+ * stored ("not computed before it"); it runs on the host now
+ * (src/compiler/lower.c pad_foldable). */
+static void test_pad_channels_not_folded(void **state) {
+    (void)state;
+    h_pad_conv("pad_channels", (const int64_t[]){0, 1, 1, 0, 0, 2, 0, 1}, 0.0f);
+}
+
 /* A host op whose operand is a constant (a Concat with a constant input)
  * cannot run: the record passes no constant data.  The simulator failed at
  * run time ("inferred shape ..."); the compiler now refuses it, naming the
@@ -319,6 +328,7 @@ int main(void) {
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),
         cmocka_unit_test(test_host_windows_and_pads),
+        cmocka_unit_test(test_pad_channels_not_folded),
         cmocka_unit_test(test_host_constant_refused),
         cmocka_unit_test(test_hostop_attrs_roundtrip),
         cmocka_unit_test(test_regress_residual_tile),
