@@ -10,7 +10,8 @@
  * message | case`, then how many graphs ran, passed, were refused (by
  * category) and failed.  Exit 0 when nothing failed, 1 otherwise, 2 on
  * usage.  --replay runs the given seeds in this process and prints each
- * outcome with its case. */
+ * outcome with its case (and with ENPU_FUZZ_DUMP=DIR writes DIR/seedN.qjson,
+ * .arch.json and .input0.npy, to rerun the case with `easynpu run`). */
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -146,9 +147,21 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--replay") == 0) {
             if (i + 1 >= argc) return usage("--replay needs at least one seed");
             int bad = 0;
+            const char *dump = getenv("ENPU_FUZZ_DUMP");
             for (int k = i + 1; k < argc; k++) {
                 uint64_t s;
                 if (parse_u64(argv[k], &s)) return usage("a seed is a non-negative integer");
+                if (dump) { /* ENPU_FUZZ_DUMP=DIR: the case as files, for the CLI */
+                    gg_case c;
+                    enpu_err err = {0};
+                    char prefix[4096];
+                    snprintf(prefix, sizeof prefix, "%s/seed%" PRIu64, dump, s);
+                    if (gg_generate(s, &c, &err) || gg_dump(&c, prefix, &err))
+                        fprintf(stderr, "fuzz_graphs: dump: %s\n", err.msg);
+                    else
+                        printf("wrote %s.qjson, .arch.json, .input*.npy\n", prefix);
+                    gg_case_free(&c);
+                }
                 wire w;
                 to_wire(s, &w);
                 static const char *const V[] = {"PASS", "REFUSED", "FAIL"};
@@ -189,7 +202,8 @@ int main(int argc, char **argv) {
             printf("FAIL seed %" PRIu64 " [%s]: %s | %s\n", s, w.stage, w.msg, w.desc);
         }
         if (verbose && w.verdict != GG_FAIL)
-            printf("%s seed %" PRIu64 ": %s\n", w.verdict == GG_PASS ? "pass" : "refused", s, w.msg);
+            printf("%s seed %" PRIu64 ": %s%s%s\n", w.verdict == GG_PASS ? "pass" : "refused", s,
+                   w.why, w.why[0] ? ": " : "", w.msg);
         fflush(stdout);
         s++;
     }

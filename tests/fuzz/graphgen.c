@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "easynpu/compiler.h"
+#include "easynpu/file.h"
 #include "easynpu/onnx.h"
 #include "easynpu/program.h"
 #include "easynpu/quant.h"
@@ -454,13 +455,31 @@ static val op_const_binary(gb *b, val x) {
     return fin(b);
 }
 
-static val op_concat(gb *b, const val *xs, int n) {
+static val op_concat(gb *b, const val *xs, int n, int axis) {
     int in[4];
     for (int i = 0; i < n; i++) in[i] = xs[i].t;
     enpu_node *nd = add(b, ENPU_OP_CONCAT, n, in);
     if (!nd) return none();
-    nd->attr.shape.axis = 1;
-    say(b, " concat%d", n);
+    nd->attr.shape.axis = axis;
+    say(b, " concat%d%s", n, axis == 1 ? "" : "(h)");
+    return fin(b);
+}
+
+/* Pad (constant mode) of a spatial value: on H/W (a following conv or
+ * average pool folds it into its padding), sometimes on C, sometimes with a
+ * value that is not 0 (a host op). */
+static val op_pad(gb *b, val x) {
+    rng *r = &b->r;
+    enpu_node *n = add(b, ENPU_OP_PAD, 1, &x.t);
+    if (!n) return none();
+    enpu_pad_attr *a = &n->attr.pad;
+    a->n_pads = 2 * x.rank;
+    for (int i = 2; i < x.rank; i++) a->pads[i] = rint_in(r, 0, 2), a->pads[x.rank + i] = rint_in(r, 0, 2);
+    if (rchance(r, 0.15)) a->pads[1] = rint_in(r, 0, 2), a->pads[x.rank + 1] = rint_in(r, 1, 2);
+    a->value = rchance(r, 0.2) ? 0.5f : 0.0f;
+    say(b, " pad(");
+    for (int i = 0; i < a->n_pads; i++) say(b, "%lld", (long long)a->pads[i]);
+    say(b, a->value != 0 ? ",v0.5)" : ")");
     return fin(b);
 }
 
@@ -579,8 +598,8 @@ static val same_layer(gb *b, val x) {
 /* One step of the body on a spatial value (rank 3 or 4). */
 static val body_step(gb *b, val x) {
     rng *r = &b->r;
-    enum { CONV, BN, ACT, POOL, RESID, CONCAT, CONSTB, SILU, TRANSPOSE, RESHAPE, NSTEP };
-    static const int W[NSTEP] = {30, 5, 8, 10, 14, 8, 5, 3, 3, 4};
+    enum { CONV, BN, ACT, POOL, RESID, CONCAT, CONSTB, SILU, TRANSPOSE, RESHAPE, PAD, HOSTISH, NSTEP };
+    static const int W[NSTEP] = {30, 5, 8, 10, 14, 8, 5, 3, 3, 4, 3, 3};
     switch (rweighted(r, W, NSTEP)) {
     case CONV: {
         val y = op_conv(b, x, -1, 0, rchance(r, 0.3));
@@ -611,9 +630,41 @@ static val body_step(gb *b, val x) {
         if (rchance(r, 0.3)) z = op_act(b, z, rchance(r, 0.5) ? 0 : -1);
         return z;
     }
+    case PAD: {
+        val y = op_pad(b, x);
+        if (rchance(r, 0.6)) y = rchance(r, 0.7) ? op_conv(b, y, -1, 0, false) : op_pool(b, y, false);
+        return y;
+    }
+    case HOSTISH: /* ops that run on the host: the SYNC path in mid-network */
+        switch (rint_in(r, 0, 2)) {
+        case 0: {
+            enpu_node *n = add(b, ENPU_OP_SOFTMAX, 1, &x.t);
+            if (!n) return none();
+            n->attr.shape.axis = 1;
+            say(b, " softmax(c)");
+            return fin(b);
+        }
+        case 1: { /* Sub of two activations */
+            val y = op_act(b, x, rint_in(r, 3, 4));
+            int in[2] = {x.t, y.t};
+            if (!add(b, ENPU_OP_SUB, 2, in)) return none();
+            say(b, " sub(@-2)");
+            return fin(b);
+        }
+        default: { /* Concat with a constant input */
+            int64_t d[4] = {1, rint_in(r, 1, 4), x.h, x.w}, d3[3] = {1, d[1], x.w};
+            val k = {rconst(b, "kc", x.rank, x.rank == 4 ? d : d3, 0.5, 0), x.rank, d[1], x.h, x.w};
+            return op_concat(b, (val[]){x, k}, 2, 1);
+        }
+        }
     case CONCAT: {
         val xs[3];
         int n = 0, back = 0;
+        if (x.rank == 4 && rchance(r, 0.15)) { /* along H: rows of two branches */
+            val y = op_conv(b, x, 0, x.c, rchance(r, 0.5));
+            if (y.c == x.c && y.w == x.w) return op_concat(b, (val[]){x, y}, 2, 2);
+            return y;
+        }
         int i = rchance(r, 0.4) ? pool_partner(b, x, true, &back) : -1;
         if (i >= 0) {
             xs[n++] = x;
@@ -632,7 +683,7 @@ static val body_step(gb *b, val x) {
                 }
             }
         }
-        return op_concat(b, xs, n);
+        return op_concat(b, xs, n, 1);
     }
     case CONSTB: return op_const_binary(b, x);
     case SILU: { /* x * Sigmoid(x): the quantizer rewrites it to SiLU */
@@ -856,7 +907,7 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     if (n_inputs == 2) {
         val x2 = val_of(b.g, ins[1]);
         b.pool[b.npool++] = x2;
-        x = rchance(r, 0.5) ? op_binary(&b, ENPU_OP_ADD, x, x2, 1) : op_concat(&b, (val[]){x, x2}, 2);
+        x = rchance(r, 0.5) ? op_binary(&b, ENPU_OP_ADD, x, x2, 1) : op_concat(&b, (val[]){x, x2}, 2, 1);
     }
 
     /* body */
@@ -990,7 +1041,8 @@ static void refusal(gg_outcome *o, const char *stage, int rc, const enpu_err *er
     outcome(o, GG_REFUSED, stage, "[%s] %s", enpu_status_name(err->code), m);
     static const char *const KEYS[][2] = {
         {"weight_mem_latency", "weight_mem_latency >= weight_pad_depth"},
-        {"element order", "reshape order"}, {"main DTCM", "main DTCM"},
+        {"element order", "reshape order"}, {"reads constant", "host op with a constant operand"},
+        {"instruction's field", "instruction field"}, {"main DTCM", "main DTCM"},
         {"skip DTCM", "skip DTCM"},         {"weight memory", "weight memory"},
         {"ITCM", "ITCM"},                   {"ifmap pad", "ifmap pad"},
         {"psum", "psum"},                   {"weight pad", "weight pad"},
@@ -1181,6 +1233,34 @@ done:
     enpu_gexec_free(ex);
     enpu_program_free(&prog);
     enpu_graph_free(qg);
+}
+
+int gg_dump(const gg_case *c, const char *prefix, enpu_err *err) {
+    char path[4096];
+    enpu_quant_opts qo;
+    enpu_quant_opts_default(&qo);
+    qo.mult_bits = (int)c->arch.mult_bits;
+    qo.acc_bits = (int)c->arch.acc_bits;
+    qo.act_segments = (int)c->arch.act_segments;
+    qo.quiet = true;
+    enpu_graph *qg = NULL;
+    int rc = enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, &qg, NULL, err);
+    if (!rc) {
+        snprintf(path, sizeof path, "%s.qjson", prefix);
+        rc = enpu_qgraph_save(path, qg, err);
+    }
+    enpu_graph_free(qg);
+    char *json = enpu_arch_to_json(&c->arch, 1);
+    if (!rc && json) {
+        snprintf(path, sizeof path, "%s.arch.json", prefix);
+        rc = enpu_file_write_atomic(path, json, strlen(json), err);
+    }
+    free(json);
+    for (int i = 0; !rc && i < c->g->n_inputs; i++) {
+        snprintf(path, sizeof path, "%s.input%d.npy", prefix, i);
+        rc = enpu_tensor_write(path, &c->input[i], err);
+    }
+    return rc;
 }
 
 void gg_run_seed(uint64_t seed, gg_outcome *o, char *desc, size_t n) {

@@ -83,6 +83,11 @@ int gg_case_from_files(const char *onnx, const char *calib, const char *input,
  * aborts on a refusal or a mismatch: the outcome says what happened. */
 void gg_check(const gg_case *c, gg_outcome *o);
 
+/* Writes what a failure is debugged with: PREFIX.qjson (the quantized
+ * graph), PREFIX.arch.json and PREFIX.inputN.npy, for `easynpu run
+ * PREFIX.qjson --arch PREFIX.arch.json --input PREFIX.input0.npy`. */
+int gg_dump(const gg_case *c, const char *prefix, enpu_err *err);
+
 /* gg_generate then gg_check; desc (n bytes) gets the case's description. */
 void gg_run_seed(uint64_t seed, gg_outcome *o, char *desc, size_t n);
 
