@@ -81,17 +81,17 @@ static int h_conv(hb *b, const char *name, int x, int rank, int64_t ci, int64_t 
     return y;
 }
 
-/* Finishes the graph with output y and checks it on arch `arch`. */
-static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
+/* Finishes the graph with output y and checks it on arch a. */
+static void h_check_on(hb *b, int y, const enpu_arch *a, gg_verdict want) {
     enpu_err err = {0};
     assert_int_equal(enpu_graph_add_output(b->g, y, &err), 0);
     if (enpu_graph_toposort(b->g, &err) || enpu_graph_infer_shapes(b->g, &err) ||
         enpu_graph_validate(b->g, &err))
         fail_msg("%s", err.msg);
-    enpu_arch a;
-    assert_int_equal(enpu_arch_load(arch, &a, &err), 0);
+    assert_int_equal(enpu_arch_validate(a, &err), 0);
+    const char *arch = a->name;
     gg_case c;
-    if (gg_case_from_graph(b->g, &a, 7, &c, &err)) fail_msg("%s", err.msg);
+    if (gg_case_from_graph(b->g, a, 7, &c, &err)) fail_msg("%s", err.msg);
     gg_outcome o;
     gg_check(&c, &o);
     if (o.verdict != want)
@@ -99,6 +99,14 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
                  o.verdict == GG_PASS ? "passed" : o.verdict == GG_REFUSED ? "refused" : "failed",
                  o.stage, o.msg);
     gg_case_free(&c);
+}
+
+/* The same on a preset or arch JSON file. */
+static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
+    enpu_arch a;
+    enpu_err err = {0};
+    assert_int_equal(enpu_arch_load(arch, &a, &err), 0);
+    h_check_on(b, y, &a, want);
 }
 
 /* ---- the review's regression case ------------------------------------------------- */
@@ -265,6 +273,32 @@ static void test_host_constant_refused(void **state) {
     h_check(&b, y, "easynpu", GG_REFUSED);
 }
 
+/* Layers shorter than an instruction fetch: the next chain head waits for
+ * its fetch (controller cycles), and with decode_cycles 0 every fetch is
+ * exposed.  The cost model took the fetch as hidden behind every chain
+ * (src/compiler/cost.c enpu_cost_program now follows §11.2 instruction by
+ * instruction). */
+static void test_cost_exposed_fetch(void **state) {
+    (void)state;
+    for (int dc = 0; dc <= 1; dc++) {
+        hb b = {enpu_graph_new("short_layers"), 18};
+        int64_t d[4] = {1, 16, 1, 2};
+        int x = h_input(&b, "x", 4, d);
+        enpu_node *n;
+        int y = h_node(&b, "sig", ENPU_OP_SIGMOID, 1, &x, &n);
+        n->attr.act.min = -INFINITY, n->attr.act.max = INFINITY;
+        y = h_conv(&b, "c1", y, 4, 16, 16, 1, 0);
+        y = h_node(&b, "tanh", ENPU_OP_TANH, 1, &y, &n);
+        n->attr.act.min = -INFINITY, n->attr.act.max = INFINITY;
+        enpu_arch a;
+        enpu_err err = {0};
+        assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+        a.instr_fetch_cycles = 8 + 16 * dc;
+        a.decode_cycles = dc;
+        h_check_on(&b, y, &a, GG_PASS);
+    }
+}
+
 /* Every attribute a host op needs survives the record (Clip's unbounded
  * side as the largest float, which clips nothing either). */
 static void test_hostop_attrs_roundtrip(void **state) {
@@ -331,6 +365,7 @@ int main(void) {
         cmocka_unit_test(test_pad_channels_not_folded),
         cmocka_unit_test(test_host_constant_refused),
         cmocka_unit_test(test_hostop_attrs_roundtrip),
+        cmocka_unit_test(test_cost_exposed_fetch),
         cmocka_unit_test(test_regress_residual_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
