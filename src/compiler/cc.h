@@ -104,6 +104,7 @@ int cc_lower(cc *c);
 int cc_add_layer(cc *c, int opcode, int node, const char *name);
 int cc_add_store(cc *c, int tensor, int64_t h, int64_t w, int64_t ch);
 void cc_tensor_grid(const enpu_tensor *t, int64_t *h, int64_t *w, int64_t *ch);
+int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C);
 int cc_note(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* fuse.c */
 int cc_fuse(cc *c);

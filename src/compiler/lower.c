@@ -754,7 +754,7 @@ static bool is_perm_move(enpu_op op) {
 
 /* Rank in the reshape instruction's perm order of element (h, w, c) of an
  * (H, W, C) grid (docs/microarch.md 11.9). */
-static int64_t perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C) {
+int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C) {
     switch (perm) {
     case ENPU_PERM_HWC: return (h * W + w) * C + ch;
     case ENPU_PERM_HCW: return (h * C + ch) * W + w;
@@ -781,7 +781,7 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
         for (int64_t e = 0; e < n && ok; e++) {
             int64_t p = view_pos(c, t, e);
             int64_t sh = p / (src->w * src->c), sw = (p / src->c) % src->w, sc = p % src->c;
-            ok = perm_rank(perm, sh, sw, sc, src->h, src->w, src->c) == natural_pos(tt, e);
+            ok = cc_perm_rank(perm, sh, sw, sc, src->h, src->w, src->c) == natural_pos(tt, e);
         }
         if (ok) found = perm;
     }

@@ -299,6 +299,51 @@ static void test_cost_exposed_fetch(void **state) {
     }
 }
 
+/* Passes that write or read a second operand can stall inside a unit; the
+ * cost model assumed they never do (src/compiler/cost.c run_pass now walks
+ * them cycle by cycle, as the PE controller decides):
+ * - an add whose output is kept for a later add writes the skip DTCM, and
+ *   its op2 reads wait for the skip port; with dtcm_read_latency >=
+ *   weight_pad_depth the op2 FIFO cannot hide the read latency;
+ * - a transpose copy moving channels writes one masked word per run of
+ *   lanes, more than one per cycle, so the write queue fills;
+ * - a psum_depth below pe_pipeline_depth + requant_latency cannot hold the
+ *   words in flight of one write per cycle. */
+static void test_cost_stalling_passes(void **state) {
+    (void)state;
+    for (int v = 0; v < 3; v++) {
+        hb b = {enpu_graph_new(v == 0 ? "op2_stalls" : v == 1 ? "masked_writes" : "small_psum"), 19};
+        int64_t d[4] = {1, 8, 5, 6};
+        int x = h_input(&b, "x", 4, d);
+        enpu_node *n;
+        int y;
+        if (v == 0) {
+            int a1 = h_conv(&b, "c1", x, 4, 8, 8, 3, 1);
+            int s1 = h_node(&b, "add1", ENPU_OP_ADD, 2, (int[]){a1, x}, &n);
+            int a2 = h_conv(&b, "c2", s1, 4, 8, 8, 1, 0);
+            y = h_node(&b, "add2", ENPU_OP_ADD, 2, (int[]){s1, a2}, &n);
+        } else if (v == 1) {
+            y = h_conv(&b, "c1", x, 4, 8, 12, 3, 1);
+            y = h_node(&b, "tr", ENPU_OP_TRANSPOSE, 1, &y, &n);
+            n->attr.shape.n_axes = 4;
+            memcpy(n->attr.shape.axes, (const int[]){0, 2, 1, 3}, 4 * sizeof(int));
+            y = h_conv(&b, "c2", y, 4, 5, 4, 1, 0);
+        } else { /* a standalone bn: one pass per unit, units back to back */
+            int64_t c8 = 8;
+            int in[5] = {x, h_const(&b, "s", 1, &c8, 0.5f, 1), h_const(&b, "b", 1, &c8, 0.5f, 0),
+                         h_const(&b, "m", 1, &c8, 0.5f, 0), h_const(&b, "v", 1, &c8, 0.5f, 1)};
+            y = h_node(&b, "bn", ENPU_OP_BATCHNORM, 5, in, &n);
+            n->attr.bn.epsilon = 1e-5f;
+        }
+        enpu_arch a;
+        enpu_err err = {0};
+        assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+        if (v == 0) a.weight_pad_depth = 2, a.dtcm_read_latency = 3;
+        if (v == 2) a.psum_depth = 4, a.pe_pipeline_depth = 4, a.requant_latency = 5;
+        h_check_on(&b, y, &a, GG_PASS);
+    }
+}
+
 /* Every attribute a host op needs survives the record (Clip's unbounded
  * side as the largest float, which clips nothing either). */
 static void test_hostop_attrs_roundtrip(void **state) {
@@ -366,6 +411,7 @@ int main(void) {
         cmocka_unit_test(test_host_constant_refused),
         cmocka_unit_test(test_hostop_attrs_roundtrip),
         cmocka_unit_test(test_cost_exposed_fetch),
+        cmocka_unit_test(test_cost_stalling_passes),
         cmocka_unit_test(test_regress_residual_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
