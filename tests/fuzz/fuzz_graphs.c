@@ -31,6 +31,7 @@ typedef struct wire {
     char why[64];
     char msg[ENPU_ERR_MSG_MAX + 160];
     char desc[GG_DESC_MAX];
+    double sqnr_db, err_frac;
 } wire;
 
 static double now_s(void) {
@@ -47,6 +48,8 @@ static void to_wire(uint64_t seed, wire *w) {
     snprintf(w->stage, sizeof w->stage, "%s", o.stage);
     snprintf(w->why, sizeof w->why, "%s", o.why);
     snprintf(w->msg, sizeof w->msg, "%s", o.msg);
+    w->sqnr_db = o.sqnr_db;
+    w->err_frac = o.err_frac;
 }
 
 /* Runs one seed in a child; a child that dies or times out is a failure. */
@@ -202,8 +205,9 @@ int main(int argc, char **argv) {
             printf("FAIL seed %" PRIu64 " [%s]: %s | %s\n", s, w.stage, w.msg, w.desc);
         }
         if (verbose && w.verdict != GG_FAIL)
-            printf("%s seed %" PRIu64 ": %s%s%s\n", w.verdict == GG_PASS ? "pass" : "refused", s,
-                   w.why, w.why[0] ? ": " : "", w.msg);
+            printf("%s seed %" PRIu64 ": %s%s%s (int8 vs float: %.1f dB, %.3f of the range)\n",
+                   w.verdict == GG_PASS ? "pass" : "refused", s, w.why, w.why[0] ? ": " : "", w.msg,
+                   w.sqnr_db, w.err_frac);
         fflush(stdout);
         s++;
     }

@@ -10,6 +10,7 @@
 
 #include "easynpu/compiler.h"
 #include "easynpu/file.h"
+#include "easynpu/float_ref.h"
 #include "easynpu/onnx.h"
 #include "easynpu/program.h"
 #include "easynpu/quant.h"
@@ -1167,6 +1168,43 @@ static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char 
     return rc;
 }
 
+/* Output 0 of the golden int8 reference against the float reference, on
+ * the first calibration sample (inside the calibrated ranges, so the
+ * clipping of an unseen input does not count): SQNR and the largest error
+ * as a fraction of the output's int8 range (of its largest magnitude for a
+ * float host output); *n gets the output's element count (0: not compared). */
+static void float_check(const gg_case *c, const enpu_graph *qg, double *sqnr, double *frac,
+                        int64_t *n) {
+    enpu_fexec *fx = NULL;
+    enpu_gexec *gx = NULL;
+    enpu_buf f, q;
+    enpu_err err = {0};
+    *sqnr = NAN, *frac = NAN, *n = 0;
+    memset(&f, 0, sizeof f);
+    memset(&q, 0, sizeof q);
+    if (!enpu_fexec_new(c->g, &fx, &err) && !enpu_fexec_run(fx, c->calib, &err) &&
+        !enpu_fexec_output(fx, 0, &f, &err) && !enpu_gexec_new(qg, &gx, &err) &&
+        !enpu_gexec_run(gx, c->calib, &err) && !enpu_gexec_output(gx, 0, &q, &err) &&
+        enpu_buf_numel(&f) == enpu_buf_numel(&q)) {
+        const enpu_tensor *ot = &qg->tensors[qg->outputs[0]];
+        double range = ot->dtype == ENPU_DT_INT8 && ot->quant ? 255.0 * ot->quant->scale[0] : 0;
+        double worst = 0, sig = 0, noise = 0;
+        *n = enpu_buf_numel(&f);
+        for (int64_t i = 0; i < *n; i++) {
+            double x = ((const float *)f.data)[i], y = ((const float *)q.data)[i];
+            worst = fmax(worst, fabs(x - y));
+            sig += x * x, noise += (x - y) * (x - y);
+            if (ot->dtype != ENPU_DT_INT8) range = fmax(range, fabs(x));
+        }
+        *sqnr = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
+        *frac = range > 0 ? worst / range : 0;
+    }
+    enpu_buf_free(&f);
+    enpu_buf_free(&q);
+    enpu_fexec_free(fx);
+    enpu_gexec_free(gx);
+}
+
 void gg_check(const gg_case *c, gg_outcome *o) {
     memset(o, 0, sizeof *o);
     o->stage = "";
@@ -1220,6 +1258,14 @@ void gg_check(const gg_case *c, gg_outcome *o) {
                     compared, o->compared);
             goto done;
         }
+    }
+    int64_t nout;
+    float_check(c, qg, &o->sqnr_db, &o->err_frac, &nout);
+    if (nout >= GG_FLOAT_MIN_ELEMS && !(o->sqnr_db >= GG_FLOAT_MIN_SQNR_DB)) {
+        outcome(o, GG_FAIL, "float", "output 0: golden int8 vs float on a calibration sample: SQNR "
+                "%.1f dB (< %d), largest error %.3g of the output range", o->sqnr_db,
+                GG_FLOAT_MIN_SQNR_DB, o->err_frac);
+        goto done;
     }
     if (compare_cost(&prog, &res[0], msg, sizeof msg)) {
         outcome(o, GG_FAIL, "cost", "%s", msg);

@@ -82,7 +82,7 @@ static int h_conv(hb *b, const char *name, int x, int rank, int64_t ci, int64_t 
 }
 
 /* Finishes the graph with output y and checks it on arch a. */
-static void h_check_on(hb *b, int y, const enpu_arch *a, gg_verdict want) {
+static void h_check_on(hb *b, int y, const enpu_arch *a, gg_verdict want, gg_outcome *out) {
     enpu_err err = {0};
     assert_int_equal(enpu_graph_add_output(b->g, y, &err), 0);
     if (enpu_graph_toposort(b->g, &err) || enpu_graph_infer_shapes(b->g, &err) ||
@@ -98,6 +98,7 @@ static void h_check_on(hb *b, int y, const enpu_arch *a, gg_verdict want) {
         fail_msg("graph '%s' on %s: %s [%s]: %s", b->g->name, arch,
                  o.verdict == GG_PASS ? "passed" : o.verdict == GG_REFUSED ? "refused" : "failed",
                  o.stage, o.msg);
+    if (out) *out = o;
     gg_case_free(&c);
 }
 
@@ -106,7 +107,7 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
     enpu_arch a;
     enpu_err err = {0};
     assert_int_equal(enpu_arch_load(arch, &a, &err), 0);
-    h_check_on(b, y, &a, want);
+    h_check_on(b, y, &a, want, NULL);
 }
 
 /* ---- the review's regression case ------------------------------------------------- */
@@ -295,7 +296,7 @@ static void test_cost_exposed_fetch(void **state) {
         assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
         a.instr_fetch_cycles = 8 + 16 * dc;
         a.decode_cycles = dc;
-        h_check_on(&b, y, &a, GG_PASS);
+        h_check_on(&b, y, &a, GG_PASS, NULL);
     }
 }
 
@@ -340,7 +341,7 @@ static void test_cost_stalling_passes(void **state) {
         assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
         if (v == 0) a.weight_pad_depth = 2, a.dtcm_read_latency = 3;
         if (v == 2) a.psum_depth = 4, a.pe_pipeline_depth = 4, a.requant_latency = 5;
-        h_check_on(&b, y, &a, GG_PASS);
+        h_check_on(&b, y, &a, GG_PASS, NULL);
     }
 }
 
