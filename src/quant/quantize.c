@@ -1029,6 +1029,10 @@ static int build_plain_node(qctx *c, int i) {
             c->qg->tensors[ins[k]].quant)
             q->zp_in[a++] = c->qg->tensors[ins[k]].quant->zero_point[0];
     if (c->qg->tensors[out].quant) q->zp_out = c->qg->tensors[out].quant->zero_point[0];
+    /* a Relu/Clip folded into a MaxPool (classify) is its clamp */
+    if (p->kind == ENPU_Q_MAXPOOL && c->qg->tensors[out].quant)
+        clamp_of(p->clip_lo, p->clip_hi, c->qg->tensors[out].quant->scale[0], q->zp_out, &q->lo,
+                 &q->hi);
     char *note = p->note ? xstrdup(p->note) : NULL;
     rc = add_qnode(c, n->name, n->op, n->n_in, ins, out, &n->attr, q, note);
     return rc < 0 ? rc : 0;

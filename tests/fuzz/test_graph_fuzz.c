@@ -300,6 +300,33 @@ static void test_cost_exposed_fetch(void **state) {
     }
 }
 
+/* A Relu or Clip after a MaxPool is folded into the pool's clamp, but the
+ * quantizer left the clamp at -128..127: the golden reference and the NPU
+ * both skipped the activation (bit-exact with each other, wrong against the
+ * float model; the graph fuzzer's float check found it, 0 dB).
+ * src/quant/quantize.c build_plain_node. */
+static void test_maxpool_clamp(void **state) {
+    (void)state;
+    for (int v = 0; v < 2; v++) {
+        hb b = {enpu_graph_new(v ? "maxpool_clip" : "maxpool_relu"), 20};
+        int64_t d[4] = {1, 4, 6, 6};
+        int x = h_input(&b, "x", 4, d);
+        enpu_node *n;
+        int y = h_node(&b, "mp", ENPU_OP_MAXPOOL, 1, &x, &n);
+        enpu_window *w = &n->attr.pool.w;
+        w->kernel[0] = w->kernel[1] = w->stride[0] = w->stride[1] = 2;
+        w->dilation[0] = w->dilation[1] = 1;
+        y = h_node(&b, "act", v ? ENPU_OP_CLIP : ENPU_OP_RELU, 1, &y, &n);
+        n->attr.act.min = v ? -0.25f : 0.0f, n->attr.act.max = v ? 0.5f : INFINITY;
+        gg_outcome o;
+        enpu_arch a;
+        enpu_err err = {0};
+        assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+        h_check_on(&b, y, &a, GG_PASS, &o);
+        assert_true(o.sqnr_db > 30);
+    }
+}
+
 /* Passes that write or read a second operand can stall inside a unit; the
  * cost model assumed they never do (src/compiler/cost.c run_pass now walks
  * them cycle by cycle, as the PE controller decides):
@@ -413,6 +440,7 @@ int main(void) {
         cmocka_unit_test(test_hostop_attrs_roundtrip),
         cmocka_unit_test(test_cost_exposed_fetch),
         cmocka_unit_test(test_cost_stalling_passes),
+        cmocka_unit_test(test_maxpool_clamp),
         cmocka_unit_test(test_regress_residual_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
