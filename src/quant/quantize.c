@@ -399,8 +399,10 @@ static void table_input_ranges(qctx *c) {
             lim_lo = -(double)n->attr.act.beta / n->attr.act.alpha;
             lim_hi = (1.0 - n->attr.act.beta) / n->attr.act.alpha;
         }
-        if (r->lo < lim_lo && lim_lo < 0) r->lo = (float)lim_lo;
-        if (r->hi > lim_hi && lim_hi > 0) r->hi = (float)lim_hi;
+        /* a range wholly in the flat part keeps its nearest end, not an
+         * empty interval */
+        if (r->lo < lim_lo && lim_lo < 0) r->lo = (float)fmin(lim_lo, r->hi);
+        if (r->hi > lim_hi && lim_hi > 0) r->hi = (float)fmax(lim_hi, r->lo);
         int width = 256 / c->o->act_segments;
         if (n->op == ENPU_OP_LEAKY_RELU && width >= 2 && r->lo < 0 && r->hi > 0) {
             double best = INFINITY;

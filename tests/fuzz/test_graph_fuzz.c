@@ -327,6 +327,25 @@ static void test_maxpool_clamp(void **state) {
     }
 }
 
+/* A HardSigmoid (Sigmoid, Tanh) input whose calibrated range lies wholly in
+ * the flat part: clipping the range to the non-flat part left an empty
+ * interval and quantization failed ("real range [2.9, 2.5] is not a finite
+ * interval").  src/quant/quantize.c table_input_ranges. */
+static void test_table_range_saturated(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("saturated_table_input"), 21};
+    int64_t d[2] = {1, 4}, wd[2] = {1, 4}, bd[1] = {1};
+    int x = h_input(&b, "x", 2, d);
+    int in[3] = {x, h_const(&b, "w", 2, wd, 0.02f, 0), h_const(&b, "bias", 1, bd, 0.0f, 5.0f)};
+    enpu_node *n;
+    int y = h_node(&b, "fc", ENPU_OP_GEMM, 3, in, &n);
+    n->attr.gemm.alpha = n->attr.gemm.beta = 1, n->attr.gemm.trans_b = true;
+    y = h_node(&b, "hs", ENPU_OP_HARD_SIGMOID, 1, &y, &n);
+    n->attr.act.min = -INFINITY, n->attr.act.max = INFINITY;
+    n->attr.act.alpha = 0.2f, n->attr.act.beta = 0.5f;
+    h_check(&b, y, "easynpu", GG_PASS);
+}
+
 /* Passes that write or read a second operand can stall inside a unit; the
  * cost model assumed they never do (src/compiler/cost.c run_pass now walks
  * them cycle by cycle, as the PE controller decides):
@@ -441,6 +460,7 @@ int main(void) {
         cmocka_unit_test(test_cost_exposed_fetch),
         cmocka_unit_test(test_cost_stalling_passes),
         cmocka_unit_test(test_maxpool_clamp),
+        cmocka_unit_test(test_table_range_saturated),
         cmocka_unit_test(test_regress_residual_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
