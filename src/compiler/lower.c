@@ -821,6 +821,13 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
     return 0;
 }
 
+/* Is storage s a concat at store (other storages are parts of it)? */
+static bool store_has_parts(const cc *c, int s) {
+    for (int o = 0; o < c->ns; o++)
+        if (c->S[o].into == s) return true;
+    return false;
+}
+
 /* A second operand must be in the skip DTCM: its producer keeps a copy there
  * (store_skip), or a copy layer writes one. */
 static int ensure_skip(cc *c, int t, const enpu_node *consumer, int *store) {
@@ -830,7 +837,7 @@ static int ensure_skip(cc *c, int t, const enpu_node *consumer, int *store) {
     bool producer_npu = st->def >= 0 && c->L[st->def].opcode != CC_HOST;
     /* a concat at store has one producer per part, and store_skip writes
      * only the producer's own output: it needs the copy too */
-    for (int o = 0; o < c->ns && producer_npu; o++) producer_npu = c->S[o].into != s;
+    if (store_has_parts(c, s)) producer_npu = false;
     if (!producer_npu) {
         /* a graph input, a host op's output or a concat at store: copy it
          * into both memories */
@@ -885,13 +892,14 @@ static int lower_move(cc *c, int ni) {
             const cc_view *v = &c->tv[t];
             ok = v->store >= 0 && !v->pos && cnt == 1 && !(tk->flags & (ENPU_T_OUTPUT | ENPU_T_INPUT)) &&
                  c->S[v->store].def >= 0 && c->L[c->S[v->store].def].opcode != CC_HOST &&
-                 c->S[v->store].into < 0;
+                 c->S[v->store].into < 0 && !store_has_parts(c, v->store);
             if (ok && ax == 1) ok = off % c->P == 0;
             off += tk->dims[ax];
         }
         if (!ok) {
             int rc = add_move(c, n, ENPU_MOVE_HOST, "concat not at word-aligned channel offsets or "
-                                                    "along rows, or an input used elsewhere: the host copies");
+                                                    "along rows, an input used elsewhere or itself a "
+                                                    "concat at store: the host copies");
             return rc ? rc : lower_host(c, ni, "Concat");
         }
         int s = store_natural(c, y);

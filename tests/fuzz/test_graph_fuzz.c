@@ -219,6 +219,27 @@ static void h_pad_conv(const char *name, const int64_t *pads, float value) {
     h_check(&b, y, "easynpu", GG_PASS);
 }
 
+/* A concat at store of a concat at store: the inner parts' addresses were
+ * taken from the inner storage before it had one, and the program did not
+ * validate ("field 'ofmap_addr': value -1").  The outer concat is now the
+ * host's (src/compiler/lower.c lower_move, store_has_parts). */
+static void test_nested_concat(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("nested_concat"), 22};
+    int64_t d[4] = {1, 3, 5, 6};
+    int x = h_input(&b, "x", 4, d);
+    int c1 = h_conv(&b, "c1", x, 4, 3, 16, 3, 1);
+    int c2 = h_conv(&b, "c2", x, 4, 3, 16, 1, 0);
+    int c3 = h_conv(&b, "c3", x, 4, 3, 16, 1, 0);
+    enpu_node *n;
+    int k1 = h_node(&b, "cat1", ENPU_OP_CONCAT, 2, (int[]){c1, c2}, &n);
+    n->attr.shape.axis = 1;
+    int k2 = h_node(&b, "cat2", ENPU_OP_CONCAT, 2, (int[]){k1, c3}, &n);
+    n->attr.shape.axis = 1;
+    int y = h_conv(&b, "c4", k2, 4, 48, 8, 1, 0);
+    h_check(&b, y, "easynpu", GG_PASS);
+}
+
 /* Host ops in mid-network: an AveragePool whose divisor varies (not
  * counting padding) runs on the host; its record carried no window, so the
  * simulator's host op failed ("kernel 0x0"); two of them in a row pass a
@@ -453,6 +474,7 @@ int main(void) {
         cmocka_unit_test(test_io_rank3),
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),
+        cmocka_unit_test(test_nested_concat),
         cmocka_unit_test(test_host_windows_and_pads),
         cmocka_unit_test(test_pad_channels_not_folded),
         cmocka_unit_test(test_host_constant_refused),
