@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "easynpu/isa.h"
 #include "easynpu/program.h"
 #include "fuzz/graphgen.h"
 
@@ -108,6 +109,56 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
     enpu_err err = {0};
     assert_int_equal(enpu_arch_load(arch, &a, &err), 0);
     h_check_on(b, y, &a, want, NULL);
+}
+
+/* ---- the fixed seed set -------------------------------------------------------------- */
+
+/* Seeds 1..FIXED_SEEDS of graphgen.c: every graph passes or is refused
+ * cleanly; the set is not vacuous (most graphs run, every opcode and each
+ * PE count is exercised).  A failing seed is replayed with
+ * `build/tests/fuzz_graphs --replay SEED`. */
+#define FIXED_SEEDS 300
+
+static void test_fixed_seeds(void **state) {
+    (void)state;
+    int passed = 0, refused = 0, failed = 0;
+    uint8_t seen[256] = {0};
+    bool pes_seen[3] = {false, false, false};
+    for (uint64_t seed = 1; seed <= FIXED_SEEDS; seed++) {
+        gg_case c;
+        gg_outcome o;
+        enpu_err err = {0};
+        if (gg_generate(seed, &c, &err)) {
+            fprintf(stderr, "FAIL seed %llu [generate]: %s\n", (unsigned long long)seed, err.msg);
+            failed++;
+            gg_case_free(&c);
+            continue;
+        }
+        gg_check(&c, &o);
+        if (o.verdict == GG_PASS) {
+            passed++;
+            for (int k = 0; k < 256; k++) seen[k] |= o.opcodes[k];
+            pes_seen[c.arch.pes == 8 ? 0 : c.arch.pes == 16 ? 1 : 2] = true;
+        } else if (o.verdict == GG_REFUSED) {
+            refused++;
+        } else {
+            failed++;
+            fprintf(stderr, "FAIL seed %llu [%s]: %s | %s\n", (unsigned long long)seed, o.stage, o.msg,
+                    c.desc);
+        }
+        gg_case_free(&c);
+    }
+    fprintf(stderr, "fixed seeds 1..%d: %d passed, %d refused, %d failed\n", FIXED_SEEDS, passed,
+            refused, failed);
+    assert_int_equal(failed, 0);
+    assert_true(passed >= FIXED_SEEDS / 2);
+    static const int OPS[] = {ENPU_OPC_CONV, ENPU_OPC_DWCONV, ENPU_OPC_BN, ENPU_OPC_CONV_RELU,
+                              ENPU_OPC_SYNC, ENPU_OPC_FC, ENPU_OPC_ACT, ENPU_OPC_MAXPOOL,
+                              ENPU_OPC_AVGPOOL, ENPU_OPC_ADD, ENPU_OPC_MUL, ENPU_OPC_RESHAPE};
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+        if (!seen[OPS[i]]) fail_msg("no passing graph used opcode %s", enpu_opcode_mnemonic(OPS[i]));
+    assert_true(seen[255]); /* fused chains */
+    assert_true(pes_seen[0] && pes_seen[1] && pes_seen[2]);
 }
 
 /* ---- the review's regression case ------------------------------------------------- */
@@ -471,6 +522,7 @@ static void test_hostop_attrs_roundtrip(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fixed_seeds),
         cmocka_unit_test(test_io_rank3),
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),
