@@ -54,14 +54,18 @@ typedef enum gg_verdict {
  * least GG_FLOAT_MIN_ELEMS elements whose SQNR on a calibration sample is
  * below GG_FLOAT_MIN_SQNR_DB while its largest error exceeds
  * GG_FLOAT_MAX_ERR of the output's range fails ("float").  Quantization
- * noise of the random networks measured 16 dB at worst over ~4,000 graphs
- * (median 39); a dropped clamp measured 0 dB.  A single scalar is not
- * judged (its SQNR is that of one number, 3 dB seen legitimately), nor an
- * output whose signal on that sample is tiny against its range (-1 dB with
- * errors of 0.2% of the range seen legitimately). */
+ * noise of the random networks is mostly above 16 dB (median 39 dB over
+ * ~4,000 graphs); a dropped clamp measured 0 dB with errors of 9% of the
+ * range.  A single scalar is not judged (its SQNR is that of one number, 3
+ * dB seen legitimately), nor an output whose signal on that sample is small
+ * against its range (-1 dB with errors of 0.2% of the range, 5 dB with 3.6%
+ * after a one-unit bottleneck seen legitimately), nor a graph with an
+ * activation table fitted worse than GG_FLOAT_MAX_TABLE_LSB (a 4-segment
+ * HardSwish is 5 LSB off by design, and 0 dB downstream was seen). */
 #define GG_FLOAT_MIN_ELEMS 4
-#define GG_FLOAT_MIN_SQNR_DB 6
-#define GG_FLOAT_MAX_ERR 0.02
+#define GG_FLOAT_MIN_SQNR_DB 3
+#define GG_FLOAT_MAX_ERR 0.05
+#define GG_FLOAT_MAX_TABLE_LSB 2
 
 typedef struct gg_outcome {
     gg_verdict verdict;
