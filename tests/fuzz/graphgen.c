@@ -507,11 +507,12 @@ static val op_reshape(gb *b, val x, int rank, const int64_t *dims) {
     return fin(b);
 }
 
-static val op_flatten(gb *b, val x) {
-    enpu_node *n = add(b, ENPU_OP_FLATTEN, 1, &x.t);
+/* Flatten, Softmax: one input, axis 1. */
+static val op_axis1(gb *b, val x, enpu_op op, const char *label) {
+    enpu_node *n = add(b, op, 1, &x.t);
     if (!n) return none();
     n->attr.shape.axis = 1;
-    say(b, " flatten");
+    say(b, " %s", label);
     return fin(b);
 }
 
@@ -552,14 +553,6 @@ static val op_fc(gb *b, val x, int64_t nout) {
     n->attr.gemm.trans_b = tb;
     say(b, " gemm(%lld%s%s,a%g,b%g)", (long long)nout, tb ? ",tB" : "", n_in == 2 ? ",nobias" : "",
         (double)n->attr.gemm.alpha, (double)n->attr.gemm.beta);
-    return fin(b);
-}
-
-static val op_softmax(gb *b, val x) {
-    enpu_node *n = add(b, ENPU_OP_SOFTMAX, 1, &x.t);
-    if (!n) return none();
-    n->attr.shape.axis = 1;
-    say(b, " softmax");
     return fin(b);
 }
 
@@ -638,13 +631,7 @@ static val body_step(gb *b, val x) {
     }
     case HOSTISH: /* ops that run on the host: the SYNC path in mid-network */
         switch (rint_in(r, 0, 2)) {
-        case 0: {
-            enpu_node *n = add(b, ENPU_OP_SOFTMAX, 1, &x.t);
-            if (!n) return none();
-            n->attr.shape.axis = 1;
-            say(b, " softmax(c)");
-            return fin(b);
-        }
+        case 0: return op_axis1(b, x, ENPU_OP_SOFTMAX, "softmax(c)");
         case 1: { /* Sub of two activations */
             val y = op_act(b, x, rint_in(r, 3, 4));
             int in[2] = {x.t, y.t};
@@ -923,7 +910,7 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     if (tail >= 1 && !b.rc) {
         val f = x;
         if (tail == 1 || f.c * f.h * f.w > 3000) f = op_gap(&b, f);
-        if (rchance(r, 0.7)) f = op_flatten(&b, f);
+        if (rchance(r, 0.7)) f = op_axis1(&b, f, ENPU_OP_FLATTEN, "flatten");
         else {
             int64_t d[2] = {1, f.c * f.h * f.w};
             f = op_reshape(&b, f, 2, d);
@@ -933,7 +920,7 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
             f = op_fc(&b, f, PICK(r, CHANNELS));
             if (k + 1 < nfc || rchance(r, 0.3)) f = op_act(&b, f, -1);
         }
-        if (rchance(r, 0.15)) f = op_softmax(&b, f);
+        if (rchance(r, 0.15)) f = op_axis1(&b, f, ENPU_OP_SOFTMAX, "softmax");
         out = f;
     }
     if (b.rc) return b.rc;
