@@ -78,6 +78,7 @@ typedef struct model {
     int64_t *act;          /* n x ACT */
     int64_t *dram_rd, *dram_wr;
     bool changed;
+    bool again;            /* a zero-cycle sync completed: revisit the same cycle */
 } model;
 
 #define ACTM(m, i, k) (m)->act[(size_t)(i) * ENPU_ACT_COUNT + (k)]
@@ -306,6 +307,14 @@ static void datapath(model *m, int64_t t) {
     if (op == ENPU_OPC_SYNC) {
         m->run_end = t + p->arch.host_sync_cycles;
         ACTM(m, h, ENPU_ACT_CONTROLLER) += p->arch.host_sync_cycles;
+        if (p->arch.host_sync_cycles == 0) {
+            /* it takes no cycle (§11.2): the datapath is free in this one,
+             * and the next decode may start in it */
+            push_tokens(m, h);
+            m->run = -1;
+            m->dp_free = t;
+            m->again = true;
+        }
     } else {
         m->run_end = t + m->dur[h];
         int k = 0;
@@ -441,6 +450,10 @@ int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd
         channel(&m, t);
         datapath(&m, t);
         if (m.ended) break;
+        if (m.again) {
+            m.again = false;
+            continue;
+        }
         int64_t nx = m.changed ? t + 1 : next_event(&m, t);
         int av = 0;
         int row = attribute(&m, t, &av);

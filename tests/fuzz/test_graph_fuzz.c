@@ -423,6 +423,29 @@ static void test_table_range_saturated(void **state) {
     h_check(&b, y, "easynpu", GG_PASS);
 }
 
+/* A host op with host_sync_cycles 0 takes no cycle (§11.2): the next decode
+ * may start in the cycle after the sync's decode.  The schedule model
+ * (src/compiler/progmodel.c datapath) gave the sync that cycle, one
+ * controller cycle short on the next instruction. */
+static void test_cost_zero_cycle_sync(void **state) {
+    (void)state;
+    for (int hs = 0; hs <= 1; hs++) {
+        hb b = {enpu_graph_new("zero_cycle_sync"), 23};
+        int64_t d[4] = {1, 5, 4, 6};
+        int x = h_input(&b, "x", 4, d);
+        enpu_node *n;
+        int y = h_node(&b, "sm", ENPU_OP_SOFTMAX, 1, &x, &n);
+        n->attr.shape.axis = 1;
+        y = h_conv(&b, "c1", y, 4, 5, 8, 3, 1);
+        enpu_arch a;
+        enpu_err err = {0};
+        assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+        a.instr_fetch_cycles = 8;
+        a.host_sync_cycles = hs;
+        h_check_on(&b, y, &a, GG_PASS, NULL);
+    }
+}
+
 /* Passes that write or read a second operand can stall inside a unit; the
  * cost model assumed they never do (src/compiler/cost.c run_pass now walks
  * them cycle by cycle, as the PE controller decides):
@@ -537,6 +560,7 @@ int main(void) {
         cmocka_unit_test(test_host_constant_refused),
         cmocka_unit_test(test_hostop_attrs_roundtrip),
         cmocka_unit_test(test_cost_exposed_fetch),
+        cmocka_unit_test(test_cost_zero_cycle_sync),
         cmocka_unit_test(test_cost_stalling_passes),
         cmocka_unit_test(test_maxpool_clamp),
         cmocka_unit_test(test_table_range_saturated),
