@@ -6,12 +6,14 @@
  * windows, weights and BatchNormalization statistics), a random legal
  * architecture (pes 8/16/32, pad, psum and weight-pad depths, memory sizes,
  * latencies), calibration inputs and a test input.  gg_check takes one such
- * case through quantize -> compile -> simulate (cycle mode with the
- * simulator's replay check, and functional mode), compares every stored layer
- * output and every model output with the golden int8 reference element by
- * element, and compares the simulated cycles of every instruction and
- * activity with the compiler's cost model (enpu_cost_program), which
- * docs/microarch.md says are equal.
+ * case through quantize -> compile -> program file and listing round trips
+ * -> simulate (cycle mode with the simulator's replay check, and functional
+ * mode), compares every stored layer output and every model output (values
+ * and shapes) with the golden int8 reference element by element, the golden
+ * output with the float reference (a net for gross quantizer errors, below),
+ * and the simulated cycles of every instruction and activity with the
+ * compiler's cost model (enpu_cost_program), which docs/microarch.md says
+ * are equal.
  *
  * The same seed always gives the same case (the generator uses its own
  * generator, no clock, no global state), so a failure is replayed from its
