@@ -1193,6 +1193,18 @@ static void float_check(const gg_case *c, const enpu_graph *qg, double *sqnr, do
     enpu_gexec_free(gx);
 }
 
+/* Quantizes c's graph for its arch (widths and table segments), as the
+ * CLI's pipeline does. */
+static int quantize(const gg_case *c, enpu_graph **qg, enpu_err *err) {
+    enpu_quant_opts qo;
+    enpu_quant_opts_default(&qo);
+    qo.mult_bits = (int)c->arch.mult_bits;
+    qo.acc_bits = (int)c->arch.acc_bits;
+    qo.act_segments = (int)c->arch.act_segments;
+    qo.quiet = true;
+    return enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, qg, NULL, err);
+}
+
 void gg_check(const gg_case *c, gg_outcome *o) {
     memset(o, 0, sizeof *o);
     o->stage = "";
@@ -1205,13 +1217,7 @@ void gg_check(const gg_case *c, gg_outcome *o) {
     memset(res, 0, sizeof res);
     char msg[ENPU_ERR_MSG_MAX + 128];
 
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)c->arch.mult_bits;
-    qo.acc_bits = (int)c->arch.acc_bits;
-    qo.act_segments = (int)c->arch.act_segments;
-    qo.quiet = true;
-    int rc = enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, &qg, NULL, &err);
+    int rc = quantize(c, &qg, &err);
     if (rc) {
         refusal(o, "quantize", rc, &err);
         goto done;
@@ -1280,14 +1286,8 @@ done:
 
 int gg_dump(const gg_case *c, const char *prefix, enpu_err *err) {
     char path[4096];
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)c->arch.mult_bits;
-    qo.acc_bits = (int)c->arch.acc_bits;
-    qo.act_segments = (int)c->arch.act_segments;
-    qo.quiet = true;
     enpu_graph *qg = NULL;
-    int rc = enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, &qg, NULL, err);
+    int rc = quantize(c, &qg, err);
     if (!rc) {
         snprintf(path, sizeof path, "%s.qjson", prefix);
         rc = enpu_qgraph_save(path, qg, err);
