@@ -121,7 +121,7 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
 #if defined(__SANITIZE_ADDRESS__)
 #define FIXED_SEEDS 120
 #else
-#define FIXED_SEEDS 500
+#define FIXED_SEEDS 300
 #endif
 
 static void test_fixed_seeds(void **state) {
