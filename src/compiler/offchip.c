@@ -145,6 +145,15 @@ static int64_t buffer_words(const plan *pl, const ost *st, int64_t r, int nb, in
     return nb * (*inw + *outw);
 }
 
+/* Words of one second-operand buffer of step st for r output rows (0: its
+ * second operand is in the skip DTCM, or it has none). */
+static int64_t op2_words(const plan *pl, const ost *st, int64_t r) {
+    const cc *c = pl->c;
+    if (st->op2_s < 0 || pl->sres[st->op2_s] || c->S[st->op2_s].def == -2) return 0;
+    const cc_store *o = &c->S[st->op2_s];
+    return st->strip_ok ? r * o->w * cdiv(o->c, c->P) : o->words;
+}
+
 /* Modelled cycles of one strip of r output rows of step st (an interior
  * strip when there are several: no top padding), by the tiler and the cost
  * model; memoised per height. */
@@ -185,24 +194,30 @@ static int64_t step_cycles(plan *pl, ost *st, int64_t r) {
 
 /* The strip height of step st for a share of `budget` words of main DTCM:
  * of the heights whose buffers fit (one strip needs one buffer of each,
- * several two), the one of least modelled cycles (step_cycles): high strips
+ * several two; its second-operand buffers likewise fit `sbudget` words of
+ * skip DTCM), the one of least modelled cycles (step_cycles): high strips
  * read fewer halo rows and pay fewer per-strip overheads, lower ones expose
  * less of the first load and the last store.  Candidates: the fewest strips
  * that fit, a few more, and twice and four times as many. */
-static void choose_rows(plan *pl, ost *st, int64_t budget) {
+static bool rows_fit(const plan *pl, const ost *st, int64_t r, int nb, int64_t budget, int64_t sbudget) {
+    int64_t inw, outw;
+    return buffer_words(pl, st, r, nb, &inw, &outw) <= budget && nb * op2_words(pl, st, r) <= sbudget;
+}
+
+static void choose_rows(plan *pl, ost *st, int64_t budget, int64_t sbudget) {
     int64_t inw, outw;
     st->rows = st->ho, st->nstrip = 1, st->nbuf = 1;
-    int64_t need = buffer_words(pl, st, st->ho, 1, &inw, &outw);
+    int64_t need = buffer_words(pl, st, st->ho, 1, &inw, &outw) + op2_words(pl, st, st->ho);
     if (need == 0 || !st->strip_ok || st->ho <= 1) {
         st->inw = inw, st->outw = outw;
         return;
     }
     int64_t rmax = st->ho;
-    if (need > budget) {
+    if (!rows_fit(pl, st, st->ho, 1, budget, sbudget)) {
         int64_t lo = 1, hi = st->ho - 1;
         while (lo < hi) {
             int64_t mid = (lo + hi + 1) / 2;
-            if (buffer_words(pl, st, mid, 2, &inw, &outw) <= budget) lo = mid;
+            if (rows_fit(pl, st, mid, 2, budget, sbudget)) lo = mid;
             else hi = mid - 1;
         }
         rmax = lo;
@@ -212,8 +227,7 @@ static void choose_rows(plan *pl, ost *st, int64_t budget) {
     for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
         int64_t r = cdiv(st->ho, cand[k]);
         if (r > rmax || r < 1) continue;
-        int nb = cand[k] > 1 ? 2 : 1;
-        if (cand[k] > 1 && buffer_words(pl, st, r, nb, &inw, &outw) > budget) continue;
+        if (cand[k] > 1 && !rows_fit(pl, st, r, 2, budget, sbudget)) continue;
         int64_t t = step_cycles(pl, st, r);
         if (best_t < 0 || t < best_t) best = r, best_t = t;
     }
@@ -316,9 +330,9 @@ static int plan_memory(plan *pl) {
     int maxal = ns + 6 * nst + 8;
     alloc *al = malloc((size_t)maxal * sizeof *al);
     iv *busy = malloc((size_t)maxal * sizeof *busy);
-    int64_t *live = calloc((size_t)nst + 2, sizeof *live);
-    if (!al || !busy || !live) {
-        free(al), free(busy), free(live);
+    int64_t *live = calloc((size_t)nst + 2, sizeof *live), *slive = calloc((size_t)nst + 2, sizeof *slive);
+    if (!al || !busy || !live || !slive) {
+        free(al), free(busy), free(live), free(slive);
         return OOM();
     }
     int rc = 0;
@@ -335,15 +349,25 @@ static int plan_memory(plan *pl) {
             live_range(pl, s, &t0, &t1);
             for (int64_t t = t0; t <= t1 && t < nst; t++) live[t] += c->S[s].words;
         }
+        /* the skip DTCM's: constants always, kept second operands from their
+         * writer to their last reader */
+        int64_t kwords = 0;
+        memset(slive, 0, ((size_t)nst + 2) * sizeof *slive);
+        for (int s = 0; s < ns; s++) {
+            const cc_store *so = &c->S[s];
+            if (so->def == -2) kwords += so->words;
+            else if (so->last_op2 >= 0 && pl->sres[s])
+                for (int64_t t = max64(pl->dstep[s], 0); t <= so->last_op2 && t < nst; t++) slive[t] += so->words;
+        }
         for (int k = 0; k < nst; k++) {
             ost *st = &pl->st[k];
             if (st->host) continue;
-            int64_t most = 0;
+            int64_t most = 0, smost = 0;
             for (int64_t t = k - 1; t <= k + 1; t++)
-                if (t >= 0 && t < nst) most = max64(most, live[t]);
-            int64_t share = (cap - most) / 2;
-            for (int h = 0; h < st->shrink; h++) share /= 2;
-            choose_rows(pl, st, share);
+                if (t >= 0 && t < nst) most = max64(most, live[t]), smost = max64(smost, slive[t]);
+            int64_t share = (cap - most) / 2, sshare = (scap - kwords - smost) / 2;
+            for (int h = 0; h < st->shrink; h++) share /= 2, sshare /= 2;
+            choose_rows(pl, st, share, sshare);
         }
         /* main DTCM: resident tensors and buffers */
         int n = 0;
@@ -420,10 +444,8 @@ static int plan_memory(plan *pl) {
         }
         for (int k = 0; k < nst; k++) {
             ost *st = &pl->st[k];
-            st->opw = 0;
-            if (st->op2_s < 0 || pl->sres[st->op2_s] || c->S[st->op2_s].def == -2) continue;
-            const cc_store *o = &c->S[st->op2_s];
-            st->opw = st->strip_ok ? st->rows * o->w * cdiv(o->c, c->P) : o->words;
+            st->opw = op2_words(pl, st, st->rows);
+            if (!st->opw) continue;
             for (int b = 0; b < st->nbuf; b++) al[n++] = (alloc){k - 1, k, st->opw, -1, 3, k, b};
         }
         bad = fit(al, n, scap, busy);
@@ -458,7 +480,7 @@ static int plan_memory(plan *pl) {
         }
         break;
     }
-    free(al), free(busy), free(live);
+    free(al), free(busy), free(live), free(slive);
     return rc;
 }
 
@@ -586,8 +608,7 @@ static int strip_chain(plan *pl, const ost *st, const strip *sp, int64_t o0, int
     /* input */
     if (st->in_s >= 0) {
         int s = target(c, st->in_s);
-        const cc_store *is = &c->S[st->in_s];
-        if (pl->res[s]) h->ifmap_addr = c->S[st->in_s].main_addr + (st->strip_ok ? sp->a * is->w * cdiv(is->c, P) : 0);
+        if (pl->res[s]) h->ifmap_addr = c->S[st->in_s].main_addr + (st->strip_ok ? sp->a * cc_in_row_words(c, h) : 0);
         else h->ifmap_addr = st->inb[k];
     }
     /* output channels */
@@ -776,9 +797,8 @@ static int chain_items(plan *pl, int k) {
             /* input rows and second-operand rows from DRAM */
             if (st->in_s >= 0 && !pl->res[target(c, st->in_s)]) {
                 int64_t addr, len;
-                const cc_store *is = &c->S[st->in_s];
                 if (st->strip_ok) {
-                    int64_t rw = is->w * cdiv(is->c, P);
+                    int64_t rw = cc_in_row_words(c, &c->L[st->head].ins);
                     dram_rows(c, st->in_s, false, 0, 0, &addr, &len);
                     addr += s->a * rw, len = (s->b - s->a) * rw;
                 } else {

@@ -329,5 +329,15 @@ int cc_schedule(cc *c) {
         for (int i = 1; i < c->nit; i++)
             if ((rc = add_dep(c, &c->it[i], i - 1))) return rc;
     if ((rc = list_schedule(c, serial))) return rc;
+    /* and last in the stream: a transfer the list placed after it (a store
+     * estimated to start later) moves before it, which delays nothing (END
+     * waits for the engines anyway) */
+    for (int k = 0; k + 1 < c->nit; k++)
+        if (c->it[c->sorder[k]].kind == CC_IT_END) {
+            int e = c->sorder[k];
+            memmove(&c->sorder[k], &c->sorder[k + 1], (size_t)(c->nit - 1 - k) * sizeof *c->sorder);
+            c->sorder[c->nit - 1] = e;
+            break;
+        }
     return tokens(c);
 }
