@@ -782,6 +782,24 @@ static int gen_arch(rng *r, int64_t fm_bytes, int64_t w_bytes, int n_nodes, enpu
     a->skip_dtcm_bytes = pow2_at_least((int64_t)(sc[1] * (double)fm_bytes), 4 * wb);
     a->weight_mem_bytes = pow2_at_least((int64_t)(sc[2] * (double)w_bytes), 4 * wb);
     a->itcm_bytes = pow2_at_least((int64_t)(sc[3] * 64.0 * (n_nodes + 4)), 64);
+    /* off-chip memory: mostly the preset's DRAM with random timing and DMA
+     * engines (the tight memories above then stream through it), sometimes
+     * none (everything must fit on chip) */
+    if (rchance(r, 0.1)) {
+        a->dram_bytes = 0;
+    } else {
+        static const int BPC[] = {1, 2, 4, 8, 8, 16, 64}, LAT[] = {0, 3, 30, 30, 100};
+        static const int BURST[] = {16, 32, 64, 64, 128}, BANKS[] = {1, 2, 8}, ROW[] = {256, 2048};
+        static const int MISS[] = {0, 4, 6}, ENG[] = {1, 2, 2, 3, 4}, QD[] = {1, 2, 4, 4, 8};
+        a->dram_bytes_per_cycle = PICK(r, BPC);
+        a->dram_latency = PICK(r, LAT);
+        a->dram_burst_bytes = PICK(r, BURST);
+        a->dram_banks = PICK(r, BANKS);
+        a->dram_row_bytes = PICK(r, ROW);
+        a->dram_row_miss_cycles = PICK(r, MISS);
+        a->dma_engines = PICK(r, ENG);
+        a->dma_queue_depth = PICK(r, QD);
+    }
     /* the instruction must hold the address fields: shrink the largest
      * memory until it does (a 1 GiB DTCM on an 8-bit bus does not fit) */
     for (int tries = 0; tries < 64; tries++) {
@@ -952,14 +970,15 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     const enpu_arch *a = &c->arch;
     snprintf(head, sizeof head,
              "arch %s P%lld Dif%lld Dw%lld Dps%lld mem %lld/%lld/%lld/%lld Ld%lld Lw%lld F%lld Dc%lld "
-             "D%lld Rq%lld mult%lld acc%lld seg%lld | ",
+             "D%lld Rq%lld mult%lld acc%lld seg%lld dram %lld B/c%lld L%lld E%lld Q%lld | ",
              a->name, (long long)a->pes, (long long)a->ifmap_pad_depth, (long long)a->weight_pad_depth,
              (long long)a->psum_depth, (long long)a->main_dtcm_bytes, (long long)a->skip_dtcm_bytes,
              (long long)a->weight_mem_bytes, (long long)a->itcm_bytes, (long long)a->dtcm_read_latency,
              (long long)a->weight_mem_latency, (long long)a->instr_fetch_cycles,
              (long long)a->decode_cycles, (long long)a->pe_pipeline_depth,
              (long long)a->requant_latency, (long long)a->mult_bits, (long long)a->acc_bits,
-             (long long)a->act_segments);
+             (long long)a->act_segments, (long long)a->dram_bytes, (long long)a->dram_bytes_per_cycle,
+             (long long)a->dram_latency, (long long)a->dma_engines, (long long)a->dma_queue_depth);
     size_t hl = strlen(head);
     if (hl < sizeof c->desc) {
         memmove(c->desc + hl, c->desc, sizeof c->desc - hl);
