@@ -282,6 +282,37 @@ int enpu_gexec_value_f32(const enpu_gexec *ex, int t, float *dst, enpu_err *err)
 /* Graph output i as float32 (dequantized if int8). */
 int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err);
 
+/* Which kernels the executor runs.  The reference loops compute each output
+ * element by itself, exactly as the semantics above are written; they define
+ * the numerics.  The fast kernels (src/ref/gfast.h: packed layouts, int16
+ * multiply-adds into int32, lookup tables, SIMD where the CPU has it) produce
+ * the same int8 values bit for bit: the accumulators are exact (the graph
+ * check proves every partial sum fits 32 bits, so the order of the sums does
+ * not matter) and every output goes through the same enpu_requant.  Nodes
+ * with no fast kernel (MOVE, HOST, broadcasting ADD/MUL) run the reference
+ * loops either way. */
+typedef enum enpu_gexec_kernels {
+    ENPU_GK_FAST = 0,  /* default: fast kernels, the best instruction set this CPU has */
+    ENPU_GK_PORTABLE,  /* fast kernels in plain C (what a CPU without SIMD runs) */
+    ENPU_GK_REFERENCE  /* the reference loops */
+} enpu_gexec_kernels;
+
+/* Switches ex to kernels k (preparing packed weights and tables for the fast
+ * ones; values of the previous run are kept).  ENPU_E_USAGE for an unknown
+ * k (nothing changes); ENPU_E_NOMEM (ex then runs the reference loops). */
+int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err);
+/* "reference", "portable" or the instruction set of the fast kernels ("avx2"). */
+const char *enpu_gexec_kernels_name(const enpu_gexec *ex);
+
+/* Runs checked graph qg on the same float inputs (as enpu_gexec_run) with
+ * kernels a and with kernels b and compares every tensor element by element
+ * (int8 values, and the float outputs of host nodes bit for bit): 0 when all
+ * are equal; ENPU_E_MISMATCH naming the first node (in execution order) whose
+ * output differs, the element index and both values.  The random-graph
+ * fuzzer's entry point for fast-vs-reference. */
+int enpu_gexec_compare_kernels(const enpu_graph *qg, const enpu_buf *inputs, enpu_gexec_kernels a,
+                               enpu_gexec_kernels b, enpu_err *err);
+
 /* Saving and loading a quantized graph (.qjson: JSON with base64 data,
  * docs/quantization.md §7).  The loader checks every field (types, sizes,
  * ranges, names) and then the whole graph (enpu_qgraph_check); errors name
