@@ -222,12 +222,9 @@ typedef struct enpu_qreport {
 
 void enpu_qreport_free(enpu_qreport *r);
 
-/* Loads calibration inputs: `spec` is a folder (every .npy/.pb in it, sorted
- * by name; when some are named input_*, as in an ONNX test_data_set_N
- * folder, only those) or a comma-separated list of files and folders.  For a
- * graph with several inputs, files are taken in groups of n_inputs in order.
- * Each file must have the graph input's shape (leading 1-dims may be added
- * or dropped); it is converted to float32.  *out is an array of n_samples *
+/* Loads calibration inputs: `spec` is read as enpu_dataset_load reads it
+ * (folders, files, stacked arrays, .npz), at most ENPU_CALIB_MAX_FILES sets;
+ * every value is converted to float32.  *out is an array of n_samples *
  * g->n_inputs buffers (free with enpu_calib_free).  Errors name the file. */
 int enpu_calib_load(const enpu_graph *g, const char *spec, enpu_buf **out, int *n_samples,
                     enpu_err *err);
@@ -235,6 +232,32 @@ int enpu_calib_load(const enpu_graph *g, const char *spec, enpu_buf **out, int *
 int enpu_calib_append(const enpu_graph *g, const char *spec, enpu_buf **bufs, int *n_samples,
                       enpu_err *err);
 void enpu_calib_free(enpu_buf *bufs, int n_bufs);
+
+/* A data set: named input sets, as `easynpu eval --data` reads them. */
+#define ENPU_DATASET_MAX_SAMPLES (1 << 20)
+typedef struct enpu_dataset {
+    int n_samples;
+    int n_inputs;
+    enpu_buf *bufs;   /* n_samples * n_inputs float32 buffers, in the graph inputs' shapes */
+    char **names;     /* per sample: its file, "file[i]" for the i-th of a stacked array,
+                         "file.npz:member" (and "[i]") for an .npz member */
+    bool truncated;   /* the limit left input sets out */
+} enpu_dataset;
+
+/* Loads the input sets of `spec` for graph g (float or quantized: only its
+ * inputs are read), in order: a comma-separated list of files and folders,
+ * a folder giving its .npy/.npz/.pb files sorted by name (only input_* ones
+ * when some are so named) or, when it has none, those of its subfolders (a
+ * model folder of ONNX test_data_set_N).  Every array (a file, or each
+ * member of an .npz) is either one graph input (its shape, leading 1-dims
+ * aside) or a stack [N, ...] of N of them; for a graph with several inputs,
+ * consecutive arrays are taken one per input (stacks of the same N).
+ * limit > 0 keeps the first `limit` sets.  Errors name the file.  Free with
+ * enpu_dataset_free (also after a failure). */
+int enpu_dataset_load(const enpu_graph *g, const char *spec, int limit, enpu_dataset *ds,
+                      enpu_err *err);
+void enpu_dataset_free(enpu_dataset *ds);
+
 /* The fallback inputs (see ENPU_CALIB_FALLBACK_*), n_samples * n_inputs. */
 int enpu_calib_synthetic(const enpu_graph *g, int n_samples, uint32_t seed, enpu_buf **out,
                          enpu_err *err);
