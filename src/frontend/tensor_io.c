@@ -513,6 +513,9 @@ static int zip_member(const uint8_t *d, size_t n, const zip_entry *e, const char
         return zip_bad(err, what, "local header missing");
     uint64_t start = e->local + 30 + le16(d + e->local + 26) + le16(d + e->local + 28);
     if (start > n || n - start < e->csize) return zip_bad(err, what, "member data truncated");
+    /* deflate expands at most 1032:1; a larger claim is a lie, and is refused
+     * before the output buffer is allocated */
+    if (e->usize > e->csize * 1032 + 64) return zip_bad(err, what, "member size larger than its data can hold");
     const uint8_t *src = d + start;
     uint8_t *buf = malloc(e->usize ? (size_t)e->usize : 1);
     if (!buf) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", what);

@@ -145,11 +145,15 @@ static int label_of(const label_entry *v, int n, const char *sname, int *cls, en
             if (!e) continue;
             /* every entry of that name must agree */
             for (const label_entry *q = e; q < v + n && strcmp(q->name, e->name) == 0; q++) {
-                if (hit && hit->cls != q->cls)
+                if (hit && hit->cls != q->cls) {
+                    /* in the order of the files (parts of one buffer) and lines */
+                    bool q_first = q->file < hit->file || (q->file == hit->file && q->line < hit->line);
+                    const label_entry *a = q_first ? q : hit, *b = q_first ? hit : q;
                     return enpu_fail(err, ENPU_E_INVALID,
                                      "input set '%s' has two labels: %d (%s line %d) and %d (%s "
                                      "line %d)",
-                                     sname, hit->cls, hit->file, hit->line, q->cls, q->file, q->line);
+                                     sname, a->cls, a->file, a->line, b->cls, b->file, b->line);
+                }
                 hit = q;
             }
         }
