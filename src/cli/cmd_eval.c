@@ -281,19 +281,19 @@ static void print_report(const char *model, const char *data, const char *labels
         printf("cycles: the model does not run on arch '%s': %s\n", arch->name, cr->why);
     } else if (cr->ran) {
         printf("cycles on arch '%s' (cycle-accurate simulator): %llu per inference = %.3f us at "
-               "%g MHz; ",
+               "%g MHz\n",
                arch->name, (unsigned long long)cr->cycles[0],
                (double)cr->cycles[0] / cr->clock_mhz, cr->clock_mhz);
-        if (r->n_samples > 1)
-            printf("%s on the first and the last input set", cr->cycles[0] == cr->cycles[1]
-                                                                  ? "the same"
-                                                                  : "DIFFERENT");
-        else
-            printf("one input set");
-        if (cr->cycles[0] != cr->cycles[1])
-            printf(" (%llu and %llu)", (unsigned long long)cr->cycles[0],
+        if (r->n_samples > 1 && cr->cycles[0] == cr->cycles[1])
+            printf("  the same on the first and the last input set (%s, %s);", ds->names[0],
+                   ds->names[r->n_samples - 1]);
+        else if (r->n_samples > 1)
+            printf("  DIFFERENT on the first and the last input set (%s: %llu, %s: %llu);",
+                   ds->names[0], (unsigned long long)cr->cycles[0], ds->names[r->n_samples - 1],
                    (unsigned long long)cr->cycles[1]);
-        printf("; every layer output bit-exact with the golden reference (%d per run)\n",
+        else
+            printf("  on %s;", ds->names[0]);
+        printf(" every layer output bit-exact with the golden reference (%d per run)\n",
                cr->checked_layers);
     }
     printf("time: %d input set(s) in %.2f s on %d thread(s); CPU time per input set: ",

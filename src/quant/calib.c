@@ -76,8 +76,8 @@ static int list_dir(const char *dir, strlist *out, bool descend, enpu_err *err) 
         }
     }
     closedir(d);
-    if (!rc) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
-    if (!rc) qsort(subdirs.v, (size_t)subdirs.n, sizeof *subdirs.v, cmp_str);
+    if (!rc && names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
+    if (!rc && subdirs.n) qsort(subdirs.v, (size_t)subdirs.n, sizeof *subdirs.v, cmp_str);
     for (int i = 0; i < names.n && !rc; i++) {
         if (have_input && strncmp(names.v[i], "input_", 6) != 0) continue;
         size_t n = strlen(dir) + strlen(names.v[i]) + 2;

@@ -56,8 +56,9 @@ static void test_default_model(void **state) {
         "   5 /fc1/Gemm                        fc          55.3    46.5     21    none\n",
         "adds the most noise: mfcc (input), 40.1 dB\n",
         "   4 /Flatten                         Flatten     40.4    36.9      0    none\n",
-        "the same on the first and the last input set; every layer output bit-exact with the "
-        "golden reference (6 per run)\n",
+        "  the same on the first and the last input set (models/kws_cnn/calib/calib_00.npy, "
+        "models/kws_cnn/sample_3.npy); every layer output bit-exact with the golden reference (6 "
+        "per run)\n",
         "time: 36 input set(s) in ",
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
