@@ -1,19 +1,24 @@
 #!/usr/bin/python3
 """PyTorch on the default model, single thread: the yardstick of bench_golden.
 
-    torch_kws.py MODEL.onnx CALIB_DIR SAMPLE.npy [ROUNDS] [ROUND_SECONDS]
+    torch_kws.py MODEL.onnx CALIB_DIR SAMPLE.npy ROUND_SECONDS
 
 Builds the network of scripts/make_kws_model.py, loads the weights of
-MODEL.onnx into it (by initializer name), and times one inference on SAMPLE
-in float32 and in int8: post-training static quantization in FX graph mode
-(Conv+BatchNorm fused, per-engine default qconfig, calibrated on CALIB_DIR),
-for every quantized engine this torch has.  Prints one line per figure, the
-best mean time per inference over ROUNDS rounds of ROUND_SECONDS each:
+MODEL.onnx into it (by initializer name), and prepares float32 and int8
+versions: post-training static quantization in FX graph mode (Conv+BatchNorm
+fused, per-engine default qconfig, calibrated on CALIB_DIR), one for every
+quantized engine this torch has.  It then prints "ready" and, for every line
+"round" it reads on stdin, times one round of ROUND_SECONDS of back-to-back
+inferences on SAMPLE for each version and prints the mean time per
+inference, then "end":
 
     fp32 MS
     int8 ENGINE MS
+    end
 
-or "skip: WHY" when torch or onnx is missing.
+so that bench_golden interleaves these rounds with its own (the machine's
+other work then weighs on every variant alike).  "skip: WHY" when torch or
+onnx is missing.
 """
 import copy
 import glob
@@ -36,8 +41,7 @@ def main():
     import warnings
     warnings.filterwarnings("ignore")
     model_path, calib_dir, sample = sys.argv[1:4]
-    rounds = int(sys.argv[4]) if len(sys.argv) > 4 else 7
-    round_s = float(sys.argv[5]) if len(sys.argv) > 5 else 0.15
+    round_s = float(sys.argv[4]) if len(sys.argv) > 4 else 0.15
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
     import make_kws_model as mk
 
@@ -56,23 +60,7 @@ def main():
     x = torch.from_numpy(np.load(sample))
     calib = [torch.from_numpy(np.load(f)) for f in sorted(glob.glob(os.path.join(calib_dir, "*.npy")))]
 
-    def best_ms(f):
-        with torch.no_grad():
-            for _ in range(20):
-                f(x)
-            best = float("inf")
-            for _ in range(rounds):
-                n, t0 = 0, time.perf_counter()
-                while True:
-                    f(x)
-                    n += 1
-                    t = time.perf_counter() - t0
-                    if t >= round_s:
-                        break
-                best = min(best, t / n)
-        return best * 1e3
-
-    print(f"fp32 {best_ms(net):.6f}", flush=True)
+    versions = [("fp32", None, net)]
     for engine in torch.backends.quantized.supported_engines:
         if engine == "none":
             continue
@@ -82,10 +70,29 @@ def main():
             with torch.no_grad():
                 for c in calib:
                     q(c)
-            q = convert_fx(q)
-            print(f"int8 {engine} {best_ms(q):.6f}", flush=True)
+                q = convert_fx(q)
+                for _ in range(20):
+                    q(x)
+            versions.append((f"int8 {engine}", engine, q))
         except Exception as e:  # an engine this CPU or build cannot run
             print(f"skip: engine {engine}: {e}".splitlines()[0])
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "round":
+            break
+        with torch.no_grad():
+            for label, engine, f in versions:
+                if engine:
+                    torch.backends.quantized.engine = engine
+                n, t0 = 0, time.perf_counter()
+                while True:
+                    f(x)
+                    n += 1
+                    t = time.perf_counter() - t0
+                    if t >= round_s:
+                        break
+                print(f"{label} {t / n * 1e3:.6f}")
+        print("end", flush=True)
     return 0
 
 

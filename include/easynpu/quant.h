@@ -315,17 +315,27 @@ int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err)
  * with no fast kernel (MOVE, HOST, broadcasting ADD/MUL) run the reference
  * loops either way. */
 typedef enum enpu_gexec_kernels {
-    ENPU_GK_FAST = 0,  /* default: fast kernels, the best instruction set this CPU has */
-    ENPU_GK_PORTABLE,  /* fast kernels in plain C (what a CPU without SIMD runs) */
-    ENPU_GK_REFERENCE  /* the reference loops */
+    ENPU_GK_FAST = 0,   /* default: fast kernels, the best instruction set this CPU has */
+    ENPU_GK_PORTABLE,   /* fast kernels in plain C (what a CPU without SIMD runs) */
+    ENPU_GK_REFERENCE,  /* the reference loops */
+    ENPU_GK_AVX2,       /* fast kernels, x86 AVX2 */
+    ENPU_GK_AVX512VNNI, /* fast kernels, x86 AVX-512 VNNI (256-bit) */
+    ENPU_GK_COUNT
 } enpu_gexec_kernels;
 
 /* Switches ex to kernels k (preparing packed weights and tables for the fast
  * ones; values of the previous run are kept).  ENPU_E_USAGE for an unknown
- * k (nothing changes); ENPU_E_NOMEM (ex then runs the reference loops). */
+ * k and ENPU_E_UNSUPPORTED for an instruction set this CPU lacks (nothing
+ * changes); ENPU_E_NOMEM (ex then runs the reference loops). */
 int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err);
-/* "reference", "portable" or the instruction set of the fast kernels ("avx2"). */
+/* "reference", "portable", or the instruction set of the fast kernels
+ * ("avx2", "avx512vnni"). */
 const char *enpu_gexec_kernels_name(const enpu_gexec *ex);
+/* The name of kernels k ("fast", "portable", "reference", "avx2",
+ * "avx512vnni"), NULL for an unknown k; enpu_gexec_kernels_parse gives k for
+ * a name, -1 if unknown. */
+const char *enpu_gexec_kernels_label(enpu_gexec_kernels k);
+int enpu_gexec_kernels_parse(const char *name);
 
 /* Runs checked graph qg on the same float inputs (as enpu_gexec_run) with
  * kernels a and with kernels b and compares every tensor element by element

@@ -23,7 +23,7 @@
 static const char *HELP =
     "usage: easynpu eval MODEL.onnx|MODEL.qjson --data SPEC [--labels FILE[,FILE...]]\n"
     "                    [--arch A] [--calib SPEC] [--limit N] [--threads N] [--worst N]\n"
-    "                    [--kernels fast|portable|reference] [--no-cycles] [--json FILE]\n"
+    "                    [--kernels K] [--no-cycles] [--json FILE]\n"
     "                    [--quiet] [--bind NAME=FILE...]\n"
     "\n"
     "What int8 costs, on a data set.  The model is quantized for the architecture\n"
@@ -55,9 +55,10 @@ static const char *HELP =
     "  --threads N        worker threads (default: one per CPU); the figures do not\n"
     "                     depend on it\n"
     "  --worst N          input sets listed by lowest SQNR (default 5)\n"
-    "  --kernels K        the golden's kernels: fast (default: SIMD where the CPU\n"
-    "                     has it), portable (the same in plain C) or reference (the\n"
-    "                     loops that define the numerics); all give the same values\n"
+    "  --kernels K        the golden's kernels: fast (default: the best SIMD this\n"
+    "                     CPU has), portable (the same in plain C), avx2, avx512vnni,\n"
+    "                     or reference (the loops that define the numerics); all give\n"
+    "                     the same values\n"
     "  --no-cycles        do not compile and simulate\n"
     "  --json FILE        the report as JSON, with a record per input set\n"
     "  --quiet            no quantizer warnings\n" ENPU_CLI_BIND_HELP
@@ -449,14 +450,14 @@ int enpu_cmd_eval(int argc, char **argv) {
             if (parse_count(optarg, 0, 1000000, &n_worst))
                 return enpu_cli_usage("eval", "--worst '%s': an integer in 0..1000000 expected", optarg);
             break;
-        case 'k':
-            if (strcmp(optarg, "fast") == 0) eo.kernels = ENPU_GK_FAST;
-            else if (strcmp(optarg, "portable") == 0) eo.kernels = ENPU_GK_PORTABLE;
-            else if (strcmp(optarg, "reference") == 0) eo.kernels = ENPU_GK_REFERENCE;
-            else
-                return enpu_cli_usage("eval", "--kernels '%s': expected fast, portable or reference",
-                                      optarg);
+        case 'k': {
+            int k = enpu_gexec_kernels_parse(optarg);
+            if (k < 0)
+                return enpu_cli_usage("eval", "--kernels '%s': expected fast, portable, reference, "
+                                      "avx2 or avx512vnni", optarg);
+            eo.kernels = (enpu_gexec_kernels)k;
             break;
+        }
         case 'b':
             if (enpu_cli_bind_add("eval", &binds, optarg)) return 2;
             break;

@@ -31,7 +31,7 @@ struct gf_node {
     int nr, rp;
     int64_t *roff;    /* [nr] offset of each run from a pixel's base */
     int64_t *base;    /* [n*oh*ow] pixel base in xp */
-    int64_t *yoff;    /* [n*oh*ow] offset of the pixel's channel-0 output */
+    int32_t *dots;    /* [co][n*oh*ow] the dot products, requantized per channel */
     /* GF_DOT: padded NHWC image of all batches; GF_DW: one padded plane */
     int16_t *xp;
     int64_t hp, wpd;  /* padded height and width */
@@ -48,7 +48,7 @@ void gf_free(gf_node *f) {
     free(f->wp);
     free(f->roff);
     free(f->base);
-    free(f->yoff);
+    free(f->dots);
     free(f->xp);
     free(f->acc);
     free(f->lut);
@@ -117,8 +117,8 @@ static int prepare_dot(gf_node *f) {
     f->xp = xmalloc(n_xp + GF_TAIL, sizeof *f->xp);
     f->roff = xmalloc(f->nr, sizeof *f->roff);
     f->base = xmalloc(n_pix, sizeof *f->base);
-    f->yoff = xmalloc(n_pix, sizeof *f->yoff);
-    if (!f->wp || !f->xp || !f->roff || !f->base || !f->yoff) return -1;
+    f->dots = xmalloc(g->co * n_pix, sizeof *f->dots);
+    if (!f->wp || !f->xp || !f->roff || !f->base || !f->dots) return -1;
     for (int ky = 0; ky < g->kh; ky++)
         for (int kx = 0; kx < (rows ? 1 : g->kw); kx++)
             f->roff[rows ? ky : ky * g->kw + kx] =
@@ -139,10 +139,8 @@ static int prepare_dot(gf_node *f) {
     int64_t p = 0;
     for (int64_t b = 0; b < g->n; b++)
         for (int64_t oy = 0; oy < g->oh; oy++)
-            for (int64_t ox = 0; ox < g->ow; ox++, p++) {
+            for (int64_t ox = 0; ox < g->ow; ox++, p++)
                 f->base[p] = ((b * f->hp + oy * g->sh) * f->wpd + ox * g->sw) * g->ci;
-                f->yoff[p] = b * g->co * g->oh * g->ow + oy * g->ow + ox;
-            }
     return 0;
 }
 
@@ -336,14 +334,22 @@ static void run_dot(gf_node *f, const int8_t *x, int8_t *y) {
                 f->simd->dot4(f->wp + (gi * f->opg_pad + cb) * f->ws, f->ws, f->xp + gi * f->cpg,
                               f->base + p0, np, f->roff, f->nr, f->rp, out);
                 int nc = f->opg - cb < GF_NC ? (int)(f->opg - cb) : GF_NC;
-                for (int p = 0; p < np; p++) {
-                    int8_t *yp = y + f->yoff[p0 + p];
-                    for (int c = 0; c < nc; c++) {
-                        int64_t co = gi * f->opg + cb + c;
-                        yp[co * oplane] = rq(q, co, (int64_t)q->bias[co] + out[p * GF_NC + c]);
-                    }
-                }
+                int32_t *d = f->dots + (gi * f->opg + cb) * n_pix + p0;
+                for (int c = 0; c < nc; c++)
+                    for (int p = 0; p < np; p++) d[c * n_pix + p] = out[p * GF_NC + c];
             }
+    }
+    /* requantization channel by channel, its parameters held in registers */
+    for (int64_t co = 0; co < g->co; co++) {
+        const int64_t bias = q->bias[co];
+        const uint32_t m = q->M[co];
+        const int sh = q->S[co];
+        const int32_t zo = q->zp_out, lo = q->lo, hi = q->hi;
+        for (int64_t b = 0; b < g->n; b++) {
+            const int32_t *d = f->dots + co * n_pix + b * oplane;
+            int8_t *yc = y + (b * g->co + co) * oplane;
+            for (int64_t p = 0; p < oplane; p++) yc[p] = (int8_t)enpu_requant(bias + d[p], m, sh, zo, lo, hi);
+        }
     }
 }
 

@@ -37,7 +37,7 @@
 
 /* Microkernels, one table per instruction set. */
 typedef struct gf_simd {
-    const char *name; /* "portable", "avx2", ... */
+    const char *name; /* "portable", "avx2", "avx512vnni" */
     /* out[p*4 + c] = sum over runs r < nr and j < rp of
      *   w[c*ws + r*rp + j] * x[base[p] + roff[r] + j]
      * for c < 4 and p < np (np in 1..3); rp is a multiple of 16. */
@@ -48,8 +48,10 @@ typedef struct gf_simd {
 } gf_simd;
 
 extern const gf_simd gf_simd_portable;
-/* The best table this CPU runs (portable when there is no better one). */
-const gf_simd *gf_simd_best(void);
+/* The x86 tables (gfast_x86.c), NULL when this CPU (or build) lacks them:
+ * AVX2 (vpmaddwd) and AVX-512 VNNI on 256-bit registers (vpdpwssd). */
+const gf_simd *gf_simd_avx2_table(void);
+const gf_simd *gf_simd_vnni_table(void);
 
 /* Prepared state of one node; NULL means "run the reference loops". */
 typedef struct gf_node gf_node;

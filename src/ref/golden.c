@@ -775,17 +775,47 @@ static void free_fast(enpu_gexec *ex) {
     ex->simd = NULL;
 }
 
+static const char *const kernel_labels[ENPU_GK_COUNT] = {"fast", "portable", "reference", "avx2",
+                                                         "avx512vnni"};
+
+const char *enpu_gexec_kernels_label(enpu_gexec_kernels k) {
+    return (int)k >= 0 && k < ENPU_GK_COUNT ? kernel_labels[k] : NULL;
+}
+
+int enpu_gexec_kernels_parse(const char *name) {
+    for (int k = 0; name && k < ENPU_GK_COUNT; k++)
+        if (strcmp(name, kernel_labels[k]) == 0) return k;
+    return -1;
+}
+
+/* The microkernels of k; NULL when this CPU lacks them. */
+static const gf_simd *simd_of(enpu_gexec_kernels k) {
+    const gf_simd *s = NULL;
+    switch (k) {
+    case ENPU_GK_FAST:
+        s = gf_simd_vnni_table();
+        if (!s) s = gf_simd_avx2_table();
+        return s ? s : &gf_simd_portable;
+    case ENPU_GK_AVX2: return gf_simd_avx2_table();
+    case ENPU_GK_AVX512VNNI: return gf_simd_vnni_table();
+    default: return &gf_simd_portable;
+    }
+}
+
 int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err) {
     if (!ex) return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_set_kernels: NULL executor");
-    if (k != ENPU_GK_FAST && k != ENPU_GK_PORTABLE && k != ENPU_GK_REFERENCE)
+    if (!enpu_gexec_kernels_label(k))
         return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_set_kernels: unknown kernels %d", (int)k);
+    const gf_simd *simd = k == ENPU_GK_REFERENCE ? NULL : simd_of(k);
+    if (k != ENPU_GK_REFERENCE && !simd)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "the %s kernels need a CPU with %s",
+                         kernel_labels[k], kernel_labels[k]);
     free_fast(ex);
     ex->kernels = ENPU_GK_REFERENCE;
     if (k == ENPU_GK_REFERENCE) return 0;
     const enpu_graph *qg = ex->qg;
     ex->fast = calloc((size_t)(qg->n_nodes ? qg->n_nodes : 1), sizeof *ex->fast);
     if (!ex->fast) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-    const gf_simd *simd = k == ENPU_GK_FAST ? gf_simd_best() : &gf_simd_portable;
     for (int i = 0; i < qg->n_nodes; i++) {
         int rc = gf_prepare(qg, &qg->nodes[i], simd, &ex->fast[i], err);
         if (rc) {
@@ -1218,15 +1248,6 @@ int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err)
     return 0;
 }
 
-static const char *kernels_label(enpu_gexec_kernels k) {
-    switch (k) {
-    case ENPU_GK_FAST: return "fast";
-    case ENPU_GK_PORTABLE: return "portable";
-    case ENPU_GK_REFERENCE: return "reference";
-    }
-    return "unknown";
-}
-
 int enpu_gexec_compare_kernels(const enpu_graph *qg, const enpu_buf *inputs, enpu_gexec_kernels a,
                                enpu_gexec_kernels b, enpu_err *err) {
     enpu_gexec *ea = NULL, *eb = NULL;
@@ -1261,8 +1282,8 @@ int enpu_gexec_compare_kernels(const enpu_graph *qg, const enpu_buf *inputs, enp
                                "node '%s' (%s): output '%s' element %lld: %s kernels (%s) give "
                                "%s, %s kernels (%s) give %s",
                                nm(n), enpu_qkind_name(n->q->kind), qg->tensors[t].name,
-                               (long long)k, kernels_label(a), enpu_gexec_kernels_name(ea), ga,
-                               kernels_label(b), enpu_gexec_kernels_name(eb), gb);
+                               (long long)k, kernel_labels[a], enpu_gexec_kernels_name(ea), ga,
+                               kernel_labels[b], enpu_gexec_kernels_name(eb), gb);
             }
         }
     }

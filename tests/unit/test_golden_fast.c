@@ -9,9 +9,9 @@
  * the requantization parameters are then replaced by random ones over their
  * whole legal range (M up to 2^31 - 1, S 0..63, any clamp), so the kernels
  * meet ties, saturation and every shift.  Inputs include values far outside
- * the calibration range so int8 inputs reach -128 and 127.  Both fast
- * variants are compared: the best instruction set of this CPU and the
- * portable C. */
+ * the calibration range so int8 inputs reach -128 and 127.  Every
+ * set of fast kernels this CPU runs is compared: the portable C, AVX2 and
+ * AVX-512 VNNI (those the CPU lacks are skipped, and said so). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +78,7 @@ typedef struct coverage {
     int conv, dwconv, gconv, conv1d, fc, avgpool, bn, relu, rescale, maxpool, add, mul, table,
         move, host, mutated;
     long long elements;
+    int compared[ENPU_GK_COUNT]; /* comparisons run per kernel set */
 } coverage;
 
 static void count(const enpu_graph *qg, coverage *cv) {
@@ -172,10 +173,12 @@ static void check(enpu_graph *g, int y, rng *r, const char *what, int it, covera
     count(qg, cv);
     for (int s = 0; s < 3; s++) {
         enpu_buf *in = samples(g, 1, r, s == 2 ? 8.0 : 1.0);
-        for (int k = 0; k < 2; k++) {
-            enpu_gexec_kernels fast = k ? ENPU_GK_PORTABLE : ENPU_GK_FAST;
-            if (enpu_gexec_compare_kernels(qg, in, ENPU_GK_REFERENCE, fast, &err))
-                fail_msg("%s case %d, input %d: %s", what, it, s, err.msg);
+        for (int k = 0; k < ENPU_GK_COUNT; k++) {
+            if (k == ENPU_GK_REFERENCE) continue;
+            int rc = enpu_gexec_compare_kernels(qg, in, ENPU_GK_REFERENCE, (enpu_gexec_kernels)k, &err);
+            if (rc == ENPU_E_UNSUPPORTED) continue; /* an instruction set this CPU lacks */
+            if (rc) fail_msg("%s case %d, input %d: %s", what, it, s, err.msg);
+            cv->compared[k]++;
         }
         for (int i = 0; i < g->n_inputs; i++) enpu_buf_free(&in[i]);
         free(in);
@@ -370,8 +373,18 @@ static void test_every_op(void **state) {
     for (int it = 0; it < 30; it++) binary_case(&r, it, &cv);
     for (int it = 0; it < 18; it++) table_case(&r, it, &cv);
     for (int it = 0; it < 6; it++) moves_case(&r, it, &cv);
-    printf("fast = reference on every element (%lld node-output elements x 3 inputs x 2 fast "
-           "variants; %d graphs with random requantization): conv %d (1-D %d), depthwise %d, "
+    printf("fast kernels compared with the reference, times 3 inputs:");
+    for (int k = 0; k < ENPU_GK_COUNT; k++)
+        if (k != ENPU_GK_REFERENCE)
+            printf(" %s %d%s", enpu_gexec_kernels_label((enpu_gexec_kernels)k), cv.compared[k],
+                   cv.compared[k] ? "" : " (not on this CPU)");
+    printf("\n");
+    /* every set this CPU runs was compared on every case: fast, portable and at least one SIMD
+     * set on x86 with AVX2, the portable C elsewhere */
+    assert_int_equal(cv.compared[ENPU_GK_FAST], 3 * 238);
+    assert_int_equal(cv.compared[ENPU_GK_PORTABLE], 3 * 238);
+    printf("fast = reference on every element (%lld node-output elements; "
+           "%d graphs with random requantization): conv %d (1-D %d), depthwise %d, "
            "grouped %d, fc %d, avgpool %d, bn %d, relu %d, rescale %d, maxpool %d, add %d, mul %d, "
            "table %d, move %d, host %d\n",
            cv.elements, cv.mutated, cv.conv, cv.conv1d, cv.dwconv, cv.gconv, cv.fc, cv.avgpool,
@@ -417,6 +430,23 @@ static void test_set_kernels(void **state) {
     assert_memory_equal(enpu_gexec_value_i8(ex, t), want, (size_t)n);
     assert_int_equal(enpu_gexec_set_kernels(ex, (enpu_gexec_kernels)42, &err), ENPU_E_USAGE);
     assert_string_equal(enpu_gexec_kernels_name(ex), "portable");
+    for (int k = 0; k < ENPU_GK_COUNT; k++) {
+        const char *label = enpu_gexec_kernels_label((enpu_gexec_kernels)k);
+        assert_int_equal(enpu_gexec_kernels_parse(label), k);
+        int rc = enpu_gexec_set_kernels(ex, (enpu_gexec_kernels)k, &err);
+        if (rc == ENPU_E_UNSUPPORTED) { /* nothing changes */
+            assert_non_null(strstr(err.msg, "kernels need a CPU with"));
+            assert_string_equal(enpu_gexec_kernels_name(ex), "portable");
+            continue;
+        }
+        assert_int_equal(rc, 0);
+        assert_int_equal(enpu_gexec_run(ex, cal, &err), 0);
+        assert_memory_equal(enpu_gexec_value_i8(ex, t), want, (size_t)n);
+        if (k >= ENPU_GK_AVX2) assert_string_equal(enpu_gexec_kernels_name(ex), label);
+        assert_int_equal(enpu_gexec_set_kernels(ex, ENPU_GK_PORTABLE, &err), 0);
+    }
+    assert_int_equal(enpu_gexec_kernels_parse("turbo"), -1);
+    assert_null(enpu_gexec_kernels_label(ENPU_GK_COUNT));
     assert_int_equal(enpu_gexec_run(ex, cal, &err), 0);
     assert_memory_equal(enpu_gexec_value_i8(ex, t), want, (size_t)n);
     free(want);
