@@ -35,7 +35,9 @@ struct gf_node {
     /* GF_DOT: padded NHWC image of all batches; GF_DW: one padded plane */
     int16_t *xp;
     int64_t hp, wpd;  /* padded height and width */
-    int32_t *acc;     /* GF_DW: one output row */
+    int32_t *acc;     /* GF_DW: the output plane, rows wq apart */
+    int16_t *phase;   /* GF_DW with stride sw > 1: the plane split by column mod sw */
+    int64_t wq;       /* GF_DW: row length of a phase (of the plane when sw == 1) */
     int8_t *lut;      /* GF_LUT_CH: [n_ch][256]; GF_LUT: [256] */
     int8_t *plane;    /* GF_MAXPOOL: padded plane */
     int8_t *mrow;     /* GF_MAXPOOL: one output row of maxima */
@@ -51,6 +53,7 @@ void gf_free(gf_node *f) {
     free(f->dots);
     free(f->xp);
     free(f->acc);
+    free(f->phase);
     free(f->lut);
     free(f->plane);
     free(f->mrow);
@@ -149,10 +152,12 @@ static int prepare_dw(gf_node *f) {
     const enpu_qconv_geom *g = &f->g;
     f->hp = g->pt + g->h + g->pb;
     f->wpd = g->pl + g->w + g->pr;
-    if (f->hp * f->wpd > 4 * g->h * g->w + GF_SLACK_ELEMS) return 1;
+    f->wq = (f->wpd + g->sw - 1) / g->sw;
+    if (f->hp * f->wq * g->sw > 4 * g->h * g->w + GF_SLACK_ELEMS) return 1;
     f->xp = xmalloc(f->hp * f->wpd + GF_TAIL, sizeof *f->xp);
-    f->acc = xmalloc(g->ow, sizeof *f->acc);
-    return f->xp && f->acc ? 0 : -1;
+    if (g->sw > 1) f->phase = xmalloc(g->sw * f->hp * f->wq + GF_TAIL, sizeof *f->phase);
+    f->acc = xmalloc(g->oh * f->wq, sizeof *f->acc);
+    return f->xp && f->acc && (g->sw == 1 || f->phase) ? 0 : -1;
 }
 
 /* A 1x1 per-channel node: the output of channel c is a function of one input
@@ -353,42 +358,60 @@ static void run_dot(gf_node *f, const int8_t *x, int8_t *y) {
     }
 }
 
+/* Depthwise: per channel, every tap is one axpy over the whole output (rows
+ * wq apart, the columns between them computed and dropped) when sh == 1, or
+ * one per output row.  A column stride sw > 1 reads the plane split into sw
+ * phases (column j*sw + k of the plane is column j of phase k), so that
+ * every tap reads contiguous values. */
 static void run_dw(gf_node *f, const int8_t *x, int8_t *y) {
     const enpu_qconv_geom *g = &f->g;
     const enpu_qnode *q = f->q;
-    const int64_t plane = g->h * g->w, oplane = g->oh * g->ow;
+    const int64_t plane = g->h * g->w, oplane = g->oh * g->ow, wq = f->wq, hp = f->hp;
+    const int16_t *src = g->sw > 1 ? f->phase : f->xp;
     for (int64_t b = 0; b < g->n; b++) {
         int64_t loaded = -1;
         for (int64_t c = 0; c < g->co; c++) {
             int64_t ic = c / f->opg;
             if (ic != loaded) {
-                fill_border(f->xp, f->hp, f->wpd, 1, g->pt, g->pl, g->h, g->w, (int16_t)q->zp_in[0]);
+                fill_border(f->xp, hp, f->wpd, 1, g->pt, g->pl, g->h, g->w, (int16_t)q->zp_in[0]);
                 const int8_t *xc = x + (b * g->ci + ic) * plane;
                 for (int64_t iy = 0; iy < g->h; iy++) {
                     int16_t *dst = f->xp + (iy + g->pt) * f->wpd + g->pl;
                     for (int64_t ix = 0; ix < g->w; ix++) dst[ix] = xc[iy * g->w + ix];
                 }
+                for (int64_t k = 0; k < g->sw && g->sw > 1; k++)
+                    for (int64_t yy = 0; yy < hp; yy++) {
+                        int16_t *ph = f->phase + (k * hp + yy) * wq;
+                        const int16_t *row = f->xp + yy * f->wpd;
+                        for (int64_t j = 0; j < wq; j++)
+                            ph[j] = j * g->sw + k < f->wpd ? row[j * g->sw + k] : 0;
+                    }
                 loaded = ic;
             }
             const int8_t *wc = q->w + c * g->k;
-            int8_t *yc = y + (b * g->co + c) * oplane;
-            for (int64_t oy = 0; oy < g->oh; oy++) {
-                memset(f->acc, 0, (size_t)g->ow * sizeof *f->acc);
-                for (int ky = 0; ky < g->kh; ky++)
-                    for (int kx = 0; kx < g->kw; kx++) {
-                        int32_t wv = wc[ky * g->kw + kx];
-                        if (!wv) continue; /* adds nothing */
-                        const int16_t *row =
-                            f->xp + (oy * g->sh + (int64_t)ky * g->dh) * f->wpd + (int64_t)kx * g->dw;
-                        if (g->sw == 1 && g->ow >= 8) {
-                            f->simd->axpy(f->acc, row, wv, g->ow);
-                        } else {
-                            for (int64_t ox = 0; ox < g->ow; ox++) f->acc[ox] += wv * row[ox * g->sw];
-                        }
+            memset(f->acc, 0, (size_t)(g->oh * wq) * sizeof *f->acc);
+            for (int ky = 0; ky < g->kh; ky++)
+                for (int kx = 0; kx < g->kw; kx++) {
+                    int32_t wv = wc[ky * g->kw + kx];
+                    if (!wv) continue; /* adds nothing */
+                    int64_t c0 = (int64_t)kx * g->dw;
+                    const int16_t *tap = src + (c0 % g->sw) * hp * wq + c0 / g->sw +
+                                         (int64_t)ky * g->dh * wq;
+                    if (g->sh == 1) {
+                        f->simd->axpy(f->acc, tap, wv, (g->oh - 1) * wq + g->ow);
+                    } else {
+                        for (int64_t oy = 0; oy < g->oh; oy++)
+                            f->simd->axpy(f->acc + oy * wq, tap + oy * g->sh * wq, wv, g->ow);
                     }
+                }
+            const int64_t bias = q->bias[c];
+            const uint32_t m = q->M[c];
+            const int sh = q->S[c];
+            int8_t *yc = y + (b * g->co + c) * oplane;
+            for (int64_t oy = 0; oy < g->oh; oy++)
                 for (int64_t ox = 0; ox < g->ow; ox++)
-                    yc[oy * g->ow + ox] = rq(q, c, (int64_t)q->bias[c] + f->acc[ox]);
-            }
+                    yc[oy * g->ow + ox] = (int8_t)enpu_requant(bias + f->acc[oy * wq + ox], m, sh,
+                                                               q->zp_out, q->lo, q->hi);
         }
     }
 }
