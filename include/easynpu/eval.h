@@ -99,8 +99,9 @@ typedef struct enpu_eval_result {
     /* counts over the labelled input sets */
     int top1_float, top5_float, top1_int8, top5_int8;
     int agree;             /* top-1 float == top-1 int8, over all input sets */
-    double sqnr_mean_db, sqnr_median_db, sqnr_worst_db; /* first output, over the set
-                                                            (mean over finite values) */
+    double sqnr_mean_db, sqnr_median_db, sqnr_worst_db; /* first output, over the set (mean
+                                                            over finite values; median: the
+                                                            lower middle one) */
     int n_exact;           /* input sets whose first output equals float exactly */
     enpu_eval_sample *samples;      /* n_samples */
     int n_layers;

@@ -487,9 +487,7 @@ static void summarize(enpu_eval_result *r, const int *labels, const eval_job *j,
     r->sqnr_median_db = NAN;
     if (sorted && n_sorted) {
         qsort(sorted, (size_t)n_sorted, sizeof *sorted, cmp_double);
-        r->sqnr_median_db = n_sorted % 2 ? sorted[n_sorted / 2]
-                                         : 0.5 * (sorted[n_sorted / 2 - 1] + sorted[n_sorted / 2]);
-        if (isnan(r->sqnr_median_db)) r->sqnr_median_db = INFINITY; /* inf - inf */
+        r->sqnr_median_db = sorted[(n_sorted - 1) / 2]; /* the lower middle: one input's value */
     }
     free(sorted);
     /* pooled noise-to-signal ratio per slot, then what each layer adds */
