@@ -152,7 +152,9 @@ uint32_t enpu_arch_fingerprint(const enpu_arch *a);
 const char *enpu_engine_name(enpu_engine e);
 int enpu_engine_parse(const char *s);
 
-/* Human-readable table (parameter, value, unit, meaning) to f. */
+/* Human-readable table (parameter, value, unit, meaning) to f, the derived
+ * figures, and what differs from preset easynpu (a note when the clock does,
+ * since time figures then change at the same cycles). */
 void enpu_arch_print(const enpu_arch *a, FILE *f);
 
 /* Markdown table of the parameters (key, unit, range, easynpu, large,

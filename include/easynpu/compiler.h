@@ -95,7 +95,8 @@ typedef struct enpu_compile_report {
     enpu_move_report *moves;
     int n_hostops;
     char **hostops;          /* "Softmax 'name'" per host op */
-    int64_t total_macs, total_ideal, total_modelled;
+    int64_t total_macs, total_ideal, total_modelled; /* MACs: of the NPU's instructions */
+    int64_t host_macs;       /* MACs of the layers the host computes (sync) */
     int64_t total_activity[ENPU_ACT_COUNT];
     /* memory use */
     int64_t main_peak_bytes, main_bytes;
@@ -108,6 +109,12 @@ typedef struct enpu_compile_report {
 
 void enpu_compile_report_free(enpu_compile_report *r);
 
+/* Whether the compiler can map onto arch: enpu_arch_validate, and
+ * ENPU_E_UNSUPPORTED naming the arch and the parameter for what it does not
+ * use yet (pe_rows > 1).  enpu_compile checks it first; a caller may check
+ * it before a long quantization. */
+int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err);
+
 /* Compiles quantized graph qg (enpu_qgraph_check must accept it) for arch
  * into *prog (initialised here; freed by the caller with
  * enpu_program_free, also on failure) and fills *rep when non-NULL (free
@@ -115,8 +122,8 @@ void enpu_compile_report_free(enpu_compile_report *r);
  * passes enpu_program_validate.  Errors: ENPU_E_NOFIT naming the tensor or
  * layer, what it needs, what the arch has and which preset or parameter
  * would fit; ENPU_E_UNSUPPORTED naming the node for what neither the NPU
- * nor the host can run; ENPU_E_INVALID for a graph that is not a valid
- * quantized graph. */
+ * nor the host can run, and enpu_compile_arch_check's; ENPU_E_INVALID
+ * for a graph that is not a valid quantized graph. */
 int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                  enpu_program *prog, enpu_compile_report *rep, enpu_err *err);
 

@@ -26,7 +26,9 @@ typedef enum enpu_status {
     ENPU_E_NOMEM = -6,       /* allocation failed */
     ENPU_E_USAGE = -7,       /* bad command-line usage or API argument */
     ENPU_E_MISMATCH = -8,    /* a check failed: outputs differ, not bit-exact */
-    ENPU_E_NOFIT = -9        /* model does not fit the architecture */
+    ENPU_E_NOFIT = -9,       /* model does not fit the architecture */
+    ENPU_E_INCOMPATIBLE = -10 /* inputs that do not belong together: a program compiled for
+                                 another arch, the .qjson of another model */
 } enpu_status;
 
 #define ENPU_ERR_MSG_MAX 512

@@ -66,6 +66,7 @@ typedef struct enpu_eval_sample {
     int64_t top_float[ENPU_EVAL_TOPK], top_int8[ENPU_EVAL_TOPK]; /* best classes first
                                                                     (classes only; -1 past
                                                                     the class count) */
+    bool tie_float, tie_int8;  /* several classes share the top score (enpu_top1): no decision */
     double sqnr_db;            /* first output, int8 vs float: +INFINITY equal, NAN no float */
     double max_abs_err;        /* first output, largest |int8 - float| (NAN: no float) */
 } enpu_eval_sample;
@@ -93,12 +94,14 @@ typedef struct enpu_eval_result {
     int n_samples;
     int n_labelled;
     bool have_float;       /* a float graph was given */
-    bool classes;          /* the first output is a class vector (one dimension > 1) */
+    bool classes;          /* the first output is a class vector (enpu_is_class_vector) */
     int64_t n_classes;
     const char *output;    /* name of the first output */
     /* counts over the labelled input sets */
     int top1_float, top5_float, top1_int8, top5_int8;
-    int agree;             /* top-1 float == top-1 int8, over all input sets */
+    int agree;             /* top-1 float == top-1 int8, over all input sets (a tie at the
+                              top, in either, is never agreement nor a right top-1) */
+    int ties_float, ties_int8; /* input sets with a tie at the top */
     double sqnr_mean_db, sqnr_median_db, sqnr_worst_db; /* first output, over the set (mean
                                                             over finite values; median: the
                                                             lower middle one) */

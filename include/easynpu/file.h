@@ -13,18 +13,24 @@ extern "C" {
 
 /* Reads all of `path` into a new buffer (*out, freed by the caller; one extra
  * NUL byte is appended so text can be parsed in place).  A file larger than
- * `limit` bytes is an ENPU_E_LIMIT error checked before reading. */
+ * `limit` bytes is an ENPU_E_LIMIT error checked before reading.  Path "-"
+ * is standard input: read once (up to ENPU_STDIN_MAX_BYTES), then every
+ * read of "-" returns the same bytes (a caller may look at them before
+ * parsing), or ENPU_E_LIMIT when they are more than `limit`. */
+#define ENPU_STDIN_MAX_BYTES ((size_t)3 << 30)
 int enpu_file_read(const char *path, size_t limit, uint8_t **out, size_t *n, enpu_err *err);
 
 /* Writes n bytes to `path` through `path.tmp.<pid>` renamed into place, so a
- * failure never leaves a partial file. */
+ * failure never leaves a partial file.  Path "-" is standard output. */
 int enpu_file_write_atomic(const char *path, const void *data, size_t n, enpu_err *err);
 
 /* True if a and b name the same existing file (same device and inode): used to
  * refuse writing an output over an input. */
 int enpu_same_file(const char *a, const char *b);
 
-/* Extension of path including the dot (".npy"), or "" if none. */
+/* Extension of path including the dot (".npy"), or "" if none.  For "-"
+ * (standard input) the kind its bytes start with: ".enpu", ".npy", ".qjson"
+ * (a JSON object) or "" (protobuf: an ONNX model or tensor). */
 const char *enpu_path_ext(const char *path);
 
 #ifdef __cplusplus

@@ -319,7 +319,13 @@ typedef struct enpu_win2d {
 int enpu_window_2d(const enpu_node *n, const enpu_window *win, int rank, int kh, int kw,
                    enpu_win2d *out, enpu_err *err);
 
-/* Multiply-accumulates of one node (0 for data movement). */
+/* Multiply-accumulates of one node, EasyNPU's one definition of MACs
+ * (docs/microarch.md "MACs"; enpu_instr_macs is the same per instruction):
+ * the reductions over inputs -- Conv out*(Ci/group)*kernel, Gemm and MatMul
+ * out*K, AveragePool out*kernel, GlobalAveragePool numel(in); every other
+ * op 0 (BatchNormalization, activations, Add, Mul, MaxPool, data movement:
+ * the NPU folds them into requantization or runs them without a
+ * reduction). */
 int64_t enpu_node_macs(const enpu_graph *g, const enpu_node *n);
 
 /* Input `i` of node n as a tensor pointer, NULL if omitted/out of range. */

@@ -199,6 +199,13 @@ typedef struct enpu_mem_block {
 int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
                       enpu_mem_block *out);
 
+/* Multiply-accumulates of one instruction, EasyNPU's one definition of MACs
+ * (docs/microarch.md "MACs"; enpu_node_macs is the same over a graph):
+ * conv ho*wo*co*(ci/groups)*hk*wk, fc hi*wi*ci*co, dwconv and avgpool
+ * ho*wo*co*hk*wk; every other opcode 0 (bn, act, add, mul, maxpool, relu,
+ * reshape, sync, end: no reduction over inputs). */
+int64_t enpu_instr_macs(const enpu_instr *in);
+
 /* Words of a feature map [h][w][c] with c folded into pes-channel words. */
 int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c);
 

@@ -28,7 +28,7 @@ extern "C" {
 
 #define ENPU_PROG_MAGIC "ENPU"
 #define ENPU_PROG_VERSION_MAJOR 3
-#define ENPU_PROG_VERSION_MINOR 0
+#define ENPU_PROG_VERSION_MINOR 1
 #define ENPU_PROG_HEADER_BYTES 32
 #define ENPU_PROG_ENTRY_BYTES 24
 #define ENPU_PROG_ALIGN 16
@@ -48,9 +48,11 @@ extern "C" {
 #define ENPU_HOSTOP_FPARAMS 4
 
 /* Record sizes in the file. */
-#define ENPU_PROG_LAYER_BYTES 24
+#define ENPU_PROG_LAYER_BYTES 32
+#define ENPU_PROG_LAYER_BYTES_3_0 24 /* format 3.0: no field macs */
 #define ENPU_PROG_TABLE_BYTES 16
-#define ENPU_PROG_IO_BYTES 88
+#define ENPU_PROG_IO_BYTES 96
+#define ENPU_PROG_IO_BYTES_3_0 88  /* format 3.0: no field row */
 #define ENPU_PROG_HOSTOP_BYTES 96
 
 /* X(ID, id, spelling in listings) in file order. */
@@ -84,10 +86,12 @@ typedef enum enpu_io_dir {
                            (not exchanged; later layers may overwrite it) */
 } enpu_io_dir;
 
-/* A tensor the host exchanges with the program.  In main or skip DTCM or in
- * DRAM it is int8 stored [d0]..[d(rank-2)][d(rank-1) folded into pes-lane
- * words] from word `addr` (enpu_io_words); in host memory (mem
- * ENPU_MEM_HOST) addr is 0. */
+/* A tensor the host exchanges with the program.  dims are the graph
+ * tensor's own shape (layout NHWC: [N, spatial..., C] of an [N, C,
+ * spatial...] tensor).  In main or skip DTCM or in DRAM it is int8 stored
+ * from word `addr` in rows of enpu_io_row(d) elements, each row folded into
+ * pes-lane words (enpu_io_words); in host memory (mem ENPU_MEM_HOST) addr
+ * is 0. */
 typedef struct enpu_io_desc {
     char *name;          /* owned */
     enpu_io_dir dir;
@@ -99,6 +103,9 @@ typedef struct enpu_io_desc {
     int32_t zero_point;
     int mem;             /* ENPU_MEM_MAIN, _SKIP, _DRAM or _HOST */
     uint32_t addr;       /* first word */
+    int64_t row;         /* layout any/nchw in NPU memory: elements per stored row, when
+                            it is not dims[rank-1] (a tensor that is a view of a
+                            feature map with another grid); 0: dims[rank-1] */
 } enpu_io_desc;
 
 /* An op the host runs when a SYNC instruction names it. */
@@ -132,6 +139,11 @@ typedef struct enpu_layer_info {
     int group;           /* report row: the instructions of one layer (its row
                             strips, output-channel blocks and DMA transfers) share
                             one group, an instruction index (default: its own) */
+    int64_t macs;        /* MACs of the model layer it computes (docs/microarch.md
+                            "MACs"): enpu_instr_macs, fewer when some of the
+                            instruction's are not the model's (a group conv run
+                            dense: zero weights between groups); a sync: its host
+                            op's, computed by the host */
 } enpu_layer_info;
 
 typedef struct enpu_program {
@@ -167,6 +179,9 @@ void enpu_program_free(enpu_program *p);
  * ENPU_PROG_MAX_INSTRS. */
 int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *name, int n_src,
                            const char *const *src, enpu_err *err);
+/* The default of enpu_layer_info.macs for an instruction: enpu_instr_macs,
+ * 0 for sync and end. */
+int64_t enpu_layer_default_macs(const enpu_instr *in);
 /* Sets the checked output of instruction i (tensor name copied; io may be -1). */
 int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
                                   enpu_err *err);
@@ -183,6 +198,12 @@ int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *
 int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
                            enpu_err *err);
 
+/* The graph tensor's shape of descriptor d (d->rank dims into dims): the
+ * dims themselves, or for layout NHWC [N, d2.., C] -> [N, C, d2..]. */
+void enpu_io_user_dims(const enpu_io_desc *d, int64_t *dims);
+/* Elements per stored row of a DTCM descriptor: d->row, or dims[rank-1]
+ * when it is 0 (1 for a scalar). */
+int64_t enpu_io_row(const enpu_io_desc *d);
 /* Words an IO descriptor occupies in its memory (0 for host tensors). */
 int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d);
 
@@ -203,7 +224,7 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err);
 
 /* Reads and validates a program from n bytes of memory; `what` names it in
  * messages.  When `expect` is non-NULL the program's arch fingerprint must
- * equal expect's (ENPU_E_MISMATCH naming both archs).  On failure *p is
+ * equal expect's (ENPU_E_INCOMPATIBLE naming both archs and fingerprints).  On failure *p is
  * left empty (nothing to free). */
 int enpu_program_read_mem(const uint8_t *data, size_t n, const char *what,
                           const enpu_arch *expect, enpu_program *p, enpu_err *err);

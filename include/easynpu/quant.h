@@ -198,15 +198,18 @@ typedef struct enpu_qlayer {
     bool host;            /* runs on the host */
     bool out_float;       /* output left float32 (HOST) */
     int64_t acc_lo, acc_hi; /* CONV/ADD/MUL: proven accumulator range (union over channels) */
+    int64_t macs;         /* enpu_node_macs */
     char *note;           /* why a node is HOST, bias scale raised, ...; or NULL */
 } enpu_qlayer;
 
 typedef struct enpu_qreport {
     int n_layers;
     enpu_qlayer *layers;
+    int64_t total_macs;     /* sum of the layers' (enpu_node_macs) */
     int n_samples;
     double max_abs_err;     /* end to end, dequantized output vs float */
-    double top1_agree;      /* fraction of samples whose argmax agrees */
+    double top1_agree;      /* fraction of samples whose top-1 agrees (a tie never does);
+                               NAN when the first output is not a class vector */
     double out_sqnr_db;     /* end to end SQNR of the (first) output */
     bool calib_fallback;    /* no calibration data was given */
     /* Settings and where the figures come from. */
@@ -272,6 +275,16 @@ int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_sample
                         enpu_err *err);
 
 /* Quantization report --------------------------------------------------- */
+
+/* Whether an output of this shape is a class vector, the scores of N >= 2
+ * classes: rank 1 [N] or rank 2 [1, N].  Top-k and top-1 agreement are
+ * reported for those only (docs/quantization.md "Accuracy"): an image, a
+ * sequence or a feature map is compared by SQNR and max error alone. */
+bool enpu_is_class_vector(int rank, const int64_t *dims);
+/* Index of the largest of v[0..n) (the first of equals); *n_top (may be
+ * NULL) gets how many elements share that value: more than one is a tie,
+ * which never counts as top-1 agreement. */
+int64_t enpu_top1(const float *v, int64_t n, int64_t *n_top);
 
 /* (Re)computes the per-layer SQNR/max error and the end-to-end figures of r
  * for quantized graph qg against float graph g over `n_samples` input sets

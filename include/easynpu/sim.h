@@ -112,7 +112,8 @@ typedef struct enpu_layer_stats {
     uint64_t end_cycle;              /* one past the last (cycle mode) */
     uint64_t cycles;                 /* sum of activity[] */
     uint64_t activity[ENPU_ACT_COUNT];
-    uint64_t macs;                   /* useful multiply-accumulates (§11.10) */
+    uint64_t macs;                   /* the model's multiply-accumulates (docs/microarch.md
+                                        "MACs"; the program's LAYERS macs); 0 for sync */
     uint64_t ideal_cycles;           /* ceil(macs / (pes * pe_rows)) */
     uint64_t compute_model;          /* closed-form compute cycles (§11.11) */
     uint64_t reads[ENPU_MEM_COUNT];  /* words (pads: entries) */
@@ -136,7 +137,8 @@ typedef struct enpu_sim_result {
     enpu_sim_mode mode;
     int n_layers;                    /* = program instructions */
     enpu_layer_stats *layers;
-    uint64_t total_cycles, total_macs, total_ideal_cycles;
+    uint64_t total_cycles, total_macs, total_ideal_cycles; /* MACs: of the NPU's instructions */
+    uint64_t host_macs;              /* MACs of the layers the host computes (sync) */
     uint64_t activity[ENPU_ACT_COUNT];
     uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
     double utilization;              /* total_macs / (pes * pe_rows * total_cycles) */
@@ -176,7 +178,7 @@ typedef struct enpu_sim_opts {
 
 /* Creates a simulator for prog on arch.  The program must have been
  * validated (enpu_program_read does) and compiled for arch (fingerprints
- * equal, else ENPU_E_MISMATCH naming both); it must outlive the simulator.
+ * equal, else ENPU_E_INCOMPATIBLE naming both); it must outlive the simulator.
  * ENPU_E_UNSUPPORTED for an engine or a construct the simulator does not
  * model (naming the instruction).  opts may be NULL (cycle mode, no check). */
 int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim_opts *opts,
@@ -202,11 +204,10 @@ int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
  * by making a descriptor). */
 int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
                          enpu_err *err);
-/* Cycle at which the word holding element (c, h, w) of descriptor d was last
- * written (coordinates of a rank-4 NCHW user tensor; for other ranks h is
- * ignored and w is the flat index of the non-channel dims), 0 if never. */
-uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t c, int64_t h,
-                              int64_t w);
+/* Cycle at which the word holding element e of descriptor d was last
+ * written (e: the flat index in the graph tensor's row-major order, as
+ * enpu_sim_read_tensor returns it), 0 if never or out of range. */
+uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e);
 
 /* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP or _WEIGHT of isa.h)
  * after a run: *bytes gets its size. NULL for an unknown memory. */
@@ -234,6 +235,12 @@ typedef struct enpu_golden_check {
  * layer, the tensor coordinate (c, h, w), both values and the write cycle. */
 int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st,
                             const struct enpu_sim *sim, enpu_err *err);
+/* Whether quantized graph qg is the one prog was compiled from, checked
+ * before a run: every tensor the program exchanges or checks (its IO
+ * descriptors) must be a tensor of qg with the same shape and, when int8,
+ * the same scale and zero point.  ENPU_E_INCOMPATIBLE naming the first
+ * tensor that is not and what differs (the caller prefixes the .qjson). */
+int enpu_golden_check_match(const struct enpu_graph *qg, const enpu_program *prog, enpu_err *err);
 /* Compares the run's (dequantized) outputs with the golden ones, bit for bit. */
 int enpu_golden_check_outputs(const enpu_golden_check *g, const enpu_sim_result *res,
                               enpu_err *err);

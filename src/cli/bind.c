@@ -22,8 +22,8 @@ int enpu_cli_bind_add(const char *cmd, enpu_cli_binds *b, char *arg) {
     return 0;
 }
 
-int enpu_cli_bind_check_output(const char *cmd, const char *out, const enpu_cli_binds *b) {
-    return out ? enpu_cli_check_output(cmd, out, b->file, b->n) : 0;
+void enpu_cli_bind_inputs(const enpu_cli_binds *b, enpu_cli_io *io) {
+    for (int i = 0; i < b->n; i++) enpu_cli_io_in(io, b->file[i]);
 }
 
 int enpu_cli_onnx_load(const char *model, enpu_cli_binds *b, enpu_graph **g, enpu_err *err) {

@@ -4,6 +4,7 @@
 #ifndef ENPU_CLI_BIND_H
 #define ENPU_CLI_BIND_H
 
+#include "cli/cli.h"
 #include "easynpu/onnx.h"
 
 #define ENPU_CLI_MAX_BINDS 64
@@ -28,8 +29,9 @@ typedef struct enpu_cli_binds {
  * many is a usage error: prints it and returns 2.  Nothing is allocated
  * until enpu_cli_onnx_load reads the files. */
 int enpu_cli_bind_add(const char *cmd, enpu_cli_binds *b, char *arg);
-/* Refuses (prints, returns 2) an output that names one of the bound files. */
-int enpu_cli_bind_check_output(const char *cmd, const char *out, const enpu_cli_binds *b);
+/* Adds the bound files to what a command reads (enpu_cli_check_io refuses an
+ * output that names one). */
+void enpu_cli_bind_inputs(const enpu_cli_binds *b, enpu_cli_io *io);
 /* Reads the bound files and imports `model` with them.  A file that cannot
  * be read is an error naming the model, the input and the file; the
  * importer's binding errors name them too. */

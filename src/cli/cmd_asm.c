@@ -41,8 +41,11 @@ int enpu_cmd_asm(int argc, char **argv) {
     if (argc - optind != 1) return enpu_cli_usage("asm", "expected one LISTING.s");
     if (!out) return enpu_cli_usage("asm", "-o PROG.enpu is required");
     const char *in = argv[optind];
-    const char *inputs[2] = {in, enpu_cli_arch_file(arch)};
-    if (enpu_cli_check_output("asm", out, inputs, 2)) return 2;
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, in);
+    enpu_cli_io_in(&io, enpu_cli_arch_file(arch));
+    enpu_cli_io_out(&io, out);
+    if (enpu_cli_check_io("asm", &io)) return 2;
     enpu_err err = {0};
     enpu_arch a;
     if (arch && enpu_arch_load(arch, &a, &err)) return enpu_cli_fail("asm", &err);

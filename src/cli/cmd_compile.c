@@ -86,22 +86,25 @@ int enpu_cmd_compile(int argc, char **argv) {
     const char *ext = enpu_path_ext(model);
     if (strcmp(ext, ".qjson") == 0 && calib)
         return enpu_cli_usage("compile", "--calib is for an .onnx model (a .qjson is already quantized)");
-    const char *outs[2] = {out, json};
-    for (int i = 0; i < 2; i++) {
-        if (!outs[i]) continue;
-        if (enpu_cli_check_output("compile", outs[i], &model, 1)) return 2;
-        if (calib && enpu_cli_check_output_list("compile", outs[i], calib)) return 2;
-        if (enpu_cli_bind_check_output("compile", outs[i], &binds)) return 2;
-    }
-    if (out && json && enpu_cli_check_output("compile", json, &out, 1)) return 2;
     /* the --arch file is an input too ("a.json" in the current folder as well) */
     const char *arch_file = enpu_cli_arch_file(arch_spec);
-    if (json && arch_file && enpu_cli_check_output("compile", json, &arch_file, 1)) return 2;
-    if (out && arch_file && enpu_cli_check_output("compile", out, &arch_file, 1)) return 2;
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    enpu_cli_io_in(&io, arch_file);
+    enpu_cli_io_list(&io, calib);
+    enpu_cli_bind_inputs(&binds, &io);
+    enpu_cli_io_out(&io, out);
+    enpu_cli_io_out(&io, json);
+    if (enpu_cli_check_io("compile", &io)) return 2;
+    FILE *text = enpu_cli_text(&io);
 
     enpu_err err = {0};
     enpu_arch arch;
     if (enpu_arch_load(arch_spec, &arch, &err)) return enpu_cli_fail("compile", &err);
+    if (enpu_compile_arch_check(&arch, &err)) {
+        if (arch_file) enpu_err_prefix(&err, "%s", arch_file);
+        return enpu_cli_fail("compile", &err);
+    }
     enpu_model m;
     enpu_graph *qg = NULL;
     int rc = 0;
@@ -118,8 +121,8 @@ int enpu_cmd_compile(int argc, char **argv) {
         rc = enpu_cli_fail("compile", &err);
         goto done;
     }
-    printf("model %s\n", model);
-    enpu_compile_report_print(stdout, &rep);
+    fprintf(text, "model %s\n", model);
+    enpu_compile_report_print(text, &rep);
     if (out && enpu_program_write(out, &prog, &err)) {
         rc = enpu_cli_fail("compile", &err);
         goto done;
@@ -129,7 +132,7 @@ int enpu_cmd_compile(int argc, char **argv) {
         goto done;
     }
     if (out || json)
-        printf("wrote %s%s%s\n", out ? out : "", out && json ? " and " : "", json ? json : "");
+        fprintf(text, "wrote %s%s%s\n", out ? out : "", out && json ? " and " : "", json ? json : "");
 done:
     enpu_compile_report_free(&rep);
     enpu_program_free(&prog);

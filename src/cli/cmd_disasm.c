@@ -40,8 +40,11 @@ int enpu_cmd_disasm(int argc, char **argv) {
     }
     if (argc - optind != 1) return enpu_cli_usage("disasm", "expected one PROG.enpu");
     const char *in = argv[optind];
-    const char *inputs[2] = {in, enpu_cli_arch_file(arch)};
-    if (out && enpu_cli_check_output("disasm", out, inputs, 2)) return 2;
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, in);
+    enpu_cli_io_in(&io, enpu_cli_arch_file(arch));
+    enpu_cli_io_out(&io, out);
+    if (enpu_cli_check_io("disasm", &io)) return 2;
     enpu_err err = {0};
     enpu_arch a;
     if (arch && enpu_arch_load(arch, &a, &err)) return enpu_cli_fail("disasm", &err);

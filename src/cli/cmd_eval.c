@@ -60,7 +60,8 @@ static const char *HELP =
     "                     or reference (the loops that define the numerics); all give\n"
     "                     the same values\n"
     "  --no-cycles        do not compile and simulate\n"
-    "  --json FILE        the report as JSON, with a record per input set\n"
+    "  --json FILE        the report as JSON, with a record per input set ('-':\n"
+    "                     standard output; the text report then goes to stderr)\n"
     "  --quiet            no quantizer warnings\n" ENPU_CLI_BIND_HELP
     "\n"
     "A progress bar is drawn on stderr when it is a terminal.  Exit status: 0 done;\n"
@@ -188,24 +189,24 @@ static int *worst_order(const enpu_eval_result *r) {
     return ord;
 }
 
-static void print_report(const char *model, const char *data, const char *labels,
+static void print_report(FILE *out, const char *model, const char *data, const char *labels,
                          const enpu_dataset *ds, const enpu_eval_result *r, const enpu_arch *arch,
                          int n_calib, bool is_qjson, const cycle_run *cr, const int *worst,
                          int n_worst) {
-    printf("eval %s on %d input set(s) from %s", model, r->n_samples, data);
-    if (ds->truncated) printf(" (--limit)");
-    printf("\n");
+    fprintf(out, "eval %s on %d input set(s) from %s", model, r->n_samples, data);
+    if (ds->truncated) fprintf(out, " (--limit)");
+    fprintf(out, "\n");
     if (is_qjson)
-        printf("int8: %s as quantized (no float graph: int8 figures only)\n", model);
+        fprintf(out, "int8: %s as quantized (no float graph: int8 figures only)\n", model);
     else
-        printf("int8: quantized for arch '%s' on %d calibration input set(s)%s\n", arch->name,
+        fprintf(out, "int8: quantized for arch '%s' on %d calibration input set(s)%s\n", arch->name,
                n_calib, n_calib ? "" : " (SYNTHETIC FALLBACK)");
-    printf("golden int8 reference (bit-exact with the NPU), %s kernels, %d thread(s)\n\n",
+    fprintf(out, "golden int8 reference (bit-exact with the NPU), %s kernels, %d thread(s)\n\n",
            r->kernels, r->threads);
     if (r->classes && r->n_labelled) {
-        printf("accuracy on output '%s' (%lld classes), %d labelled input set(s) (%s)\n", r->output,
+        fprintf(out, "accuracy on output '%s' (%lld classes), %d labelled input set(s) (%s)\n", r->output,
                (long long)r->n_classes, r->n_labelled, labels);
-        printf("  %-8s %16s %16s\n", "", r->have_float ? "float" : "", "int8");
+        fprintf(out, "  %-8s %16s %16s\n", "", r->have_float ? "float" : "", "int8");
         char f1[32] = "", f5[32] = "", i1[32], i5[32];
         if (r->have_float) {
             snprintf(f1, sizeof f1, "%d (%.1f%%)", r->top1_float, pct(r->top1_float, r->n_labelled));
@@ -213,27 +214,32 @@ static void print_report(const char *model, const char *data, const char *labels
         }
         snprintf(i1, sizeof i1, "%d (%.1f%%)", r->top1_int8, pct(r->top1_int8, r->n_labelled));
         snprintf(i5, sizeof i5, "%d (%.1f%%)", r->top5_int8, pct(r->top5_int8, r->n_labelled));
-        printf("  %-8s %16s %16s\n", "top-1", f1, i1);
-        printf("  %-8s %16s %16s\n", "top-5", f5, i5);
+        fprintf(out, "  %-8s %16s %16s\n", "top-1", f1, i1);
+        fprintf(out, "  %-8s %16s %16s\n", "top-5", f5, i5);
     } else if (r->classes) {
-        printf("no labels: accuracy not measured\n");
+        fprintf(out, "no labels: accuracy not measured\n");
     } else {
-        printf("output '%s' is not a class vector: no accuracy, no agreement\n", r->output);
+        fprintf(out, "output '%s' is not a class vector ([N] or [1, N]): no accuracy, no agreement\n",
+                r->output);
     }
+    if (r->classes && (r->ties_int8 || r->ties_float))
+        fprintf(out, "ties of the top score (no decision: never agreement nor a right top-1): "
+                     "float %d, int8 %d input set(s)\n",
+                r->ties_float, r->ties_int8);
     if (r->have_float) {
         if (r->classes)
-            printf("top-1 agreement, float vs int8: %d of %d (%.1f%%)\n", r->agree, r->n_samples,
+            fprintf(out, "top-1 agreement, float vs int8: %d of %d (%.1f%%)\n", r->agree, r->n_samples,
                    pct(r->agree, r->n_samples));
         char m[16], md[16], w[16];
         fmt_db(m, sizeof m, r->sqnr_mean_db);
         fmt_db(md, sizeof md, r->sqnr_median_db);
         fmt_db(w, sizeof w, r->sqnr_worst_db);
-        printf("SQNR of output '%s', int8 vs float (dB): mean %s, median %s, worst %s", r->output, m,
+        fprintf(out, "SQNR of output '%s', int8 vs float (dB): mean %s, median %s, worst %s", r->output, m,
                md, w);
-        if (r->n_exact) printf("; exact on %d input set(s)", r->n_exact);
-        printf("\n");
+        if (r->n_exact) fprintf(out, "; exact on %d input set(s)", r->n_exact);
+        fprintf(out, "\n");
         if (worst && n_worst > 0) {
-            printf("  worst input sets: %8s %6s %6s %6s  %s\n", "SQNR dB", "float", "int8", "label",
+            fprintf(out, "  worst input sets: %8s %6s %6s %6s  %s\n", "SQNR dB", "float", "int8", "label",
                    "input set");
             for (int i = 0; i < n_worst && i < r->n_samples; i++) {
                 const enpu_eval_sample *s = &r->samples[worst[i]];
@@ -244,12 +250,12 @@ static void print_report(const char *model, const char *data, const char *labels
                     snprintf(q, sizeof q, "%lld", (long long)s->top_int8[0]);
                 }
                 if (s->label >= 0) snprintf(l, sizeof l, "%d", s->label);
-                printf("  %16s %8s %6s %6s %6s  %s\n", "", v, f, q, l, ds->names[worst[i]]);
+                fprintf(out, "  %16s %8s %6s %6s %6s  %s\n", "", v, f, q, l, ds->names[worst[i]]);
             }
         }
-        printf("\nper-layer SQNR over the set, dB: mean over the input sets, the worst one, how many\n"
+        fprintf(out, "\nper-layer SQNR over the set, dB: mean over the input sets, the worst one, how many\n"
                "are exact, and 'added': the noise the layer itself adds, as an SQNR\n");
-        printf("%4s %-32s %-8s %7s %7s %6s %7s\n", "#", "layer", "op", "mean", "worst", "exact",
+        fprintf(out, "%4s %-32s %-8s %7s %7s %6s %7s\n", "#", "layer", "op", "mean", "worst", "exact",
                "added");
         int most = -1;
         for (int i = 0; i < r->n_layers; i++) {
@@ -263,44 +269,44 @@ static void print_report(const char *model, const char *data, const char *labels
             if (l->node < 0) snprintf(idx, sizeof idx, "-");
             else snprintf(idx, sizeof idx, "%d", l->node);
             if (!l->compared)
-                printf("%4s %-32s %-8s %7s %7s %6s %7s\n", idx, name, l->op, "-", "-", "-", "-");
+                fprintf(out, "%4s %-32s %-8s %7s %7s %6s %7s\n", idx, name, l->op, "-", "-", "-", "-");
             else
-                printf("%4s %-32s %-8s %7s %7s %6d %7s\n", idx, name, l->op, mean, wo, l->n_exact, add);
+                fprintf(out, "%4s %-32s %-8s %7s %7s %6d %7s\n", idx, name, l->op, mean, wo, l->n_exact, add);
             if (isfinite(l->added_db) && (most < 0 || l->added_db < r->layers[most].added_db)) most = i;
         }
         if (most >= 0) {
             char name[80];
             elide(r->layers[most].name, name, sizeof name, 60);
-            printf("adds the most noise: %s (%s), %.1f dB\n", name, r->layers[most].op,
+            fprintf(out, "adds the most noise: %s (%s), %.1f dB\n", name, r->layers[most].op,
                    r->layers[most].added_db);
         }
     }
-    printf("\n");
+    fprintf(out, "\n");
     if (!cr) {
-        printf("cycles: not simulated (--no-cycles)\n");
+        fprintf(out, "cycles: not simulated (--no-cycles)\n");
     } else if (!cr->fits) {
-        printf("cycles: the model does not run on arch '%s': %s\n", arch->name, cr->why);
+        fprintf(out, "cycles: the model does not run on arch '%s': %s\n", arch->name, cr->why);
     } else if (cr->ran) {
-        printf("cycles on arch '%s' (cycle-accurate simulator): %llu per inference = %.3f us at "
+        fprintf(out, "cycles on arch '%s' (cycle-accurate simulator): %llu per inference = %.3f us at "
                "%g MHz\n",
                arch->name, (unsigned long long)cr->cycles[0],
                (double)cr->cycles[0] / cr->clock_mhz, cr->clock_mhz);
         if (r->n_samples > 1 && cr->cycles[0] == cr->cycles[1])
-            printf("  the same on the first and the last input set (%s, %s);", ds->names[0],
+            fprintf(out, "  the same on the first and the last input set (%s, %s);", ds->names[0],
                    ds->names[r->n_samples - 1]);
         else if (r->n_samples > 1)
-            printf("  DIFFERENT on the first and the last input set (%s: %llu, %s: %llu);",
+            fprintf(out, "  DIFFERENT on the first and the last input set (%s: %llu, %s: %llu);",
                    ds->names[0], (unsigned long long)cr->cycles[0], ds->names[r->n_samples - 1],
                    (unsigned long long)cr->cycles[1]);
         else
-            printf("  on %s;", ds->names[0]);
-        printf(" every layer output bit-exact with the golden reference (%d per run)\n",
+            fprintf(out, "  on %s;", ds->names[0]);
+        fprintf(out, " every layer output bit-exact with the golden reference (%d per run)\n",
                cr->checked_layers);
     }
-    printf("time: %d input set(s) in %.2f s on %d thread(s); CPU time per input set: ",
+    fprintf(out, "time: %d input set(s) in %.2f s on %d thread(s); CPU time per input set: ",
            r->n_samples, r->seconds, r->threads);
-    if (r->have_float) printf("float reference %.3f ms, ", r->float_ms);
-    printf("int8 golden %.3f ms\n", r->int8_ms);
+    if (r->have_float) fprintf(out, "float reference %.3f ms, ", r->float_ms);
+    fprintf(out, "int8 golden %.3f ms\n", r->int8_ms);
 }
 
 static json_t *jdb(double v) { return isfinite(v) ? json_real(v) : (isnan(v) ? json_null() : json_string(v > 0 ? "inf" : "-inf")); }
@@ -335,6 +341,9 @@ static int write_json(const char *path, const char *model, const enpu_dataset *d
         json_object_set_new(acc, "top5_int8", json_real((double)r->top5_int8 / r->n_labelled));
         json_object_set_new(root, "accuracy", acc);
     }
+    if (r->classes)
+        json_object_set_new(root, "ties", json_pack("{s:i,s:i}", "float", r->ties_float, "int8",
+                                                    r->ties_int8));
     if (r->have_float) {
         if (r->classes) json_object_set_new(root, "top1_agreement", json_real((double)r->agree / r->n_samples));
         json_t *sq = json_object();
@@ -373,6 +382,8 @@ static int write_json(const char *path, const char *model, const enpu_dataset *d
         if (r->classes) {
             if (r->have_float) json_object_set_new(o, "top_float", jtop(sm->top_float));
             json_object_set_new(o, "top_int8", jtop(sm->top_int8));
+            if (sm->tie_float) json_object_set_new(o, "tie_float", json_true());
+            if (sm->tie_int8) json_object_set_new(o, "tie_int8", json_true());
         }
         if (r->have_float) {
             json_object_set_new(o, "sqnr_db", jdb(sm->sqnr_db));
@@ -470,16 +481,16 @@ int enpu_cmd_eval(int argc, char **argv) {
     if (strcmp(enpu_path_ext(model), ".enpu") == 0)
         return enpu_cli_usage("eval", "%s is a compiled program, which has no golden reference; give "
                               "the .onnx or .qjson it was compiled from", model);
-    if (json) {
-        const char *arch_file = enpu_cli_arch_file(arch_spec);
-        if (enpu_cli_check_output("eval", json, &model, 1) ||
-            enpu_cli_check_output_list("eval", json, data) ||
-            (labels && enpu_cli_check_output_list("eval", json, labels)) ||
-            (calib && enpu_cli_check_output_list("eval", json, calib)) ||
-            (arch_file && enpu_cli_check_output("eval", json, &arch_file, 1)) ||
-            enpu_cli_bind_check_output("eval", json, &binds))
-            return 2;
-    }
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    enpu_cli_io_in(&io, enpu_cli_arch_file(arch_spec));
+    enpu_cli_io_list(&io, data);
+    enpu_cli_io_list(&io, labels);
+    enpu_cli_io_list(&io, calib);
+    enpu_cli_bind_inputs(&binds, &io);
+    enpu_cli_io_out(&io, json);
+    if (enpu_cli_check_io("eval", &io)) return 2;
+    FILE *text = enpu_cli_text(&io);
     eo.threads = (int)threads;
 
     enpu_err err = {0};
@@ -515,14 +526,14 @@ int enpu_cmd_eval(int argc, char **argv) {
         goto done;
     }
     worst = r.have_float ? worst_order(&r) : NULL;
-    print_report(model, data, labels, &ds, &r, &arch, m.n_calib, m.is_qjson, cycles ? &cr : NULL,
-                 worst, (int)n_worst);
+    print_report(text, model, data, labels, &ds, &r, &arch, m.n_calib, m.is_qjson,
+                 cycles ? &cr : NULL, worst, (int)n_worst);
     if (json) {
         if (write_json(json, model, &ds, &r, &arch, cycles ? &cr : NULL, &err)) {
             rc = enpu_cli_fail("eval", &err);
             goto done;
         }
-        printf("wrote %s\n", json);
+        if (strcmp(json, "-") != 0) fprintf(text, "wrote %s\n", json);
     }
 done:
     free(worst);

@@ -41,16 +41,19 @@ int enpu_cmd_inspect(int argc, char **argv) {
     }
     if (argc - optind != 1) return enpu_cli_usage("inspect", "expected one MODEL.onnx");
     const char *model = argv[optind];
-    if (json && (enpu_cli_check_output("inspect", json, &model, 1) ||
-                 enpu_cli_bind_check_output("inspect", json, &binds)))
-        return 2;
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    enpu_cli_bind_inputs(&binds, &io);
+    enpu_cli_io_out(&io, json);
+    if (enpu_cli_check_io("inspect", &io)) return 2;
+    FILE *out = enpu_cli_text(&io);
     enpu_err err = {0};
     enpu_graph *g = NULL;
     int load = enpu_cli_onnx_load(model, &binds, &g, &err);
     enpu_cli_binds_free(&binds);
     if (load) return enpu_cli_fail("inspect", &err);
-    printf("model %s (opset %d)\n", model, g->opset);
-    enpu_report_model_table(stdout, g);
+    fprintf(out, "model %s (opset %d)\n", model, g->opset);
+    enpu_report_model_table(out, g);
     int rc = 0;
     if (json && enpu_report_model_json(json, model, g, &err)) rc = enpu_cli_fail("inspect", &err);
     enpu_graph_free(g);

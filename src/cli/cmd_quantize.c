@@ -129,16 +129,15 @@ int enpu_cmd_quantize(int argc, char **argv) {
         tests[n_tests++] = argv[optind];
     }
     if (!out) return enpu_cli_usage("quantize", "-o MODEL.qjson is required");
-    const char *outs[2] = {out, json};
-    for (int i = 0; i < 2; i++) {
-        if (!outs[i]) continue;
-        if (enpu_cli_check_output("quantize", outs[i], &model, 1)) return 2;
-        if (calib && enpu_cli_check_output_list("quantize", outs[i], calib)) return 2;
-        for (int k = 0; k < n_tests; k++)
-            if (enpu_cli_check_output_list("quantize", outs[i], tests[k])) return 2;
-        if (enpu_cli_bind_check_output("quantize", outs[i], &binds)) return 2;
-    }
-    if (json && enpu_cli_check_output("quantize", json, &out, 1)) return 2;
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    enpu_cli_io_list(&io, calib);
+    for (int k = 0; k < n_tests; k++) enpu_cli_io_list(&io, tests[k]);
+    enpu_cli_bind_inputs(&binds, &io);
+    enpu_cli_io_out(&io, out);
+    enpu_cli_io_out(&io, json);
+    if (enpu_cli_check_io("quantize", &io)) return 2;
+    FILE *text = enpu_cli_text(&io);
 
     enpu_err err = {0};
     enpu_graph *g = NULL, *qg = NULL;
@@ -174,12 +173,12 @@ int enpu_cmd_quantize(int argc, char **argv) {
             goto done;
         }
     }
-    enpu_qreport_print(stdout, &rep);
+    enpu_qreport_print(text, &rep);
     if (json && enpu_qreport_save_json(json, &rep, &err)) {
         rc = enpu_cli_fail("quantize", &err);
         goto done;
     }
-    printf("wrote %s%s%s\n", out, json ? " and " : "", json ? json : "");
+    fprintf(text, "wrote %s%s%s\n", out, json ? " and " : "", json ? json : "");
 done:
     enpu_qreport_free(&rep);
     enpu_calib_free(cal, n_cal * (g ? g->n_inputs : 0));

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/accuracy.h"
 #include "cli/bind.h"
 #include "cli/cli.h"
 #include "cli/pipeline.h"
@@ -75,17 +76,16 @@ static int on_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu
     return r->golden ? enpu_golden_check_layer(r->golden, layer, st, sim, err) : 0;
 }
 
-/* Outputs: a class vector (one dim > 1, at most 1000 values) prints its top
- * classes with the int8 run's and the float reference's scores. */
-static void print_output(const enpu_buf *b, const enpu_buf *fref) {
+/* Outputs: a class vector (enpu_is_class_vector: [N] or [1,N]) prints its
+ * top classes with the int8 run's and the float reference's scores; any
+ * other output its first values. */
+static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref) {
     int64_t n = enpu_buf_numel(b);
-    int big = 0;
-    for (int i = 0; i < b->rank; i++) big += b->dims[i] > 1;
     const float *v = b->data, *f = fref ? fref->data : NULL;
-    printf("output %s [", b->name ? b->name : "");
-    for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
-    printf("]");
-    if (big == 1 && n <= 1000 && n > 1) {
+    fprintf(text, "output %s [", b->name ? b->name : "");
+    for (int i = 0; i < b->rank; i++) fprintf(text, i ? ",%lld" : "%lld", (long long)b->dims[i]);
+    fprintf(text, "]");
+    if (enpu_is_class_vector(b->rank, b->dims)) {
         int k = n < 5 ? (int)n : 5;
         int64_t top[5];
         for (int j = 0; j < k; j++) {
@@ -97,53 +97,18 @@ static void print_output(const enpu_buf *b, const enpu_buf *fref) {
             }
             top[j] = best;
         }
-        printf(": top-%d class (int8 score%s):", k, f ? " / float score" : "");
+        fprintf(text, ": top-%d class (int8 score%s):", k, f ? " / float score" : "");
         for (int j = 0; j < k; j++) {
             if (f)
-                printf(" %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
+                fprintf(text, " %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
             else
-                printf(" %lld (%.4g)", (long long)top[j], v[top[j]]);
+                fprintf(text, " %lld (%.4g)", (long long)top[j], v[top[j]]);
         }
-        printf("\n");
+        fprintf(text, "\n");
         return;
     }
-    for (int64_t i = 0; i < n && i < 8; i++) printf(i ? " %.5g" : " = %.5g", v[i]);
-    printf(n > 8 ? " ...\n" : "\n");
-}
-
-static int64_t argmax(const enpu_buf *b) {
-    int64_t n = enpu_buf_numel(b), best = 0;
-    const float *v = b->data;
-    for (int64_t i = 1; i < n; i++)
-        if (v[i] > v[best]) best = i;
-    return best;
-}
-
-/* Float vs int8 on this input: max |error|, SQNR (dB) and top-1 of output 0. */
-typedef struct agreement {
-    bool have;
-    double max_err, sqnr_db;
-    bool top1_same;
-    int64_t top1_float, top1_int8;
-} agreement;
-
-static agreement compare_float(const enpu_buf *f, const enpu_buf *q) {
-    agreement a = {0};
-    int64_t n = enpu_buf_numel(f);
-    if (n != enpu_buf_numel(q) || n == 0) return a;
-    double sig = 0, noise = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double x = ((const float *)f->data)[i], y = ((const float *)q->data)[i];
-        sig += x * x;
-        noise += (x - y) * (x - y);
-        if (fabs(x - y) > a.max_err) a.max_err = fabs(x - y);
-    }
-    a.have = true;
-    a.sqnr_db = noise > 0 ? 10 * log10(sig / noise) : INFINITY;
-    a.top1_float = argmax(f);
-    a.top1_int8 = argmax(q);
-    a.top1_same = a.top1_float == a.top1_int8;
-    return a;
+    for (int64_t i = 0; i < n && i < 8; i++) fprintf(text, i ? " %.5g" : " = %.5g", v[i]);
+    fprintf(text, n > 8 ? " ...\n" : "\n");
 }
 
 /* One architecture's run. */
@@ -151,6 +116,7 @@ typedef struct arch_run {
     const char *spec;
     enpu_arch arch;
     enpu_graph *qg;
+    enpu_qreport qrep;        /* the quantizer's report (first arch, an .onnx) */
     enpu_program prog;
     bool have_prog;
     enpu_sim_result res;
@@ -164,13 +130,14 @@ typedef struct arch_run {
 
 static void arch_run_free(arch_run *a) {
     enpu_graph_free(a->qg);
+    enpu_qreport_free(&a->qrep);
     if (a->have_prog) enpu_program_free(&a->prog);
     enpu_sim_result_free(&a->res);
 }
 
 /* Quantize (if needed), compile, simulate and check one architecture. */
 static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, const enpu_buf *ins,
-                    int n_in, enpu_sim_mode mode, const enpu_sim_opts *base, bool quiet,
+                    int n_in, enpu_sim_mode mode, const enpu_sim_opts *base, bool quiet, bool report,
                     enpu_err *err) {
     int rc;
     if (prog_path) {
@@ -178,7 +145,13 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
         if (rc) return rc;
         a->have_prog = true;
     } else {
-        rc = enpu_model_quantize(m, &a->arch, quiet, &a->qg, NULL, err);
+        rc = enpu_compile_arch_check(&a->arch, err);
+        if (rc) {
+            const char *file = enpu_cli_arch_file(a->spec);
+            return file ? enpu_err_prefix(err, "%s", file) : rc;
+        }
+        /* the quantizer's per-layer SQNR names the layers that lose most */
+        rc = enpu_model_quantize(m, &a->arch, quiet, &a->qg, report ? &a->qrep : NULL, err);
         if (rc) return rc;
         enpu_compile_opts co;
         enpu_compile_opts_default(&co);
@@ -233,11 +206,11 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
 }
 
 /* Per-layer cycles of the same model on several architectures. */
-static void print_comparison(const arch_run *runs, int n) {
-    printf("\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
-    printf("%-28s", "layer");
-    for (int a = 0; a < n; a++) printf(" %22.22s", runs[a].arch.name);
-    printf("\n");
+static void print_comparison(FILE *text, const arch_run *runs, int n) {
+    fprintf(text, "\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
+    fprintf(text, "%-28s", "layer");
+    for (int a = 0; a < n; a++) fprintf(text, " %22.22s", runs[a].arch.name);
+    fprintf(text, "\n");
     const arch_run *base = NULL;
     for (int a = 0; a < n && !base; a++)
         if (runs[a].ran) base = &runs[a];
@@ -246,44 +219,61 @@ static void print_comparison(const arch_run *runs, int n) {
         const enpu_layer_stats *l = &base->res.layers[i];
         char name[32];
         snprintf(name, sizeof name, "%.27s", l->name);
-        printf("%-28s", name);
+        fprintf(text, "%-28s", name);
         for (int a = 0; a < n; a++) {
             const enpu_layer_stats *m = NULL;
             for (int k = 0; runs[a].ran && k < runs[a].res.n_layers && !m; k++)
                 if (strcmp(runs[a].res.layers[k].name, l->name) == 0) m = &runs[a].res.layers[k];
-            if (!m) printf(" %22s", runs[a].ran ? "-" : "n/a");
-            else if (m->host) printf(" %22s", "host");
+            if (!m) fprintf(text, " %22s", runs[a].ran ? "-" : "n/a");
+            else if (m->host) fprintf(text, " %22s", "host");
             else
-                printf(" %14llu (%4.1f%%)", (unsigned long long)m->cycles,
+                fprintf(text, " %14llu (%4.1f%%)", (unsigned long long)m->cycles,
                        m->cycles ? 100.0 * (double)m->ideal_cycles / (double)m->cycles : 0.0);
         }
-        printf("\n");
+        fprintf(text, "\n");
     }
-    printf("%-28s", "total");
+    fprintf(text, "%-28s", "total");
     for (int a = 0; a < n; a++) {
-        if (!runs[a].ran) printf(" %22s", "does not run");
+        if (!runs[a].ran) fprintf(text, " %22s", "does not run");
         else
-            printf(" %14llu (%4.1f%%)", (unsigned long long)runs[a].res.total_cycles,
+            fprintf(text, " %14llu (%4.1f%%)", (unsigned long long)runs[a].res.total_cycles,
                    100.0 * runs[a].res.utilization);
     }
-    printf("\n%-28s", "time at clock (us)");
-    for (int a = 0; a < n; a++) {
-        if (runs[a].ran) printf(" %22.2f", runs[a].res.time_us);
-        else printf(" %22s", "-");
-    }
-    printf("\n%-28s", "cycles: speed-up vs first");
+    fprintf(text, "\n%-28s", "cycles: speed-up vs first");
     for (int a = 0; a < n; a++) {
         if (runs[a].ran && runs[0].ran && runs[a].res.total_cycles)
-            printf(" %21.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
-        else printf(" %22s", "-");
+            fprintf(text, " %21.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
+        else fprintf(text, " %22s", "-");
     }
-    printf("\n");
+    /* time = cycles / clock: a preset with another clock (large: 200 MHz)
+     * changes the time rows at the same cycles */
+    bool clocks_differ = false;
+    fprintf(text, "\n%-28s", "clock (MHz)");
+    for (int a = 0; a < n; a++) {
+        fprintf(text, " %22g", runs[a].arch.clock_mhz);
+        clocks_differ |= runs[a].arch.clock_mhz != runs[0].arch.clock_mhz;
+    }
+    fprintf(text, "\n%-28s", "time at clock (us)");
+    for (int a = 0; a < n; a++) {
+        if (runs[a].ran) fprintf(text, " %22.2f", runs[a].res.time_us);
+        else fprintf(text, " %22s", "-");
+    }
+    fprintf(text, "\n%-28s", "time: speed-up vs first");
+    for (int a = 0; a < n; a++) {
+        if (runs[a].ran && runs[0].ran && runs[a].res.time_us > 0)
+            fprintf(text, " %21.2fx", runs[0].res.time_us / runs[a].res.time_us);
+        else fprintf(text, " %22s", "-");
+    }
+    fprintf(text, "\n");
+    if (clocks_differ)
+        fprintf(text, "note: the clocks differ: time compares clock and cycles, the cycle rows the "
+               "microarchitecture alone\n");
     for (int a = 0; a < n; a++)
-        if (!runs[a].ran) printf("%s: %s\n", runs[a].spec, runs[a].error);
+        if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n,
-                      const agreement *ag, enpu_err *err) {
+                      const enpu_accuracy *acc, int n_acc, enpu_err *err) {
     char *text = enpu_report_sim_json_text(model, &runs[0].arch, &runs[0].res);
     json_error_t je;
     json_t *root = text ? json_loads(text, 0, &je) : NULL;
@@ -295,13 +285,9 @@ static int write_json(const char *path, const char *model, const arch_run *runs,
         json_object_set_new(root, "bit_exact", json_true());
     }
     json_object_set_new(root, "golden_layers_compared", json_integer(runs[0].golden_layers));
-    if (ag->have) {
-        json_t *f = json_object();
-        json_object_set_new(f, "max_abs_error", json_real(ag->max_err));
-        json_object_set_new(f, "sqnr_db", isinf(ag->sqnr_db) ? json_null() : json_real(ag->sqnr_db));
-        json_object_set_new(f, "top1_agree", json_boolean(ag->top1_same));
-        json_object_set_new(f, "top1_float", json_integer(ag->top1_float));
-        json_object_set_new(f, "top1_int8", json_integer(ag->top1_int8));
+    if (n_acc > 0) {
+        json_t *f = json_array();
+        for (int i = 0; i < n_acc; i++) json_array_append_new(f, enpu_accuracy_json(&acc[i]));
         json_object_set_new(root, "float_vs_int8", f);
     }
     if (n > 1) {
@@ -407,23 +393,20 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     if (mode == ENPU_SIM_FUNCTIONAL && (trace || vcd || svg))
         return enpu_cli_usage("run", "--trace, --vcd and --svg need --mode cycle (functional mode has no time)");
-    const char *written[MAX_FILES + 4];
-    int n_written = 0;
-    for (int i = 0; i < n_out; i++) written[n_written++] = outs[i];
-    if (json) written[n_written++] = json;
-    if (trace) written[n_written++] = trace;
-    if (vcd) written[n_written++] = vcd;
-    if (svg) written[n_written++] = svg;
-    for (int i = 0; i < n_written; i++) {
-        if (enpu_cli_check_output("run", written[i], ins, n_in)) return 2;
-        if (enpu_cli_check_output("run", written[i], &model, 1)) return 2;
-        if (enpu_cli_check_output("run", written[i], archs, n_arch)) return 2;
-        if (calib && enpu_cli_check_output_list("run", written[i], calib)) return 2;
-        if (enpu_cli_bind_check_output("run", written[i], &binds)) return 2;
-        for (int k = 0; k < i; k++)
-            if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
-                return enpu_cli_usage("run", "output '%s' is given twice", written[i]);
-    }
+    /* checked now, not after a long run */
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    for (int i = 0; i < n_in; i++) enpu_cli_io_in(&io, ins[i]);
+    for (int a = 0; a < n_arch; a++) enpu_cli_io_in(&io, enpu_cli_arch_file(archs[a]));
+    enpu_cli_io_list(&io, calib);
+    enpu_cli_bind_inputs(&binds, &io);
+    for (int i = 0; i < n_out; i++) enpu_cli_io_out(&io, outs[i]);
+    enpu_cli_io_out(&io, json);
+    enpu_cli_io_out(&io, trace);
+    enpu_cli_io_out(&io, vcd);
+    enpu_cli_io_out(&io, svg);
+    if (enpu_cli_check_io("run", &io)) return 2;
+    FILE *text = enpu_cli_text(&io);
 
     enpu_err err = {0};
     bool is_prog = strcmp(enpu_path_ext(model), ".enpu") == 0;
@@ -435,8 +418,8 @@ int enpu_cmd_run(int argc, char **argv) {
     int loaded = 0, rc = 0;
     enpu_fexec *fx = NULL;
     enpu_buf fouts[MAX_FILES];
-    int n_fouts = 0;
-    agreement ag = {0};
+    int n_fouts = 0, n_acc = 0;
+    enpu_accuracy acc[MAX_FILES];
 
     for (int a = 0; a < n_arch; a++) {
         runs[a].spec = archs[a];
@@ -469,7 +452,7 @@ int enpu_cmd_run(int argc, char **argv) {
                    (size_t)enpu_buf_numel(src) * enpu_dtype_size(src->dtype));
         }
         n_in = loaded;
-        printf("input: the first calibration sample (no --input given)\n");
+        fprintf(text, "input: the first calibration sample (no --input given)\n");
     } else {
         if (n_in != want_in || n_in == 0) {
             rc = enpu_cli_usage("run", "%s needs %d --input file(s), %d given", model,
@@ -506,7 +489,7 @@ int enpu_cmd_run(int argc, char **argv) {
         base.vcd_to = w1;
         enpu_err e = {0};
         int st = run_arch(&runs[a], &m, is_prog ? model : NULL, bufs, n_in, (enpu_sim_mode)mode,
-                          &base, quiet || a > 0, &e);
+                          &base, quiet || a > 0, a == 0 && m.g, &e);
         runs[a].status = st;
         if (st) {
             snprintf(runs[a].error, sizeof runs[a].error, "error [%s]: %s", enpu_status_name(e.code), e.msg);
@@ -518,34 +501,32 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     if (!runs[0].ran) {
         rc = worst ? worst : 2;
-        if (n_arch > 1) print_comparison(runs, n_arch);
+        if (n_arch > 1) print_comparison(text, runs, n_arch);
         goto done;
     }
     const arch_run *r0 = &runs[0];
-    printf("model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
-    enpu_report_sim_table(stdout, &r0->arch, &r0->res);
+    fprintf(text, "model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
+    enpu_report_sim_table(text, &r0->arch, &r0->res);
     if (r0->golden_checked)
-        printf("bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
+        fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
                "reference, element by element)\n",
                r0->golden_layers, r0->res.n_outputs);
     else if (r0->status == ENPU_E_MISMATCH)
-        printf("bit-exact: NO (%s)\n", r0->error);
+        fprintf(text, "bit-exact: NO (%s)\n", r0->error);
     else if (r0->res.checked)
-        printf("bit-exact: yes against the simulator's functional replay (no golden reference for a "
+        fprintf(text, "bit-exact: yes against the simulator's functional replay (no golden reference for a "
                "compiled program; give the model to check against it)\n");
     else
-        printf("bit-exact: not checked\n");
+        fprintf(text, "bit-exact: not checked\n");
     for (int i = 0; i < r0->res.n_outputs; i++)
-        print_output(&r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
-    if (n_fouts > 0 && r0->res.n_outputs > 0) {
-        ag = compare_float(&fouts[0], &r0->res.outputs[0]);
-        if (ag.have)
-            printf("float vs int8 (output 0, this input): max |error| %.4g, SQNR %.1f dB, top-1 %s "
-                   "(float %lld, int8 %lld)\n",
-                   ag.max_err, ag.sqnr_db, ag.top1_same ? "agrees" : "DIFFERS",
-                   (long long)ag.top1_float, (long long)ag.top1_int8);
+        print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
+    /* every output against the float reference (an .onnx model only) */
+    for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
+        acc[n_acc] = enpu_accuracy_of(&fouts[n_acc], &r0->res.outputs[n_acc]);
+        enpu_accuracy_print(text, &acc[n_acc]);
     }
-    if (n_arch > 1) print_comparison(runs, n_arch);
+    if (n_acc > 0) enpu_accuracy_warn(text, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);
+    if (n_arch > 1) print_comparison(text, runs, n_arch);
     if (n_out && n_out != r0->res.n_outputs) {
         rc = enpu_cli_usage("run", "%s has %d output(s), %d --output given", model, r0->res.n_outputs, n_out);
         goto done;
@@ -555,9 +536,9 @@ int enpu_cmd_run(int argc, char **argv) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }
-        printf("wrote %s\n", outs[i]);
+        fprintf(text, "wrote %s\n", outs[i]);
     }
-    if (json && write_json(json, model, runs, n_arch, &ag, &err)) {
+    if (json && write_json(json, model, runs, n_arch, acc, n_acc, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }
@@ -571,7 +552,7 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     for (int i = 0; i < 4; i++) {
         const char *w = (const char *[]){json, trace, vcd, svg}[i];
-        if (w) printf("wrote %s\n", w);
+        if (w) fprintf(text, "wrote %s\n", w);
     }
     rc = worst;
 done:

@@ -26,20 +26,20 @@ static const char *HELP =
 
 #define MAX_FILES 64
 
-static void print_output(const char *name, const enpu_buf *b) {
+static void print_output(FILE *f, const char *name, const enpu_buf *b) {
     int64_t n = enpu_buf_numel(b);
-    printf("output %s: [", name);
-    for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
-    printf("]");
+    fprintf(f, "output %s: [", name);
+    for (int i = 0; i < b->rank; i++) fprintf(f, i ? ",%lld" : "%lld", (long long)b->dims[i]);
+    fprintf(f, "]");
     const float *v = b->data;
     int64_t best = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (i < 16) printf(i ? " %.6g" : " = %.6g", v[i]);
+        if (i < 16) fprintf(f, i ? " %.6g" : " = %.6g", v[i]);
         if (v[i] > v[best]) best = i;
     }
-    if (n > 16) printf(" ...");
-    if (n > 1) printf("  (argmax %lld)", (long long)best);
-    printf("\n");
+    if (n > 16) fprintf(f, " ...");
+    if (n > 1) fprintf(f, "  (argmax %lld)", (long long)best);
+    fprintf(f, "\n");
 }
 
 /* "1x26x49" (or "scalar") for a buffer's shape. */
@@ -89,19 +89,16 @@ int enpu_cmd_run_float(int argc, char **argv) {
         goto done;
     }
     model = argv[optind];
-    for (int i = 0; i < n_out && !rc; i++) {
-        if (enpu_cli_check_output("run-float", outs[i], ins, n_in) ||
-            enpu_cli_check_output("run-float", outs[i], &model, 1) ||
-            enpu_cli_bind_check_output("run-float", outs[i], &binds)) {
-            rc = 2;
-            goto done;
-        }
-        for (int k = 0; k < i; k++)
-            if (strcmp(outs[i], outs[k]) == 0 || enpu_same_file(outs[i], outs[k])) {
-                rc = enpu_cli_usage("run-float", "output '%s' is given twice", outs[i]);
-                goto done;
-            }
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, model);
+    for (int i = 0; i < n_in; i++) enpu_cli_io_in(&io, ins[i]);
+    enpu_cli_bind_inputs(&binds, &io);
+    for (int i = 0; i < n_out; i++) enpu_cli_io_out(&io, outs[i]);
+    if (enpu_cli_check_io("run-float", &io)) {
+        rc = 2;
+        goto done;
     }
+    FILE *text = enpu_cli_text(&io);
     if (enpu_cli_onnx_load(model, &binds, &g, &err)) {
         rc = enpu_cli_fail("run-float", &err);
         goto done;
@@ -146,9 +143,9 @@ int enpu_cmd_run_float(int argc, char **argv) {
         }
         if (n_out) {
             if (enpu_tensor_write(outs[i], &o, &err)) rc = enpu_cli_fail("run-float", &err);
-            else printf("wrote %s\n", outs[i]);
+            else fprintf(text, "wrote %s\n", outs[i]);
         } else {
-            print_output(g->tensors[g->outputs[i]].name, &o);
+            print_output(text, g->tensors[g->outputs[i]].name, &o);
         }
         enpu_buf_free(&o);
     }

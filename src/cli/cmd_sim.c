@@ -77,20 +77,20 @@ static int parse_window(const char *s, uint64_t *a, uint64_t *b) {
     return 0;
 }
 
-static void print_output(const enpu_buf *b) {
+static void print_output(FILE *f, const enpu_buf *b) {
     int64_t n = enpu_buf_numel(b);
-    printf("output %s: [", b->name ? b->name : "");
-    for (int i = 0; i < b->rank; i++) printf(i ? ",%lld" : "%lld", (long long)b->dims[i]);
-    printf("]");
+    fprintf(f, "output %s: [", b->name ? b->name : "");
+    for (int i = 0; i < b->rank; i++) fprintf(f, i ? ",%lld" : "%lld", (long long)b->dims[i]);
+    fprintf(f, "]");
     const float *v = b->data;
     int64_t best = 0;
     for (int64_t i = 0; i < n; i++) {
-        if (i < 12) printf(i ? " %.6g" : " = %.6g", v[i]);
+        if (i < 12) fprintf(f, i ? " %.6g" : " = %.6g", v[i]);
         if (v[i] > v[best]) best = i;
     }
-    if (n > 12) printf(" ...");
-    if (n > 1) printf("  (argmax %lld)", (long long)best);
-    printf("\n");
+    if (n > 12) fprintf(f, " ...");
+    if (n > 1) fprintf(f, "  (argmax %lld)", (long long)best);
+    fprintf(f, "\n");
 }
 
 int enpu_cmd_sim(int argc, char **argv) {
@@ -143,23 +143,17 @@ int enpu_cmd_sim(int argc, char **argv) {
     if (window && !vcd) return enpu_cli_usage("sim", "--window needs --vcd");
     if (mode == ENPU_SIM_FUNCTIONAL && (trace || vcd))
         return enpu_cli_usage("sim", "--trace and --vcd need --mode cycle (functional mode has no time)");
-    /* outputs never overwrite an input, nor each other */
-    const char *written[MAX_FILES + 3];
-    int n_written = 0;
-    for (int i = 0; i < n_out; i++) written[n_written++] = outs[i];
-    if (json) written[n_written++] = json;
-    if (trace) written[n_written++] = trace;
-    if (vcd) written[n_written++] = vcd;
-    for (int i = 0; i < n_written; i++) {
-        if (enpu_cli_check_output("sim", written[i], ins, n_in)) return 2;
-        if (enpu_cli_check_output("sim", written[i], &prog_path, 1)) return 2;
-        if (golden && enpu_cli_check_output("sim", written[i], &golden, 1)) return 2;
-        const char *arch_file = enpu_cli_arch_file(arch_spec);
-        if (arch_file && enpu_cli_check_output("sim", written[i], &arch_file, 1)) return 2;
-        for (int k = 0; k < i; k++)
-            if (strcmp(written[i], written[k]) == 0 || enpu_same_file(written[i], written[k]))
-                return enpu_cli_usage("sim", "output '%s' is given twice", written[i]);
-    }
+    enpu_cli_io io = {0};
+    enpu_cli_io_in(&io, prog_path);
+    for (int i = 0; i < n_in; i++) enpu_cli_io_in(&io, ins[i]);
+    enpu_cli_io_in(&io, golden);
+    enpu_cli_io_in(&io, enpu_cli_arch_file(arch_spec));
+    for (int i = 0; i < n_out; i++) enpu_cli_io_out(&io, outs[i]);
+    enpu_cli_io_out(&io, json);
+    enpu_cli_io_out(&io, trace);
+    enpu_cli_io_out(&io, vcd);
+    if (enpu_cli_check_io("sim", &io)) return 2;
+    FILE *text = enpu_cli_text(&io);
     enpu_err err = {0};
     enpu_arch arch;
     bool have_arch = false;
@@ -168,7 +162,7 @@ int enpu_cmd_sim(int argc, char **argv) {
         have_arch = true;
     }
     enpu_program prog;
-    /* exit 2 for a bad file, 1 (mismatch) for a program of another arch */
+    /* exit 2 for a bad file and for a program of another arch (incompatible) */
     if (enpu_program_read(prog_path, have_arch ? &arch : NULL, &prog, &err))
         return enpu_cli_fail("sim", &err);
     if (!have_arch) arch = prog.arch;
@@ -202,6 +196,13 @@ int enpu_cmd_sim(int argc, char **argv) {
             goto done;
         }
         gc.qg = qg;
+        /* another model's .qjson is bad input, said before the run (not a
+         * layer "mismatch" found during it) */
+        if (enpu_golden_check_match(qg, &prog, &err)) {
+            enpu_err_prefix(&err, "%s", golden);
+            rc = enpu_cli_fail("sim", &err);
+            goto done;
+        }
         if (qg->n_inputs != n_in) {
             rc = enpu_cli_usage("sim", "%s has %d input(s), the program %d", golden, qg->n_inputs, n_in);
             goto done;
@@ -238,12 +239,12 @@ int enpu_cmd_sim(int argc, char **argv) {
         rc = enpu_cli_fail("sim", &oerr);
         goto done;
     }
-    printf("program %s on arch '%s'\n", prog_path, arch.name);
-    enpu_report_sim_table(stdout, &arch, &res);
+    fprintf(text, "program %s on arch '%s'\n", prog_path, arch.name);
+    enpu_report_sim_table(text, &arch, &res);
     if (st == ENPU_E_MISMATCH) {
         rc = enpu_cli_fail("sim", &err);
     } else {
-        for (int i = 0; i < res.n_outputs; i++) print_output(&res.outputs[i]);
+        for (int i = 0; i < res.n_outputs; i++) print_output(text, &res.outputs[i]);
     }
     if (golden && st == 0) {
         /* the outputs too (float outputs of host ops included) */
@@ -252,7 +253,7 @@ int enpu_cmd_sim(int argc, char **argv) {
             rc = enpu_cli_fail("sim", &err);
         }
         if (!rc) {
-            printf("golden: %d layer outputs and %d output(s) bit-exact with the golden reference "
+            fprintf(text, "golden: %d layer outputs and %d output(s) bit-exact with the golden reference "
                    "(%s)\n", gc.compared, res.n_outputs, golden);
             if (mode == ENPU_SIM_FUNCTIONAL) res.bit_exact = res.checked = true;
         }

@@ -75,6 +75,7 @@ const char *enpu_status_name(enpu_status code) {
     case ENPU_E_USAGE: return "usage";
     case ENPU_E_MISMATCH: return "mismatch";
     case ENPU_E_NOFIT: return "nofit";
+    case ENPU_E_INCOMPATIBLE: return "incompatible";
     }
     return "unknown";
 }

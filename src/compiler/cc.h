@@ -70,7 +70,7 @@ typedef struct cc_layer {
     /* host op */
     int hostop;           /* index into the program's host ops, -1 */
     char *note;           /* owned: decisions for the report */
-    int64_t macs;
+    int64_t macs;         /* the program's LAYERS macs; -1: the instruction's own */
 } cc_layer;
 
 typedef struct cc_move {
@@ -111,7 +111,6 @@ int cc_fuse(cc *c);
 int cc_tile(cc *c);
 /* cost.c */
 int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in);
-int64_t cc_instr_macs(const enpu_instr *in);
 int64_t cc_cost_chain_limit(const enpu_arch *a, const enpu_instr *chain, int n, int64_t limit,
                             int64_t *act_rows);
 /* memplan.c */

@@ -128,7 +128,8 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
             if (strcmp(b[q].role, "weights") == 0) L->weight_addr = b[q].addr, L->weight_words = b[q].words;
             else if (b[q].mem == ENPU_MEM_WEIGHT) L->param_words += b[q].words;
         }
-        L->macs = cc_instr_macs(in);
+        L->macs = in->opcode == ENPU_OPC_SYNC ? 0 : p->layers[i].macs;
+        if (in->opcode == ENPU_OPC_SYNC) r->host_macs += p->layers[i].macs;
         L->ideal_cycles = cdiv(L->macs, a->pes * a->pe_rows);
         L->modelled_cycles = cyc[i];
         for (int q = 0; q < ENPU_ACT_COUNT; q++) L->activity[q] = act[(size_t)i * ENPU_ACT_COUNT + q];
@@ -168,11 +169,24 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     return 0;
 }
 
+int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
+    int rc = enpu_arch_validate(arch, err);
+    if (rc) return rc;
+    /* Every phase (tiling, cost model, emission) maps a layer onto one row
+     * of PEs; compiling for more would leave the other rows idle while the
+     * reports counted them (half the utilization at the same cycles). */
+    if (arch->pe_rows != 1)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "arch '%s': pe_rows = %" PRId64 ": the compiler maps onto one PE row only",
+                         arch->name, arch->pe_rows);
+    return 0;
+}
+
 int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                  enpu_program *prog, enpu_compile_report *rep, enpu_err *err) {
     enpu_program_init(prog, arch);
     if (rep) memset(rep, 0, sizeof *rep);
-    int rc = enpu_arch_validate(arch, err);
+    int rc = enpu_compile_arch_check(arch, err);
     if (rc) return rc;
     rc = enpu_qgraph_check(qg, err);
     if (rc) return rc;

@@ -42,23 +42,6 @@ int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in) {
     }
 }
 
-/* MACs of one instruction (§11.10; fc: §12.1). */
-int64_t cc_instr_macs(const enpu_instr *in) {
-    switch (in->opcode) {
-    case ENPU_OPC_CONV:
-    case ENPU_OPC_CONV_RELU:
-        return in->ho * in->wo * in->co * (in->ci / (in->groups > 0 ? in->groups : 1)) * in->hk * in->wk;
-    case ENPU_OPC_FC: return in->hi * in->wi * in->ci * in->co;
-    case ENPU_OPC_DWCONV:
-    case ENPU_OPC_AVGPOOL: return in->ho * in->wo * in->co * in->hk * in->wk;
-    case ENPU_OPC_BN:
-    case ENPU_OPC_ACT:
-    case ENPU_OPC_ADD:
-    case ENPU_OPC_MUL: return in->ho * in->wo * in->co;
-    default: return 0;
-    }
-}
-
 /* ---- write intervals: the cycles the main DTCM bus is taken by writes ---- */
 
 typedef struct wlist {

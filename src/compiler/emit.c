@@ -17,7 +17,9 @@ typedef struct emitter {
 } emitter;
 
 /* Descriptor of tensor t as stored (main DTCM), or in host memory when it
- * has no storage (a float host-op output).  Reuses an existing one. */
+ * has no storage (a float host-op output).  Reuses an existing one.  The
+ * dims are always t's own shape, so the host (a host op, the user's inputs
+ * and outputs) sees the graph's tensors whatever storage they are views of. */
 static int io_desc(emitter *em, int t, enpu_io_dir dir) {
     cc *c = em->c;
     if (em->io_of[t] >= 0) return em->io_of[t];
@@ -43,28 +45,20 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir) {
         d.addr = (uint32_t)st->main_addr;
         d.scale = tt->quant ? tt->quant->scale[0] : 1.0f;
         d.zero_point = tt->quant ? tt->quant->zero_point[0] : 0;
-        /* natural view: NHWC of the tensor ([N,C,H,W] -> [N,H,W,C]); an
-         * identity view (element e at word position e): 'any' over the grid */
-        bool natural = !v->pos;
-        if (natural && tt->rank >= 3) {
-            int64_t h, w, ch;
-            cc_tensor_grid(tt, &h, &w, &ch);
+        /* natural view of a rank >= 3 tensor: NHWC ([N,C,d2..] -> [N,d2..,C],
+         * rows of C channels); otherwise (rank < 3, or an identity view:
+         * element e at position e of the storage) 'any': the elements in
+         * row-major order, in rows of the storage's channel count */
+        d.rank = tt->rank;
+        if (!v->pos && tt->rank >= 3) {
             d.layout = ENPU_LAYOUT_NHWC;
-            d.rank = 4;
-            d.dims[0] = tt->dims[0], d.dims[1] = h, d.dims[2] = w, d.dims[3] = ch;
-        } else if (natural) {
-            int64_t h, w, ch;
-            cc_tensor_grid(tt, &h, &w, &ch);
-            d.layout = ENPU_LAYOUT_ANY;
-            d.rank = tt->rank < 1 ? 1 : tt->rank;
-            for (int k = 0; k < tt->rank; k++) d.dims[k] = tt->dims[k];
-            if (tt->rank < 1) d.dims[0] = 1;
-            /* rank < 2 tensors are (1, n, 1) grids: one lane per word */
-            if (tt->rank < 2) d.rank = 2, d.dims[0] = w, d.dims[1] = 1;
+            d.dims[0] = tt->dims[0];
+            for (int k = 2; k < tt->rank; k++) d.dims[k - 1] = tt->dims[k];
+            d.dims[tt->rank - 1] = tt->dims[1];
         } else {
             d.layout = ENPU_LAYOUT_ANY;
-            d.rank = 4;
-            d.dims[0] = 1, d.dims[1] = st->h, d.dims[2] = st->w, d.dims[3] = st->c;
+            for (int k = 0; k < tt->rank; k++) d.dims[k] = tt->dims[k];
+            if (enpu_io_row(&d) != st->c) d.row = st->c;
         }
     }
     int rc = enpu_program_add_io(em->p, &d, c->err);
@@ -124,6 +118,7 @@ static int emit_host(emitter *em, cc_layer *l) {
     const char *src = n->name;
     int rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
     if (rc) return rc;
+    em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1,
                                          l->out >= 0 ? c->g->tensors[l->out].name : "",
                                          l->out >= 0 ? em->io_of[l->out] : -1, c->err);
@@ -192,6 +187,7 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
         }
         const char *src = l->src;
         if ((rc = enpu_program_add_instr(p, in, l->name, src[0] ? 1 : 0, &src, c->err))) goto out;
+        if (l->macs >= 0) p->layers[p->n_instr - 1].macs = l->macs;
         int io = -1;
         /* a part of a channel concat is interleaved with the other parts: no
          * descriptor can describe it alone (the concat's output is checked

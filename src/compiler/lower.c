@@ -212,6 +212,7 @@ int cc_add_layer(cc *c, int opcode, int node, const char *name) {
     l->head = c->nl;
     l->next = -1;
     l->hostop = -1;
+    l->macs = -1;
     l->ins.stride_h = l->ins.stride_w = l->ins.dil_h = l->ins.dil_w = 1;
     l->ins.hk = l->ins.wk = l->ins.groups = 1;
     l->ins.rows = 1, l->ins.zs = 1;
@@ -404,7 +405,6 @@ static int lower_conv(cc *c, int ni) {
         }
         if ((rc = params_conv_like(c, l, q, geo.co))) return rc;
         l->note = dupf("%s", perm ? "weights permuted to the stored map's [h][w][c] order" : "");
-        l->macs = K * geo.co;
         return layer_output(c, li, y);
     }
     int pads[4] = {geo.pt, geo.pl, geo.pb, geo.pr};
@@ -474,6 +474,7 @@ static int lower_conv(cc *c, int ni) {
                     l->w[(row * wpr + oo / P) * P + oo % P] = q->w[(o * cpg + ci) * kk + t];
                 }
         }
+        if (dense) l->macs = enpu_node_macs(c->g, n); /* the zero weights are not the model's */
         if (dense)
             l->note = dupf("group conv (%d groups of %" PRId64 " outputs, not a multiple of %d) run as "
                            "a dense conv with zero weights between groups", G, opg, P);
@@ -487,7 +488,6 @@ static int lower_conv(cc *c, int ni) {
         for (int64_t o = 0; o < ch; o++) l->w[o] = q->w[o];
     }
     if ((rc = params_conv_like(c, l, q, geo.co))) return rc;
-    l->macs = cc_instr_macs(in);
     if (!l->note) l->note = dupf("%s", "");
     return layer_output(c, li, y);
 }
@@ -555,7 +555,6 @@ static int lower_table(cc *c, int ni) {
     l->table = q->table;
     in->zp_in = zp_of(c, x);
     in->zp_out = q->table->zp_out, in->clamp_lo = q->table->lo, in->clamp_hi = q->table->hi;
-    l->macs = cc_instr_macs(in);
     l->note = dupf("table: %d segments, max error %.3g LSB", q->table->segments, q->table->max_err_lsb);
     return layer_output(c, li, y);
 }
@@ -668,7 +667,6 @@ static int lower_eltwise(cc *c, int ni) {
     } else {
         in->out_mult = q->M[0], in->out_shift = q->S[0];
     }
-    l->macs = cc_instr_macs(in);
     l->note = dupf("op2 '%s' %s", T(c, x2)->name, k2 ? "(constant, skip DTCM image)" : "from the skip DTCM");
     return layer_output(c, li, y);
 }
@@ -691,6 +689,7 @@ static int lower_host(cc *c, int ni, const char *why) {
     l->in = n->in[0];
     l->in_store = n->in[0] >= 0 ? c->tv[n->in[0]].store : -1;
     l->note = dupf("host op (%s)", why);
+    l->macs = enpu_node_macs(c->g, n);
     for (int k = 0; k < n->n_out; k++) {
         int t = n->out[k];
         if (T(c, t)->dtype != ENPU_DT_INT8) continue; /* float: host memory */

@@ -656,7 +656,9 @@ int enpu_npz_read(const char *path, enpu_buf **out, int *n_out, enpu_err *err) {
 
 enum { FMT_NPY = 1, FMT_PB = 2 };
 
-static int format_of(const char *path, enpu_err *err) {
+static int format_of(const char *path, bool writing, enpu_err *err) {
+    /* "-": stdout gets .npy; stdin is .npy by its magic, else a TensorProto */
+    if (strcmp(path, "-") == 0) return writing || strcmp(enpu_path_ext(path), ".npy") == 0 ? FMT_NPY : FMT_PB;
     const char *ext = enpu_path_ext(path);
     if (strcmp(ext, ".npy") == 0) return FMT_NPY;
     if (strcmp(ext, ".pb") == 0) return FMT_PB;
@@ -666,7 +668,7 @@ static int format_of(const char *path, enpu_err *err) {
 }
 
 static int tensor_read(const char *path, enpu_buf *out, enpu_err *err) {
-    int fmt = format_of(path, err);
+    int fmt = format_of(path, false, err);
     if (fmt < 0) return fmt;
     uint8_t *data = NULL;
     size_t n = 0;
@@ -685,7 +687,7 @@ int enpu_tensor_read(const char *path, enpu_buf *out, enpu_err *err) {
 }
 
 static int tensor_write(const char *path, const enpu_buf *b, enpu_err *err) {
-    int fmt = format_of(path, err);
+    int fmt = format_of(path, true, err);
     if (fmt < 0) return fmt;
     size_t esize = enpu_dtype_size(b->dtype);
     if (esize == 0)

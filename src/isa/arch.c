@@ -329,6 +329,27 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
         fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
                 l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
                 l.used_bits[ENPU_FMT_DMA]);
+    /* What differs from the default preset, the clock above all: a preset
+     * that is also faster changes every time figure at the same cycles. */
+    enpu_arch base;
+    if (enpu_arch_preset("easynpu", &base, &e) != 0) return;
+    int n = 0;
+    for (int i = 0; i < N_PARAMS; i++) {
+        if (param_get(a, i) == param_get(&base, i)) continue;
+        fprintf(f, "%s%s %" PRId64 " (easynpu %" PRId64 ")", n++ ? ", " : "vs preset 'easynpu': ",
+                params[i].key, param_get(a, i), param_get(&base, i));
+    }
+    char bc[40];
+    enpu_fmt_double(bc, sizeof bc, base.clock_mhz);
+    if (a->clock_mhz != base.clock_mhz)
+        fprintf(f, "%sclock_mhz %s (easynpu %s)", n++ ? ", " : "vs preset 'easynpu': ", d, bc);
+    if (n) fprintf(f, "\n");
+    if (a->clock_mhz != base.clock_mhz) {
+        char r[40], t[40];
+        enpu_fmt_double(r, sizeof r, a->clock_mhz / base.clock_mhz);
+        enpu_fmt_double(t, sizeof t, base.clock_mhz / a->clock_mhz);
+        fprintf(f, "note: clock_mhz %s is %sx easynpu's %s: the same cycles take %sx the time\n", d, r, bc, t);
+    }
 }
 
 char *enpu_arch_param_table_md(void) {

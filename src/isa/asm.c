@@ -218,7 +218,7 @@ static int64_t name_index(const char *names, const char *s) {
 
 static int set_arch(asmst *st, const enpu_arch *a) {
     if (st->dflt && enpu_arch_fingerprint(st->dflt) != enpu_arch_fingerprint(a))
-        return AFAIL(st, ENPU_E_MISMATCH,
+        return AFAIL(st, ENPU_E_INCOMPATIBLE,
                      ".arch: the listing's arch '%s' (fingerprint 0x%08" PRIx32 ") differs from the "
                      "selected arch '%s' (fingerprint 0x%08" PRIx32 ")",
                      a->name, enpu_arch_fingerprint(a), st->dflt->name, enpu_arch_fingerprint(st->dflt));
@@ -381,8 +381,10 @@ static int do_io(asmst *st) {
             d.mem = m;
         } else if (strcmp(k->key, "addr") == 0) {
             if (!(rc = want_int(st, k, 0, UINT32_MAX, &v))) d.addr = (uint32_t)v;
+        } else if (strcmp(k->key, "row") == 0) {
+            if (!(rc = want_int(st, k, 1, ENPU_MAX_DIM, &v))) d.row = v;
         } else {
-            rc = BAD(st, ".io: unknown key '%s' (name, dtype, layout, shape, scale, zero_point, mem, addr)",
+            rc = BAD(st, ".io: unknown key '%s' (name, dtype, layout, shape, row, scale, zero_point, mem, addr)",
                      k->key);
         }
     }
@@ -514,7 +516,7 @@ static int do_instr(asmst *st) {
     in.opcode = op;
     int seen[ENPU_F_COUNT] = {0};
     const char *name = NULL, *out = NULL;
-    int64_t out_io = -1, group = -1;
+    int64_t out_io = -1, group = -1, macs = -1;
     int seen_io = 0;
     int n_src = 0;
     const char **src = NULL;
@@ -551,6 +553,14 @@ static int do_instr(asmst *st) {
                 rc = SYNTAX(st, "group: '%s' is not an instruction index", t->val ? t->val : "");
                 break;
             }
+            continue;
+        }
+        if (strcmp(t->key, "macs") == 0) {
+            if (macs >= 0) {
+                rc = BAD(st, "'macs' given twice");
+                break;
+            }
+            if ((rc = want_int(st, t, 0, INT64_MAX, &macs))) break;
             continue;
         }
         if (strcmp(t->key, "name") == 0 || strcmp(t->key, "src") == 0) {
@@ -621,6 +631,7 @@ static int do_instr(asmst *st) {
             rc = enpu_program_set_layer_output(st->p, st->p->n_instr - 1, out ? out : "", (int)out_io,
                                                st->err);
         if (!rc && group >= 0) rc = enpu_program_set_layer_group(st->p, st->p->n_instr - 1, (int)group, st->err);
+        if (!rc && macs >= 0) st->p->layers[st->p->n_instr - 1].macs = macs;
         if (rc) enpu_err_prefix(st->err, "%s:%d", st->what, st->line);
     }
     free(src);

@@ -116,6 +116,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
         }
         if (l->io >= 0) enpu_sb_printf(&b, " out_io=%d", l->io);
         if (l->group != i) enpu_sb_printf(&b, " group=%d", l->group);
+        if (l->macs != enpu_layer_default_macs(&p->instr[i])) enpu_sb_printf(&b, " macs=%" PRId64, l->macs);
         enpu_sb_printf(&b, "\t; %d\n", i);
     }
     if (p->n_tables) enpu_sb_puts(&b, "\n");
@@ -136,6 +137,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
                        enpu_listing_layout_name(d->layout));
         if (d->rank == 0) enpu_sb_puts(&b, "scalar");
         for (int k = 0; k < d->rank; k++) enpu_sb_printf(&b, "%s%" PRId64, k ? "x" : "", d->dims[k]);
+        if (d->row) enpu_sb_printf(&b, " row=%" PRId64, d->row);
         enpu_sb_puts(&b, " scale=");
         put_float(&b, d->scale);
         enpu_sb_printf(&b, " zero_point=%" PRId32 " mem=%s addr=%" PRIu32 "\t; io %d\n", d->zero_point,

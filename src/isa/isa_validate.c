@@ -8,6 +8,18 @@
 #include "easynpu/isa.h"
 #include "isa/isa_internal.h"
 
+int64_t enpu_instr_macs(const enpu_instr *in) {
+    int64_t out = in->ho * in->wo * in->co;
+    switch (in->opcode) {
+    case ENPU_OPC_CONV:
+    case ENPU_OPC_CONV_RELU: return out * (in->ci / (in->groups > 0 ? in->groups : 1)) * in->hk * in->wk;
+    case ENPU_OPC_FC: return in->hi * in->wi * in->ci * in->co;
+    case ENPU_OPC_DWCONV:
+    case ENPU_OPC_AVGPOOL: return out * in->hk * in->wk;
+    default: return 0;
+    }
+}
+
 int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c) {
     return h * w * enpu_ceil_div(c, arch->pes);
 }

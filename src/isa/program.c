@@ -75,7 +75,7 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
         p->layers = nl;
         p->cap_instr = cap;
     }
-    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1, p->n_instr};
+    enpu_layer_info l = {dup_str(name), 0, NULL, dup_str(""), -1, p->n_instr, enpu_layer_default_macs(in)};
     if (!l.name || !l.tensor) {
         free_layer(&l);
         return NOMEM();
@@ -98,6 +98,10 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
     p->layers[p->n_instr] = l;
     p->n_instr++;
     return 0;
+}
+
+int64_t enpu_layer_default_macs(const enpu_instr *in) {
+    return in->opcode == ENPU_OPC_SYNC ? 0 : enpu_instr_macs(in);
 }
 
 int enpu_program_set_layer_output(enpu_program *p, int i, const char *tensor, int io,
@@ -196,12 +200,27 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     return 0;
 }
 
+void enpu_io_user_dims(const enpu_io_desc *d, int64_t *out) {
+    int r = d->rank;
+    if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
+        out[0] = d->dims[0];
+        out[1] = d->dims[r - 1];
+        for (int i = 1; i < r - 1; i++) out[i + 1] = d->dims[i];
+    } else {
+        for (int i = 0; i < r; i++) out[i] = d->dims[i];
+    }
+}
+
+int64_t enpu_io_row(const enpu_io_desc *d) {
+    if (d->row > 0) return d->row;
+    return d->rank > 0 ? d->dims[d->rank - 1] : 1;
+}
+
 int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d) {
     if (d->mem == ENPU_MEM_HOST) return 0;
-    if (d->rank == 0) return 1;
-    int64_t outer = 1;
-    for (int i = 0; i + 1 < d->rank; i++) outer *= d->dims[i];
-    return outer * enpu_ceil_div(d->dims[d->rank - 1], arch->pes);
+    int64_t n = 1, row = enpu_io_row(d);
+    for (int i = 0; i < d->rank; i++) n *= d->dims[i];
+    return row > 0 ? n / row * enpu_ceil_div(row, arch->pes) : 0;
 }
 
 int64_t enpu_program_dram_instr_words(const enpu_program *p) {
@@ -317,6 +336,12 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
             d->mem != ENPU_MEM_DRAM)
             DFAIL(ENPU_E_INVALID, "field 'mem': value %d is not main (0), skip (1), host (3) or dram (4)",
                   d->mem);
+        if (d->row < 0 || (d->row > 0 && (d->mem == ENPU_MEM_HOST || d->layout == ENPU_LAYOUT_NHWC)))
+            DFAIL(ENPU_E_INVALID, "field 'row': value %" PRId64 " must be 0 for a%s tensor", d->row,
+                  d->mem == ENPU_MEM_HOST ? " host" : "n nhwc");
+        if (d->row > ENPU_MAX_DIM || (d->row > 0 && numel % d->row != 0))
+            DFAIL(ENPU_E_INVALID, "field 'row': %" PRId64 " elements per row do not divide the %" PRId64
+                  " elements of the shape", d->row, numel);
         if (d->mem == ENPU_MEM_HOST) {
             if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
             continue;
@@ -469,6 +494,11 @@ int enpu_program_validate(const enpu_program *p, enpu_err *err) {
     rc = validate_io(p, err);
     if (rc) return rc;
     for (int i = 0; i < p->n_instr; i++) {
+        /* a sync's are the host op's; an instruction's at most those it does */
+        int64_t most = p->instr[i].opcode == ENPU_OPC_SYNC ? INT64_MAX : enpu_instr_macs(&p->instr[i]);
+        if (p->layers[i].macs < 0 || p->layers[i].macs > most)
+            return IFAIL(i, "section LAYERS: field 'macs': value %" PRId64 " out of range 0..%" PRId64,
+                         p->layers[i].macs, most);
         int io = p->layers[i].io;
         if (p->layers[i].group < 0 || p->layers[i].group >= p->n_instr)
             return IFAIL(i, "section LAYERS: field 'group': value %d out of range 0..%d", p->layers[i].group,

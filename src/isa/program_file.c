@@ -169,6 +169,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
             put_u32(b, intern(&st, p->layers[i].tensor ? p->layers[i].tensor : ""));
             put_u32(b, (uint32_t)(int32_t)p->layers[i].io);
             put_u32(b, (uint32_t)(int32_t)p->layers[i].group);
+            put_u64(b, (uint64_t)p->layers[i].macs);
             first += (uint32_t)p->layers[i].n_src;
         }
         for (int i = 0; i < p->n_instr; i++)
@@ -200,6 +201,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
         put_f32(b, d->scale);
         put_u32(b, (uint32_t)d->zero_point);
         for (int k = 0; k < ENPU_MAX_RANK; k++) put_u64(b, k < d->rank ? (uint64_t)d->dims[k] : 0);
+        put_u64(b, (uint64_t)d->row);
     }
     for (int i = 0; i < p->n_hostops; i++) {
         const enpu_hostop *h = &p->hostops[i];
@@ -302,6 +304,7 @@ typedef struct reader {
     span sec[N_SECTIONS + 1]; /* by id */
     const uint8_t *strings;
     uint64_t strings_len;
+    uint32_t minor;        /* format minor version: 0 has 88-byte IO records */
     enpu_err *err;
 } reader;
 
@@ -346,6 +349,7 @@ static int parse_layers(reader *r, enpu_program *p) {
         p->layers[i].tensor = dup_n("");
         p->layers[i].io = -1;
         p->layers[i].group = i;
+        p->layers[i].macs = enpu_layer_default_macs(&p->instr[i]);
         if (!p->layers[i].name || !p->layers[i].tensor)
             return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
@@ -358,14 +362,15 @@ static int parse_layers(reader *r, enpu_program *p) {
     if (nr > ENPU_PROG_MAX_SOURCES)
         return enpu_fail(err, ENPU_E_LIMIT, "section LAYERS: field 'n_refs': %" PRIu32 " over the limit of %d",
                          nr, ENPU_PROG_MAX_SOURCES);
-    uint64_t want = 8 + (uint64_t)nl * ENPU_PROG_LAYER_BYTES + (uint64_t)nr * 4;
+    const uint64_t lb = r->minor == 0 ? ENPU_PROG_LAYER_BYTES_3_0 : ENPU_PROG_LAYER_BYTES;
+    uint64_t want = 8 + (uint64_t)nl * lb + (uint64_t)nr * 4;
     if (s.len != want)
         return FMT("section LAYERS: length %" PRIu64 " but %" PRIu32 " layers and %" PRIu32
                    " source references need %" PRIu64 " bytes", s.len, nl, nr, want);
-    const uint8_t *refs = s.p + 8 + (uint64_t)nl * ENPU_PROG_LAYER_BYTES;
+    const uint8_t *refs = s.p + 8 + (uint64_t)nl * lb;
     uint64_t next = 0;
     for (uint32_t i = 0; i < nl; i++) {
-        const uint8_t *rec = s.p + 8 + (uint64_t)i * ENPU_PROG_LAYER_BYTES;
+        const uint8_t *rec = s.p + 8 + (uint64_t)i * lb;
         uint32_t first = get_u32(rec + 4), cnt = get_u32(rec + 8);
         if (first != next || (uint64_t)first + cnt > nr)
             return FMT("section LAYERS: layer %" PRIu32 ": field 'first_ref' %" PRIu32 " / 'n_refs' %"
@@ -393,6 +398,12 @@ static int parse_layers(reader *r, enpu_program *p) {
             return FMT("section LAYERS: layer %" PRIu32 ": field 'group': value %" PRId32 " out of range 0..%" PRIu32,
                        i, grp, nl - 1);
         L->group = grp;
+        if (lb > ENPU_PROG_LAYER_BYTES_3_0) {
+            uint64_t m = get_u64(rec + ENPU_PROG_LAYER_BYTES_3_0);
+            if (m > (uint64_t)INT64_MAX)
+                return FMT("section LAYERS: layer %" PRIu32 ": field 'macs': %" PRIu64 " out of range", i, m);
+            L->macs = (int64_t)m; /* checked against the instruction by enpu_program_validate */
+        }
         if (cnt) {
             L->src = calloc(cnt, sizeof *L->src);
             if (!L->src) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
@@ -446,14 +457,15 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
         t->segments = get_u32(q + 8);
         t->max_err_lsb = get_f32(q + 12);
     }
-    rc = records(r, ENPU_SEC_IO, ENPU_PROG_IO_BYTES, ENPU_PROG_MAX_IO, &n);
+    const uint64_t io_bytes = r->minor == 0 ? ENPU_PROG_IO_BYTES_3_0 : ENPU_PROG_IO_BYTES;
+    rc = records(r, ENPU_SEC_IO, io_bytes, ENPU_PROG_MAX_IO, &n);
     if (rc) return rc;
     if (n) {
         p->io = calloc(n, sizeof *p->io);
         if (!p->io) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
     for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *q = r->sec[ENPU_SEC_IO].p + i * ENPU_PROG_IO_BYTES;
+        const uint8_t *q = r->sec[ENPU_SEC_IO].p + i * io_bytes;
         const char *nm = get_str(r, get_u32(q), "IO", "field 'name'");
         if (!nm) return err->code;
         enpu_io_desc *d = &p->io[p->n_io];
@@ -481,6 +493,11 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
                                  " over the limit of %" PRId64, i, k, v, (int64_t)ENPU_MAX_DIM);
             d->dims[k] = (int64_t)v;
         }
+        uint64_t row = io_bytes > ENPU_PROG_IO_BYTES_3_0 ? get_u64(q + ENPU_PROG_IO_BYTES_3_0) : 0;
+        if (row > (uint64_t)ENPU_MAX_DIM)
+            return enpu_fail(r->err, ENPU_E_LIMIT, "section IO: descriptor %" PRIu64 ": field 'row': %" PRIu64
+                             " over the limit of %" PRId64, i, row, (int64_t)ENPU_MAX_DIM);
+        d->row = (int64_t)row;
     }
     rc = records(r, ENPU_SEC_HOSTOPS, ENPU_PROG_HOSTOP_BYTES, ENPU_PROG_MAX_HOSTOPS, &n);
     if (rc) return rc;
@@ -551,6 +568,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
         return FMT("header: bad magic %02x %02x %02x %02x (expected \"ENPU\": not an EasyNPU program)",
                    d[0], d[1], d[2], d[3]);
     uint32_t major = get_u16(d + 4), minor = get_u16(d + 6);
+    r->minor = minor;
     if (major != ENPU_PROG_VERSION_MAJOR || minor > ENPU_PROG_VERSION_MINOR)
         return FMT("header: format version %" PRIu32 ".%" PRIu32 ", this reader supports %d.0 to %d.%d",
                    major, minor, ENPU_PROG_VERSION_MAJOR, ENPU_PROG_VERSION_MAJOR, ENPU_PROG_VERSION_MINOR);
@@ -627,7 +645,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
     if (expect) {
         uint32_t efp = enpu_arch_fingerprint(expect);
         if (efp != afp)
-            return enpu_fail(err, ENPU_E_MISMATCH,
+            return enpu_fail(err, ENPU_E_INCOMPATIBLE,
                              "arch mismatch: the program was compiled for arch '%s' (fingerprint 0x%08"
                              PRIx32 ") but arch '%s' (fingerprint 0x%08" PRIx32 ") is selected",
                              p->arch.name, afp, expect->name, efp);

@@ -348,6 +348,10 @@ static int eval_one(worker *w, int s, double *tf, double *ti, enpu_err *err) {
     int oq = j->qg->outputs[0];
     if ((rc = enpu_gexec_value_f32(w->gx, oq, w->out_q, err))) return rc;
     top_k(w->out_q, j->n_out, sm->top_int8);
+    int64_t n_top = 0;
+    enpu_top1(w->out_q, j->n_out, &n_top);
+    sm->tie_int8 = n_top > 1;
+    sm->tie_float = false;
     sm->sqnr_db = NAN;
     sm->max_abs_err = NAN;
     for (int q = 0; q < ENPU_EVAL_TOPK; q++) sm->top_float[q] = -1;
@@ -363,6 +367,8 @@ static int eval_one(worker *w, int s, double *tf, double *ti, enpu_err *err) {
         sm->sqnr_db = sqnr_db(sig, noi);
         sm->max_abs_err = mx;
         top_k(f, j->n_out, sm->top_float);
+        enpu_top1(f, j->n_out, &n_top);
+        sm->tie_float = n_top > 1;
     }
     return 0;
 }
@@ -462,17 +468,24 @@ static void summarize(enpu_eval_result *r, const int *labels, const eval_job *j,
     for (int s = 0; s < n; s++) {
         enpu_eval_sample *sm = &r->samples[s];
         sm->label = labels ? labels[s] : -1;
-        if (r->classes && r->have_float && sm->top_float[0] == sm->top_int8[0]) r->agree++;
+        if (r->classes) {
+            r->ties_int8 += sm->tie_int8;
+            r->ties_float += sm->tie_float;
+        }
+        /* a tie at the top is no decision: never agreement, never a right answer */
+        if (r->classes && r->have_float && !sm->tie_float && !sm->tie_int8 &&
+            sm->top_float[0] == sm->top_int8[0])
+            r->agree++;
         if (sm->label >= 0) {
             r->n_labelled++;
             for (int q = 0; q < ENPU_EVAL_TOPK; q++) {
                 if (sm->top_float[q] == sm->label) {
                     r->top5_float++;
-                    if (q == 0) r->top1_float++;
+                    if (q == 0 && !sm->tie_float) r->top1_float++;
                 }
                 if (sm->top_int8[q] == sm->label) {
                     r->top5_int8++;
-                    if (q == 0) r->top1_int8++;
+                    if (q == 0 && !sm->tie_int8) r->top1_int8++;
                 }
             }
         }
@@ -538,9 +551,7 @@ int enpu_eval_run(const enpu_graph *g, const enpu_graph *qg, const enpu_dataset 
     if (g && enpu_tensor_numel(&g->tensors[g->outputs[0]]) != n_out)
         return enpu_fail(err, ENPU_E_INVALID, "output '%s' has different sizes in the two graphs",
                          out->name);
-    int big = 0;
-    for (int d = 0; d < out->rank; d++) big += out->dims[d] > 1;
-    r->classes = big == 1 && n_out > 1;
+    r->classes = enpu_is_class_vector(out->rank, out->dims);
     r->n_classes = r->classes ? n_out : 0;
     r->output = out->name;
     r->n_samples = ds->n_samples;
@@ -549,8 +560,8 @@ int enpu_eval_run(const enpu_graph *g, const enpu_graph *qg, const enpu_dataset 
         if (labels[s] < 0) continue;
         if (!r->classes)
             return enpu_fail(err, ENPU_E_INVALID,
-                             "labels given, but output '%s' is not a class vector (one "
-                             "dimension > 1)",
+                             "labels given, but output '%s' is not a class vector ([N] or "
+                             "[1, N])",
                              out->name);
         if (labels[s] >= n_out)
             return enpu_fail(err, ENPU_E_INVALID,

@@ -77,6 +77,7 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
     if (!r->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     r->n_layers = qg->n_nodes;
     r->n_host = 0;
+    r->total_macs = 0;
     for (int i = 0; i < qg->n_nodes; i++) {
         const enpu_node *n = &qg->nodes[i];
         enpu_qlayer *l = &r->layers[i];
@@ -99,6 +100,8 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
         if (l->host) r->n_host++;
         l->table_err_lsb = n->q->table ? n->q->table->max_err_lsb : 0.0;
         enpu_q_acc_range(qg, n, &l->acc_lo, &l->acc_hi);
+        l->macs = enpu_node_macs(qg, n);
+        r->total_macs += l->macs;
         l->sqnr_db = NAN;
         l->max_abs_err = NAN;
     }
@@ -125,11 +128,26 @@ static double sqnr_db(double sig, double noise) {
     return 10.0 * log10(sig / noise);
 }
 
-static int64_t argmax(const float *v, int64_t n) {
-    int64_t b = 0;
-    for (int64_t i = 1; i < n; i++)
-        if (v[i] > v[b]) b = i;
+bool enpu_is_class_vector(int rank, const int64_t *dims) {
+    if (rank == 1) return dims[0] >= 2;
+    return rank == 2 && dims[0] == 1 && dims[1] >= 2;
+}
+
+int64_t enpu_top1(const float *v, int64_t n, int64_t *n_top) {
+    int64_t b = 0, k = n > 0;
+    for (int64_t i = 1; i < n; i++) {
+        if (v[i] > v[b]) b = i, k = 1;
+        else if (v[i] == v[b]) k++;
+    }
+    if (n_top) *n_top = k;
     return b;
+}
+
+/* Top-1 of the float and the int8 output agree: the same class, neither a tie. */
+static bool top1_agrees(const float *f, const float *q, int64_t n) {
+    int64_t kf, kq;
+    int64_t a = enpu_top1(f, n, &kf), b = enpu_top1(q, n, &kq);
+    return a == b && kf == 1 && kq == 1;
 }
 
 int enpu_qreport_eval(const enpu_graph *g, const enpu_graph *qg, const enpu_buf *inputs,
@@ -205,7 +223,7 @@ int enpu_qreport_eval(const enpu_graph *g, const enpu_graph *qg, const enpu_buf 
             enoi += d * d;
             if (fabs(d) > emax) emax = fabs(d);
         }
-        if (argmax(f, n_out) == argmax(scratch, n_out)) agree++;
+        if (top1_agrees(f, scratch, n_out)) agree++;
     }
     for (int i = 0; i < nl; i++) {
         if (gt[i] < 0 || n_samples == 0) {
@@ -219,7 +237,7 @@ int enpu_qreport_eval(const enpu_graph *g, const enpu_graph *qg, const enpu_buf 
     r->n_samples = n_samples;
     r->max_abs_err = n_samples ? emax : NAN;
     r->out_sqnr_db = n_samples ? sqnr_db(esig, enoi) : NAN;
-    r->top1_agree = n_samples ? (double)agree / n_samples : NAN;
+    r->top1_agree = n_samples && enpu_is_class_vector(fo->rank, fo->dims) ? (double)agree / n_samples : NAN;
 done:
     free(gt);
     free(sig);
@@ -240,9 +258,9 @@ static void fmt_db(char *buf, size_t n, double v) {
 }
 
 void enpu_qreport_print(FILE *f, const enpu_qreport *r) {
-    fprintf(f, "Quantization: %d layers (%d on the host); calibration %s over %d sample(s)%s; "
-               "accumulator %d bits, multiplier %d bits, %d table segments\n",
-            r->n_layers, r->n_host,
+    fprintf(f, "Quantization: %d layers (%d on the host), %lld MACs; calibration %s over %d "
+               "sample(s)%s; accumulator %d bits, multiplier %d bits, %d table segments\n",
+            r->n_layers, r->n_host, (long long)r->total_macs,
             r->method == ENPU_CALIB_PERCENTILE ? "percentile" : "min/max", r->n_calib,
             r->calib_fallback ? " (SYNTHETIC FALLBACK: no data given)" : "", r->acc_bits,
             r->mult_bits, r->act_segments);
@@ -269,11 +287,14 @@ void enpu_qreport_print(FILE *f, const enpu_qreport *r) {
     char db[16];
     fmt_db(db, sizeof db, r->out_sqnr_db);
     if (r->n_samples > 0)
-        fprintf(f,
-                "End to end over %d %s sample(s), first output: SQNR %s dB, max |error| %.4g, "
-                "top-1 agreement %.0f/%d (%.1f%%)\n",
-                r->n_samples, r->on_test_set ? "test" : "calibration", db, r->max_abs_err,
-                r->top1_agree * r->n_samples, r->n_samples, 100.0 * r->top1_agree);
+    {
+        char top[80] = "";
+        if (!isnan(r->top1_agree))
+            snprintf(top, sizeof top, ", top-1 agreement %.0f/%d (%.1f%%)", r->top1_agree * r->n_samples,
+                     r->n_samples, 100.0 * r->top1_agree);
+        fprintf(f, "End to end over %d %s sample(s), first output: SQNR %s dB, max |error| %.4g%s\n",
+                r->n_samples, r->on_test_set ? "test" : "calibration", db, r->max_abs_err, top);
+    }
     for (int i = 0; i < r->n_notes; i++) fprintf(f, "note: %s\n", r->notes[i]);
 }
 
@@ -308,6 +329,7 @@ int enpu_qreport_save_json(const char *path, const enpu_qreport *r, enpu_err *er
         json_object_set_new(o, "kind", json_string(l->kind));
         json_object_set_new(o, "op", json_string(l->op));
         json_object_set_new(o, "host", json_boolean(l->host));
+        json_object_set_new(o, "macs", json_integer(l->macs));
         json_object_set_new(o, "in_scale", jnum(l->in_scale));
         json_object_set_new(o, "in_zero_point", json_integer(l->in_zp));
         if (l->out_float) {
@@ -329,6 +351,7 @@ int enpu_qreport_save_json(const char *path, const enpu_qreport *r, enpu_err *er
         json_array_append_new(layers, o);
     }
     json_object_set_new(root, "layers", layers);
+    json_object_set_new(root, "total_macs", json_integer(r->total_macs));
     json_t *e2e = json_object();
     json_object_set_new(e2e, "samples", json_integer(r->n_samples));
     json_object_set_new(e2e, "set", json_string(r->on_test_set ? "test" : "calibration"));

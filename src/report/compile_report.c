@@ -65,9 +65,11 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
                 l->modelled_cycles, l->ideal_cycles, rs, us);
     }
     double util = r->total_modelled ? (double)r->total_macs / ((double)r->pes * r->pe_rows * (double)r->total_modelled) : 0;
-    fprintf(f, "total: %" PRId64 " MACs, ideal %" PRId64 " cycles, modelled %" PRId64 " cycles (ratio %.3f, "
+    char host[64] = "";
+    if (r->host_macs) snprintf(host, sizeof host, " (+%" PRId64 " computed by the host)", r->host_macs);
+    fprintf(f, "total: %" PRId64 " MACs%s, ideal %" PRId64 " cycles, modelled %" PRId64 " cycles (ratio %.3f, "
                "utilization %.1f%%)\n",
-            r->total_macs, r->total_ideal, r->total_modelled,
+            r->total_macs, host, r->total_ideal, r->total_modelled,
             r->total_ideal ? (double)r->total_modelled / (double)r->total_ideal : 0, 100 * util);
     fprintf(f, "cycles by activity:");
     for (int k = 0; k < ENPU_ACT_COUNT; k++)
@@ -146,6 +148,7 @@ char *enpu_compile_report_json(const enpu_compile_report *r) {
     json_object_set_new(root, "layers", layers);
     json_t *tot = json_object();
     json_object_set_new(tot, "macs", json_integer(r->total_macs));
+    json_object_set_new(tot, "host_macs", json_integer(r->host_macs));
     json_object_set_new(tot, "ideal_cycles", json_integer(r->total_ideal));
     json_object_set_new(tot, "modelled_cycles", json_integer(r->total_modelled));
     json_object_set_new(tot, "utilization",

@@ -51,10 +51,12 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
     for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
         fprintf(f, " %9llu", (unsigned long long)r->activity[acts[k]]);
     fprintf(f, "\n\n");
-    fprintf(f, "mode %s, arch %s: %llu cycles = %.3f us at %g MHz, %llu MACs on %llu MAC units, "
+    char host[64] = "";
+    if (r->host_macs) snprintf(host, sizeof host, " (+%llu computed by the host)", (unsigned long long)r->host_macs);
+    fprintf(f, "mode %s, arch %s: %llu cycles = %.3f us at %g MHz, %llu MACs%s on %llu MAC units, "
                "utilization %.1f%%\n",
             enpu_sim_mode_name(r->mode), a->name, (unsigned long long)r->total_cycles, r->time_us,
-            a->clock_mhz, (unsigned long long)r->total_macs, (unsigned long long)units,
+            a->clock_mhz, (unsigned long long)r->total_macs, host, (unsigned long long)units,
             100.0 * r->utilization);
     if (r->mode == ENPU_SIM_CYCLE) {
         fprintf(f, "memory traffic (words; pads and psum: entries):");
@@ -106,6 +108,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
     json_object_set_new(tot, "cycles", json_integer((json_int_t)r->total_cycles));
     json_object_set_new(tot, "ideal_cycles", json_integer((json_int_t)r->total_ideal_cycles));
     json_object_set_new(tot, "macs", json_integer((json_int_t)r->total_macs));
+    json_object_set_new(tot, "host_macs", json_integer((json_int_t)r->host_macs));
     json_object_set_new(tot, "utilization", json_real(r->utilization));
     json_object_set_new(tot, "ratio_to_ideal", json_real(ratio(r->total_cycles, r->total_ideal_cycles)));
     json_object_set_new(tot, "time_us", json_real(r->time_us));

@@ -49,30 +49,19 @@ int enpu_sim_mode_parse(const char *s) {
 /* ---- tensors between the user and the memories --------------------------------- */
 
 /* Dims of d in user order (NHWC rank >= 3: channels second). */
-static void user_dims(const enpu_io_desc *d, int64_t *out) {
-    int r = d->rank;
-    if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
-        out[0] = d->dims[0];
-        out[1] = d->dims[r - 1];
-        for (int i = 1; i < r - 1; i++) out[i + 1] = d->dims[i];
-    } else {
-        for (int i = 0; i < r; i++) out[i] = d->dims[i];
-    }
-}
-
 static int64_t io_numel(const enpu_io_desc *d) {
     int64_t n = 1;
     for (int i = 0; i < d->rank; i++) n *= d->dims[i];
     return n;
 }
 
-/* Geometry of d in memory: rows of C channels; S = spatial size of one
- * batch for the NHWC permutation (0: no permutation). */
+/* Geometry of d in memory: rows of C elements (channels of an NHWC
+ * descriptor); S = spatial size of one batch for the NHWC permutation (0: no
+ * permutation: the user's elements in row-major order). */
 static void io_geom(const enpu_io_desc *d, int64_t *rows, int64_t *C, int64_t *S) {
     int r = d->rank;
-    *C = r >= 1 ? d->dims[r - 1] : 1;
-    *rows = 1;
-    for (int i = 0; i < r - 1; i++) *rows *= d->dims[i];
+    *C = enpu_io_row(d);
+    *rows = *C > 0 ? io_numel(d) / *C : 0;
     *S = 0;
     if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {
         *S = 1;
@@ -128,17 +117,17 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
     return 0;
 }
 
-uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t c, int64_t h,
-                              int64_t w) {
+uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e) {
     if (!sim || !d || !in_dtcm(d)) return 0;
     int64_t rows, C, S, P = sim->P;
     io_geom(d, &rows, &C, &S);
-    int64_t row = (d->rank == 4 ? h * d->dims[d->layout == ENPU_LAYOUT_NHWC ? 2 : 3] : 0) + w;
-    if (d->layout != ENPU_LAYOUT_NHWC) { /* channel = last dim */
-        row = d->rank == 4 ? (c * d->dims[2] + h) : w;
-        c = d->rank == 4 ? w : c;
+    if (e < 0 || e >= rows * C) return 0;
+    int64_t row = e / C, c = e % C;
+    if (S) { /* the user's [N, C, spatial] order */
+        int64_t n = e / (C * S), r = e % (C * S);
+        c = r / S;
+        row = n * S + r % S;
     }
-    if (row < 0 || row >= rows || c < 0 || c >= C) return 0;
     int64_t word = d->addr + row * ((C + P - 1) / P) + c / P;
     const uint64_t *wc = d->mem == ENPU_MEM_MAIN ? sim->mem.main_wc : sim->mem.skip_wc;
     return wc ? wc[word] : 0;
@@ -187,8 +176,8 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     *out = NULL;
     uint32_t fa = enpu_arch_fingerprint(arch), fp = enpu_arch_fingerprint(&prog->arch);
     if (fa != fp)
-        return enpu_fail(err, ENPU_E_MISMATCH,
-                         "the program was compiled for arch '%s' (fingerprint 0x%08x) but arch '%s' "
+        return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                         "arch mismatch: the program was compiled for arch '%s' (fingerprint 0x%08x) but arch '%s' "
                          "(fingerprint 0x%08x) is selected",
                          prog->arch.name, fp, arch->name, fa);
     /* the engines rely on every rule of enpu_program_validate (tiles within
@@ -295,7 +284,7 @@ void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
     for (int k = 0; k < c->n_instr; k++) {
         enpu_layer_stats *st = &sim->rows[c->first + k];
         st->chain_head = c->first;
-        st->macs = sim_instr_macs(&sim->prog->instr[c->first + k]);
+        st->macs = (uint64_t)sim->prog->layers[c->first + k].macs; /* the model's (program.h) */
         st->ideal_cycles = (st->macs + mac_units - 1) / mac_units;
     }
     for (int s = 0; s < c->n_st && s < 64; s++) sim->rows[c->st[s].instr].compute_model = model[s];
@@ -430,7 +419,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     for (int i = 0; i < nio && !rc; i++) {
         const enpu_io_desc *d = &p->io[h->io[i]];
         int64_t dims[ENPU_MAX_RANK], n;
-        user_dims(d, dims);
+        enpu_io_user_dims(d, dims);
         char nm[64];
         snprintf(nm, sizeof nm, "t%d", i);
         if ((rc = enpu_shape_numel(d->rank, dims, &n, d->name, err))) break;
@@ -535,6 +524,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         res->layers[i] = *st;
         res->total_cycles += st->cycles;
         res->total_macs += st->macs;
+        if (p->instr[i].opcode == ENPU_OPC_SYNC) res->host_macs += (uint64_t)p->layers[i].macs;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) res->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) {
             res->reads[m] += st->reads[m];
@@ -560,7 +550,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         const enpu_io_desc *d = &p->io[i];
         if (d->dir != ENPU_IO_OUTPUT) continue;
         int64_t dims[ENPU_MAX_RANK];
-        user_dims(d, dims);
+        enpu_io_user_dims(d, dims);
         enpu_buf *o = &res->outputs[k], *r = &res->raw_outputs[k];
         k++;
         int rc = enpu_buf_alloc(o, ENPU_DT_FLOAT32, d->rank, dims, err);
@@ -609,13 +599,15 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
         const enpu_io_desc *d = &p->io[i];
         if (d->dir != ENPU_IO_INPUT) continue;
         int64_t n = io_numel(d), dims[ENPU_MAX_RANK];
-        user_dims(d, dims);
+        enpu_io_user_dims(d, dims);
         const int8_t *q = NULL;
         bool mem_order = false;
         if (fin) {
             const enpu_buf *b = &fin[k];
             bool as_user = same_dims(b->rank, b->dims, d->rank, dims);
-            mem_order = !as_user && same_dims(b->rank, b->dims, d->rank, d->dims);
+            /* an NHWC input may also be given already transposed */
+            mem_order = !as_user && d->layout == ENPU_LAYOUT_NHWC &&
+                        same_dims(b->rank, b->dims, d->rank, d->dims);
             if (!as_user && !mem_order) {
                 rc = enpu_fail(err, ENPU_E_INVALID,
                                "input #%d '%s': shape does not match the program's input", k,

@@ -2,11 +2,66 @@
  * after each instruction chain, every layer output the program stores is read
  * back from the simulated memory and compared element by element with the
  * golden tensor of the same name (the program's LAYERS section names it). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "easynpu/quant.h"
 #include "easynpu/sim.h"
+
+static void fmt_dims(char *buf, size_t n, int rank, const int64_t *dims) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, i ? ",%lld" : "%lld", (long long)dims[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* Equal shapes up to leading 1-dims. */
+static bool same_shape(int ra, const int64_t *a, int rb, const int64_t *b) {
+    while (ra > rb && a[0] == 1) a++, ra--;
+    while (rb > ra && b[0] == 1) b++, rb--;
+    if (ra != rb) return false;
+    for (int i = 0; i < ra; i++)
+        if (a[i] != b[i]) return false;
+    return true;
+}
+
+int enpu_golden_check_match(const struct enpu_graph *qg, const enpu_program *p, enpu_err *err) {
+    static const char *const dirs[] = {"input", "output", "host-op tensor", "layer output"};
+    for (int i = 0; i < p->n_io; i++) {
+        const enpu_io_desc *d = &p->io[i];
+        int64_t dims[ENPU_MAX_RANK];
+        enpu_io_user_dims(d, dims);
+        char want[160], have[160];
+        fmt_dims(want, sizeof want, d->rank, dims);
+        int t = enpu_graph_find_tensor(qg, d->name);
+        const enpu_tensor *tt = t >= 0 ? &qg->tensors[t] : NULL;
+        if (!tt || tt->rank < 0)
+            return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                             "the program's %s '%s' %s is not a tensor of this model (was the program "
+                             "compiled from it?)",
+                             dirs[d->dir <= ENPU_IO_PROBE ? d->dir : 0], d->name, want);
+        if (!same_shape(tt->rank, tt->dims, d->rank, dims)) {
+            fmt_dims(have, sizeof have, tt->rank, tt->dims);
+            return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                             "tensor '%s' has shape %s in this model but %s in the program (was the "
+                             "program compiled from it?)", d->name, have, want);
+        }
+        if (d->dtype != ENPU_DT_INT8) continue;
+        float s = tt->quant && tt->quant->count >= 1 ? tt->quant->scale[0] : 0.0f;
+        int32_t z = tt->quant && tt->quant->count >= 1 ? tt->quant->zero_point[0] : 0;
+        if (tt->dtype != ENPU_DT_INT8)
+            return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                             "tensor '%s' is %s in this model but int8 in the program (was the "
+                             "program compiled from it?)", d->name, enpu_dtype_name(tt->dtype));
+        if (s != d->scale || z != d->zero_point)
+            return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                             "tensor '%s' has scale %.9g zero point %d in this model but scale %.9g "
+                             "zero point %d in the program (was the program compiled from it?)",
+                             d->name, (double)s, (int)z, (double)d->scale, (int)d->zero_point);
+    }
+    return 0;
+}
 
 int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu_sim *sim,
                             enpu_err *err) {
@@ -47,7 +102,7 @@ int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, co
                            "golden %d, written at cycle %llu",
                            i, li->name, li->tensor, (long long)c, (long long)h, (long long)w,
                            got[e], want[e],
-                           (unsigned long long)enpu_sim_write_cycle(sim, d, c, h, w));
+                           (unsigned long long)enpu_sim_write_cycle(sim, d, e));
         }
         free(got);
         if (rc) return rc;

@@ -79,7 +79,6 @@ typedef struct sim_stage {
     bool op2;                   /* add/mul */
     int op2_mem;
     int64_t op2_addr;
-    uint64_t macs;
 } sim_stage;
 
 /* The decoded chain: scheduler and PE-controller registers (§11.4, §12). */
@@ -143,7 +142,6 @@ int sim_chain_len(const enpu_program *p, int first);
 int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *mem, int first,
                      sim_chain *c, enpu_err *err);
 /* MACs of one instruction (docs/microarch.md §11.10). */
-uint64_t sim_instr_macs(const enpu_instr *in);
 /* Closed-form compute cycles of the chain's stages (§11.11), per stage
  * (out[k] for stage k). */
 void sim_chain_compute_model(const sim_chain *c, uint64_t *out);

@@ -333,7 +333,7 @@ static void test_manifest(void **state) {
     char line[2048];
     int lineno = 0, cases = 0, failed = 0;
     static const char *const cats[] = {"io", "format", "unsupported", "invalid", "limit",
-                                       "usage", "mismatch", "nofit", NULL};
+                                       "usage", "mismatch", "nofit", "incompatible", NULL};
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *s = trim(line);
@@ -454,7 +454,7 @@ static int read_arch(const uint8_t *d, size_t n, enpu_err *err) {
  * non-empty line. */
 static void check_clean(int rc, const enpu_err *err, const char *what) {
     if (rc == 0) return;
-    if (rc != err->code || rc < ENPU_E_NOFIT || rc > ENPU_E_IO || rc == ENPU_E_NOMEM || !err->msg[0] ||
+    if (rc != err->code || rc < ENPU_E_INCOMPATIBLE || rc > ENPU_E_IO || rc == ENPU_E_NOMEM || !err->msg[0] ||
         strchr(err->msg, '\n'))
         fail_msg("%s: unclean error %d (%s): '%s'", what, rc, enpu_status_name(err->code), err->msg);
 }
@@ -560,7 +560,7 @@ static void sweep(const char *what, const uint8_t *data, size_t n, reader_fn fn,
         }
         enpu_err err = {0};
         int rc = fn(m, len, &err);
-        if (rc != 0 && (rc != err.code || rc < ENPU_E_NOFIT || rc > ENPU_E_IO || rc == ENPU_E_NOMEM ||
+        if (rc != 0 && (rc != err.code || rc < ENPU_E_INCOMPATIBLE || rc > ENPU_E_IO || rc == ENPU_E_NOMEM ||
                         !err.msg[0] || strchr(err.msg, '\n')))
             snprintf(sweep_failure, sizeof sweep_failure, "%s: unclean error %d (%s): '%s'", label, rc,
                      enpu_status_name(err.code), err.msg);
@@ -770,17 +770,17 @@ static void test_failed_run_leaves_nothing(void **state) {
     assert_memory_equal(d, "previous contents", 17);
     free(d);
     unlink(out);
-    /* a write that fails (the output's folder does not exist; the output is
-     * a folder) leaves no temporary behind */
+    /* an output that cannot be written (its folder does not exist; it is a
+     * folder) is refused before the run and leaves no temporary behind */
     char *nodir = tmp_path("no/such/dir/out.npy");
     const char *a2[] = {"run-float", "models/kws_cnn.onnx", "--input", "models/kws_cnn/sample_0.npy",
                         "--output", nodir, NULL};
-    expect_refusal(a2, "io", "cannot create");
+    expect_refusal(a2, "io", "cannot write in");
     char *dir = tmp_path("outdir.npy");
     mkdir(dir, 0777);
     const char *a3[] = {"run-float", "models/kws_cnn.onnx", "--input", "models/kws_cnn/sample_0.npy",
                         "--output", dir, NULL};
-    expect_refusal(a3, "io", "cannot write");
+    expect_refusal(a3, "io", "is a directory");
     struct stat st;
     assert_int_equal(stat(dir, &st), 0);
     assert_true(S_ISDIR(st.st_mode));

@@ -47,7 +47,7 @@ static void test_json_and_svg(void **state) {
     assert_int_equal(json_integer_value(json_object_get(l1, "cycles")), 243960);
     json_t *acts = json_object_get(l1, "activities");
     assert_int_equal(json_integer_value(json_object_get(acts, "compute")), 243936);
-    json_t *fv = json_object_get(root, "float_vs_int8");
+    json_t *fv = json_array_get(json_object_get(root, "float_vs_int8"), 0);
     assert_true(json_is_true(json_object_get(fv, "top1_agree")));
     assert_int_equal(json_integer_value(json_object_get(fv, "top1_float")), 1);
     json_decref(root);

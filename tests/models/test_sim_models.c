@@ -67,7 +67,7 @@ static int check_layer(void *ctx, int layer, const enpu_layer_stats *st, const e
                            m->model, i, li->name, enpu_opcode_mnemonic(p->instr[i].opcode),
                            li->tensor, (long long)e, (long long)c, (long long)h, (long long)w,
                            got[e], want[e],
-                           (unsigned long long)enpu_sim_write_cycle(sim, d, c, h, w));
+                           (unsigned long long)enpu_sim_write_cycle(sim, d, e));
         }
         free(got);
         if (rc) return rc;

@@ -89,7 +89,7 @@ static void test_hand_written(void **state) {
     assert_string_equal(p.arch.name, "large");
     enpu_program_free(&p);
     /* a listing for another arch than the selected one */
-    assert_int_equal(assemble(".arch easynpu\nend\n", &large, &p, &err), ENPU_E_MISMATCH);
+    assert_int_equal(assemble(".arch easynpu\nend\n", &large, &p, &err), ENPU_E_INCOMPATIBLE);
     assert_non_null(strstr(err.msg, "t.s:1: .arch: the listing's arch 'easynpu'"));
     assert_non_null(strstr(err.msg, "selected arch 'large'"));
     assert_null(p.instr);
@@ -168,7 +168,7 @@ static void test_fixtures(void **state) {
         {"missing_end.s", ENPU_E_INVALID,
          "missing_end.s:4: section INSTR: instruction 0 (r): the last instruction must be 'end', not 'relu'"},
         {"arch_after_instr.s", ENPU_E_INVALID, "arch_after_instr.s:4: .arch: a second .arch"},
-        {"future_format.s", ENPU_E_UNSUPPORTED, "future_format.s:1: .format 4.0: this assembler writes 3.0"},
+        {"future_format.s", ENPU_E_UNSUPPORTED, "future_format.s:1: .format 4.0: this assembler writes 3.1"},
         {"hex_before_section.s", ENPU_E_FORMAT, "hex_before_section.s:4: .hex before any .section"},
         {"bad_hex.s", ENPU_E_FORMAT, "bad_hex.s:6: .hex: '0g' is not hex"},
         {"odd_hex.s", ENPU_E_FORMAT, "odd_hex.s:5: .hex: '123' has an odd number of digits"},
@@ -226,10 +226,10 @@ static void test_cli(void **state) {
     assert_int_equal(enpu_file_read(path, 1 << 20, &w, &n, &err), 0);
     assert_non_null(strstr((char *)w, "\n100f0e0d0c0b0a090807060504030201\n"));
     free(w);
-    /* refusals: wrong arch (1), output over input (2), bad listing (2) */
+    /* refusals: wrong arch, output over input, bad listing: all bad input (2) */
     snprintf(cmd, sizeof cmd, "cd %s && %s disasm a.enpu --arch large", dir, ENPU_CLI);
-    assert_int_equal(enpu_test_run(cmd, &out), 1);
-    assert_non_null(strstr(out, "easynpu disasm: error [mismatch]: a.enpu: arch mismatch"));
+    assert_int_equal(enpu_test_run(cmd, &out), 2);
+    assert_non_null(strstr(out, "easynpu disasm: error [incompatible]: a.enpu: arch mismatch"));
     free(out);
     snprintf(cmd, sizeof cmd, "cd %s && %s asm a.s -o a.s", dir, ENPU_CLI);
     assert_int_equal(enpu_test_run(cmd, &out), 2);

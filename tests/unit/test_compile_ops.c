@@ -19,6 +19,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/numerics.h"
 #include "easynpu/quant.h"
+#include "report/compile_report.h"
 #include "easynpu/tensor_io.h"
 #include "testutil.h"
 
@@ -159,17 +160,27 @@ static void compile_check(enpu_graph *g, int y, result *r, const char *arch) {
     assert_int_equal(enpu_graph_add_output(g, y, &err), 0);
     if (enpu_graph_toposort(g, &err) || enpu_graph_infer_shapes(g, &err) || enpu_graph_validate(g, &err))
         fail_msg("%s", err.msg);
+    /* one definition of MACs: the float graph's count is the program's */
+    int64_t macs = 0;
+    for (int i = 0; i < g->n_nodes; i++) macs += enpu_node_macs(g, &g->nodes[i]);
     enpu_quant_opts qo;
     enpu_quant_opts_default(&qo);
     qo.quiet = true;
-    if (enpu_quantize_graph(g, NULL, 0, &qo, &r->qg, NULL, &err)) fail_msg("quantize: %s", err.msg);
+    enpu_qreport qr;
+    memset(&qr, 0, sizeof qr);
+    if (enpu_quantize_graph(g, NULL, 0, &qo, &r->qg, &qr, &err)) fail_msg("quantize: %s", err.msg);
     enpu_graph_free(g);
+    assert_int_equal(qr.total_macs, macs);
+    enpu_qreport_free(&qr);
     enpu_arch a;
     assert_int_equal(enpu_arch_preset(arch, &a, &err), 0);
     enpu_compile_opts co;
     enpu_compile_opts_default(&co);
     co.no_fuse = no_fuse;
     if (enpu_compile(r->qg, &a, &co, &r->prog, &r->rep, &err)) fail_msg("compile: %s", err.msg);
+    if (r->rep.total_macs + r->rep.host_macs != macs)
+        fail_msg("MACs: graph %lld, program %lld + host %lld", (long long)macs,
+                 (long long)r->rep.total_macs, (long long)r->rep.host_macs);
     /* ENPU_TEST_DUMP=DIR keeps the programs and graphs (DIR/N.enpu, N.qjson)
      * for a look with the simulator */
     const char *dump = getenv("ENPU_TEST_DUMP");
@@ -422,6 +433,35 @@ static void test_moves_host(void **state) {
     result_free(&r);
 }
 
+/* A reduction the host computes (MatMul of two computed tensors) counts its
+ * MACs apart: the program's plus the host's are the graph's. */
+static void test_host_macs(void **state) {
+    (void)state;
+    R.s = 9;
+    enpu_graph *g = newg();
+    int64_t d[4] = {1, 1, 4, 8};
+    int x = input(g, "x", 4, d);
+    int c = conv(g, "c", x, 1, 2, 3, 1, 1, 1, 1);
+    int t = unary(g, "t", ENPU_OP_TRANSPOSE, c);
+    enpu_shape_attr *sa = &last_node(g)->attr.shape;
+    sa->n_axes = 4, sa->axes[0] = 0, sa->axes[1] = 1, sa->axes[2] = 3, sa->axes[3] = 2;
+    int mm_in[2] = {c, t};
+    int y = nd(g, "mm", ENPU_OP_MATMUL, 2, mm_in);
+    result r;
+    memset(&r, 0, sizeof r);
+    compile_check(g, y, &r, "easynpu");
+    assert_int_equal(r.rep.total_macs, 4 * 8 * 2 * 9); /* the conv */
+    assert_int_equal(r.rep.host_macs, 2 * 4 * 4 * 8);  /* [1,2,4,8] x [1,2,8,4] */
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    enpu_compile_report_print(f, &r.rep);
+    fclose(f);
+    assert_non_null(strstr(text, "total: 576 MACs (+256 computed by the host), ideal 36 cycles"));
+    free(text);
+    result_free(&r);
+}
+
 /* A model that does not fit: the error names the layer, the need, the arch
  * and what would fit. */
 static void test_nofit(void **state) {
@@ -536,7 +576,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_variants), cmocka_unit_test(test_fc_flatten),
         cmocka_unit_test(test_pools_bn),      cmocka_unit_test(test_fusion),
-        cmocka_unit_test(test_moves_host),    cmocka_unit_test(test_nofit),
+        cmocka_unit_test(test_moves_host),    cmocka_unit_test(test_host_macs),
+        cmocka_unit_test(test_nofit),
         cmocka_unit_test(test_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -458,6 +458,55 @@ static void test_eval_errors(void **state) {
     kws_free(&k);
 }
 
+/* A tie at the top is no decision: [x0, x0, x2] through a Relu, where the
+ * first two classes are equal in float and in int8, counts neither as
+ * agreement nor as a right top-1, whatever the label; top-5 still counts. */
+static void test_eval_ties(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_graph *g = enpu_graph_new("tie");
+    int64_t d[2] = {1, 3};
+    int x = enpu_graph_add_tensor(g, "x", ENPU_DT_FLOAT32, 2, d, &err), y;
+    assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
+    y = enpu_graph_add_tensor(g, "y", ENPU_DT_FLOAT32, -1, NULL, &err);
+    assert_true(enpu_graph_add_node(g, "relu", ENPU_OP_RELU, 1, &x, 1, &y, &err) >= 0);
+    assert_int_equal(enpu_graph_add_output(g, y, &err), 0);
+    assert_int_equal(enpu_graph_infer_shapes(g, &err), 0);
+    enpu_dataset ds = {0};
+    const float v[3][3] = {{2, 2, 1}, {1, 2, 3}, {3, 1, 0}};
+    static char n0[] = "tie", n1[] = "two", n2[] = "zero";
+    char *names[3] = {n0, n1, n2};
+    ds.n_samples = 3;
+    ds.n_inputs = 1;
+    ds.names = names;
+    ds.bufs = calloc(3, sizeof *ds.bufs);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(enpu_buf_alloc(&ds.bufs[i], ENPU_DT_FLOAT32, 2, d, &err), 0);
+        memcpy(ds.bufs[i].data, v[i], sizeof v[i]);
+    }
+    enpu_quant_opts o;
+    enpu_quant_opts_default(&o);
+    o.quiet = true;
+    enpu_graph *qg = NULL;
+    assert_int_equal(enpu_quantize_graph(g, ds.bufs, 3, &o, &qg, NULL, &err), 0);
+    int labels[3] = {0, 2, 0};
+    enpu_eval_result r;
+    if (enpu_eval_run(g, qg, &ds, labels, NULL, &r, &err)) fail_msg("%s", err.msg);
+    assert_true(r.samples[0].tie_float && r.samples[0].tie_int8);
+    assert_false(r.samples[1].tie_int8);
+    assert_int_equal(r.ties_float, 1);
+    assert_int_equal(r.ties_int8, 1);
+    assert_int_equal(r.agree, 2);      /* not the tie */
+    assert_int_equal(r.top1_float, 2); /* label 0 is one of the tied best: not counted */
+    assert_int_equal(r.top1_int8, 2);
+    assert_int_equal(r.top5_int8, 3);
+    enpu_eval_result_free(&r);
+    for (int i = 0; i < 3; i++) enpu_buf_free(&ds.bufs[i]);
+    free(ds.bufs);
+    enpu_graph_free(qg);
+    enpu_graph_free(g);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(tmpdir, sizeof tmpdir, "/tmp/enpu_eval_XXXXXX");
@@ -475,7 +524,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_npz),          cmocka_unit_test(test_dataset_forms),
         cmocka_unit_test(test_labels),       cmocka_unit_test(test_eval_threads),
-        cmocka_unit_test(test_eval_errors),
+        cmocka_unit_test(test_eval_errors),  cmocka_unit_test(test_eval_ties),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

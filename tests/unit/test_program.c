@@ -126,8 +126,10 @@ static void build(enpu_program *p) {
 
     enpu_table_desc t = {"Sigmoid", 39, 16, 0.75f};
     assert_int_equal(enpu_program_add_table(p, &t, &err), 0);
-    enpu_io_desc in = {"mfcc", ENPU_IO_INPUT, ENPU_DT_INT8, ENPU_LAYOUT_NHWC, 4, {1, 26, 49, 1},
-                       0.0478f, -3, ENPU_MEM_MAIN, 0};
+    /* a rank-3 input stored as one row of 26*49 elements (a view of a
+     * flattened feature map) */
+    enpu_io_desc in = {"mfcc", ENPU_IO_INPUT, ENPU_DT_INT8, ENPU_LAYOUT_ANY, 3, {1, 26, 49},
+                       0.0478f, -3, ENPU_MEM_MAIN, 0, 26 * 49};
     assert_int_equal(enpu_program_add_io(p, &in, &err), 0);
     enpu_io_desc lo = {"logits", ENPU_IO_HOST, ENPU_DT_INT8, ENPU_LAYOUT_ANY, 2, {1, 12},
                        0.125f, 3, ENPU_MEM_MAIN, 4095};
@@ -145,6 +147,10 @@ static void build(enpu_program *p) {
     assert_int_equal(enpu_program_set_layer_output(p, 5, "logits", 1, &err), 0);
     assert_int_equal(enpu_program_set_layer_output(p, 2, "pool_out", 3, &err), 0);
     assert_int_equal(enpu_program_set_layer_output(p, 0, "conv1_pre", -1, &err), 0);
+    /* conv1 does 145152 MACs; say a third are the model's (a group conv run
+     * dense), and the host's Softmax none */
+    assert_int_equal(p->layers[0].macs, 24 * 24 * 28 * 9);
+    p->layers[0].macs = 48384;
     int rc = enpu_program_validate(p, &err);
     if (rc) fprintf(stderr, "build: %s\n", err.msg);
     assert_int_equal(rc, 0);
@@ -259,6 +265,14 @@ static void test_roundtrip(void **state) {
     assert_int_equal(q.weights_len, p.weights_len);
     assert_memory_equal(q.weights, p.weights, p.weights_len);
     assert_int_equal(q.io[0].dims[2], 49);
+    assert_int_equal(q.io[0].row, 26 * 49);
+    assert_int_equal(q.layers[0].macs, 48384);
+    assert_int_equal(q.layers[1].macs, 0);            /* act: no reduction */
+    assert_int_equal(q.layers[5].macs, 1792 * 12);    /* fc1 (a 1x1 conv): the default */
+    assert_int_equal(q.layers[6].macs, 0);            /* sync */
+    assert_int_equal(enpu_io_words(&q.arch, &q.io[0]), 80); /* ceil(1274 / 16) */
+    assert_int_equal(q.io[1].row, 0);
+    assert_int_equal(enpu_io_row(&q.io[1]), 12);
     assert_true(q.io[0].scale == 0.0478f);
     assert_int_equal(q.hostops[0].io[1], 2);
     assert_true(q.hostops[0].fparam[1] == -1.25f);
@@ -297,6 +311,9 @@ static void test_disasm_asm_identity(void **state) {
     assert_non_null(strstr(text, "conv name=\"conv1\""));
     assert_non_null(strstr(text, "name=\"conv1 \\\"sigmoid\\\"\\x09act\""));
     assert_non_null(strstr(text, "perm=chw"));
+    assert_non_null(strstr(text, "out=\"conv1_pre\" macs=48384\t; 0\n"));
+    assert_null(strstr(strstr(text, " macs=") + 1, " macs=")); /* the defaults are not written */
+    assert_non_null(strstr(text, ".io input name=\"mfcc\" dtype=int8 layout=any shape=1x26x49 row=1274 scale="));
     assert_non_null(strstr(text, "op2_mem=skip"));
     assert_non_null(strstr(text, ".section weights"));
     assert_non_null(strstr(text, ".zero "));
@@ -320,6 +337,35 @@ static void test_disasm_asm_identity(void **state) {
     enpu_program_free(&q);
 }
 
+/* A format 3.0 file (88-byte IO records, no field row) still reads: its
+ * descriptors store rows of dims[rank-1] elements.  The fixture was written
+ * by the 3.0 compiler from tests/models/defects/autoencoder.onnx (its
+ * descriptors still had the storage grid 1x1x1x64 for the [1,1,8,8] input). */
+static void test_format_3_0(void **state) {
+    (void)state;
+    enpu_program p;
+    enpu_err err = {0};
+    const char *path = "tests/models/defects/autoencoder_format_3_0.enpu";
+    uint8_t *raw = NULL;
+    size_t n = 0;
+    assert_int_equal(enpu_file_read(path, 1 << 20, &raw, &n, &err), 0);
+    assert_int_equal(raw[4] | raw[5] << 8, 3);
+    assert_int_equal(raw[6] | raw[7] << 8, 0);
+    free(raw);
+    int rc = enpu_program_read(path, NULL, &p, &err);
+    if (rc) fail_msg("%s", err.msg);
+    assert_int_equal(p.n_io, 4);
+    assert_string_equal(p.io[1].name, "y");
+    assert_int_equal(p.io[1].rank, 4);
+    assert_int_equal(p.io[1].dims[3], 64);
+    for (int i = 0; i < 4; i++) assert_int_equal(p.io[i].row, 0);
+    assert_int_equal(enpu_io_words(&p.arch, &p.io[1]), 4);
+    /* 24-byte LAYERS records: each layer's MACs are its instruction's */
+    assert_int_equal(p.layers[0].macs, 64 * 8); /* fc 64 -> 8 */
+    assert_int_equal(p.layers[2].macs, 0);      /* the Sigmoid table */
+    enpu_program_free(&p);
+}
+
 static void test_header_errors(void **state) {
     (void)state;
     enpu_program p;
@@ -334,10 +380,10 @@ static void test_header_errors(void **state) {
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "bad magic", NULL);
     memcpy(c, b, n);
     c[4] = 4; /* major 4 */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.0", NULL);
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.1", NULL);
     memcpy(c, b, n);
-    c[6] = 1; /* minor 1: newer than this reader */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.1", NULL);
+    c[6] = 2; /* minor 2: newer than this reader */
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.2", NULL);
     memcpy(c, b, n);
     wr32(c + 8, rd32(c + 8) ^ 1); /* arch fingerprint, header crc made consistent */
     fix_header_crc(c);
@@ -372,7 +418,7 @@ static void test_header_errors(void **state) {
     enpu_arch large;
     enpu_err err = {0};
     assert_int_equal(enpu_arch_preset("large", &large, &err), 0);
-    expect_fail(b, n, &large, ENPU_E_MISMATCH, "compiled for arch 'easynpu'", "arch 'large'");
+    expect_fail(b, n, &large, ENPU_E_INCOMPATIBLE, "compiled for arch 'easynpu'", "arch 'large'");
     free(c);
     free(b);
     enpu_program_free(&p);
@@ -438,7 +484,7 @@ static void test_section_structure(void **state) {
         {ENPU_SEC_INSTR, ENPU_E_FORMAT, "section INSTR: length 511 is not a multiple of the 64-byte"},
         {ENPU_SEC_LAYERS, ENPU_E_FORMAT, "section LAYERS: length"},
         {ENPU_SEC_TABLES, ENPU_E_FORMAT, "section TABLES: length 15 is not a multiple"},
-        {ENPU_SEC_IO, ENPU_E_FORMAT, "section IO: length 351 is not a multiple"},
+        {ENPU_SEC_IO, ENPU_E_FORMAT, "section IO: length 383 is not a multiple of the 96-byte"},
         {ENPU_SEC_HOSTOPS, ENPU_E_FORMAT, "section HOSTOPS: length 95 is not a multiple"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -510,6 +556,15 @@ static void test_semantic_errors(void **state) {
     /* IO descriptor out of memory, bad rank */
     c = patched(b, n, ENPU_SEC_IO, ENPU_PROG_IO_BYTES + 12, 4096);
     expect_fail(c, n, NULL, ENPU_E_INVALID, "section IO: descriptor 1 ('logits'): field 'addr'", "main DTCM");
+    free(c);
+    c = patched(b, n, ENPU_SEC_LAYERS, 8 + 24, 145153); /* conv1's macs: over what it does */
+    expect_fail(c, n, NULL, ENPU_E_INVALID, "instruction 0 (conv1): section LAYERS: field 'macs': value 145153 out of range 0..145152", NULL);
+    free(c);
+    c = patched(b, n, ENPU_SEC_IO, 88, 1000); /* row: does not divide 26*49 */
+    expect_fail(c, n, NULL, ENPU_E_INVALID, "section IO: descriptor 0 ('mfcc'): field 'row': 1000 elements per row do not divide the 1274", NULL);
+    free(c);
+    c = patched(b, n, ENPU_SEC_IO, 3 * ENPU_PROG_IO_BYTES + 88, 28); /* row on an nhwc probe */
+    expect_fail(c, n, NULL, ENPU_E_INVALID, "section IO: descriptor 3 ('pool_out'): field 'row': value 28 must be 0 for an nhwc tensor", NULL);
     free(c);
     c = patched(b, n, ENPU_SEC_IO, 4, 0x09030002u); /* bytes 4..7: dir 2, dtype 0, layout 3, rank 9 */
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "section IO: descriptor 0: field 'rank'", NULL);
@@ -885,6 +940,7 @@ static void test_fuzz_reader(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),         cmocka_unit_test(test_disasm_asm_identity),
+        cmocka_unit_test(test_format_3_0),
         cmocka_unit_test(test_header_errors),     cmocka_unit_test(test_section_corruption),
         cmocka_unit_test(test_section_structure), cmocka_unit_test(test_semantic_errors),
         cmocka_unit_test(test_program_rules),     cmocka_unit_test(test_fixtures),

@@ -45,24 +45,6 @@ static int64_t par_words(const enpu_arch *a, const enpu_instr *in) {
     return n;
 }
 
-uint64_t sim_instr_macs(const enpu_instr *in) {
-    uint64_t out = (uint64_t)in->ho * (uint64_t)in->wo * (uint64_t)in->co;
-    switch (in->opcode) {
-    case ENPU_OPC_CONV:
-    case ENPU_OPC_CONV_RELU:
-        return out * (uint64_t)(in->ci / (in->groups > 0 ? in->groups : 1)) * (uint64_t)in->hk *
-               (uint64_t)in->wk;
-    case ENPU_OPC_FC: return out * (uint64_t)(in->hi * in->wi * in->ci);
-    case ENPU_OPC_DWCONV:
-    case ENPU_OPC_AVGPOOL: return out * (uint64_t)in->hk * (uint64_t)in->wk;
-    case ENPU_OPC_BN:
-    case ENPU_OPC_ACT:
-    case ENPU_OPC_ADD:
-    case ENPU_OPC_MUL: return out;
-    default: return 0;
-    }
-}
-
 int sim_decoder_init(sim_decoder *d, const enpu_program *p, enpu_err *err) {
     memset(d, 0, sizeof *d);
     int64_t P = p->arch.pes;
@@ -371,7 +353,6 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
         s->w_skip = in->store_skip != 0;
         s->skip_addr = in->skip_addr;
         s->ofmap_addr = in->ofmap_addr;
-        s->macs = sim_instr_macs(in);
         int32_t *bias = d->bias + (size_t)ns * (size_t)d->max_co;
         uint32_t *M = d->M + (size_t)ns * (size_t)d->max_co;
         int8_t *S = d->S + (size_t)ns * (size_t)d->max_co;
