@@ -295,10 +295,6 @@ int gf_prepare(const enpu_graph *qg, const enpu_node *n, const gf_simd *simd, gf
 
 /* ---- execution --------------------------------------------------------------------------- */
 
-static inline int8_t rq(const enpu_qnode *q, int64_t c, int64_t acc) {
-    return (int8_t)enpu_requant(acc, q->M[c], q->S[c], q->zp_out, q->lo, q->hi);
-}
-
 /* Fills the borders of an hp x wpd image of `ch` interleaved channels
  * (ch = 1: a plane) around an h x w interior at (pt, pl) with v. */
 static void fill_border(int16_t *img, int64_t hp, int64_t wpd, int64_t ch, int64_t pt, int64_t pl,
