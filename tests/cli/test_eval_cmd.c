@@ -175,7 +175,7 @@ static void test_qjson(void **state) {
 static void test_shared_mnist(void **state) {
     (void)state;
     const char *m = enpu_test_shared_model("mnist-8");
-    if (!m) skip();
+    if (!m) skip(); /* enpu_test_main_parts skips the shared part as a whole; run by hand too */
     char args[2048], labels[128];
     /* the digits the model zoo's three test images show (a 2, a 0, a 9) */
     snprintf(labels, sizeof labels, "%s/mnist_labels.txt", dir);
@@ -197,6 +197,38 @@ static void test_shared_mnist(void **state) {
     unlink(labels);
 }
 
+/* alibaba-kws (NHWC input, depthwise convs, average pooling) on its numpy
+ * sample (.npz) and its ONNX test set. */
+static void test_shared_alibaba(void **state) {
+    (void)state;
+    const char *m = enpu_test_shared_model("alibaba-kws");
+    if (!m) skip();
+    char args[2048];
+    snprintf(args, sizeof args,
+             "eval %s/model.onnx --calib %s/test_data_set_0 --data %s/sample_input.npz,%s/test_data_set_0 "
+             "--quiet --json %s/ali.json",
+             m, m, m, m, dir);
+    int st;
+    char *out = cli(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    assert_non_null(strstr(out, "on 2 input set(s)"));
+    assert_non_null(strstr(out, "top-1 agreement, float vs int8: 2 of 2 (100.0%)"));
+    assert_non_null(strstr(out, "bit-exact with the golden reference"));
+    free(out);
+    snprintf(args, sizeof args, "%s/ali.json", dir);
+    json_t *ev = load(args);
+    json_t *sets = json_object_get(ev, "input_set_results");
+    assert_int_equal(json_array_size(sets), 2);
+    char want[1024];
+    snprintf(want, sizeof want, "%s/sample_input.npz:x_0", m);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(sets, 0), "name")), want);
+    /* the npz sample and the test set hold the same input: the same figures */
+    json_t *a = json_array_get(sets, 0), *b = json_array_get(sets, 1);
+    assert_true(json_equal(json_object_get(a, "top_int8"), json_object_get(b, "top_int8")));
+    json_decref(ev);
+    unlink(args);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/enpu_cli_eval_XXXXXX");
@@ -210,12 +242,16 @@ static int teardown(void **state) {
     return system(cmd) == 0 ? 0 : -1;
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_default_model),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_qjson),
-        cmocka_unit_test(test_shared_mnist),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_shared_mnist),
+        cmocka_unit_test(test_shared_alibaba),
+    };
+    return enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,
+                                sizeof shared / sizeof shared[0], setup, teardown);
 }
