@@ -42,14 +42,15 @@ static int64_t modelled(const enpu_graph *qg, const enpu_arch *a, bool serial) {
 
 /* The model end to end on the default preset: cycles, whether it streams,
  * DRAM words read and written, all exact. */
-static void e2e(const char *name, const char *onnx, const char *calib, const char *input, uint64_t cycles,
-                bool offchip, uint64_t dram_rd, uint64_t dram_wr) {
+static void e2e(const char *name, const char *onnx, const char *calib, const char *input, int n_instr,
+                uint64_t cycles, bool offchip, uint64_t dram_rd, uint64_t dram_wr) {
     enpu_arch a = preset("easynpu");
     enpu_test_e2e_result r;
     enpu_test_e2e(name, onnx, calib, input, &a, NULL, &r);
     fprintf(stderr, "%s: %llu cycles, %s, DRAM words read %llu, written %llu, %d instructions\n", name,
             (unsigned long long)r.cycles, r.offchip ? "streams" : "fits on chip",
             (unsigned long long)r.dram_read, (unsigned long long)r.dram_written, r.n_instr);
+    assert_int_equal(r.n_instr, n_instr);
     assert_int_equal(r.cycles, cycles);
     assert_int_equal(r.offchip, offchip);
     assert_int_equal(r.dram_read, dram_rd);
@@ -60,7 +61,7 @@ static void e2e(const char *name, const char *onnx, const char *calib, const cha
  * DMA of its input (8 row strips, mostly hidden) and output. */
 static void test_kws_fits(void **state) {
     (void)state;
-    e2e("kws_cnn", REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), REPO("models/kws_cnn/sample_0.npy"),
+    e2e("kws_cnn", REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), REPO("models/kws_cnn/sample_0.npy"), 23,
         310511, false, 1274, 1);
     enpu_arch a = preset("easynpu");
     a.dram_bytes = 0;
@@ -74,13 +75,13 @@ static void test_kws_fits(void **state) {
 static void test_mlp1m(void **state) {
     (void)state;
     e2e("mlp1m", REPO("models/offchip/mlp1m.onnx"), REPO("models/offchip/mlp1m/calib"),
-        REPO("models/offchip/mlp1m/sample_0.npy"), 140782, true, 68156, 1);
+        REPO("models/offchip/mlp1m/sample_0.npy"), 121, 140782, true, 68156, 1);
 }
 
 static void test_det320(void **state) {
     (void)state;
     e2e("det320", REPO("models/offchip/det320.onnx"), REPO("models/offchip/det320/calib"),
-        REPO("models/offchip/det320/sample_0.npy"), 8175016, true, 241236, 63601);
+        REPO("models/offchip/det320/sample_0.npy"), 1160, 8175016, true, 241236, 63601);
 }
 
 /* Cycles against DRAM bytes per cycle (docs/offchip.md "What it costs"):
@@ -124,15 +125,20 @@ static void test_sweep_repo(void **state) {
 static void test_vww(void **state) {
     (void)state;
     e2e("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
-        SM("mlperf-vww-float/test_data_set_1/input_0.pb"), 522755, true, 33035, 4608);
+        SM("mlperf-vww-float/test_data_set_1/input_0.pb"), 173, 522755, true, 33035, 4608);
     static const int64_t vww[5] = {943427, 665680, 553531, 522755, 517112};
     sweep("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"), vww,
           592578);
+    /* on `large` it fits on chip (docs/compiler.md §8) */
+    enpu_arch l = preset("large");
+    enpu_graph *qg = enpu_test_quantize(SM("mlperf-vww-float/model.onnx"), NULL, &l);
+    assert_int_equal(modelled(qg, &l, false), 513328);
+    enpu_graph_free(qg);
 }
 
 static void test_mnist(void **state) {
     (void)state;
-    e2e("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"), SM("mnist-8/test_data_set_1/input_0.pb"),
+    e2e("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"), SM("mnist-8/test_data_set_1/input_0.pb"), 25,
         60714, false, 784, 1);
     static const int64_t mn[5] = {62284, 61380, 60928, 60714, 60565};
     sweep("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"), mn, 62254);
@@ -141,7 +147,7 @@ static void test_mnist(void **state) {
 static void test_alibaba(void **state) {
     (void)state;
     e2e("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
-        SM("alibaba-kws/test_data_set_0/input_0.pb"), 52062, false, 490, 1);
+        SM("alibaba-kws/test_data_set_0/input_0.pb"), 22, 52062, false, 490, 1);
     static const int64_t ali[5] = {53312, 52664, 52300, 52062, 51921};
     sweep("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"), ali, 52886);
 }
