@@ -199,6 +199,19 @@ static int64_t step_cycles(plan *pl, ost *st, int64_t r) {
  * read fewer halo rows and pay fewer per-strip overheads, lower ones expose
  * less of the first load and the last store.  Candidates: the fewest strips
  * that fit, a few more, and twice and four times as many. */
+/* Does every strip of r output rows of step st read at least one input row
+ * (a window lying only in the padding, e.g. the last row of a ceil-mode
+ * pool, makes an instruction without input rows)? */
+static bool strips_read(const plan *pl, const ost *st, int64_t r) {
+    const enpu_instr *h = &pl->c->L[st->head].ins;
+    for (int64_t r0 = 0; r0 < st->ho; r0 += r) {
+        int64_t a, b, pt, pb;
+        cc_in_rows(h, r0, min64(st->ho, r0 + r), &a, &b, &pt, &pb);
+        if (b <= a) return false;
+    }
+    return true;
+}
+
 static bool rows_fit(const plan *pl, const ost *st, int64_t r, int nb, int64_t budget, int64_t sbudget) {
     int64_t inw, outw;
     return buffer_words(pl, st, r, nb, &inw, &outw) <= budget && nb * op2_words(pl, st, r) <= sbudget;
@@ -227,10 +240,13 @@ static void choose_rows(plan *pl, ost *st, int64_t budget, int64_t sbudget) {
     for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
         int64_t r = cdiv(st->ho, cand[k]);
         if (r > rmax || r < 1) continue;
-        if (cand[k] > 1 && !rows_fit(pl, st, r, 2, budget, sbudget)) continue;
+        if (cand[k] > 1 && (!rows_fit(pl, st, r, 2, budget, sbudget) || !strips_read(pl, st, r))) continue;
         int64_t t = step_cycles(pl, st, r);
         if (best_t < 0 || t < best_t) best = r, best_t = t;
     }
+    /* no candidate reads rows in every strip: the highest fitting height that does */
+    for (int64_t r = best; best_t < 0 && r >= 1; r--)
+        if ((r == st->ho || rows_fit(pl, st, r, 2, budget, sbudget)) && strips_read(pl, st, r)) best = r, best_t = 0;
     st->rows = best;
     st->nstrip = (int)cdiv(st->ho, best);
     st->nbuf = st->nstrip > 1 ? 2 : 1;
@@ -722,12 +738,13 @@ static int chain_items(plan *pl, int k) {
         s.r0 = (int64_t)j * st->rows, s.r1 = min64(st->ho, s.r0 + st->rows);
         if (st->strip_ok) cc_in_rows(&hl->ins, s.r0, s.r1, &s.a, &s.b, &s.pt, &s.pb);
         else s.a = 0, s.b = hl->ins.hi, s.pt = hl->ins.pad_top, s.pb = hl->ins.pad_bottom;
-        /* a strip whose window lies only in the padding joins the next one */
-        if (st->strip_ok && s.b <= s.a && j + 1 < ns) continue;
-        if (nsp > 0 && st->strip_ok && sp[nsp - 1].b <= sp[nsp - 1].a) {
-            s.r0 = sp[nsp - 1].r0;
-            cc_in_rows(&hl->ins, s.r0, s.r1, &s.a, &s.b, &s.pt, &s.pb);
-            nsp--;
+        if (s.b <= s.a) {
+            /* choose_rows found no height whose strips all read a row */
+            free(sp);
+            return enpu_fail(c->err, ENPU_E_NOFIT,
+                             "layer '%s': no strip height fits the main DTCM in which every strip reads "
+                             "an input row (output rows %" PRId64 "..%" PRId64 " read only padding)",
+                             hl->name, s.r0, s.r1 - 1);
         }
         sp[nsp++] = s;
     }
@@ -958,6 +975,9 @@ static int weight_buffers(plan *pl) {
         }
         st->cob = best;
         st->ncob = (int)cdiv(co, best);
+        /* a skip copy has no per-block word placement (ofmap_wpp is the
+         * main DTCM write's): a later add reads its second operand from DRAM */
+        if (st->ncob > 1 && st->skip_s >= 0) pl->sres[st->skip_s] = false;
     }
     return 0;
 }
@@ -1080,12 +1100,8 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
             if (c->tv[t].store < 0 || g->tensors[t].dtype != ENPU_DT_INT8) continue;
             int s = c->tv[t].store;
             if (loaded[s] || !pl.res[s]) continue;
-            bool reads = target(c, st->in_s) == s || st->op2_s == s;
-            if (st->host) {
-                const enpu_node *n = &g->nodes[c->L[st->head].node];
-                for (int q = 0; q < n->n_in; q++)
-                    if (n->in[q] >= 0 && c->tv[n->in[q]].store == s) reads = true;
-            }
+            /* (a host op reads a graph input in DRAM) */
+            bool reads = !st->host && (target(c, st->in_s) == s || st->op2_s == s);
             if (!reads) continue;
             loaded[s] = true;
             cc_item *d = cc_item_dma(c, st->head, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN, c->S[s].main_addr,

@@ -166,6 +166,32 @@ static void test_fixed_seeds(void **state) {
     assert_true(pes_seen[0] && pes_seen[1] && pes_seen[2]);
 }
 
+/* Seeds beyond the fixed set whose graphs once failed on the off-chip plan
+ * (with random DRAM timing and DMA engines); each must now pass. */
+static void test_offchip_findings(void **state) {
+    (void)state;
+    static const struct {
+        uint64_t seed;
+        const char *what;
+    } F[] = {
+        {783378, "a host op's output that is a graph output, read later by a chain: loaded back"},
+        {778936, "a ceil-mode pool strip whose window lies only in the padding (no input row)"},
+        {783132, "an average pool strip reading no row (a negative row count)"},
+        {777822, "a graph input only a host op reads is not loaded over live tensors"},
+        {778535, "a layer's output checked after its last store in the stream, not its last created"},
+        {778777, "output-channel blocks of a chain whose output is a later add's operand"},
+        {779069, "input rows the first reader's strips skip are loaded for its other readers"},
+    };
+    for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+        gg_outcome o;
+        char desc[GG_DESC_MAX];
+        gg_run_seed(F[i].seed, &o, desc, sizeof desc);
+        if (o.verdict != GG_PASS)
+            fail_msg("seed %llu (%s) [%s]: %s | %s", (unsigned long long)F[i].seed, F[i].what, o.stage, o.msg,
+                     desc);
+    }
+}
+
 /* ---- the review's regression case ------------------------------------------------- */
 
 /* ../shared/regress/residual_tile: a fused add after a kernel-row-banded
@@ -551,6 +577,7 @@ static void test_hostop_attrs_roundtrip(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_seeds),
+        cmocka_unit_test(test_offchip_findings),
         cmocka_unit_test(test_io_rank3),
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),
