@@ -192,6 +192,143 @@ static void test_offchip_findings(void **state) {
     }
 }
 
+/* ---- off-chip tiling at every edge ---------------------------------------------------- */
+
+/* The default preset with `main` bytes of main DTCM and `weights` bytes of
+ * weight memory: the maps and weights below do not fit, so the compiler
+ * keeps them in DRAM and cuts layers into row strips (and output-channel
+ * blocks), which every case checks bit-exact in both modes, with the cost
+ * model equal to the simulator (gg_check). */
+static enpu_arch h_small(int64_t main, int64_t weights) {
+    enpu_arch a;
+    enpu_err err = {0};
+    assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+    snprintf(a.name, sizeof a.name, "small");
+    a.main_dtcm_bytes = main, a.weight_mem_bytes = weights;
+    return a;
+}
+
+/* A window op's geometry after h_conv / h_node. */
+static void h_window(enpu_window *w, int kh, int kw, int sh, int sw, int dh, int dw, int pt, int pl, int pb,
+                     int pr) {
+    w->kernel[0] = kh, w->kernel[1] = kw, w->stride[0] = sh, w->stride[1] = sw;
+    w->dilation[0] = dh, w->dilation[1] = dw;
+    w->pads[0] = pt, w->pads[1] = pl, w->pads[2] = pb, w->pads[3] = pr;
+}
+
+/* x [1,c,h,w] -> conv (the given window) -> relu, on 4 KB of main DTCM:
+ * halos (kernel rows read by two strips), strides (strips starting at
+ * input rows that are not multiples of their height), dilations, pads
+ * asymmetric and only at the map's edges, partial last strips (odd
+ * heights).  n_instr: the program's instructions (strips, transfers). */
+static void h_strip_conv(const char *name, int c, int h, int w, int co, int kh, int kw, int sh, int dh, int pt,
+                         int pb, int n_instr) {
+    hb b = {enpu_graph_new(name), 31};
+    int64_t d[4] = {1, c, h, w};
+    int x = h_input(&b, "x", 4, d);
+    int64_t wd[4] = {co, c, kh, kw}, bd[1] = {co};
+    int in[3] = {x, h_const(&b, "conv_w", 4, wd, 1.0f, 0), h_const(&b, "conv_b", 1, bd, 0.2f, 0)};
+    enpu_node *n;
+    int y = h_node(&b, "conv", ENPU_OP_CONV, 3, in, &n);
+    h_window(&n->attr.conv.w, kh, kw, sh, 1, dh, 1, pt, 1, pb, 1);
+    n->attr.conv.group = 1;
+    y = h_node(&b, "relu", ENPU_OP_RELU, 1, &y, &n);
+    n->attr.act.min = 0, n->attr.act.max = INFINITY;
+    enpu_arch a = h_small(4096, 65536);
+    gg_outcome o;
+    h_check_on(&b, y, &a, GG_PASS, &o);
+    fprintf(stderr, "%s: %d instructions, %llu cycles\n", name, o.n_instr, (unsigned long long)o.cycles);
+    assert_int_equal(o.n_instr, n_instr);
+}
+
+static void test_strips_halo(void **state) {
+    (void)state;
+    h_strip_conv("halo_3x3", 16, 24, 20, 16, 3, 3, 1, 1, 1, 1, 73);
+    h_strip_conv("halo_5x5_odd", 16, 23, 19, 16, 5, 5, 1, 1, 2, 2, 70);
+}
+
+static void test_strips_stride_dilation(void **state) {
+    (void)state;
+    h_strip_conv("stride2", 16, 25, 20, 16, 3, 3, 2, 1, 1, 1, 40);
+    h_strip_conv("stride3_k5", 16, 31, 16, 24, 5, 3, 3, 1, 2, 1, 31);
+    h_strip_conv("dilation2", 16, 24, 18, 16, 3, 3, 1, 2, 2, 2, 73);
+    h_strip_conv("dilation3_stride2", 16, 29, 16, 8, 3, 3, 2, 3, 3, 1, 43);
+}
+
+static void test_strips_padding(void **state) {
+    (void)state;
+    h_strip_conv("pad_top_only", 16, 24, 20, 16, 3, 3, 1, 1, 2, 0, 73);
+    h_strip_conv("pad_bottom_only", 16, 24, 20, 16, 4, 3, 1, 1, 0, 3, 73);
+    h_strip_conv("no_pad", 16, 26, 20, 16, 3, 3, 1, 1, 0, 0, 73);
+}
+
+/* Pools in strips: a ceil-mode max pool (its last window hangs over the
+ * map) and an average pool with pads. */
+static void test_strips_pools(void **state) {
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        hb b = {enpu_graph_new(k ? "avgpool_strips" : "maxpool_ceil_strips"), 32};
+        int64_t d[4] = {1, 16, 27, 22};
+        int x = h_input(&b, "x", 4, d);
+        int y = h_conv(&b, "conv", x, 4, 16, 16, 3, 1);
+        enpu_node *n;
+        y = h_node(&b, "pool", k ? ENPU_OP_AVGPOOL : ENPU_OP_MAXPOOL, 1, &y, &n);
+        h_window(&n->attr.pool.w, 3, 3, 2, 2, 1, 1, k, k, k, k);
+        n->attr.pool.ceil_mode = !k;
+        n->attr.pool.count_include_pad = true;
+        enpu_arch a = h_small(8192, 65536);
+        gg_outcome o;
+        h_check_on(&b, y, &a, GG_PASS, &o);
+        fprintf(stderr, "pool %d: %d instructions\n", k, o.n_instr);
+        assert_int_equal(o.n_instr, k ? 124 : 121);
+    }
+}
+
+/* A residual add across strips: conv -> conv -> add(first conv), its
+ * second operand resident in the skip DTCM, then kept in DRAM (a 1 KB skip
+ * DTCM) and loaded strip by strip. */
+static void test_strips_residual(void **state) {
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        hb b = {enpu_graph_new(k ? "residual_op2_dram" : "residual_op2_skip"), 33};
+        int64_t d[4] = {1, 16, 24, 18};
+        int x = h_input(&b, "x", 4, d);
+        int c1 = h_conv(&b, "c1", x, 4, 16, 16, 3, 1);
+        int c2 = h_conv(&b, "c2", c1, 4, 16, 16, 3, 1);
+        enpu_node *n;
+        int y = h_node(&b, "add", ENPU_OP_ADD, 2, (int[]){c2, c1}, &n);
+        enpu_arch a = h_small(4096, 65536);
+        if (k) a.skip_dtcm_bytes = 1024;
+        gg_outcome o;
+        h_check_on(&b, y, &a, GG_PASS, &o);
+        fprintf(stderr, "residual %d: %d instructions\n", k, o.n_instr);
+        assert_int_equal(o.n_instr, k ? 193 : 169);
+    }
+}
+
+/* Weights over the weight memory: output-channel blocks of a conv and an
+ * fc, streamed into alternating halves. */
+static void test_channel_blocks(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("channel_blocks"), 34};
+    int64_t d[4] = {1, 64, 4, 4};
+    int x = h_input(&b, "x", 4, d);
+    int y = h_conv(&b, "conv", x, 4, 64, 96, 3, 1);
+    enpu_node *n;
+    y = h_node(&b, "flat", ENPU_OP_FLATTEN, 1, &y, &n);
+    n->attr.shape.axis = 1;
+    char wn[] = "fc_w", bn[] = "fc_b";
+    int64_t wd[2] = {40, 96 * 16}, bd[1] = {40};
+    int in[3] = {y, h_const(&b, wn, 2, wd, 0.05f, 0), h_const(&b, bn, 1, bd, 0.2f, 0)};
+    y = h_node(&b, "fc", ENPU_OP_GEMM, 3, in, &n);
+    n->attr.gemm.alpha = n->attr.gemm.beta = 1, n->attr.gemm.trans_b = 1;
+    enpu_arch a = h_small(65536, 32768);
+    gg_outcome o;
+    h_check_on(&b, y, &a, GG_PASS, &o);
+    fprintf(stderr, "channel blocks: %d instructions\n", o.n_instr);
+    assert_int_equal(o.n_instr, 21);
+}
+
 /* ---- the review's regression case ------------------------------------------------- */
 
 /* ../shared/regress/residual_tile: a fused add after a kernel-row-banded
@@ -578,6 +715,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fixed_seeds),
         cmocka_unit_test(test_offchip_findings),
+        cmocka_unit_test(test_strips_halo),
+        cmocka_unit_test(test_strips_stride_dilation),
+        cmocka_unit_test(test_strips_padding),
+        cmocka_unit_test(test_strips_pools),
+        cmocka_unit_test(test_strips_residual),
+        cmocka_unit_test(test_channel_blocks),
         cmocka_unit_test(test_io_rank3),
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),
