@@ -309,6 +309,22 @@ static int64_t fit_need(const alloc *al, int n, int bad, int64_t cap, iv *busy) 
     return lo;
 }
 
+/* Does step k read storage s (as its ifmap, its second operand, or a host
+ * op's operand)? */
+static bool step_reads_s(const plan *pl, int k, int s) {
+    const cc *c = pl->c;
+    const ost *o = &pl->st[k];
+    if (target(c, o->in_s) == s || o->op2_s == s) return true;
+    for (int j = 0; j < o->n; j++)
+        if (c->L[o->lay[j]].op2_store == s) return true;
+    if (o->host) {
+        const enpu_node *n = &c->g->nodes[c->L[o->head].node];
+        for (int q = 0; q < n->n_in; q++)
+            if (n->in[q] >= 0 && c->tv[n->in[q]].store >= 0 && target(c, c->tv[n->in[q]].store) == s) return true;
+    }
+    return false;
+}
+
 /* The live range in main DTCM of a resident storage s: from its writer's
  * step (a graph input: the step before its first reader, for its load) to
  * its last reader's (a graph output or a tensor also kept in DRAM: the step
@@ -329,7 +345,13 @@ static void live_range(const plan *pl, int s, int64_t *a, int64_t *b) {
         }
         first = first > 0 ? first - 1 : 0;
     }
-    if (last >= pl->nst) last = first; /* kept to the end only in the on-chip plan */
+    if (last >= pl->nst) {
+        /* a graph output is kept to the end only in the on-chip plan: here it
+         * is stored after its writer, and stays until its last reader */
+        last = first;
+        for (int k = first + 1; k < pl->nst; k++)
+            if (step_reads_s(pl, k, s)) last = k;
+    }
     if (st->dram_addr >= 0 || pl->moved[s]) last = max64(last, pl->dstep[s] + 1);
     if (last < first) last = first;
     *a = first, *b = last;

@@ -181,6 +181,7 @@ static void test_offchip_findings(void **state) {
         {778535, "a layer's output checked after its last store in the stream, not its last created"},
         {778777, "output-channel blocks of a chain whose output is a later add's operand"},
         {779069, "input rows the first reader's strips skip are loaded for its other readers"},
+        {901608, "a graph output other layers read stays in the main DTCM until its last reader"},
     };
     for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
         gg_outcome o;
