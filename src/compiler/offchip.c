@@ -309,6 +309,9 @@ static int64_t fit_need(const alloc *al, int n, int bad, int64_t cap, iv *busy) 
     return lo;
 }
 
+/* The name of the tensor storage s holds. */
+static const char *g_name(const cc *c, int s) { return c->g->tensors[c->S[s].tensor].name; }
+
 /* Does step k read storage s (as its ifmap, its second operand, or a host
  * op's operand)? */
 static bool step_reads_s(const plan *pl, int k, int s) {
@@ -504,11 +507,16 @@ static int plan_memory(plan *pl) {
                 pl->st[who].shrink++;
                 continue;
             }
+            int64_t wb = enpu_arch_word_bytes(a), need = fit_need(al, n, bad, scap, busy) * wb;
+            int sk = al[bad].kind ? al[bad].who : -1;
             rc = enpu_fail(c->err, ENPU_E_NOFIT,
-                           "skip DTCM: %" PRId64 " bytes of kept tensors or second-operand rows do not "
-                           "fit arch '%s' (%" PRId64 " bytes); use skip_dtcm_bytes >= %" PRId64,
-                           al[bad].words * enpu_arch_word_bytes(a), a->name, a->skip_dtcm_bytes,
-                           al[bad].words * enpu_arch_word_bytes(a));
+                           "skip DTCM: %s%s%s (%" PRId64 " bytes) does not fit beside the constants, kept "
+                           "tensors and second-operand buffers live with it, even with one output row per "
+                           "strip: they need at least %" PRId64 " bytes; arch '%s' has %" PRId64
+                           "; use skip_dtcm_bytes >= %" PRId64,
+                           sk >= 0 ? "the second-operand buffer of layer '" : "tensor '",
+                           sk >= 0 ? c->L[pl->st[sk].head].name : g_name(c, al[bad].who),
+                           "'", al[bad].words * wb, need, a->name, a->skip_dtcm_bytes, need);
             break;
         }
         for (int i = 0; i < n; i++) {
@@ -958,9 +966,9 @@ static int weight_buffers(plan *pl) {
             cc_fit_hint(a, "weight_mem_bytes", words * enpu_arch_word_bytes(a), hint, sizeof hint);
             return enpu_fail(c->err, ENPU_E_NOFIT,
                              "layer '%s': its weights and parameters (%" PRId64 " bytes) do not fit the "
-                             "weight memory of arch '%s' (%" PRId64 " bytes), and its chain cannot be "
-                             "split in output-channel blocks (grouped, or fused with an add, mul or "
-                             "reshape); %s",
+                             "weight memory of arch '%s' (%" PRId64 " bytes), and it cannot be split in "
+                             "output-channel blocks (only an ungrouped conv or fc, fused with nothing but "
+                             "bn or activations, can); %s",
                              h->name, words * enpu_arch_word_bytes(a), a->name, a->weight_mem_bytes, hint);
         }
         /* channels per block: the most multiples of pes whose slice fits half
