@@ -191,6 +191,13 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
     return 0;
 }
 
+enpu_arch enpu_test_preset(const char *name) {
+    enpu_err err = {0};
+    enpu_arch a;
+    if (enpu_arch_preset(name, &a, &err)) fail_msg("%s", err.msg);
+    return a;
+}
+
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a) {
     enpu_err err = {0};
     enpu_graph *g = NULL, *qg = NULL;
