@@ -139,8 +139,10 @@ void sim_pass_info(const sim_chain *c, const unit_cur *u, int64_t p, pass_info *
 
 int sim_sched_init(core *k, enpu_err *err) {
     const enpu_arch *a = k->a;
-    /* one cycle pushes at most rows * (P + 2) words into a queue (§11.8) */
-    int P = k->P, extra = (int)(2 * a->pe_rows * (P + 2) + 1);
+    /* one cycle pushes at most rows * (P + 2) words into a queue (§11.8);
+     * a fast-forward window queues up to a final pass (psum_depth words)
+     * before it writes the words due (fastfwd.c) */
+    int P = k->P, extra = (int)(2 * a->pe_rows * (P + 2) + 1 + a->psum_depth);
     for (int q = 0; q < 2; q++) {
         wqueue *w = &k->wq[q];
         w->mem = q ? ENPU_MEM_SKIP : ENPU_MEM_MAIN;
@@ -380,11 +382,7 @@ void sim_sched_loader(core *k) {
         bk->valid_at = k->t + (uint64_t)k->Ld;
         k->ld_prev_issued = k->t;
         k->ld_busy = false;
-        if (k->trace) {
-            char nm[64];
-            snprintf(nm, sizeof nm, "unit %lld", (long long)u->u);
-            sim_obs_span(k->sim->obs, TRK_LOAD, nm, bk->start, k->t + 1, NULL, NULL);
-        }
+        sim_core_emit(k, TRK_LOAD, -1, u->u, bk->start, k->t + 1);
         sim_unit_next(c, u);
     }
 }
