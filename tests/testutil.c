@@ -336,8 +336,8 @@ static char *slurp(const char *path, size_t *n) {
 }
 
 static void ff_one(const enpu_program *p, const enpu_arch *a, const enpu_buf *in_f,
-                   const int8_t *const *in_i8, int n_in, bool per_cycle, int obs, uint64_t from,
-                   uint64_t to, ff_run *r) {
+                   const int8_t *const *in_i8, int n_in, bool per_cycle, bool portable, int obs,
+                   uint64_t from, uint64_t to, ff_run *r) {
     memset(r, 0, sizeof *r);
     enpu_err err = {0};
     enpu_sim_opts o = {0};
@@ -348,6 +348,7 @@ static void ff_one(const enpu_program *p, const enpu_arch *a, const enpu_buf *in
     o.vcd_to = to;
     enpu_sim *sim = NULL;
     if (enpu_sim_new(p, a, &o, &sim, &err)) fail_msg("enpu_sim_new: %s", err.msg);
+    sim->ff_portable = portable;
     r->rc = in_f ? enpu_sim_run(sim, in_f, n_in, &r->res, &err) : enpu_sim_run_i8(sim, in_i8, n_in, &r->res, &err);
     snprintf(r->msg, sizeof r->msg, "%s", r->rc ? err.msg : "");
     r->ff = sim->ff_cycles;
@@ -479,17 +480,20 @@ uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, cons
     ff_run x, y;
     bool ok = true;
     uint64_t cycles = 0;
-    /* no record, a trace, then VCD windows: the start, one in the middle of
-     * the run (so that spans end at it and resume after it) */
-    for (int obs = 0; obs < 4 && ok; obs++) {
+    /* no record (the fast path's datapath as compiled, then its portable
+     * one), a trace, then VCD windows: the start, one in the middle of the
+     * run (so that spans end at it and resume after it) */
+    for (int obs = 0; obs < 5 && ok; obs++) {
         uint64_t from = 0, to = 0;
-        if (obs == 1 && !trace) continue;
-        if (obs == 2) from = 0, to = 700;
-        if (obs == 3) from = cycles / 2, to = cycles / 2 + 1500;
-        ff_one(p, a, in_f32, in_i8, n_in, true, obs < 2 ? obs : 2, from, to, &x);
-        ff_one(p, a, in_f32, in_i8, n_in, false, obs < 2 ? obs : 2, from, to, &y);
+        int rec = obs < 2 ? 0 : obs == 2 ? 1 : 2;
+        if (obs == 2 && !trace) continue;
+        if (obs == 3) from = 0, to = 700;
+        if (obs == 4) from = cycles / 2, to = cycles / 2 + 1500;
+        ff_one(p, a, in_f32, in_i8, n_in, true, false, rec, from, to, &x);
+        ff_one(p, a, in_f32, in_i8, n_in, false, obs == 1, rec, from, to, &y);
         char w[300];
-        static const char *const on[4] = {"", " (trace)", " (VCD at 0)", " (VCD in the middle)"};
+        static const char *const on[5] = {"", " (portable datapath)", " (trace)", " (VCD at 0)",
+                                          " (VCD in the middle)"};
         snprintf(w, sizeof w, "%s%s", what, on[obs]);
         ok = same_runs(w, &x, &y);
         assert_int_equal(x.ff, 0);

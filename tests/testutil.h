@@ -72,9 +72,9 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
 
 /* Fast-forward (docs/microarch.md §15) changes nothing: runs p on arch a
  * (float inputs in_f32, or int8 ones in_i8 when in_f32 is NULL) with
- * opts.per_cycle and without it, four times each (no record, a trace when
- * `trace`, a VCD window at the start and one in the middle), and fails the
- * test on
+ * opts.per_cycle and without it, five times each (no record, no record with
+ * the fast path's portable datapath, a trace when `trace`, a VCD window at
+ * the start and one in the middle), and fails the test on
  * any difference: status and message, cycles, every statistic of every
  * instruction and row, the outputs, every memory and its write cycles,
  * the trace and VCD files byte for byte.  Returns the cycles; *ff_cycles
