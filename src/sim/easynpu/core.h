@@ -204,6 +204,8 @@ typedef struct ffstate {
     int64_t *hwb;                /* [psum_depth] the same in bytes (entry * P) */
     int64_t *toff, *wtap;        /* [max taps] pad offset and weight word offset of a tap */
     int64_t max_taps;
+    bool geo_ok;                 /* hw, hwb, toff, wtap hold the tile shape geo[] */
+    int64_t geo[5];              /* x, xi, npos, kh0, nkh */
     uint64_t last_wt[2];         /* write cycle of the last entry of each write queue */
     int bus_lbl[3];              /* label of the last event cycle: DTCM bus, weight bus, skip port */
     uint64_t bus_last[3];        /* that cycle */
@@ -336,11 +338,17 @@ int sim_ff_init(core *k, int64_t max_taps, enpu_err *err);
 void sim_ff_free(core *k);
 /* At chain start: whether the chain can be fast-forwarded at all. */
 void sim_ff_chain(core *k);
+/* Steps (1)-(4) of §13.6 in cycle t (the top controller, the DMA side);
+ * *wake gets the next cycle they may act in. */
+typedef int (*sim_ff_top)(void *ctx, uint64_t t, uint64_t *wake, enpu_err *err);
 /* From cycle k->t (none of its steps run yet), advances every unit of the
  * executing chain through the cycles [k->t, k->t + *adv) exactly as the
  * per-cycle steps would, when the state proves that the PE array issues in
- * each of them; *adv = 0 when it does not (or `end` <= k->t + 1).  Never
- * past `end` (exclusive).  Returns 0 or an error (accumulator overflow). */
-int sim_ff_span(core *k, uint64_t end, uint64_t *adv, enpu_err *err);
+ * each of them; *adv = 0 when it does not (or the stretch would be short).
+ * Never past `end` (exclusive); in each cycle t = *wake on the way it runs
+ * top(ctx, t, wake) first, as the per-cycle loop does.  Returns 0 or an
+ * error (accumulator overflow, or top's). */
+int sim_ff_span(core *k, uint64_t end, uint64_t *wake, sim_ff_top top, void *ctx, uint64_t *adv,
+                enpu_err *err);
 
 #endif

@@ -547,6 +547,15 @@ static uint64_t next_wake(const cyc_state *es, uint64_t t) {
 
 /* ---- the executing chain ---------------------------------------------------------------- */
 
+/* Steps (1)-(4) of cycle t for a fast-forward span (sim_ff_span). */
+static int ff_top(void *ctx, uint64_t t, uint64_t *wake, enpu_err *err) {
+    cyc_state *es = ctx;
+    bool ended = false; /* `end` cannot start: the datapath is busy */
+    int rc = top_steps(es, es->k.sim, t, &ended, err);
+    if (!rc) *wake = es->wake = next_wake(es, t);
+    return rc;
+}
+
 /* Runs the executing chain from cycle *tp (whose steps (1)-(4) have run)
  * through its last cycle, one cycle at a time: its units in the order of
  * core.h, and steps (1)-(4) of the cycles in which they can change anything
@@ -562,14 +571,14 @@ static int chain_run(cyc_state *es, enpu_sim *sim, uint64_t *tp, enpu_err *err) 
         int rc;
         uint64_t adv = 0;
         if (k->ff.chain_ok) {
-            /* fast-forward up to the next cycle the top controller or the
-             * DMA side may act, never into the VCD window (it is sampled
-             * cycle by cycle) */
-            uint64_t end = wake < limit ? wake : limit;
+            /* fast-forward, never into the VCD window (it is sampled cycle
+             * by cycle) */
+            uint64_t end = limit;
             if (vcd && t < vcd->to) end = t >= vcd->from ? t : (vcd->from < end ? vcd->from : end);
-            if ((rc = sim_ff_span(k, end, &adv, err))) return rc;
-            t = k->t;
+            rc = sim_ff_span(k, end, &wake, ff_top, es, &adv, err);
             sim->ff_cycles += adv;
+            if (rc) return rc;
+            t = k->t;
         }
         if (!adv) {
             sim_sched_writers(k);

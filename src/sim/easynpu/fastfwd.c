@@ -39,6 +39,9 @@
 #include "sim/easynpu/core.h"
 
 #define EMPTY32 INT32_MIN /* a max pool's empty accumulator (SIM_MAX_EMPTY) */
+/* A shorter stretch (the top controller or a DMA acts again sooner) is
+ * left to the per-cycle steps: setting a span up and down costs more. */
+#define FF_MIN_SPAN 32
 
 enum { LB_BUS = 0, LB_WBUS, LB_SKIP };
 static const int lbl_track[3] = {TRK_BUS, TRK_WBUS, TRK_SKIP};
@@ -109,6 +112,7 @@ void sim_ff_chain(core *k) {
         f->w2_keys_cap = f->w2_keys;
     }
     for (int64_t i = 0; i < f->w2_keys; i++) f->w2_at[i] = -1;
+    f->geo_ok = false;
     f->chain_ok = true;
 }
 
@@ -137,13 +141,7 @@ static void ffu_make(core *k, const unit_cur *u, ffu *g) {
     g->bank = (int64_t)sim_ifpad_bank_of(&k->pad, u->u) * k->pad.bank_size;
     g->first = u->tile_first;
     g->last = u->tile_last;
-    int64_t t = 0;
-    for (int64_t kh = 0; kh < u->nkh; kh++)
-        for (int64_t kw = 0; kw < c->wk; kw++, t++) {
-            int64_t tap = (u->kh0 + kh) * c->wk + kw;
-            f->toff[t] = kh * c->dh * u->xi + kw * c->dw;
-            f->wtap[t] = c->fc ? 0 : c->bcast ? tap * c->wpg : tap * c->wpp_in;
-        }
+    g->wdx0 = c->bcast ? u->blk * c->zstride : u->kz;
     if (c->fc) {
         int64_t pix = u->kz / c->wpp_in;
         g->lane0 = 0;
@@ -159,7 +157,19 @@ static void ffu_make(core *k, const unit_cur *u, ffu *g) {
         g->cstride = 0;
         g->wb0 = c->weight_addr + u->kz;
     }
-    g->wdx0 = c->bcast ? u->blk * c->zstride : u->kz;
+    /* the tap and position tables depend on the tile's shape and the band */
+    if (f->geo_ok && f->geo[0] == u->x && f->geo[1] == u->xi && f->geo[2] == u->npos &&
+        f->geo[3] == u->kh0 && f->geo[4] == u->nkh)
+        return;
+    f->geo_ok = true;
+    f->geo[0] = u->x, f->geo[1] = u->xi, f->geo[2] = u->npos, f->geo[3] = u->kh0, f->geo[4] = u->nkh;
+    int64_t t = 0;
+    for (int64_t kh = 0; kh < u->nkh; kh++)
+        for (int64_t kw = 0; kw < c->wk; kw++, t++) {
+            int64_t tap = (u->kh0 + kh) * c->wk + kw;
+            f->toff[t] = kh * c->dh * u->xi + kw * c->dw;
+            f->wtap[t] = c->fc ? 0 : c->bcast ? tap * c->wpg : tap * c->wpp_in;
+        }
     int64_t x = 0, y = 0;
     for (int64_t j = 0; j < u->npos; j++) {
         f->hw[j] = y * c->sh * u->xi + x * c->sw;
@@ -203,36 +213,52 @@ static inline void max_step(int32_t *restrict ps, const int8_t *restrict x, bool
     }
 }
 
-/* Cycles [r0, r1) of pass p of unit g. */
-static void pass_range(core *k, const ffu *g, int64_t p, int64_t r0, int64_t r1) {
-    const sim_chain *c = k->ch;
-    const sim_stage *s = &c->st[0];
+/* The registers of pass p of unit g (sim_pass_info, enter_pass). */
+typedef struct passreg {
+    int64_t lane, off, wb;
+    bool first;
+} passreg;
+
+static void pass_regs(const core *k, const ffu *g, int64_t p, passreg *r) {
+    const ffstate *f = &k->ff;
+    const int64_t ci = p / g->ntaps, t = p - ci * g->ntaps;
+    r->lane = g->lane0 + ci;
+    r->off = g->bank + f->toff[t];
+    r->wb = g->wb0 + ci * g->cstride + f->wtap[t];
+    r->first = g->first && p == 0;
+}
+
+/* Cycles (ozi m, positions [j0, j1)) of a pass with registers r. */
+static void pass_mac(core *k, const ffu *g, const passreg *r, int64_t m, int64_t j0, int64_t j1) {
+    const sim_stage *s = &k->ch->st[0];
     const ffstate *f = &k->ff;
     const int P = k->P;
-    const int64_t ci = p / g->ntaps, t = p - ci * g->ntaps;
-    const int64_t lane = g->lane0 + ci, off = g->bank + f->toff[t], wb = g->wb0 + ci * g->cstride + f->wtap[t];
-    const bool first = g->first && p == 0;
-    const int64_t q = g->q;
     const int8_t *pad = k->pad.data;
     const int8_t *wm = (const int8_t *)k->mem->wmem;
-    const int64_t *hw = f->hw, *hwb = f->hwb;
-    for (int64_t m = r0 / q; m * q < r1; m++) {
-        int64_t j0 = m * q < r0 ? r0 - m * q : 0, j1 = (m + 1) * q > r1 ? r1 - m * q : q;
-        const int32_t *bias = k->pe.bias + (g->wdx0 + m) * P;
-        int32_t *pe = f->ps + m * q * P;
-        if (s->kind == K_CONV) {
-            const int8_t *w = wm + (wb + m) * P, *x = pad + off * P + lane;
-            for (int64_t j = j0; j < j1; j++) mac_bc(pe + j * P, x[hwb[j]], w, bias, first, P);
-        } else if (s->kind == K_DW) {
-            const int8_t *w = wm + wb * P, *x = pad + off * P;
-            for (int64_t j = j0; j < j1; j++) mac_dw(pe + j * P, x + hwb[j], w, bias, first, P);
-        } else {
-            for (int64_t j = j0; j < j1; j++) {
-                int64_t e = off + hw[j];
-                max_step(pe + j * P, pad + e * P, k->pad.mark[e] != 0, s->zp_in, first, P);
-            }
+    const int64_t *hwb = f->hwb;
+    const int32_t *bias = k->pe.bias + (g->wdx0 + m) * P;
+    int32_t *pe = f->ps + m * g->q * P;
+    if (s->kind == K_CONV) {
+        const int8_t *w = wm + (r->wb + m) * P, *x = pad + r->off * P + r->lane;
+        for (int64_t j = j0; j < j1; j++) mac_bc(pe + j * P, x[hwb[j]], w, bias, r->first, P);
+    } else if (s->kind == K_DW) {
+        const int8_t *w = wm + r->wb * P, *x = pad + r->off * P;
+        for (int64_t j = j0; j < j1; j++) mac_dw(pe + j * P, x + hwb[j], w, bias, r->first, P);
+    } else {
+        for (int64_t j = j0; j < j1; j++) {
+            int64_t e = r->off + f->hw[j];
+            max_step(pe + j * P, pad + e * P, k->pad.mark[e] != 0, s->zp_in, r->first, P);
         }
     }
+}
+
+/* Cycles [r0, r1) of pass p of unit g. */
+static void pass_range(core *k, const ffu *g, int64_t p, int64_t r0, int64_t r1) {
+    passreg pr;
+    pass_regs(k, g, p, &pr);
+    const int64_t q = g->q;
+    for (int64_t m = r0 / q; m * q < r1; m++)
+        pass_mac(k, g, &pr, m, m * q < r0 ? r0 - m * q : 0, (m + 1) * q > r1 ? r1 - m * q : q);
 }
 
 static const int8_t zero_word[256];
@@ -440,7 +466,7 @@ static bool wq_room_at(const core *k, int q, int n, uint64_t x) {
 
 /* A final cycle: its psum entry, output position and write runs. */
 typedef struct fcyc {
-    int64_t e, wdx, oy, ox;
+    int64_t e, m, j, wdx, oy, ox;
     int nr[2];
     sim_run *runs[2];
 } fcyc;
@@ -450,6 +476,8 @@ static void final_prep(core *k, const ffu *g, int64_t r, bool wmain, bool wskip,
     const unit_cur *u = &k->pc.u;
     int64_t m = r / g->q, j = r - m * g->q;
     fc->e = r;
+    fc->m = m;
+    fc->j = j;
     fc->wdx = k->ch->bcast ? g->wdx0 + m : g->wdx0;
     fc->oy = u->oy0 + j / u->x;
     fc->ox = u->ox0 + j % u->x;
@@ -469,11 +497,15 @@ static int final_cycle(core *k, const fcyc *fc, uint64_t x, enpu_err *err) {
     int64_t acc[256];
     int8_t out[256];
     const int32_t *ps = k->ff.ps + fc->e * P;
-    for (int i = 0; i < P; i++) acc[i] = ps[i] == EMPTY32 && s->kind == K_MAX ? SIM_MAX_EMPTY : ps[i];
+    if (s->kind == K_MAX)
+        for (int i = 0; i < P; i++) acc[i] = ps[i] == EMPTY32 ? SIM_MAX_EMPTY : ps[i];
+    else
+        for (int i = 0; i < P; i++) acc[i] = ps[i];
     int rc = sim_pe_output(k, s, c->chan + fc->wdx * P, k->pe.nval[fc->wdx], acc, fc->oy, fc->ox, out, err);
     if (rc) return rc;
     uint64_t ready = x + (uint64_t)(k->D + k->Rq);
-    memcpy(k->pe.sval + fc->e * P, out, (size_t)P);
+    if (P == 16) memcpy(k->pe.sval + fc->e * 16, out, 16);
+    else memcpy(k->pe.sval + fc->e * P, out, (size_t)P);
     for (int q = 0; q < 2; q++) {
         wqueue *w = &k->wq[q];
         for (int i = 0; i < fc->nr[q]; i++) {
@@ -503,6 +535,8 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
     if (i1 > nf) {
         bool last_st = c->n_st == 1;
         bool wmain = last_st, wskip = s->w_skip || (last_st && c->rs_w_skip);
+        passreg pr;
+        pass_regs(k, g, g->n_conv - 1, &pr);
         for (int64_t i = i0 > nf ? i0 : nf; i < i1; i++) {
             uint64_t x = a + (uint64_t)(i - i0);
             fcyc fc;
@@ -511,7 +545,7 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
                 i1 = i;
                 break;
             }
-            pass_range(k, g, g->n_conv - 1, i - nf, i - nf + 1);
+            pass_mac(k, g, &pr, fc.m, fc.j, fc.j + 1);
             int rc = final_cycle(k, &fc, x, err);
             if (rc) return rc;
         }
@@ -534,8 +568,9 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
 
 /* ---- the weight reader -------------------------------------------------------------- */
 
-/* Advances the weight stream by up to n words (sim_sched_weights' cursor);
- * returns how many there were. */
+/* Advances the weight stream by up to n words (sim_sched_weights' cursor,
+ * but for ws_pi, which the span sets when it ends); returns how many there
+ * were. */
 static int64_t ws_take(core *k, int64_t n) {
     const sim_chain *c = k->ch;
     int64_t taken = 0;
@@ -543,12 +578,9 @@ static int64_t ws_take(core *k, int64_t n) {
         int64_t wpp = c->bcast ? k->ws.zse : 1;
         int64_t left = (k->ws_np - k->ws_p) * wpp - k->ws_o;
         if (n < left) {
-            int64_t o = k->ws_o + n, p = k->ws_p + o / wpp;
+            int64_t o = k->ws_o + n;
+            k->ws_p += o / wpp;
             k->ws_o = o % wpp;
-            if (p != k->ws_p) {
-                k->ws_p = p;
-                sim_pass_info(c, &k->ws, p, &k->ws_pi);
-            }
             return taken + n;
         }
         n -= left;
@@ -560,7 +592,6 @@ static int64_t ws_take(core *k, int64_t n) {
             break;
         }
         k->ws_np = sim_unit_passes(c, &k->ws);
-        sim_pass_info(c, &k->ws, 0, &k->ws_pi);
     }
     return taken;
 }
@@ -820,14 +851,29 @@ static bool may_start(const core *k, uint64_t t) {
     return true;
 }
 
-int sim_ff_span(core *k, uint64_t end, uint64_t *adv, enpu_err *err) {
+/* Records the span's held-back trace records, in the per-cycle order. */
+static void flush_recs(core *k) {
+    ffstate *f = &k->ff;
+    if (!f->n_rec) return;
+    f->buffering = false;
+    qsort(f->rec, f->n_rec, sizeof *f->rec, rec_cmp);
+    for (size_t i = 0; i < f->n_rec; i++) {
+        const ff_rec *r = &f->rec[i];
+        sim_core_emit(k, r->track, r->label, r->unit, r->start, r->end);
+    }
+    f->n_rec = 0;
+    f->buffering = k->trace;
+}
+
+int sim_ff_span(core *k, uint64_t end, uint64_t *wake, sim_ff_top top, void *ctx, uint64_t *adv,
+                enpu_err *err) {
     const sim_chain *c = k->ch;
     ffstate *f = &k->ff;
     pectl *pc = &k->pc;
     const uint64_t t0 = k->t;
     const int P = k->P;
     *adv = 0;
-    if (end <= t0 + 1 || !may_start(k, t0)) return 0;
+    if (end < t0 + FF_MIN_SPAN || *wake <= t0 || !may_start(k, t0)) return 0;
     /* 32-bit partial sums (sim_ff_chain bounds them): the entries of the
      * current tile; a later tile's first pass writes each entry it uses */
     int64_t n_in = pc->u.zse * pc->u.q * P, n_out = n_in;
@@ -855,13 +901,22 @@ int sim_ff_span(core *k, uint64_t end, uint64_t *adv, enpu_err *err) {
     uint64_t a = t0, b = t0;
     int rc = 0;
     for (;;) {
+        /* the top controller and the DMA side act first in a cycle (§13.6);
+         * they touch nothing of the executing chain's (its words are
+         * race-checked), so only their trace records' order ties them to
+         * the span's */
+        if (a > t0 && a == *wake) {
+            flush_recs(k);
+            if ((rc = top(ctx, a, wake, err))) break;
+        }
+        if (a >= end) break;
         const unit_cur *u = &pc->u;
         ffu g;
         ffu_make(k, u, &g);
         int64_t i0 = pc->pass * g.len + pc->k;
         int head0 = k->wpad.head;
         if (g.len * P > n_out) n_out = g.len * P;
-        if ((rc = pe_window(k, &g, a, end, i0, &b, err)) || b == a) break;
+        if ((rc = pe_window(k, &g, a, end < *wake ? end : *wake, i0, &b, err)) || b == a) break;
         if (a == t0) sim_core_track_at(k, TRK_PE, ENPU_ACT_COMPUTE, t0);
         int64_t i1 = i0 + (int64_t)(b - a);
         bool unit_end = i1 == g.n_conv * g.len;
@@ -875,6 +930,7 @@ int sim_ff_span(core *k, uint64_t end, uint64_t *adv, enpu_err *err) {
         if (!unit_end) {
             pc->pass = i1 / g.len;
             pc->k = i1 - pc->pass * g.len;
+            if (b == *wake) continue; /* else a final cycle without room, or `end` */
             break;
         }
         if (g.last && c->n_st > 1) {
@@ -889,25 +945,19 @@ int sim_ff_span(core *k, uint64_t end, uint64_t *adv, enpu_err *err) {
             break;
         }
         sim_pectl_peak(k, &pc->u);
-        if (b >= end || !unit_valid_at(k, &pc->u, b)) break;
+        if (!unit_valid_at(k, &pc->u, b)) break;
     }
     if (b > t0) {
         if (!k->pe_done) sim_pectl_seek(k, pc->pass, pc->k);
+        if (!k->ws_done) sim_pass_info(c, &k->ws, k->ws_p, &k->ws_pi);
         wpad_refill(k);
         k->started = true;
         k->last_issue = b - 1;
         k->stall_guard = b - 1;
     }
     for (int64_t i = 0; i < n_out; i++) k->pe.psum[i] = f->ps[i] == EMPTY32 ? SIM_MAX_EMPTY : f->ps[i];
+    flush_recs(k);
     f->buffering = false;
-    if (f->n_rec) {
-        qsort(f->rec, f->n_rec, sizeof *f->rec, rec_cmp);
-        for (size_t i = 0; i < f->n_rec; i++) {
-            const ff_rec *r = &f->rec[i];
-            sim_core_emit(k, r->track, r->label, r->unit, r->start, r->end);
-        }
-        f->n_rec = 0;
-    }
     k->t = b > t0 ? b - 1 : t0;
     *adv = b - t0;
     return rc;

@@ -104,11 +104,30 @@ static int overflow(const core *k, const sim_stage *s, int64_t acc, int64_t oy, 
 int sim_pe_output(const core *k, const sim_stage *s, const int32_t *chan, int n,
                   const int64_t *acc, int64_t oy, int64_t ox, int8_t *out, enpu_err *err) {
     const int acc_bits = (int)k->a->acc_bits;
-    for (int i = 0; i < n; i++) {
-        int64_t a = acc[i];
-        if (s->kind == K_MAX && a == SIM_MAX_EMPTY) a = 0;
+    const int64_t hi = ((int64_t)1 << (acc_bits - 1)) - 1;
+    bool fits = true;
+    /* the lanes are independent: checked together, the first one that does
+     * not fit is the error */
+    if (s->per_channel && s->kind != K_MAX) {
+        for (int i = 0; i < n; i++) {
+            int64_t a = acc[i];
+            int32_t c = chan[i];
+            bool f = a >= -hi - 1 && a <= hi;
+            fits &= f;
+            out[i] = (int8_t)enpu_requant(f ? a : 0, s->M[c], s->S[c], s->rq.zp, s->rq.lo, s->rq.hi);
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            int64_t a = acc[i];
+            if (s->kind == K_MAX && a == SIM_MAX_EMPTY) a = 0;
+            bool f = a >= -hi - 1 && a <= hi;
+            fits &= f;
+            out[i] = (int8_t)sim_requant(s, f ? a : 0, chan[i]);
+        }
+    }
+    for (int i = 0; !fits && i < n; i++) {
+        int64_t a = s->kind == K_MAX && acc[i] == SIM_MAX_EMPTY ? 0 : acc[i];
         if (!enpu_acc_fits(a, acc_bits)) return overflow(k, s, a, oy, ox, chan[i], err);
-        out[i] = (int8_t)sim_requant(s, a, chan[i]);
     }
     for (int i = n; i < k->P; i++) out[i] = 0;
     return 0;
