@@ -80,9 +80,9 @@ void sim_ff_free(core *k) {
 /* The chain-wide obligations: its head is a window op that reads the pads
  * (conv, fc, dwconv, avgpool, maxpool), one PE row, full-word writes (no
  * masked group-conv or remapped words), the weight pad deep enough for the
- * memory latency, and no partial sum outside 32 bits: each is a sum of a
- * bias and at most `terms` products of two int8 values (|x*w| <= 2^14), or
- * a max pool's operand (x - zp_in). */
+ * memory latency, and no partial sum outside 32 bits or acc_bits: each is a
+ * sum of a bias and at most `terms` products of two int8 values (|x*w| <=
+ * 2^14), or a max pool's operand (x - zp_in). */
 void sim_ff_chain(core *k) {
     const sim_chain *c = k->ch;
     ffstate *f = &k->ff;
@@ -101,7 +101,9 @@ void sim_ff_chain(core *k) {
     int64_t bound = s0->kind == K_MAX ? 128 + llabs((long long)s0->zp_in)
                                       : bmax + (terms > ((int64_t)1 << 40) ? ((int64_t)1 << 40) : terms) *
                                                    16384;
-    if (bound >= INT32_MAX) return;
+    /* and inside acc_bits: no requantization in a span can fail (the run
+     * would have to stop in the middle of the span's bookkeeping) */
+    if (bound >= INT32_MAX || bound >= ((int64_t)1 << (k->a->acc_bits - 1))) return;
     /* the repacked weights of the chain, built as units first need them */
     f->w2_n = 0;
     f->w2_keys = c->fc ? 0 : c->nblk * c->wpp_in * c->nb;
@@ -454,7 +456,12 @@ static void unit_cycles(core *k, const unit_cur *u, const ffu *g, int64_t i0, in
 static int wq_after(const core *k, int q, uint64_t x) {
     const wqueue *w = &k->wq[q];
     int n = 0;
-    while (n < w->count && w->e[(w->head + w->count - 1 - n) % w->ring].wt > x) n++;
+    int i = w->head + w->count - 1; /* the tail, walked back; < 2 * ring */
+    if (i >= w->ring) i -= w->ring;
+    while (n < w->count && w->e[i].wt > x) {
+        n++;
+        if (--i < 0) i += w->ring;
+    }
     return n;
 }
 
@@ -512,7 +519,8 @@ static int final_cycle(core *k, const fcyc *fc, uint64_t x, enpu_err *err) {
             sim_wq_push(k, q, &fc->runs[q][i], out, ready);
             uint64_t wt = ready > x + 1 ? ready : x + 1;
             if (wt <= k->ff.last_wt[q]) wt = k->ff.last_wt[q] + 1;
-            w->e[(w->head + w->count - 1) % w->ring].wt = wt;
+            int tail = w->head + w->count - 1;
+            w->e[tail >= w->ring ? tail - w->ring : tail].wt = wt;
             k->ff.last_wt[q] = wt;
         }
     }
@@ -537,7 +545,23 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
         bool wmain = last_st, wskip = s->w_skip || (last_st && c->rs_w_skip);
         passreg pr;
         pass_regs(k, g, g->n_conv - 1, &pr);
-        for (int64_t i = i0 > nf ? i0 : nf; i < i1; i++) {
+        int64_t f0 = i0 > nf ? i0 : nf;
+        /* room for every word of these cycles even if none is written
+         * meanwhile: no cycle can wait (at most one word per queue and
+         * cycle, full-word writes), so the pass is computed at once */
+        bool room = (!wmain || k->wq[0].count + (i1 - f0) <= k->wq[0].cap) &&
+                    (!wskip || k->wq[1].count + (i1 - f0) <= k->wq[1].cap);
+        if (room) {
+            pass_range(k, g, g->n_conv - 1, f0 - nf, i1 - nf);
+            for (int64_t i = f0; i < i1; i++) {
+                fcyc fc;
+                final_prep(k, g, i - nf, wmain, wskip, &fc);
+                int rc = final_cycle(k, &fc, a + (uint64_t)(i - i0), err);
+                if (rc) return rc;
+            }
+            f0 = i1;
+        }
+        for (int64_t i = f0; i < i1; i++) {
             uint64_t x = a + (uint64_t)(i - i0);
             fcyc fc;
             final_prep(k, g, i - nf, wmain, wskip, &fc);

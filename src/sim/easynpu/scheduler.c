@@ -12,8 +12,10 @@
 
 static void unit_fill(const sim_chain *c, unit_cur *u) {
     const int64_t P = c->P;
-    u->g = u->blk / c->nbk;
-    u->k = u->blk % c->nbk;
+    /* called for every unit by three cursors: no division where the
+     * common case needs none (one block per group, one PE row) */
+    u->g = c->nbk == 1 ? u->blk : u->blk / c->nbk;
+    u->k = c->nbk == 1 ? 0 : u->blk % c->nbk;
     if (c->bcast) {
         int64_t zk = c->opg - u->k * c->z;
         if (zk > c->z) zk = c->z;
@@ -54,7 +56,7 @@ static void unit_fill(const sim_chain *c, unit_cur *u) {
         }
     }
     u->npos = u->x * u->y;
-    u->q = (u->npos + c->rows - 1) / c->rows;
+    u->q = c->rows == 1 ? u->npos : (u->npos + c->rows - 1) / c->rows;
     if (c->bcast) {
         u->tile_first = u->kz == u->kz_lo && u->band == 0;
         u->tile_last = u->kz == u->kz_hi && u->band == c->nb - 1;
