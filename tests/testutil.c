@@ -470,7 +470,7 @@ static bool same_runs(const char *what, const ff_run *x, const ff_run *y) {
 
 uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, const enpu_arch *a,
                                    const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
-                                   bool trace, uint64_t *ff_cycles) {
+                                   bool trace, uint64_t *ff_cycles, uint64_t *compute_cycles) {
     ff_run x, y;
     bool ok = true;
     uint64_t cycles = 0;
@@ -494,6 +494,7 @@ uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, cons
         if (obs == 0) {
             cycles = x.res.total_cycles;
             if (ff_cycles) *ff_cycles = y.ff;
+            if (compute_cycles) *compute_cycles = x.res.activity[ENPU_ACT_COMPUTE];
         }
         ff_free(&x);
         ff_free(&y);

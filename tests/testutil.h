@@ -83,9 +83,10 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
  * any difference: status and message, cycles, every statistic of every
  * instruction and row, the outputs, every memory and its write cycles,
  * the trace and VCD files byte for byte.  Returns the cycles; *ff_cycles
- * (when not NULL) gets how many of them the fast path took in one piece. */
+ * and *compute_cycles (when not NULL) get how many of them the fast path
+ * took in one piece, and how many were compute cycles. */
 uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, const enpu_arch *a,
                                    const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
-                                   bool trace, uint64_t *ff_cycles);
+                                   bool trace, uint64_t *ff_cycles, uint64_t *compute_cycles);
 
 #endif

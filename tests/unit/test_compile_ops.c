@@ -238,7 +238,7 @@ static void compile_check(enpu_graph *g, int y, result *r, const char *arch) {
     snprintf(what, sizeof what, "program of '%s' on %s", q.layers[0].name, arch);
     r->outside = enpu_test_assert_cost_exact(what, &q, &res);
     /* and the fast-forward changes nothing (docs/microarch.md §15) */
-    assert_int_equal(enpu_test_assert_ff_equal(what, &q, &a, in, NULL, r->qg->n_inputs, true, NULL),
+    assert_int_equal(enpu_test_assert_ff_equal(what, &q, &a, in, NULL, r->qg->n_inputs, true, NULL, NULL),
                      res.total_cycles);
     enpu_sim_result_free(&res);
     enpu_sim_free(sim);

@@ -102,7 +102,7 @@ static void run_both(const char *name, tprog *t, const int8_t *x, layer_io xi, i
             /* and the fast-forward changes nothing (docs/microarch.md §15) */
             const int8_t *ins[1] = {xc};
             uint64_t ff = 0;
-            assert_int_equal(enpu_test_assert_ff_equal(name, &t->p, &t->arch, NULL, ins, 1, true, &ff),
+            assert_int_equal(enpu_test_assert_ff_equal(name, &t->p, &t->arch, NULL, ins, 1, true, &ff, NULL),
                              res.total_cycles);
             n_ff_cycles += ff;
             n_all_cycles += res.total_cycles;
