@@ -28,8 +28,9 @@
  * (count >= Lw and word i usable by t + i, Lw < Dw); each final cycle has
  * room in its write queue; the next unit is valid when the PE array reaches
  * it.  A span stops before a fused stage's pass, at the end of the chain's
- * passes, at `end` (the next cycle the top controller or the DMA side may
- * act, a VCD window, max_cycles) or where an obligation fails. */
+ * passes, at `end` (a VCD window, max_cycles) or where an obligation
+ * fails; in the cycles where the top controller or the DMA side may act it
+ * has cycle.c run them first, as the per-cycle loop does. */
 #include <stdlib.h>
 #include <string.h>
 #if defined(__SSE2__)
