@@ -787,13 +787,13 @@ static void test_random_layers(void **state) {
         int P = tp_rint(&r, 0, 3) ? 16 : 8, rows = tp_rint(&r, 0, 4) ? 1 : 2;
         int dif = 16 << tp_rint(&r, 1, 3), dps = 16 << tp_rint(&r, 0, 2), dw = 4 << tp_rint(&r, 0, 2);
         int lw = tp_rint(&r, 1, tp_rint(&r, 0, 5) ? 3 : 5);
+        int ld = tp_rint(&r, 1, 3), D = tp_rint(&r, 1, 3), rq = tp_rint(&r, 0, 3); /* in this order */
         snprintf(arch, sizeof arch,
                  "{\"base\":\"easynpu\",\"name\":\"r%d\",\"pes\":%d,\"ifmap_pads\":%d,"
                  "\"weight_pad_groups\":%d,\"bus_bits\":%d,\"pe_rows\":%d,\"ifmap_pad_depth\":%d,"
                  "\"psum_depth\":%d,\"weight_pad_depth\":%d,\"weight_mem_latency\":%d,"
                  "\"dtcm_read_latency\":%d,\"pe_pipeline_depth\":%d,\"requant_latency\":%d}",
-                 it, P, P, P, 8 * P, rows, dif, dps, dw, lw, tp_rint(&r, 1, 3), tp_rint(&r, 1, 3),
-                 tp_rint(&r, 0, 3));
+                 it, P, P, P, 8 * P, rows, dif, dps, dw, lw, ld, D, rq);
         conv_case cc = {0};
         snprintf(name, sizeof name, "random%d", it);
         cc.name = name;
@@ -826,11 +826,10 @@ static void test_random_layers(void **state) {
         if (!fc && cc.op != ENPU_OPC_MAXPOOL && cc.hk > 1 && tp_rint(&r, 0, 3) == 0)
             cc.band_h = tp_rint(&r, 1, (int)cc.hk - 1);
         if (!fc && tp_rint(&r, 0, 2) == 0) cc.tx = tp_rint(&r, 1, 4), cc.ty = tp_rint(&r, 1, 4);
-        if (cc.op == ENPU_OPC_MAXPOOL || (cc.groups > 1 && tp_rint(&r, 0, 1)) || fc || tp_rint(&r, 0, 2)) {
-            if (cc.op != ENPU_OPC_MAXPOOL) {
-                run_conv_case(&cc, 5000u + (uint32_t)it);
-                continue;
-            }
+        /* a layer alone (run_conv_case has no max pool: it goes in a chain) */
+        if (cc.op != ENPU_OPC_MAXPOOL && ((cc.groups > 1 && tp_rint(&r, 0, 1)) || fc || tp_rint(&r, 0, 2))) {
+            run_conv_case(&cc, 5000u + (uint32_t)it);
+            continue;
         }
         /* a chain: the head and one or two members (at most one
          * activation; an add or mul needs whole words per group) */
