@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "easynpu/compiler.h"
 #include "easynpu/file.h"
 #include "easynpu/quant.h"
 #include "easynpu/tflite.h"
@@ -68,10 +69,54 @@ static int8_t *load_input(const enpu_graph *qg, int i, const char *path) {
     return ir;
 }
 
+/* The golden reference's fast kernels (as compiled, and portable) give what
+ * its reference loops give on every int8 tensor of qg: the fast kernels
+ * must follow the graph's requant mode (they once requantized with the
+ * easynpu rule whatever the mode). */
+static void check_kernels(const char *name, const enpu_graph *qg, const int8_t *const *ins) {
+    static const enpu_gexec_kernels ks[3] = {ENPU_GK_REFERENCE, ENPU_GK_PORTABLE, ENPU_GK_FAST};
+    enpu_gexec *ex[3] = {0};
+    enpu_err err = {0};
+    for (int k = 0; k < 3; k++)
+        if (enpu_gexec_new(qg, &ex[k], &err) || enpu_gexec_set_kernels(ex[k], ks[k], &err) ||
+            enpu_gexec_run_i8(ex[k], ins, &err))
+            fail_msg("%s (%s kernels): %s", name, enpu_gexec_kernels_label(ks[k]), err.msg);
+    int compared = 0;
+    for (int t = 0; t < qg->n_tensors; t++) {
+        const int8_t *want = enpu_gexec_value_i8(ex[0], t);
+        if (!want || qg->tensors[t].rank < 0) continue;
+        int64_t n = enpu_tensor_numel(&qg->tensors[t]);
+        for (int k = 1; k < 3; k++) {
+            const int8_t *got = enpu_gexec_value_i8(ex[k], t);
+            assert_non_null(got);
+            for (int64_t e = 0; e < n; e++)
+                if (got[e] != want[e])
+                    fail_msg("%s: tensor '%s' element %lld: %s kernels %d, reference loops %d", name,
+                             qg->tensors[t].name, (long long)e, enpu_gexec_kernels_name(ex[k]), got[e],
+                             want[e]);
+        }
+        compared++;
+    }
+    assert_true(compared > qg->n_inputs);
+    for (int k = 0; k < 3; k++) enpu_gexec_free(ex[k]);
+}
+
+/* Fast-forward and the per-cycle path agree on qg (requant tflite) in
+ * everything (enpu_test_assert_ff_equal; trace when `trace`). */
+static void check_ff(const char *name, const enpu_graph *qg, const int8_t *const *ins,
+                     const enpu_arch *arch, bool trace) {
+    enpu_err err = {0};
+    enpu_program p;
+    if (enpu_compile(qg, arch, NULL, &p, NULL, &err)) fail_msg("%s: %s", name, err.msg);
+    enpu_test_assert_ff_equal(name, &p, arch, NULL, ins, qg->n_inputs, trace, NULL, NULL);
+    enpu_program_free(&p);
+}
+
 /* Runs model on its inputs; returns the cycles and output 0 in TFLite order
- * (out8, n elements). */
+ * (out8, n elements).  The golden's kernels are compared with each other on
+ * every run, fast-forward with the per-cycle path when `ff`. */
 static uint64_t run_model(const char *name, const char *model, const char *const *inputs,
-                          int8_t *out8, int64_t *n_out) {
+                          int8_t *out8, int64_t *n_out, bool ff, bool trace) {
     enpu_err err = {0};
     enpu_graph *qg = NULL;
     if (enpu_tflite_load(model, &qg, &err)) fail_msg("%s: %s", name, err.msg);
@@ -83,6 +128,8 @@ static uint64_t run_model(const char *name, const char *model, const char *const
     enpu_test_e2e_result *r = calloc(1, sizeof *r);
     assert_non_null(r);
     uint64_t cycles = enpu_test_e2e_q(name, qg, (const int8_t *const *)ins, &arch, NULL, r);
+    check_kernels(name, qg, (const int8_t *const *)ins);
+    if (ff) check_ff(name, qg, (const int8_t *const *)ins, &arch, trace);
     const enpu_tensor *y = &qg->tensors[qg->outputs[0]];
     *n_out = enpu_tensor_numel(y);
     assert_int_equal(r->n_out8[0], *n_out);
@@ -105,7 +152,7 @@ static void fixture(const char *name, int n_in, bool expected) {
     (void)n_in;
     int8_t got[4096];
     int64_t n;
-    run_model(name, model, ins, got, &n);
+    run_model(name, model, ins, got, &n, true, true);
     if (!expected) return;
     enpu_buf want;
     enpu_err err = {0};
@@ -144,18 +191,19 @@ typedef struct mlperf_case {
     int n;
     int8_t ours[12];     /* TFLite's integer rules */
     uint64_t cycles;     /* default preset, requant tflite */
-    bool same_as_oracle; /* GOLDEN_armnn.txt agrees element by element */
+    int oracle_diff;     /* elements that differ from GOLDEN_armnn.txt */
+    bool ff;             /* also fast-forward against the per-cycle path */
 } mlperf_case;
 
 static const mlperf_case cases[] = {
     {"kws_ref_model.tflite", "kws_input_0_int8_49x10.raw", 12,
-     {-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128}, 167678, true},
+     {-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128}, 167678, 0, true},
     {"pretrainedResnet_quant.tflite", "cifar10_pic2_s8_32x32x3.raw", 10,
-     {-128, -128, 127, -128, -128, -128, -128, -128, -128, -128}, 791266, true},
+     {-128, -128, 127, -128, -128, -128, -128, -128, -128, -128}, 791266, 0, true},
     {"pretrainedResnet_quant.tflite", "cifar10_pic7_s8_32x32x3.raw", 10,
-     {-122, -121, -128, -126, -112, -124, -128, 76, -128, -110}, 791266, false},
-    {"vww_96_int8.tflite", "vww_person1_s8_96x96x3.raw", 2, {-76, 76}, 522790, false},
-    {"vww_96_int8.tflite", "vww_noperson1_s8_96x96x3.raw", 2, {8, -8}, 522790, true},
+     {-122, -121, -128, -126, -112, -124, -128, 76, -128, -110}, 791266, 6, false},
+    {"vww_96_int8.tflite", "vww_person1_s8_96x96x3.raw", 2, {-76, 76}, 522790, 2, true},
+    {"vww_96_int8.tflite", "vww_noperson1_s8_96x96x3.raw", 2, {8, -8}, 522790, 0, false},
 };
 
 /* The oracle's int8 outputs for model/vector from GOLDEN_armnn.txt. */
@@ -186,6 +234,7 @@ static int oracle(const char *model, const char *vector, int8_t *out) {
 
 static void test_mlperf(void **state) {
     (void)state;
+    int total = 0, differ = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const mlperf_case *c = &cases[k];
         char model[512], vec[512];
@@ -196,7 +245,7 @@ static void test_mlperf(void **state) {
         const char *ins[1] = {vec};
         int8_t got[64], want[16];
         int64_t n;
-        uint64_t cycles = run_model(c->vector, model, ins, got, &n);
+        uint64_t cycles = run_model(c->vector, model, ins, got, &n, c->ff, false);
         fprintf(stderr, "%s on %s: %llu cycles\n", c->model, c->vector, (unsigned long long)cycles);
         assert_int_equal(n, c->n);
         for (int i = 0; i < c->n; i++)
@@ -206,8 +255,14 @@ static void test_mlperf(void **state) {
         int diff = 0;
         for (int i = 0; i < c->n; i++) diff += got[i] != want[i];
         fprintf(stderr, "  %d of %d outputs differ from GOLDEN_armnn.txt\n", diff, c->n);
-        assert_int_equal(diff == 0, c->same_as_oracle);
+        assert_int_equal(diff, c->oracle_diff);
+        total += c->n;
+        differ += diff;
     }
+    /* 28 of the 36 oracle elements agree; the 8 others are the oracle's
+     * float requantization (docs/tflite.md, test_tfl_gemmlowp.cpp) */
+    assert_int_equal(total, 36);
+    assert_int_equal(differ, 8);
 }
 
 int main(int argc, char **argv) {
