@@ -205,7 +205,9 @@ static void test_requantizer(void **state) {
         assert_int_equal(enpu_tfl_quantize_multiplier(real, "t", &qe, &se, &err), 0);
         assert_int_equal(qe, q);
         assert_int_equal(se, shift);
-        int32_t acc = rng_i32() >> (rng() % 32 + (shift > 0 ? shift : 0));
+        /* at most 31: a larger shift of an int32 is undefined (UBSan) */
+        int sh = (int)(rng() % 32) + (shift > 0 ? shift : 0);
+        int32_t acc = rng_i32() >> (sh < 31 ? sh : 31);
         int32_t want = mbqm(acc, q, shift);
         if (enpu_tfl_scale(acc, (uint32_t)q, 31 - shift) != want)
             fail_msg("MBQM(%d, %d, %d): %lld, TFLite %d", acc, q, shift,
