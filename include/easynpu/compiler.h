@@ -1,4 +1,6 @@
-/* The EasyNPU compiler: maps a quantized network (quant.h) onto the NPU.
+/* The compiler: maps a quantized network (quant.h) onto the NPU: the
+ * EasyNPU engine (below), or the systolic engine when the arch says so
+ * (src/compiler/systolic/, docs/systolic.md).
  *
  * Phases, one file each under src/compiler/ (docs/compiler.md):
  *   lower.c   quantized nodes -> layers: opcode choice, FC weights in the
@@ -173,6 +175,15 @@ int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
  * n_instr each), all filled.  The program must be valid
  * (enpu_program_validate). */
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr);
+
+/* The systolic engine's cost model of a whole program (docs/systolic.md
+ * "Timing": the controller's rules unit by unit, with its hazard
+ * scoreboard): the total cycles; per instruction the cycles of every
+ * activity (act: n_instr x ENPU_ACT_COUNT, filled) and the words read and
+ * written of every memory (reads, writes: n_instr x ENPU_MEM_COUNT, filled;
+ * may be NULL), as the simulator's cycle engine counts them.  The program
+ * must be valid for a systolic arch.  -1 when out of memory. */
+int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *reads, int64_t *writes);
 
 /* Fills the tile fields (tile_x, tile_y, tile_xi, tile_yi, zs, band_h,
  * rows) of the chain's instructions with the tiling that minimises

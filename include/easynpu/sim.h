@@ -26,7 +26,9 @@
  * stay in host memory.  Attributes come from the record as the compiler
  * writes them: Softmax axis = iparam[0] and its opset < 13 coercion =
  * iparam[1]; Flatten/Concat axis = iparam[0]; Transpose perm = iparam[];
- * LeakyRelu/HardSigmoid/Clip alpha, beta, min, max = fparam[0..3].  Only
+ * LeakyRelu/HardSigmoid/Clip alpha, beta, min, max = fparam[0..3];
+ * MaxPool/AveragePool kernel, strides, pads (t, l, b, r) = iparam[0..7],
+ * dilations, ceil_mode, count_include_pad = fparam[0..3].  Only
  * tensor operands are passed (an op needing a constant operand, such as a
  * Reshape's shape, is refused by enpu_fref_node).
  *
