@@ -50,10 +50,10 @@ int64_t sc_cost_layer(const enpu_arch *a, const enpu_instr *in) {
     enpu_sya_unit u, nu;
     enpu_sya_unit_at(&s, 0, &u);
     for (int64_t k = 0; k < s.units; k++) {
-        int64_t tau = t > mux_free ? t : mux_free;
+        int64_t tau = t > mux_free - s.K ? t : mux_free - s.K;
         int64_t w = tau + L + s.K + u.rows - 1 + u.cols - 1 + rq;
         if (w > last) last = w;
-        mux_free = tau + mux_of(a, &u);
+        mux_free = tau + s.K + mux_of(a, &u);
         bool has_next = k + 1 < s.units, same = false;
         if (has_next) {
             enpu_sya_unit_at(&s, k + 1, &nu);
@@ -149,15 +149,15 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
             int64_t raw, war, ctx = -1;
             enpu_sya_board_ready(&b, a, ci, pc, s, &u, &raw, &war);
             if (is_sya(p, pc - 1) && is_sya(p, pc - 2)) ctx = last_w[pc - 2] + 1;
-            int64_t tau = t;
-            if (mux_free > tau) tau = mux_free;
+            int64_t tau = t, mux = mux_free - s->K; /* the MUXes through with the last unit */
+            if (mux > tau) tau = mux;
             if (ctx > tau) tau = ctx;
             if (raw - L > tau) tau = raw - L;
             if (war - L > tau) tau = war - L;
             /* the wait: the MUXes first, then the hazards */
-            int64_t odrain = (tau < mux_free ? tau : mux_free) - t;
+            int64_t odrain = (tau < mux ? tau : mux) - t;
             if (odrain > 0) add(&m, last_instr, ENPU_ACT_OFMAP_DRAIN, odrain);
-            int64_t a0 = t > mux_free ? t : mux_free;
+            int64_t a0 = t > mux ? t : mux;
             if (tau > a0) {
                 int64_t lo = a0 > ctx ? a0 : ctx, hi = tau < raw - L ? tau : raw - L;
                 int64_t ifl = hi > lo ? hi - lo : 0;
@@ -175,7 +175,7 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
                 enpu_sya_unit_writes(a, ci, s, &u, count_w, &nw);
                 writes[(size_t)pc * ENPU_MEM_COUNT + ENPU_MEM_MAIN_DTCM] += nw;
             }
-            mux_free = tau + mux_of(a, &u);
+            mux_free = tau + s->K + mux_of(a, &u);
             /* the next unit: of this instruction or the next systolic one */
             int npc = pc;
             int64_t nunit = unit + 1;

@@ -5,7 +5,7 @@
  *   FETCH   the first instruction, or the one after a host op, from the ITCM
  *   CFG     the configuration handshake (CfgVld/CfgRdy) before a unit that
  *           starts a new skewed block
- *   WAIT    until the output MUXes can take the unit (ActRdy), its input
+ *   WAIT    until the output MUXes can take the unit's results (ActRdy), its input
  *           words are written and its output words free (the scoreboard),
  *           and at most one other instruction is still in flight
  *   STREAM  the unit's K steps enter the array (row 0's reads are issued)
@@ -114,7 +114,10 @@ static int issue(sya_engine *e, int64_t t) {
     L->units_issued++;
     st->reads[ENPU_MEM_MAIN_DTCM] += (uint64_t)enpu_sya_unit_reads(e->a, in, &L->s, &j->u, NULL, NULL);
     st->reads[ENPU_MEM_WEIGHT_MEM] += (uint64_t)enpu_sya_unit_wgt_words(e->a, in, &L->s, &j->u);
-    e->mux_free = t + (j->u.cols < e->NC ? j->u.cols : e->NC);
+    /* the rows' MUXes hand on this unit's results from t + K on, one column
+     * per cycle: a later unit's first result may not come before they are
+     * through (its K may be shorter) */
+    e->mux_free = t + j->K + (j->u.cols < e->NC ? j->u.cols : e->NC);
     /* what the streams do after this unit: continue into the next one
      * (merge) or finish their skewed block first */
     int npc;
@@ -249,15 +252,15 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
             enpu_sya_unit_at(&L->s, e->unit, &u);
             int64_t raw, war;
             enpu_sya_board_ready(&e->board, e->a, &p->instr[e->pc], e->pc, &L->s, &u, &raw, &war);
-            bool ctx = ctx_free(e);
-            if (t >= e->mux_free && ctx && t + e->L >= raw && t + e->L >= war) {
+            bool ctx = ctx_free(e), mux = t + L->s.K >= e->mux_free;
+            if (mux && ctx && t + e->L >= raw && t + e->L >= war) {
                 int rc = issue(e, t);
                 if (rc) return rc;
                 e->cnt = e->lay[e->pc].s.K;
                 set_state(e, S_STREAM, t);
                 continue;
             }
-            if (t < e->mux_free) {
+            if (!mux) {
                 attribute(e, e->last_instr, ENPU_ACT_OFMAP_DRAIN, t);
                 e->stall_sig = 1;
             } else if (ctx && t + e->L < raw) {

@@ -1,8 +1,9 @@
 /* The systolic engine's cycle mode: the clock loop over its units (sya.h).
  * Each cycle: the controller decides (ccu.c), the SRAMs are read for the
- * units entering L cycles later (glb.c), the re-shaping unit writes what
- * arrives (sync_shape.c), then the array steps (pe_array.c): reads see the
- * writes of earlier cycles only.  Cycles in which nothing but a countdown
+ * units entering L cycles later (glb.c), the array steps and its MUXes
+ * hand results to the requantizer (pe_array.c), then the re-shaping unit
+ * writes what arrives (sync_shape.c): reads see the writes of earlier
+ * cycles only.  Cycles in which nothing but a countdown
  * runs (a host op, an empty array) are skipped in one step. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,8 +147,8 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
         if (rc) return rc;
         if (sya_ccu_done(e)) break;
         sya_glb_step(e, t);
-        if ((rc = sya_shape_step(e, t))) return rc;
         if ((rc = sya_array_step(e, t))) return rc;
+        if ((rc = sya_shape_step(e, t))) return rc;
         if (sim->obs) {
             e->sig[SIG_STATE] = e->state, e->sig[SIG_PC] = e->pc, e->sig[SIG_UNIT] = e->unit;
             e->sig[SIG_MUX_OUT] = e->mux_out, e->sig[SIG_OFM_WORDS] = e->ofm_words;

@@ -99,7 +99,8 @@ typedef struct sya_engine {
     /* controller */
     int state, pc;
     int64_t unit, cnt;
-    int64_t mux_free;           /* issue cycle from which the output MUXes take a new unit */
+    int64_t mux_free;           /* a unit issued at t with K steps may start when t + K >= mux_free
+                                   (the output MUXes are through with the last one) */
     int last_instr;             /* instruction of the last unit issued, -1 */
     enpu_sya_unit last_u;
     int64_t last_tau;
