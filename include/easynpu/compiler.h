@@ -41,7 +41,8 @@ typedef struct enpu_compile_opts {
     bool no_fuse;      /* keep every quantized node its own instruction */
     bool naive_tiling; /* fixed tiling instead of the search: x = y = 1 output
                           position, z = Co, the whole kernel (or the fewest
-                          kernel rows that fit) -- for comparisons */
+                          kernel rows that fit) -- for comparisons; the
+                          systolic engine: whole units, point groups outer */
     bool no_enhance;   /* never consider the enhance-channel transform */
     bool serial_schedule; /* every instruction waits for the one before it to
                              complete (no overlap of DMA and compute): the

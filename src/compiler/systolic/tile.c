@@ -4,7 +4,10 @@
  * or filters than the array has shorten the skewed block's tail and the
  * output MUX's turn; balanced groups leave no short last unit; the filter
  * tiles outer let the weight stream continue across point groups.  The SRAM
- * limits are the memory plan's (plan.c): every map and weight is on chip. */
+ * limits are the memory plan's (plan.c): every map and weight is on chip.
+ * enpu_compile_opts.naive_tiling takes the note's fixed configuration
+ * instead: whole units (as many points and filters as the array has rows
+ * and columns), point groups outer. */
 #include "compiler/systolic/sya_cc.h"
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -36,11 +39,14 @@ int sc_tile(sc *c) {
         int nn = candidates(s.N, R, a->sya_rows, nips);
         int nm = s.dw ? 1 : candidates(s.F, C, a->sya_cols, nfs);
         if (s.dw) nfs[0] = 1;
+        /* naive: the note's fixed configuration, whole units, point groups
+         * outer (LopOrd 0) */
+        if (c->o->naive_tiling) nn = nm = 1;
         int64_t best = -1;
         enpu_instr b = *in;
         for (int x = 0; x < nn; x++)
             for (int y = 0; y < nm; y++)
-                for (int loop = 0; loop < 2; loop++) {
+                for (int loop = 0; loop < (c->o->naive_tiling ? 1 : 2); loop++) {
                     enpu_instr t = *in;
                     t.sya_nip = nips[x], t.sya_nf = nfs[y], t.sya_loop = loop;
                     int64_t cy = sc_cost_layer(a, &t);

@@ -77,31 +77,38 @@ int sya_func_exec(const enpu_sim *sim, int i, const sya_layer *lay, sim_mem *m, 
     const int64_t wb = m->wb, wpp = (in->co + wb - 1) / wb;
     const int64_t lo = -((int64_t)1 << (a->sya_acc_bits - 1)), hi = ((int64_t)1 << (a->sya_acc_bits - 1)) - 1;
     int rc = 0;
-    /* unit by unit, so that the order of the writes is the array's */
+    /* unit by unit, as the array: its activations row by row, its weights
+     * once */
+    int32_t *x = malloc((size_t)s->K * sizeof *x), *w = malloc((size_t)(s->K * s->nf) * sizeof *w);
+    if (!x || !w) rc = enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");
     for (int64_t un = 0; un < s->units && !rc; un++) {
         enpu_sya_unit u;
         enpu_sya_unit_at(s, un, &u);
-        for (int64_t r = 0; r < u.rows && !rc; r++)
+        for (int64_t k = 0; k < s->K; k++)
+            for (int64_t c = 0; c < u.cols; c++)
+                w[k * u.cols + c] = (int8_t)m->wmem[enpu_sya_wgt_at(a, in, s, &u, k, c)];
+        for (int64_t r = 0; r < u.rows && !rc; r++) {
+            for (int64_t k = 0; k < s->K; k++) {
+                int64_t word;
+                int lane;
+                enpu_sya_act_at(a, in, s, &u, r, k, &word, &lane);
+                x[k] = word < 0 ? (int32_t)in->zp_in : (int8_t)m->main[word * wb + lane];
+            }
             for (int64_t c = 0; c < u.cols; c++) {
-                int64_t acc = 0;
-                for (int64_t k = 0; k < s->K; k++) {
-                    int64_t word;
-                    int lane;
-                    enpu_sya_act_at(a, in, s, &u, r, k, &word, &lane);
-                    int32_t x = word < 0 ? (int32_t)in->zp_in : (int8_t)m->main[word * wb + lane];
-                    int32_t w = (int8_t)m->wmem[enpu_sya_wgt_at(a, in, s, &u, k, c)];
-                    acc += (int64_t)x * w;
+                /* every partial sum lives in the PE's accumulator */
+                int64_t acc = 0, o = enpu_sya_out_channel(s, &u, c);
+                for (int64_t k = 0; k < s->K && !rc; k++) {
+                    acc += (int64_t)x[k] * w[k * u.cols + c];
+                    if (acc < lo || acc > hi) rc = sya_acc_error(sim, i, u.p0 + r, o, acc, err);
                 }
-                int64_t o = enpu_sya_out_channel(s, &u, c);
-                if (acc < lo || acc > hi) {
-                    rc = sya_acc_error(sim, i, u.p0 + r, o, acc, err);
-                    break;
-                }
+                if (rc) break;
                 int32_t q = enpu_requant(acc + lay->bias[o], lay->M[o], lay->S[o], (int32_t)in->zp_out,
                                          (int32_t)in->clamp_lo, (int32_t)in->clamp_hi);
                 m->main[(in->ofmap_addr + (u.p0 + r) * wpp + o / wb) * wb + o % wb] = (uint8_t)(int8_t)q;
             }
+        }
     }
+    free(x), free(w);
     if (lay == &own) sya_layer_free(&own);
     return rc;
 }
