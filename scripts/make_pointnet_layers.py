@@ -4,7 +4,7 @@ table as small ONNX models, one per layer (docs/systolic.md "The skew"):
 a point-wise convolution (a 1-D Conv with kernel 1, what a PointMLP or
 PointNeXt-S MLP layer is) followed by a ReLU, on N points.
 
-The note gives each layer's input channels C (its formula C/(C+NUM_ROW)
+The design gives each layer's input channels C (its formula C/(C+NUM_ROW)
 needs only them); the filters are chosen to agree with its values on the
 1x4 arrangement (16 rows, 64 columns): 32 for conv1 (its 32/64 factor), 128
 for PointMLP's conv5 (its 64/(64+64), two filter tiles), 64 -- one full

@@ -112,7 +112,7 @@ typedef enum enpu_engine {
  * order after the shared ones.  They are part of an arch whose engine is
  * "systolic" (its JSON, table and fingerprint); any other engine holds the
  * defaults and its JSON may not name them.  The SRAM word is bus_bits wide
- * (the note's SRAM_WIDTH); the act/ofm SRAM is the main DTCM and the weight
+ * (the design's SRAM_WIDTH); the act/ofm SRAM is the main DTCM and the weight
  * SRAM the weight memory, their depths are their bytes / word bytes. */
 #define ENPU_ARCH_SYA_PARAMS(X)                                                                 \
     X(sya_rows, "rows", 1, 64, 16, "PE rows of one bank (NUM_ROW)")                             \

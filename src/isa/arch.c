@@ -440,7 +440,10 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     }
     enpu_isa_layout l;
     enpu_err e = {0};
-    if (enpu_isa_layout_make(a, &l, &e) == 0)
+    if (enpu_isa_layout_make(a, &l, &e) == 0 && sya)
+        fprintf(f, "  instruction          %12d  bits used of %d (systolic format)\n", l.used_bits[ENPU_FMT_SYA],
+                ENPU_INSTR_BITS);
+    else if (enpu_isa_layout_make(a, &l, &e) == 0)
         fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
                 l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
                 l.used_bits[ENPU_FMT_DMA]);

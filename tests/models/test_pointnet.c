@@ -2,7 +2,7 @@
  * its PointMLP and PointNeXt-S layers (models/pointnet/, built by
  * scripts/make_pointnet_layers.py) on the 1x4 arrangement: each layer run
  * end to end (bit-exact with the golden reference in both modes, the cost
- * model equal to the simulator) under the note's scheme 1 as it describes
+ * model equal to the simulator) under the design's scheme 1 as it describes
  * it (whole units, point groups outer), scheme 1 with the tiling search,
  * scheme 3 and scheme 4; the cycles are exactly those docs/systolic.md
  * reports, and the table printed here is that document's.  Then the
@@ -21,7 +21,7 @@
 typedef struct layer {
     const char *net;
     int k, c, f;
-    const char *note;      /* the note's formula and value */
+    const char *note;      /* the design's formula and value */
     uint64_t want[4];      /* cycles of the layer under the four configurations */
 } layer;
 
@@ -43,12 +43,12 @@ static const layer layers[] = {
 };
 #define N_LAYERS ((int)(sizeof layers / sizeof layers[0]))
 
-/* The four configurations: scheme and whether the tiling is the note's. */
+/* The four configurations: scheme and whether the tiling is the design's. */
 static const struct {
     const char *label;
     int scheme;
     bool naive;
-} configs[4] = {{"scheme 1, the note's loop", 1, true}, {"scheme 1", 1, false}, {"scheme 3", 3, false},
+} configs[4] = {{"scheme 1, the design's loop", 1, true}, {"scheme 1", 1, false}, {"scheme 3", 3, false},
                 {"scheme 4", 4, false}};
 
 /* The layer's instruction cycles and compute (streaming) cycles on arch a,
@@ -86,8 +86,9 @@ static enpu_arch arch_of(const char *spec, int scheme) {
 
 static void test_note_table(void **state) {
     (void)state;
-    fprintf(stderr, "| layer | C | filters | note's formula | scheme 1, note's loop | scheme 1 | scheme 3 | "
-                    "scheme 4 | fastest |\n|---|---|---|---|---|---|---|---|---|\n");
+    fprintf(stderr, "| layer | C | filters | the design's formula | scheme 1, whole units, point groups "
+                    "outer | scheme 1, searched | scheme 3 | scheme 4 | fastest |\n"
+                    "|---|---|---|---|---|---|---|---|---|\n");
     int bad = 0;
     for (int i = 0; i < N_LAYERS; i++) {
         const layer *l = &layers[i];
@@ -115,7 +116,7 @@ static void test_note_table(void **state) {
     if (bad) fail_msg("%d figure(s) differ from docs/systolic.md", bad);
 }
 
-/* The note: the skew makes PointMLP take 16% longer with 16 rows, 33% with
+/* The design: the skew makes PointMLP take 16% longer with 16 rows, 33% with
  * 32, 8% with 8 (time over the streaming time, scheme 1 as it describes
  * it). */
 static void test_rows(void **state) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "easynpu/compiler.h"
+#include "easynpu/file.h"
 #include "easynpu/quant.h"
 #include "easynpu/systolic.h"
 #include "testutil.h"
@@ -287,6 +288,15 @@ static void test_presets(void **state) {
     assert_null(strstr(j, "sya_"));
     free(j);
     assert_int_equal(enpu_arch_mac_units(&e), 16);
+    /* docs/systolic.md carries the generated parameter table */
+    char *tab = enpu_arch_sya_table_md();
+    uint8_t *doc;
+    size_t n;
+    assert_int_equal(enpu_file_read("docs/systolic.md", 1 << 20, &doc, &n, &err), 0);
+    if (!strstr((char *)doc, tab))
+        fail_msg("docs/systolic.md does not contain `easynpu arch --systolic-table`: regenerate it");
+    free(doc);
+    free(tab);
     t = "{\"base\": \"systolic\", \"sya_scheme\": 2}";
     assert_int_equal(enpu_arch_from_json(t, strlen(t), "t", &a, &err), ENPU_E_INVALID);
     assert_non_null(strstr(err.msg, "field 'sya_scheme': value 2"));

@@ -5,7 +5,7 @@
  * output MUX's turn; balanced groups leave no short last unit; the filter
  * tiles outer let the weight stream continue across point groups.  The SRAM
  * limits are the memory plan's (plan.c): every map and weight is on chip.
- * enpu_compile_opts.naive_tiling takes the note's fixed configuration
+ * enpu_compile_opts.naive_tiling takes the design's fixed configuration
  * instead: whole units (as many points and filters as the array has rows
  * and columns), point groups outer. */
 #include "compiler/systolic/sya_cc.h"
@@ -39,7 +39,7 @@ int sc_tile(sc *c) {
         int nn = candidates(s.N, R, a->sya_rows, nips);
         int nm = s.dw ? 1 : candidates(s.F, C, a->sya_cols, nfs);
         if (s.dw) nfs[0] = 1;
-        /* naive: the note's fixed configuration, whole units, point groups
+        /* naive: the design's fixed configuration, whole units, point groups
          * outer (LopOrd 0) */
         if (c->o->naive_tiling) nn = nm = 1;
         int64_t best = -1;

@@ -1,4 +1,4 @@
-/* The central control unit (the note's CCU): fetches and decodes
+/* The central control unit (the design's CCU): fetches and decodes
  * instructions, walks each one's units in its loop order and starts them on
  * the array (docs/systolic.md "Timing"):
  *

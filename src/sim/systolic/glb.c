@@ -1,4 +1,4 @@
-/* The global buffer's read side (the note's GLB): the activation SRAM feeds
+/* The global buffer's read side (the design's GLB): the activation SRAM feeds
  * the array's west edge one element per row per cycle (GLBSYA_Act), the
  * weight SRAM its north edge one per column (GLBSYA_Wgt), each with its read
  * latency.  Row r of a unit entering at cycle T receives step k at T + r + k

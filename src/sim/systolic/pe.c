@@ -1,4 +1,4 @@
-/* One processing element (the note's pe.v): an activation register fed from
+/* One processing element (the design's pe.v): an activation register fed from
  * the west, a weight register fed from the north, a signed accumulator of
  * sya_acc_bits.  Output stationary: the PE keeps its dot product until the
  * unit's last step, then hands it to its row's output MUX. */

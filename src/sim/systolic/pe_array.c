@@ -1,4 +1,4 @@
-/* The PE array (the note's pe_array.v): NUM_BANK banks arranged
+/* The PE array (the design's pe_array.v): NUM_BANK banks arranged
  * sya_bank_rows high (CfgMod), activations entering every row from the west,
  * weights every column from the north, one cycle of skew per row and per
  * column; the rows' MUX outputs go through the requantizer

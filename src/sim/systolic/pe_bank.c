@@ -1,4 +1,4 @@
-/* One bank of NUM_ROW x NUM_COL PEs (the note's pe_bank.v).  Its rows step
+/* One bank of NUM_ROW x NUM_COL PEs (the design's pe_bank.v).  Its rows step
  * from south to north so that each takes the weights its northern
  * neighbour held in the previous cycle; the activations of its west column
  * come from the bank to the west (its east column's previous values) or

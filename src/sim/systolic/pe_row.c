@@ -1,4 +1,4 @@
-/* A row of one bank's PEs (the note's pe_row.v): the activations move one PE
+/* A row of one bank's PEs (the design's pe_row.v): the activations move one PE
  * east per cycle, the weights come from the row above, and the row's output
  * MUX hands on one finished dot product per cycle -- the one its PEs produced
  * the cycle before (the skew makes the PEs of a row finish one per cycle). */

@@ -1,5 +1,5 @@
 /* Private state of the systolic engine (docs/systolic.md), one file per
- * hardware unit after the note's modules:
+ * hardware unit after the design's modules:
  *   pe.c         one processing element: multiply-accumulate, result register
  *   pe_row.c     a bank's row of PEs: activations east, the row's output MUX
  *   pe_bank.c    a bank of rows: weights south

@@ -1,4 +1,4 @@
-/* The re-shaping unit (the note's sync_shape.v): the array's rows output a
+/* The re-shaping unit (the design's sync_shape.v): the array's rows output a
  * point's channels one per cycle; it gathers each point's channels into the
  * SRAM word they belong to and writes the word (its lanes of this unit only,
  * byte-enabled) in the cycle its last channel arrives, so that a point's
