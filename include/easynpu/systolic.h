@@ -31,6 +31,7 @@
 #include "easynpu/arch.h"
 #include "easynpu/error.h"
 #include "easynpu/isa.h"
+#include "easynpu/program.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -114,6 +115,11 @@ int enpu_sya_instr_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *
 int enpu_sya_instr_blocks(const enpu_arch *a, const enpu_instr *in, enpu_mem_block *out);
 /* Its MACs (enpu_instr_macs): G * N * F * K. */
 int64_t enpu_sya_instr_macs(const enpu_instr *in);
+
+/* Cycles of the host op that sync instruction `instr` of p names:
+ * host_sync_cycles + sya_host_elem_cycles per element of its outputs (the
+ * systolic engine times its host ops). */
+int64_t enpu_sya_host_cycles(const enpu_program *p, int instr);
 
 /* ---- the hazard scoreboard (docs/systolic.md "Chaining") -------------------
  * The controller starts a unit only when the words it reads have been

@@ -75,6 +75,41 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
     return rc;
 }
 
+void cc_hostop_params(const enpu_node *n, enpu_hostop *h) {
+    switch (n->op) {
+    case ENPU_OP_SOFTMAX:
+        h->iparam[0] = n->attr.shape.axis;
+        h->iparam[1] = n->attr.shape.softmax_legacy;
+        break;
+    case ENPU_OP_FLATTEN:
+    case ENPU_OP_CONCAT: h->iparam[0] = n->attr.shape.axis; break;
+    case ENPU_OP_TRANSPOSE:
+        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
+            h->iparam[k] = n->attr.shape.axes[k];
+        break;
+    case ENPU_OP_MAXPOOL:
+    case ENPU_OP_AVGPOOL: {
+        const enpu_pool_attr *pa = &n->attr.pool;
+        for (int k = 0; k < 2; k++) {
+            h->iparam[k] = pa->w.kernel[k], h->iparam[2 + k] = pa->w.stride[k];
+            h->fparam[k] = (float)pa->w.dilation[k];
+        }
+        for (int k = 0; k < 4; k++) h->iparam[4 + k] = pa->w.pads[k];
+        h->fparam[2] = pa->ceil_mode, h->fparam[3] = pa->count_include_pad;
+        break;
+    }
+    case ENPU_OP_LEAKY_RELU:
+    case ENPU_OP_HARD_SIGMOID:
+    case ENPU_OP_CLIP:
+        h->fparam[0] = n->attr.act.alpha, h->fparam[1] = n->attr.act.beta;
+        h->fparam[2] = n->attr.act.min, h->fparam[3] = n->attr.act.max;
+        for (int k = 0; k < 4; k++)
+            if (!(h->fparam[k] > -3e38f && h->fparam[k] < 3e38f)) h->fparam[k] = 0;
+        break;
+    default: break;
+    }
+}
+
 static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     cc *c = em->c;
     const enpu_node *n = &c->g->nodes[l->node];
@@ -96,27 +131,7 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-        h.iparam[0] = n->attr.shape.axis;
-        h.iparam[1] = n->attr.shape.softmax_legacy;
-        break;
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: h.iparam[0] = n->attr.shape.axis; break;
-    case ENPU_OP_TRANSPOSE:
-        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
-            h.iparam[k] = n->attr.shape.axes[k];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        h.fparam[0] = n->attr.act.alpha, h.fparam[1] = n->attr.act.beta;
-        h.fparam[2] = n->attr.act.min, h.fparam[3] = n->attr.act.max;
-        for (int k = 0; k < 4; k++)
-            if (!(h.fparam[k] > -3e38f && h.fparam[k] < 3e38f)) h.fparam[k] = 0;
-        break;
-    default: break;
-    }
+    cc_hostop_params(n, &h);
     int hi = enpu_program_add_hostop(em->p, &h, c->err);
     if (hi < 0) return hi;
     l->hostop = hi;

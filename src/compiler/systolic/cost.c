@@ -86,17 +86,6 @@ static bool is_sya(const enpu_program *p, int i) {
     return i >= 0 && i < p->n_instr && enpu_opcode_class(p->instr[i].opcode) == ENPU_CLASS_SYA;
 }
 
-static int64_t host_cycles(const enpu_program *p, int pc) {
-    const enpu_hostop *h = &p->hostops[p->instr[pc].host_op];
-    int64_t elems = 0;
-    for (int k = h->n_in; k < h->n_in + h->n_out; k++) {
-        const enpu_io_desc *d = &p->io[h->io[k]];
-        int64_t n = 1;
-        for (int i = 0; i < d->rank; i++) n *= d->dims[i];
-        elems += n;
-    }
-    return p->arch.host_sync_cycles + elems * p->arch.sya_host_elem_cycles;
-}
 
 static void count_w(void *ctx, int64_t w, int64_t r, int64_t c, int l, int n) {
     (void)w, (void)r, (void)c, (void)l, (void)n;
@@ -130,7 +119,7 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
         const enpu_instr *in = &p->instr[pc];
         if (in->opcode == ENPU_OPC_END) break;
         if (in->opcode == ENPU_OPC_SYNC) {
-            int64_t H = host_cycles(p, pc);
+            int64_t H = enpu_sya_host_cycles(p, pc);
             add(&m, pc, ENPU_ACT_CONTROLLER, H);
             pc++;
             add(&m, pc, ENPU_ACT_CONTROLLER, a->decode_cycles);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/cc.h"
 #include "compiler/systolic/sya_cc.h"
 
 typedef struct emitter {
@@ -77,37 +78,7 @@ static int emit_host(emitter *em, const sc_layer *l) {
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-        h.iparam[0] = n->attr.shape.axis;
-        h.iparam[1] = n->attr.shape.softmax_legacy;
-        break;
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: h.iparam[0] = n->attr.shape.axis; break;
-    case ENPU_OP_TRANSPOSE:
-        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++) h.iparam[k] = n->attr.shape.axes[k];
-        break;
-    case ENPU_OP_MAXPOOL:
-    case ENPU_OP_AVGPOOL: {
-        const enpu_pool_attr *pa = &n->attr.pool;
-        for (int i = 0; i < 2; i++) {
-            h.iparam[i] = pa->w.kernel[i], h.iparam[2 + i] = pa->w.stride[i];
-            h.fparam[i] = (float)pa->w.dilation[i];
-        }
-        for (int i = 0; i < 4; i++) h.iparam[4 + i] = pa->w.pads[i];
-        h.fparam[2] = pa->ceil_mode, h.fparam[3] = pa->count_include_pad;
-        break;
-    }
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        h.fparam[0] = n->attr.act.alpha, h.fparam[1] = n->attr.act.beta;
-        h.fparam[2] = n->attr.act.min, h.fparam[3] = n->attr.act.max;
-        for (int k = 0; k < 4; k++)
-            if (!(h.fparam[k] > -3e38f && h.fparam[k] < 3e38f)) h.fparam[k] = 0;
-        break;
-    default: break;
-    }
+    cc_hostop_params(n, &h);
     int hi = enpu_program_add_hostop(em->p, &h, c->err);
     if (hi < 0) return hi;
     enpu_instr in;

@@ -81,14 +81,6 @@ static int add_move(sc *c, const enpu_node *n, enpu_move_kind k, const char *how
 
 /* ---- storages and views ---------------------------------------------------- */
 
-static int64_t natural_pos(const enpu_tensor *t, int64_t e) {
-    int64_t h, w, ch;
-    cc_tensor_grid(t, &h, &w, &ch);
-    if (t->rank < 2) return e;
-    int64_t hw = h * w;
-    return (e % hw) * ch + e / hw;
-}
-
 static int add_store(sc *c, int tensor, int def) {
     if (c->ns == c->caps) {
         int cap = c->caps ? 2 * c->caps : 32;
@@ -117,28 +109,16 @@ static int store_natural(sc *c, int t, int def) {
 }
 
 static int64_t view_pos(const sc *c, int t, int64_t e) {
-    return c->tv[t].pos ? c->tv[t].pos[e] : natural_pos(T(c, t), e);
+    return c->tv[t].pos ? c->tv[t].pos[e] : cc_natural_pos(T(c, t), e);
 }
 
 static bool view_natural(const sc *c, int t) {
     const sc_view *v = &c->tv[t];
-    if (v->store < 0) return false;
-    if (!v->pos) return true;
-    int64_t h, w, ch;
-    cc_tensor_grid(T(c, t), &h, &w, &ch);
-    if (c->S[v->store].c != ch) return false;
-    int64_t n = enpu_tensor_numel(T(c, t));
-    for (int64_t e = 0; e < n; e++)
-        if (v->pos[e] != natural_pos(T(c, t), e)) return false;
-    return true;
+    return v->store >= 0 && cc_pos_natural(T(c, t), v->pos, c->S[v->store].c);
 }
 
 static bool view_identity(const sc *c, int t) {
-    if (c->tv[t].store < 0) return false;
-    int64_t n = enpu_tensor_numel(T(c, t));
-    for (int64_t e = 0; e < n; e++)
-        if (view_pos(c, t, e) != e) return false;
-    return true;
+    return c->tv[t].store >= 0 && cc_pos_identity(T(c, t), c->tv[t].pos);
 }
 
 /* The storage of tensor t read in its natural layout by layer `li` (a graph
@@ -187,20 +167,12 @@ static int add_layer(sc *c, int kind, int node) {
     return c->nl++;
 }
 
-/* A stride that does not fit its 4-bit field is harmless when the window is
- * applied once along that axis: the smallest stride giving one output
- * position is used instead (as the EasyNPU back end does). */
-static void shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t out, int64_t *s) {
-    int64_t span = in + pa + pb - (d * (k - 1) + 1);
-    if (out == 1 && span >= 0 && span + 1 < *s) *s = span + 1;
-}
-
 /* Every field of the instruction within its width, or ENPU_E_UNSUPPORTED
  * naming the node and the field. */
 static int check_fields(sc *c, sc_layer *l) {
     enpu_instr *in = &l->ins;
-    shrink_stride(in->hi, in->pad_top, in->pad_bottom, in->hk, in->dil_h, in->ho, &in->stride_h);
-    shrink_stride(in->wi, in->pad_left, in->pad_right, in->wk, in->dil_w, in->wo, &in->stride_w);
+    cc_shrink_stride(in->hi, in->pad_top, in->pad_bottom, in->hk, in->dil_h, in->ho, &in->stride_h);
+    cc_shrink_stride(in->wi, in->pad_left, in->pad_right, in->wk, in->dil_w, in->wo, &in->stride_w);
     enpu_isa_layout lay;
     int rc = enpu_isa_layout_make(c->a, &lay, c->err);
     if (rc) return rc;
@@ -378,14 +350,6 @@ static int lower_host(sc *c, int ni, const char *why) {
     return l->note ? 0 : OOM();
 }
 
-static bool is_perm_move(enpu_op op) {
-    switch (op) {
-    case ENPU_OP_RESHAPE: case ENPU_OP_FLATTEN: case ENPU_OP_SQUEEZE: case ENPU_OP_UNSQUEEZE:
-    case ENPU_OP_TRANSPOSE: case ENPU_OP_IDENTITY: case ENPU_OP_DROPOUT: return true;
-    default: return false;
-    }
-}
-
 /* Whether every reader of t can take it as a permuted view: a Gemm (its
  * weights follow the storage), or a permuting move whose output is read so
  * too; never a graph output. */
@@ -400,7 +364,7 @@ static bool view_ok(const sc *c, int t, int depth) {
             if (n->in[k] != t) continue;
             readers++;
             if (k == 0 && n->q && n->q->kind == ENPU_Q_CONV && n->q->origin == ENPU_QO_FC) continue;
-            if (k == 0 && n->q && n->q->kind == ENPU_Q_MOVE && is_perm_move(n->op) && view_ok(c, n->out[0], depth + 1))
+            if (k == 0 && n->q && n->q->kind == ENPU_Q_MOVE && cc_is_perm_move(n->op) && view_ok(c, n->out[0], depth + 1))
                 continue;
             return false;
         }
@@ -408,43 +372,16 @@ static bool view_ok(const sc *c, int t, int depth) {
     return readers > 0;
 }
 
-/* Flat index of the input element each output element of a permuting move
- * takes (NULL: the identity, a plain reshape). */
-static int64_t *move_src(const sc *c, const enpu_node *n, bool *oom) {
-    *oom = false;
-    if (n->op != ENPU_OP_TRANSPOSE) return NULL;
-    const enpu_tensor *x = T(c, n->in[0]), *y = T(c, n->out[0]);
-    int64_t cnt = enpu_tensor_numel(y);
-    int64_t *src = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *src);
-    if (!src) {
-        *oom = true;
-        return NULL;
-    }
-    int r = y->rank;
-    int64_t xs[ENPU_MAX_RANK], acc = 1, idx[ENPU_MAX_RANK] = {0};
-    for (int d = r - 1; d >= 0; d--) xs[d] = acc, acc *= x->dims[d];
-    for (int64_t e = 0; e < cnt; e++) {
-        int64_t off = 0;
-        for (int d = 0; d < r; d++) off += idx[d] * xs[n->attr.shape.axes[d]];
-        src[e] = off;
-        for (int d = r - 1; d >= 0; d--) {
-            if (++idx[d] < y->dims[d]) break;
-            idx[d] = 0;
-        }
-    }
-    return src;
-}
-
 static int lower_move(sc *c, int ni) {
     const enpu_node *n = &c->g->nodes[ni];
-    if (!is_perm_move(n->op)) {
+    if (!cc_is_perm_move(n->op)) {
         int rc = add_move(c, n, ENPU_MOVE_HOST, "not a permutation of the elements: the host copies it");
         return rc ? rc : lower_host(c, ni, enpu_op_name(n->op));
     }
     int x = n->in[0], y = n->out[0];
     const enpu_tensor *yt = T(c, y), *xt = T(c, x);
     bool oom;
-    int64_t *src = move_src(c, n, &oom);
+    int64_t *src = cc_move_src(c->g, n, &oom);
     if (oom) return OOM();
     int64_t cnt = enpu_tensor_numel(yt);
     int readers = 0;
@@ -454,7 +391,7 @@ static int lower_move(sc *c, int ni) {
          * the order the output's natural layout needs, when that is the
          * input's row-major order */
         bool direct = true;
-        for (int64_t e = 0; e < cnt && direct; e++) direct = natural_pos(yt, e) == (src ? src[e] : e);
+        for (int64_t e = 0; e < cnt && direct; e++) direct = cc_natural_pos(yt, e) == (src ? src[e] : e);
         if (direct) {
             free(src);
             int s = store_natural(c, y, -1);

@@ -174,20 +174,6 @@ int sya_job_retire(sya_engine *e, sya_job *j, int64_t t) {
     return 0;
 }
 
-/* Host op time: the hand-over plus the host's work on its outputs. */
-static int64_t host_cycles(const enpu_sim *sim, int pc) {
-    const enpu_program *p = sim->prog;
-    const enpu_hostop *h = &p->hostops[p->instr[pc].host_op];
-    int64_t elems = 0;
-    for (int k = h->n_in; k < h->n_in + h->n_out; k++) {
-        const enpu_io_desc *d = &p->io[h->io[k]];
-        int64_t n = 1;
-        for (int i = 0; i < d->rank; i++) n *= d->dims[i];
-        elems += n;
-    }
-    return sim->arch.host_sync_cycles + elems * sim->arch.sya_host_elem_cycles;
-}
-
 /* The instruction issued before the previous one must be complete (two
  * layers in flight at most). */
 static bool ctx_free(const sya_engine *e) {
@@ -225,7 +211,7 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
                 int rc = sim_host_op(sim, e->pc, e->err);
                 if (rc) return rc;
                 if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, false);
-                e->cnt = host_cycles(sim, e->pc);
+                e->cnt = enpu_sya_host_cycles(sim->prog, e->pc);
                 set_state(e, S_HOST, t);
                 if (sim->obs && e->cnt > 0)
                     sim_obs_span(sim->obs, SYA_TRK_STALL, "host op", (uint64_t)t, (uint64_t)(t + e->cnt), "layer",
