@@ -24,13 +24,10 @@
  * enpu_fref_node, exactly as the golden reference runs a HOST node; int8
  * outputs are quantized (enpu_quantize) back into the DTCM, float outputs
  * stay in host memory.  Attributes come from the record as the compiler
- * writes them: Softmax axis = iparam[0] and its opset < 13 coercion =
- * iparam[1]; Flatten/Concat axis = iparam[0]; Transpose perm = iparam[];
- * LeakyRelu/HardSigmoid/Clip alpha, beta, min, max = fparam[0..3];
- * MaxPool/AveragePool kernel, strides, pads (t, l, b, r) = iparam[0..7],
- * dilations, ceil_mode, count_include_pad = fparam[0..3].  Only
- * tensor operands are passed (an op needing a constant operand, such as a
- * Reshape's shape, is refused by enpu_fref_node).
+ * writes them (enpu_hostop_get_attrs, docs/program.md "HOSTOPS record":
+ * axes, perm, activation parameters, Gemm flags, Conv/pool windows, Pad's
+ * pads and value).  Only tensor operands are passed (the compiler refuses a
+ * host op with a constant operand).
  *
  * User-facing tensors (inputs, outputs, enpu_sim_read_tensor) are in the
  * graph's order: for an IO descriptor with layout NHWC and rank >= 3 the
@@ -187,6 +184,9 @@ typedef struct enpu_sim_opts {
                                         (cycle mode; enpu_report_vcd) */
     uint64_t vcd_from, vcd_to;
     uint64_t max_cycles;             /* stop with ENPU_E_LIMIT past this (0: 2^40) */
+    bool per_cycle;                  /* cycle mode: step every unit in every cycle, never
+                                        fast-forward (docs/microarch.md §15; a debug switch,
+                                        the same results, slower) */
     enpu_sim_layer_cb on_layer;
     void *cb_ctx;
 } enpu_sim_opts;

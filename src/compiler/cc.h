@@ -170,6 +170,7 @@ bool cc_is_perm_move(enpu_op op);
  * is applied once along that axis: *s becomes the smallest stride giving
  * that one output position (the output is the same). */
 void cc_shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t out, int64_t *s);
+int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C);
 int cc_note(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* fuse.c */
 int cc_fuse(cc *c);
@@ -218,6 +219,9 @@ cc_item *cc_item_dma(cc *c, int layer, int what, int dir, int mem, int64_t sram,
  * the padding rows above (pt) and below (pb) them. */
 void cc_in_rows(const enpu_instr *h, int64_t r0, int64_t r1, int64_t *a, int64_t *b, int64_t *pt,
                 int64_t *pb);
+/* Words of one input row of window head h as it reads its input (a view
+ * of a reshaped map has the view's rows, not the stored map's). */
+int64_t cc_in_row_words(const cc *c, const enpu_instr *h);
 /* Cuts the chain ins[0..n) (whole map) to output rows [r0, r1): the head's
  * input rows, padding and output height, the members' heights.  Addresses
  * are left to the caller. */
@@ -241,10 +245,6 @@ int cc_items_onchip(cc *c);
 /* sched.c: dependencies, order and tokens of the items. */
 int cc_schedule(cc *c);
 /* emit.c */
-/* The attributes of host op node n in its record (include/easynpu/sim.h:
- * Softmax axis, Flatten/Concat axis, Transpose perm, activation
- * parameters, pooling windows). */
-void cc_hostop_params(const enpu_node *n, enpu_hostop *h);
 int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint8_t *simg,
             size_t slen);
 /* compile.c */

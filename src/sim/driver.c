@@ -81,8 +81,11 @@ static void io_store(sim_mem *m, const enpu_io_desc *d, const int8_t *src) {
     int64_t wpp = (C + P - 1) / P;
     for (int64_t row = 0; row < rows; row++) {
         uint8_t *dst = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
-        for (int64_t c = 0; c < wpp * P; c++)
-            dst[c] = c < C ? (uint8_t)src[user_index(row, c, C, S)] : 0;
+        /* channel c of the row is user_index(row, c): stride S apart */
+        const int8_t *s = src + user_index(row, 0, C, S);
+        int64_t stride = S ? S : 1;
+        for (int64_t c = 0; c < C; c++) dst[c] = (uint8_t)s[c * stride];
+        memset(dst + C, 0, (size_t)(wpp * P - C));
     }
 }
 
@@ -401,54 +404,6 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
 
 /* ---- host ops ------------------------------------------------------------------------- */
 
-static void set_attrs(enpu_node *n, const enpu_hostop *h, int rank0) {
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: {
-        int ax = h->iparam[0];
-        if (ax < 0) ax += rank0;
-        n->attr.shape.axis = ax;
-        n->attr.shape.softmax_legacy = n->op == ENPU_OP_SOFTMAX && h->iparam[1] != 0;
-        break;
-    }
-    case ENPU_OP_TRANSPOSE:
-        n->attr.shape.n_axes = rank0;
-        for (int i = 0; i < rank0 && i < ENPU_HOSTOP_IPARAMS; i++) n->attr.shape.axes[i] = h->iparam[i];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        n->attr.act.alpha = h->fparam[0];
-        n->attr.act.beta = h->fparam[1];
-        n->attr.act.min = h->fparam[2];
-        n->attr.act.max = h->fparam[3];
-        break;
-    case ENPU_OP_MAXPOOL:
-    case ENPU_OP_AVGPOOL: {
-        /* the window: kernel, strides, pads (top, left, bottom, right) in
-         * iparam[0..7]; dilations, ceil_mode, count_include_pad in fparam */
-        enpu_window *w = &n->attr.pool.w;
-        for (int i = 0; i < 2; i++) {
-            w->kernel[i] = h->iparam[i], w->stride[i] = h->iparam[2 + i];
-            w->dilation[i] = h->fparam[i] >= 1 ? (int)h->fparam[i] : 1;
-        }
-        for (int i = 0; i < 4; i++) w->pads[i] = h->iparam[4 + i];
-        w->auto_pad = ENPU_PAD_NOTSET;
-        n->attr.pool.ceil_mode = h->fparam[2] != 0;
-        n->attr.pool.count_include_pad = h->fparam[3] != 0;
-        break;
-    }
-    case ENPU_OP_GEMM:
-        n->attr.gemm.alpha = h->fparam[0];
-        n->attr.gemm.beta = h->fparam[1];
-        n->attr.gemm.trans_a = h->iparam[0] != 0;
-        n->attr.gemm.trans_b = h->iparam[1] != 0;
-        break;
-    default: break;
-    }
-}
-
 int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     const enpu_program *p = sim->prog;
     const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
@@ -499,7 +454,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int k = enpu_graph_add_node(g, h->name, op, h->n_in, ten, h->n_out, ten + h->n_in, err);
         if (k < 0) rc = k;
         else {
-            set_attrs(&g->nodes[k], h, p->io[h->io[0]].rank);
+            enpu_hostop_get_attrs(h, &g->nodes[k], p->io[h->io[0]].rank);
             rc = enpu_fref_node(g, &g->nodes[k], (const float *const *)val, val + h->n_in, err);
         }
         if (rc) enpu_err_prefix(err, "host op '%s' (instruction %d)", h->name, instr);

@@ -78,7 +78,8 @@ static int emit_host(emitter *em, const sc_layer *l) {
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
-    cc_hostop_params(n, &h);
+    int rc = enpu_hostop_set_attrs(&h, n, c->err);
+    if (rc) return rc;
     int hi = enpu_program_add_hostop(em->p, &h, c->err);
     if (hi < 0) return hi;
     enpu_instr in;
@@ -86,7 +87,7 @@ static int emit_host(emitter *em, const sc_layer *l) {
     in.opcode = ENPU_OPC_SYNC;
     in.host_op = hi;
     const char *src = n->name;
-    int rc = enpu_program_add_instr(em->p, &in, n->name, 1, &src, c->err);
+    rc = enpu_program_add_instr(em->p, &in, n->name, 1, &src, c->err);
     if (rc) return rc;
     em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1, l->out >= 0 ? c->g->tensors[l->out].name : "",
