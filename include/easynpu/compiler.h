@@ -103,6 +103,8 @@ typedef struct enpu_layer_report {
 
 typedef struct enpu_compile_report {
     char *arch_name;
+    enpu_engine engine;      /* the systolic engine's rows: tile_x, tile_y = points, filters
+                                per unit (docs/systolic.md); pes = its MAC units */
     int pes, pe_rows;
     int n_layers;
     enpu_layer_report *layers;

@@ -75,6 +75,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = &p->arch;
     memset(r, 0, sizeof *r);
     r->arch_name = dups(a->name);
+    r->engine = a->engine;
     r->pes = (int)a->pes, r->pe_rows = (int)a->pe_rows;
     int n = p->n_instr;
     int64_t *act = calloc(((size_t)n + 1) * ENPU_ACT_COUNT, sizeof *act);

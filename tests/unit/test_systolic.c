@@ -15,6 +15,7 @@
 #include "easynpu/file.h"
 #include "easynpu/quant.h"
 #include "easynpu/systolic.h"
+#include "report/compile_report.h"
 #include "testutil.h"
 
 /* ---- random graphs ---------------------------------------------------------------- */
@@ -450,12 +451,49 @@ static void test_refusals(void **state) {
     enpu_graph_free(g);
 }
 
+/* The mapping table of a systolic program speaks of the array, not of
+ * EasyNPU's PE lanes: its header names the engine and its MAC units, a
+ * layer's tile is points x filters per unit, EasyNPU's zs/z and b/m are
+ * "-", and the JSON report names the engine. */
+static void test_compile_report(void **state) {
+    (void)state;
+    enpu_arch a = preset("systolic");
+    enpu_graph *qg = enpu_test_quantize(ENPU_SOURCE_DIR "/models/kws_cnn.onnx",
+                                        ENPU_SOURCE_DIR "/models/kws_cnn/calib", &a);
+    enpu_program p;
+    enpu_compile_report rep;
+    enpu_err err = {0};
+    assert_int_equal(enpu_compile(qg, &a, NULL, &p, &rep, &err), 0);
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    assert_non_null(f);
+    enpu_compile_report_print(f, &rep);
+    fclose(f);
+    assert_non_null(strstr(text, "Mapping on arch 'systolic' (systolic array, 1024 MAC units; tile: points x "
+                                 "filters per unit): 7 instruction(s)\n"));
+    /* features.0: 18 units of 32 points x 28 filters */
+    assert_non_null(strstr(text, "sya_conv         26x49x1      24x24x28     32 x 28        -        -     -   "
+                                 "0/1274/0               743        142  5.232   19%"));
+    assert_non_null(strstr(text, "sya_fc           1x1x30       1x1x12       1 x 12         -        -     -"));
+    assert_null(strstr(text, " sb "));
+    free(text);
+    char *js = enpu_compile_report_json(&rep);
+    assert_non_null(js);
+    assert_non_null(strstr(js, "\"engine\": \"systolic\""));
+    free(js);
+    enpu_compile_report_free(&rep);
+    enpu_program_free(&p);
+    enpu_graph_free(qg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_random_networks),
         cmocka_unit_test(test_scalesim),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_compile_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

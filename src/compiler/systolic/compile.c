@@ -48,6 +48,7 @@ static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
         free(act);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     }
+    r->engine = a->engine;
     r->pes = (int)enpu_arch_mac_units(a), r->pe_rows = 1;
     const int64_t units = enpu_arch_mac_units(a);
     for (int i = 0; i < n; i++) {
