@@ -32,12 +32,45 @@ static const param_info params[] = {
 };
 #define N_PARAMS ((int)(sizeof params / sizeof params[0]))
 
+typedef struct cost_info {
+    const char *key;
+    const char *unit;
+    double lo, hi, dflt;
+    const char *source;
+    const char *meaning;
+    size_t offset;
+} cost_info;
+
+static const cost_info costs[] = {
+#define ENPU_X_COST_INFO(key, unit, lo, hi, dflt, src, doc) \
+    {#key, unit, lo, hi, dflt, src, doc, offsetof(enpu_arch, key)},
+    ENPU_ARCH_COSTS(ENPU_X_COST_INFO)
+#undef ENPU_X_COST_INFO
+};
+#define N_COSTS ((int)(sizeof costs / sizeof costs[0]))
+
 static const char *const preset_names[] = {"easynpu", "large", NULL};
 static const double preset_clock[] = {100.0, 200.0};
 
 static int64_t *param_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + params[i].offset); }
 static int64_t param_get(const enpu_arch *a, int i) {
     return *(const int64_t *)((const char *)a + params[i].offset);
+}
+static double *cost_ref(enpu_arch *a, int i) { return (double *)((char *)a + costs[i].offset); }
+static double cost_get(const enpu_arch *a, int i) {
+    return *(const double *)((const char *)a + costs[i].offset);
+}
+
+double *enpu_arch_cost_ref(enpu_arch *a, const char *key) {
+    for (int i = 0; i < N_COSTS; i++)
+        if (strcmp(costs[i].key, key) == 0) return cost_ref(a, i);
+    return NULL;
+}
+
+int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key) {
+    for (int i = 0; i < N_PARAMS; i++)
+        if (strcmp(params[i].key, key) == 0) return param_ref(a, i);
+    return NULL;
 }
 
 const char *const *enpu_arch_preset_names(void) { return preset_names; }
@@ -69,6 +102,7 @@ static void fill_preset(int p, enpu_arch *out) {
     out->engine = ENPU_ENGINE_EASYNPU;
     for (int i = 0; i < N_PARAMS; i++) *param_ref(out, i) = params[i].preset[p];
     out->clock_mhz = preset_clock[p];
+    for (int i = 0; i < N_COSTS; i++) *cost_ref(out, i) = costs[i].dflt;
 }
 
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
@@ -113,6 +147,13 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'clock_mhz': value %g out of range (0, 1000000] MHz", nm,
                          a->clock_mhz);
+    for (int i = 0; i < N_COSTS; i++) {
+        double v = cost_get(a, i);
+        if (!(v >= costs[i].lo && v <= costs[i].hi))
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %g out of range %g..%g %s", nm,
+                             costs[i].key, v, costs[i].lo, costs[i].hi, costs[i].unit);
+    }
     if (a->bus_bits % 8 != 0 || a->pes != a->bus_bits / 8)
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'pes': value %" PRId64 " must equal bus_bits/8 (bus_bits=%"
@@ -153,7 +194,7 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
+static char *to_json(const enpu_arch *a, int pretty, int with_costs) {
     enpu_sb b = {0};
     const char *sep = pretty ? ",\n  " : ",";
     const char *colon = pretty ? ": " : ":";
@@ -166,12 +207,20 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
+    for (int i = 0; with_costs && i < N_COSTS; i++) {
+        enpu_fmt_double(d, sizeof d, cost_get(a, i));
+        enpu_sb_printf(&b, "%s\"%s\"%s%s", sep, costs[i].key, colon, d);
+    }
     enpu_sb_puts(&b, pretty ? "\n}\n" : "}");
     return enpu_sb_take(&b);
 }
 
+char *enpu_arch_to_json(const enpu_arch *a, int pretty) { return to_json(a, pretty, 1); }
+
+char *enpu_arch_machine_json(const enpu_arch *a) { return to_json(a, 0, 0); }
+
 uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
-    char *s = enpu_arch_to_json(a, 0);
+    char *s = enpu_arch_machine_json(a);
     ENPU_ASSERT(s != NULL);
     uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)s, (uInt)strlen(s));
     free(s);
@@ -181,6 +230,12 @@ uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
 static int find_param(const char *key) {
     for (int i = 0; i < N_PARAMS; i++)
         if (strcmp(params[i].key, key) == 0) return i;
+    return -1;
+}
+
+static int find_cost(const char *key) {
+    for (int i = 0; i < N_COSTS; i++)
+        if (strcmp(costs[i].key, key) == 0) return i;
     return -1;
 }
 
@@ -254,6 +309,14 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
                 goto done;
             }
             out->clock_mhz = json_number_value(v);
+        } else if (find_cost(key) >= 0) {
+            int i = find_cost(key);
+            if (!json_is_number(v)) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': must be a number (%s)", what,
+                               key, costs[i].unit);
+                goto done;
+            }
+            *cost_ref(out, i) = json_number_value(v);
         } else {
             int i = find_param(key);
             if (i < 0) {
@@ -303,6 +366,12 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     fprintf(f, "  %-20s %12s  %-9s %s\n", "clock_mhz", d, "MHz", "clock for time figures");
+    fprintf(f, "cost figures (energy and area per action and unit; docs/energy.md):\n");
+    for (int i = 0; i < N_COSTS; i++) {
+        enpu_fmt_double(d, sizeof d, cost_get(a, i));
+        fprintf(f, "  %-20s %12s  %-9s %s\n", costs[i].key, d, costs[i].unit, costs[i].meaning);
+    }
+    enpu_fmt_double(d, sizeof d, a->clock_mhz);
     int64_t wb = enpu_arch_word_bytes(a);
     double peak = 2.0 * (double)(a->pes * a->pe_rows) * a->clock_mhz / 1000.0;
     fprintf(f, "derived:\n");
@@ -343,6 +412,11 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     enpu_fmt_double(bc, sizeof bc, base.clock_mhz);
     if (a->clock_mhz != base.clock_mhz)
         fprintf(f, "%sclock_mhz %s (easynpu %s)", n++ ? ", " : "vs preset 'easynpu': ", d, bc);
+    for (int i = 0; i < N_COSTS; i++) {
+        if (cost_get(a, i) == cost_get(&base, i)) continue;
+        fprintf(f, "%s%s %g (easynpu %g)", n++ ? ", " : "vs preset 'easynpu': ", costs[i].key,
+                cost_get(a, i), cost_get(&base, i));
+    }
     if (n) fprintf(f, "\n");
     if (a->clock_mhz != base.clock_mhz) {
         char r[40], t[40];
@@ -363,5 +437,14 @@ char *enpu_arch_param_table_md(void) {
                        params[i].preset[1], params[i].meaning);
     enpu_sb_printf(&b, "| `clock_mhz` | MHz | (0, 1000000] | %g | %g | clock for time figures |\n",
                    preset_clock[0], preset_clock[1]);
+    return enpu_sb_take(&b);
+}
+
+char *enpu_arch_cost_table_md(void) {
+    enpu_sb b = {0};
+    enpu_sb_puts(&b, "| key | unit | range | default | source | meaning |\n|---|---|---|---|---|---|\n");
+    for (int i = 0; i < N_COSTS; i++)
+        enpu_sb_printf(&b, "| `%s` | %s | %g..%g | %g | %s | %s |\n", costs[i].key, costs[i].unit,
+                       costs[i].lo, costs[i].hi, costs[i].dflt, costs[i].source, costs[i].meaning);
     return enpu_sb_take(&b);
 }
