@@ -35,6 +35,15 @@ const char *enpu_memory_name(enpu_memory m) {
     return (unsigned)m < ENPU_MEM_COUNT ? names[m] : "unknown";
 }
 
+const char *enpu_unit_op_name(enpu_unit_op o) {
+    static const char *const names[] = {
+#define ENPU_X_UOP(id, name) name,
+        ENPU_UNIT_OP_LIST(ENPU_X_UOP)
+#undef ENPU_X_UOP
+    };
+    return (unsigned)o < ENPU_UOP_COUNT ? names[o] : "unknown";
+}
+
 const char *enpu_sim_mode_name(enpu_sim_mode m) {
     return m == ENPU_SIM_FUNCTIONAL ? "functional" : "cycle";
 }
@@ -530,6 +539,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
             res->reads[m] += st->reads[m];
             res->writes[m] += st->writes[m];
         }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) res->uops[o] += st->uops[o];
     }
     if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
     res->total_ideal_cycles = (res->total_macs + units - 1) / units;
