@@ -12,8 +12,9 @@
  * "easynpu" or "large": the preset supplying every key that is absent;
  * default "easynpu") and the parameter names below.  An unknown key is an
  * error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
- * table order and no "base"; its CRC32 is the arch fingerprint stamped into
- * compiled programs. */
+ * table order and no "base"; the CRC32 of its machine part (without the cost
+ * figures, ENPU_ARCH_COSTS) is the arch fingerprint stamped into compiled
+ * programs. */
 #ifndef EASYNPU_ARCH_H
 #define EASYNPU_ARCH_H
 
@@ -115,9 +116,9 @@ typedef enum enpu_engine {
  * the canonical JSON and are not part of the fingerprint: a program compiled
  * for an arch runs on it whatever its cost figures. */
 #define ENPU_ARCH_COSTS(X)                                                                      \
-    X(tech_nm, "nm", 7, 130, 45, "the sources' node (Horowitz 2014: 45 nm)",                   \
-      "technology node the figures are scaled to (Stillmaker and Baas 2017 factors)")           \
-    X(vdd_v, "V", 0.3, 1.5, 0.9, "Horowitz 2014 (45 nm, 0.9 V)",                               \
+    X(tech_nm, "nm", 7, 130, 45, "Stillmaker and Baas 2017 (scaling factors)",                 \
+      "technology node the 45 nm figures below are scaled to")                                 \
+    X(vdd_v, "V", 0.3, 1.5, 0.9, "Horowitz 2014 (his 45 nm figures are at 0.9 V)",             \
       "supply voltage the energies are scaled to")                                             \
     X(mult8_pj, "pJ", 0, 1e6, 0.2, "Horowitz 2014", "8-bit integer multiply")                    \
     X(mult32_pj, "pJ", 0, 1e6, 3.1, "Horowitz 2014", "32-bit integer multiply")                  \

@@ -36,7 +36,7 @@ static const char *HELP =
     "usage: easynpu sweep MODEL... (--param KEY=VALUES... | --space FILE.json)\n"
     "                     -o RESULTS.csv [--json FILE] [--svg FILE] [--arch A]\n"
     "                     [--calib DIR...] [--random N [--seed S]] [--simulate [--input FILE...]]\n"
-    "                     [--jobs N] [--fresh]\n"
+    "                     [--jobs N] [--checkpoint SECONDS] [--fresh]\n"
     "\n"
     "Evaluates every point of a grid (or a seeded random sample of it) over fields\n"
     "of the architecture description, on every model: cycles, utilization, energy\n"
@@ -65,6 +65,7 @@ static const char *HELP =
     "  -o FILE             the results, CSV, one row per point and model; written\n"
     "                      every few seconds: run the same command again after an\n"
     "                      interruption and it resumes from this file\n"
+    "  --checkpoint S      write FILE every S seconds (default 5)\n"
     "  --fresh             start over when FILE holds another sweep's results\n"
     "  --json FILE         the results, the sweep and the Pareto front as JSON\n"
     "  --svg FILE          energy and area against latency, the front highlighted\n"
@@ -336,6 +337,7 @@ typedef struct opts {
     uint64_t random, seed;
     bool have_random, have_seed, simulate, fresh;
     int jobs;
+    double checkpoint;
 } opts;
 
 static int parse_u64(const char *s, uint64_t *v) {
@@ -355,10 +357,12 @@ static int parse_opts(int argc, char **argv, opts *o, sweep_cli *c) {
         {"calib", required_argument, 0, 'c'},  {"input", required_argument, 0, 'i'},
         {"random", required_argument, 0, 'r'}, {"seed", required_argument, 0, 'e'},
         {"simulate", no_argument, 0, 'm'},     {"jobs", required_argument, 0, 'J'},
-        {"fresh", no_argument, 0, 'f'},        {0, 0, 0, 0}};
+        {"fresh", no_argument, 0, 'f'},        {"checkpoint", required_argument, 0, 'k'},
+        {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->arch = "easynpu";
     o->seed = 1;
+    o->checkpoint = 5;
     int ch;
     optind = 0;
     opterr = 0;
@@ -392,6 +396,13 @@ static int parse_opts(int argc, char **argv, opts *o, sweep_cli *c) {
             if (parse_u64(optarg, &o->seed)) return enpu_cli_usage("sweep", "--seed '%s': a non-negative integer", optarg);
             o->have_seed = true;
             break;
+        case 'k': {
+            char *end;
+            o->checkpoint = strtod(optarg, &end);
+            if (*end || !(o->checkpoint > 0 && o->checkpoint <= 86400))
+                return enpu_cli_usage("sweep", "--checkpoint '%s': seconds in (0, 86400]", optarg);
+            break;
+        }
         case 'm': o->simulate = true; break;
         case 'f': o->fresh = true; break;
         case 'J':
@@ -664,7 +675,7 @@ int enpu_cmd_sweep(int argc, char **argv) {
             shown = done;
         }
         if (finished) break;
-        if (!rc && now_s() - r.last_write > 5.0) rc = checkpoint(&r, &err);
+        if (!rc && now_s() - r.last_write > o.checkpoint) rc = checkpoint(&r, &err);
         if (!busy) nap_ms(2);
     }
     if (have_thread) {

@@ -47,12 +47,6 @@ typedef struct chain {
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t clamp_lanes(int64_t n, int64_t P) { return n < 0 ? 0 : n > P ? P : n; }
 
-static int chain_len(const enpu_program *p, int first) {
-    int n = 1;
-    while (first + n - 1 < p->n_instr - 1 && p->instr[first + n - 1].fuse_next) n++;
-    return n;
-}
-
 static skind kind_of(int64_t op) {
     switch (op) {
     case ENPU_OPC_CONV:
@@ -68,16 +62,6 @@ static skind kind_of(int64_t op) {
     case ENPU_OPC_MUL: return S_MUL;
     default: return S_MOVE;
     }
-}
-
-/* Parameter words read at chain start (§11.3, §12.4). */
-static int64_t par_words(const enpu_arch *a, const enpu_instr *in) {
-    int64_t wb = enpu_arch_word_bytes(a), n = 0;
-    skind k = kind_of(in->opcode);
-    if (k == S_CONV || k == S_DW || k == S_BN) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
-    if (k == S_BN) n += enpu_ceil_div(in->ci, a->pes);
-    if (k == S_ACT) n += enpu_table_words(a);
-    return n;
 }
 
 /* The datapath operations of `lanes` lanes of a single-input stage (the
@@ -158,26 +142,14 @@ static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *ro
     }
 }
 
-/* Rank of reshape-input element (h, w, ch) in the perm order (§11.9). */
-static int64_t perm_rank(const chain *c, int64_t h, int64_t w, int64_t ch) {
-    int64_t H = c->rs_hi, W = c->rs_wi, C = c->rs_ci;
-    switch (c->rs_perm) {
-    case ENPU_PERM_HCW: return (h * C + ch) * W + w;
-    case ENPU_PERM_WHC: return (w * H + h) * C + ch;
-    case ENPU_PERM_WCH: return (w * C + ch) * H + h;
-    case ENPU_PERM_CHW: return (ch * H + h) * W + w;
-    case ENPU_PERM_CWH: return (ch * W + w) * H + h;
-    default: return (h * W + w) * C + ch;
-    }
-}
-
 /* Masked writes of lanes [0, n) (channels c0 ..) at (oy, ox) through the
  * remap: one per run of consecutive lanes landing in one word. */
 static uint64_t remap_writes(const chain *c, int64_t oy, int64_t ox, int64_t c0, int64_t n) {
     uint64_t runs = 0;
     int64_t prev_pix = -1, prev_oc = -1;
     for (int64_t i = 0; i < n; i++) {
-        int64_t k = perm_rank(c, oy, ox, c0 + i), oc = k % c->rs_co, pix = k / c->rs_co;
+        int64_t k = enpu_perm_rank(c->rs_perm, c->rs_hi, c->rs_wi, c->rs_ci, oy, ox, c0 + i);
+        int64_t oc = k % c->rs_co, pix = k / c->rs_co;
         if (!(i > 0 && pix == prev_pix && oc == prev_oc + 1 && oc % c->P != 0)) runs++;
         prev_pix = pix, prev_oc = oc;
     }
@@ -364,10 +336,11 @@ int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *
             i++;
             continue;
         }
-        int n = chain_len(p, i);
+        int n = enpu_program_chain_len(p, i);
         chain c;
         decode(p, i, n, rows, st, &c);
-        for (int k = 0; k < n; k++) c.head->reads[ENPU_MEM_WEIGHT_MEM] += (uint64_t)par_words(a, &p->instr[i + k]);
+        for (int k = 0; k < n; k++)
+            c.head->reads[ENPU_MEM_WEIGHT_MEM] += (uint64_t)enpu_instr_param_words(a, &p->instr[i + k]);
         count_chain(&c);
         i += n;
     }

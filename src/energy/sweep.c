@@ -183,30 +183,24 @@ static void eval_point(enpu_sweeper *w, uint64_t idx, int model, enpu_point_resu
         enpu_program_free(&prog);
         return;
     }
-    uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT], uops[ENPU_UOP_COUNT];
+    /* the run's totals, from the simulator or from the estimate: the same
+     * fields of one row */
+    enpu_layer_stats tot;
+    memset(&tot, 0, sizeof tot);
     if (w->o.simulate) {
         enpu_sim_result res;
         memset(&res, 0, sizeof res);
         rc = simulate(&w->models[model], &prog, &a, &res, &err);
-        if (!rc) {
-            r->cycles = res.total_cycles;
-            r->macs = res.total_macs;
-            memcpy(reads, res.reads, sizeof reads);
-            memcpy(writes, res.writes, sizeof writes);
-            memcpy(uops, res.uops, sizeof uops);
-        }
+        tot.cycles = res.total_cycles;
+        tot.macs = res.total_macs;
+        memcpy(tot.reads, res.reads, sizeof tot.reads);
+        memcpy(tot.writes, res.writes, sizeof tot.writes);
+        memcpy(tot.uops, res.uops, sizeof tot.uops);
         enpu_sim_result_free(&res);
     } else {
-        enpu_layer_stats *rows = NULL, tot;
+        enpu_layer_stats *rows = NULL;
         rc = enpu_estimate_program(&prog, &rows, &tot, &err);
         free(rows);
-        if (!rc) {
-            r->cycles = tot.cycles;
-            r->macs = tot.macs;
-            memcpy(reads, tot.reads, sizeof reads);
-            memcpy(writes, tot.writes, sizeof writes);
-            memcpy(uops, tot.uops, sizeof uops);
-        }
     }
     enpu_program_free(&prog);
     if (rc) {
@@ -218,7 +212,9 @@ static void eval_point(enpu_sweeper *w, uint64_t idx, int model, enpu_point_resu
     enpu_energy_summary sum;
     enpu_area ar;
     enpu_energy_costs_of(&a, &c);
-    enpu_energy_of(&c, reads, writes, uops, &e);
+    r->cycles = tot.cycles;
+    r->macs = tot.macs;
+    enpu_energy_of(&c, tot.reads, tot.writes, tot.uops, &e);
     enpu_energy_summarize(&a, r->cycles, e.total_pj, &sum);
     enpu_area_of(&a, &ar);
     r->status = ENPU_PT_OK;

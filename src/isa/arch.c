@@ -444,7 +444,7 @@ char *enpu_arch_cost_table_md(void) {
     enpu_sb b = {0};
     enpu_sb_puts(&b, "| key | unit | range | default | source | meaning |\n|---|---|---|---|---|---|\n");
     for (int i = 0; i < N_COSTS; i++)
-        enpu_sb_printf(&b, "| `%s` | %s | %g..%g | %g | %s | %s |\n", costs[i].key, costs[i].unit,
+        enpu_sb_printf(&b, "| `%s` | %s | %.10g..%.10g | %.10g | %s | %s |\n", costs[i].key, costs[i].unit,
                        costs[i].lo, costs[i].hi, costs[i].dflt, costs[i].source, costs[i].meaning);
     return enpu_sb_take(&b);
 }

@@ -1,6 +1,7 @@
 /* easynpu run: JSON report, SVG chart, comparison across architectures and
  * its errors. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +48,16 @@ static void test_json_and_svg(void **state) {
     assert_int_equal(json_integer_value(json_object_get(l1, "cycles")), 243960);
     json_t *acts = json_object_get(l1, "activities");
     assert_int_equal(json_integer_value(json_object_get(acts, "compute")), 243936);
+    /* energy (docs/energy.md): the layers' add up to the total, which is
+     * the default model's 18.991 uJ per inference */
+    double tot_e = json_real_value(json_object_get(total, "energy_pj")), sum_e = 0;
+    for (size_t i = 0; i < json_array_size(layers); i++)
+        sum_e += json_real_value(json_object_get(json_array_get(layers, i), "energy_pj"));
+    assert_true(fabs(tot_e - 18990955.09230411) < 1e-3);
+    assert_true(fabs(sum_e - tot_e) < 1e-6 * tot_e);
+    assert_int_equal(json_object_size(json_object_get(total, "energy_parts_pj")), 13);
+    assert_true(fabs(json_real_value(json_object_get(total, "energy_per_inference_uj")) - tot_e / 1e6) < 1e-9);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(root, "area"), "total_mm2")) - 1.835274608) < 1e-9);
     json_t *fv = json_array_get(json_object_get(root, "float_vs_int8"), 0);
     assert_true(json_is_true(json_object_get(fv, "top1_agree")));
     assert_int_equal(json_integer_value(json_object_get(fv, "top1_float")), 1);
