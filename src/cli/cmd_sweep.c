@@ -587,7 +587,7 @@ int enpu_cmd_sweep(int argc, char **argv) {
     r.space = space;
     r.info = (enpu_sweep_info){space, names, c->n_models, id, o.simulate};
     r.n_models = c->n_models;
-    r.chunk = 4 * threads;
+    r.chunk = 16 * threads;
     r.out = o.out;
     pthread_mutex_init(&r.mu, NULL);
     struct sigaction sa;

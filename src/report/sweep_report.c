@@ -457,17 +457,26 @@ char *enpu_sweep_svg_text(const enpu_sweep_info *in, const enpu_sweep_config *co
         if (m) enpu_sb_puts(&b, ", ");
         svg_text(&b, in->models[m]);
     }
-    enpu_sb_printf(&b, "</text>\n<text x=\"%d\" y=\"44\">%" PRIu64 " configurations (%s), %" PRIu64
-                       " fit every model; %" PRIu64 " on the Pareto front of latency, energy and area "
-                       "(red; hover for the parameters).</text>\n",
+    enpu_sb_printf(&b, "</text>\n<text x=\"%d\" y=\"42\">%" PRIu64 " configurations (%s), %" PRIu64
+                       " fit every model; red: the %" PRIu64 " on the Pareto front of latency, energy and "
+                       "area (hover for the parameters); blue: the others.</text>\n",
                    left, n_configs, in->simulate ? "simulated" : "schedule model and analytic counts",
                    n_ok, n_front);
-    enpu_sb_printf(&b, "<text x=\"%d\" y=\"62\">Swept:", left);
+    /* the swept parameters, wrapped */
+    int line = 0, col = 0;
+    enpu_sb_printf(&b, "<text x=\"%d\" y=\"58\">Swept:", left);
     for (int k = 0; k < in->space->n_params; k++) {
-        enpu_sb_printf(&b, "%s %s (%d values)", k ? "," : "", in->space->params[k].key,
-                       in->space->params[k].n);
+        char item[80];
+        int len = snprintf(item, sizeof item, " %s (%d values)%s", in->space->params[k].key,
+                           in->space->params[k].n, k + 1 < in->space->n_params ? "," : ".");
+        if (col + len > 150 && line < 1) {
+            enpu_sb_printf(&b, "</text>\n<text x=\"%d\" y=\"%d\">", left + 40, 58 + 14 * ++line);
+            col = 0;
+        }
+        enpu_sb_puts(&b, item);
+        col += len;
     }
-    enpu_sb_printf(&b, ".  Blue: configurations off the front.</text>\n");
+    enpu_sb_puts(&b, "</text>\n");
     panel(&b, in, configs, n_configs, left, top, pw, ph, true);
     panel(&b, in, configs, n_configs, left + pw + gap, top, pw, ph, false);
     enpu_sb_puts(&b, "</svg>\n");
