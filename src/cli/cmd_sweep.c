@@ -426,6 +426,9 @@ static int parse_opts(int argc, char **argv, opts *o, sweep_cli *c) {
     if (o->have_seed && !o->have_random) return enpu_cli_usage("sweep", "--seed goes with --random");
     for (int m = 0; m < c->n_models; m++) {
         c->paths[m] = argv[optind + m];
+        for (int k = 0; k < m; k++)
+            if (strcmp(c->paths[k], c->paths[m]) == 0)
+                return enpu_cli_usage("sweep", "model '%s' given twice", c->paths[m]);
         c->calib[m] = o->n_calib == 1 ? o->calib[0] : o->n_calib ? o->calib[m] : NULL;
         if (strcmp(enpu_path_ext(c->paths[m]), ".qjson") == 0) c->calib[m] = NULL;
     }

@@ -279,6 +279,7 @@ static void test_errors(void **state) {
         {"--param pes=8 --input x.npy -o /tmp/x.csv", "--input is for --simulate, one per model"},
         {"--param pes=8 --jobs 0 -o /tmp/x.csv", "--jobs '0': 1..1024 threads"},
         {"--param pes=8 -o /nonexistent/x.csv", "/nonexistent"},
+        {"models/kws_cnn.onnx models/kws_cnn.onnx --param pes=8 -o /tmp/x.csv", "given twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int st;
