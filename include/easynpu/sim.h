@@ -123,6 +123,13 @@ typedef enum enpu_unit_op {
 
 const char *enpu_unit_op_name(enpu_unit_op o);
 
+/* Adds to uops[ENPU_UOP_COUNT] the operations of `lanes` lanes of a stage of
+ * opcode `op` that computes from one operand per lane (a 1x1 channel-wise
+ * head or a fused stage): bn and mul a mac, add 2 macs, act a mac and a
+ * lookup, relu an alu operation, each of them a requant; nothing for the
+ * others (the reshape's bypass). */
+void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops);
+
 /* One row per instruction of the program (the rows of a fused chain split
  * its cycles by stage, docs/microarch.md §11.10). */
 typedef struct enpu_layer_stats {

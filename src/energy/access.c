@@ -24,6 +24,7 @@ typedef enum { S_CONV, S_DW, S_MAX, S_BN, S_RELU, S_ACT, S_ADD, S_MUL, S_MOVE } 
 
 typedef struct stage {
     enpu_layer_stats *row;
+    int64_t opcode;
     skind kind;
     bool w_skip;   /* store_skip in its own layout */
     int op2_mem;   /* ENPU_MEM_MAIN_DTCM / SKIP_DTCM for add and mul, else -1 */
@@ -62,23 +63,6 @@ static skind kind_of(int64_t op) {
     case ENPU_OPC_MUL: return S_MUL;
     default: return S_MOVE;
     }
-}
-
-/* The datapath operations of `lanes` lanes of a single-input stage (the
- * simulator's count_stage_uops). */
-static void stage_uops(enpu_layer_stats *st, skind k, uint64_t lanes) {
-    switch (k) {
-    case S_BN:
-    case S_MUL: st->uops[ENPU_UOP_MAC] += lanes; break;
-    case S_ADD: st->uops[ENPU_UOP_MAC] += 2 * lanes; break;
-    case S_ACT:
-        st->uops[ENPU_UOP_MAC] += lanes;
-        st->uops[ENPU_UOP_LOOKUP] += lanes;
-        break;
-    case S_RELU: st->uops[ENPU_UOP_ALU] += lanes; break;
-    default: return;
-    }
-    st->uops[ENPU_UOP_REQUANT] += lanes;
 }
 
 static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *rows, stage *st,
@@ -134,6 +118,7 @@ static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *ro
         }
         stage *s = &st[c->n_st++];
         s->row = &rows[first + k];
+        s->opcode = in->opcode;
         s->kind = kind_of(in->opcode);
         s->w_skip = in->store_skip != 0 && s->kind != S_MOVE;
         s->op2_mem = s->kind == S_ADD || s->kind == S_MUL
@@ -226,7 +211,7 @@ static void count_unit(const chain *c, const unit *u) {
         s0->reads[ENPU_MEM_PSUM] += passes * L - (u->tile_first && passes ? L : 0);
         if (u->tile_last) s0->uops[ENPU_UOP_REQUANT] += L;
     } else {
-        stage_uops(s0, k0, passes * L);
+        enpu_stage_uops(c->st[0].opcode, passes * L, s0->uops);
     }
     if (k0 == S_CONV || k0 == S_DW) {
         /* weight stream (§11.6): a pass takes zse words (dwconv: one) */
@@ -244,7 +229,7 @@ static void count_unit(const chain *c, const unit *u) {
         if (s > 0) {
             r->reads[ENPU_MEM_PSUM] += L;
             r->writes[ENPU_MEM_PSUM] += L;
-            stage_uops(r, c->st[s].kind, L);
+            enpu_stage_uops(c->st[s].opcode, L, r->uops);
             if (c->st[s].op2_mem >= 0) r->reads[c->st[s].op2_mem] += (uint64_t)(u->zse * u->npos);
         }
         r->writes[ENPU_MEM_MAIN_DTCM] += unit_writes(c, u, s, 0);

@@ -44,6 +44,21 @@ const char *enpu_unit_op_name(enpu_unit_op o) {
     return (unsigned)o < ENPU_UOP_COUNT ? names[o] : "unknown";
 }
 
+void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops) {
+    switch (op) {
+    case ENPU_OPC_BN:
+    case ENPU_OPC_MUL: uops[ENPU_UOP_MAC] += lanes; break;
+    case ENPU_OPC_ADD: uops[ENPU_UOP_MAC] += 2 * lanes; break; /* both inputs are scaled */
+    case ENPU_OPC_ACT:
+        uops[ENPU_UOP_MAC] += lanes;
+        uops[ENPU_UOP_LOOKUP] += lanes;
+        break;
+    case ENPU_OPC_RELU: uops[ENPU_UOP_ALU] += lanes; break;
+    default: return;
+    }
+    uops[ENPU_UOP_REQUANT] += lanes;
+}
+
 const char *enpu_sim_mode_name(enpu_sim_mode m) {
     return m == ENPU_SIM_FUNCTIONAL ? "functional" : "cycle";
 }

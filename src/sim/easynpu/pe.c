@@ -86,23 +86,6 @@ int sim_pe_count_writes(core *k, int q) {
     return total;
 }
 
-/* Datapath operations of one lane of a single-input stage (sim.h
- * ENPU_UNIT_OP_LIST; docs/energy.md): counted with the lanes it runs on. */
-static void count_stage_uops(enpu_layer_stats *st, sim_kind kind, uint64_t lanes) {
-    switch (kind) {
-    case K_BN:
-    case K_MUL: st->uops[ENPU_UOP_MAC] += lanes; break;
-    case K_ADD: st->uops[ENPU_UOP_MAC] += 2 * lanes; break;
-    case K_ACT:
-        st->uops[ENPU_UOP_MAC] += lanes;
-        st->uops[ENPU_UOP_LOOKUP] += lanes;
-        break;
-    case K_RELU: st->uops[ENPU_UOP_ALU] += lanes; break;
-    default: return; /* the reshape's bypass: no operation, no requantization */
-    }
-    st->uops[ENPU_UOP_REQUANT] += lanes;
-}
-
 static int overflow(const core *k, const sim_stage *s, int64_t acc, int64_t oy, int64_t ox,
                     int32_t ch, enpu_err *err) {
     const enpu_program *p = k->sim->prog;
@@ -187,7 +170,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 }
                 for (int i = n; i < P; i++) out[i] = 0;
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
-                count_stage_uops(st, s->kind, (uint64_t)P);
+                enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
                 break;
             }
             if (s->kind == K_CONV || s->kind == K_DW || s->kind == K_MAX) {
@@ -215,7 +198,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
             for (int i = n; i < P; i++) out[i] = 0;
             st->reads[ENPU_MEM_PSUM] += (uint64_t)P;
             st->writes[ENPU_MEM_PSUM] += (uint64_t)P;
-            count_stage_uops(st, s->kind, (uint64_t)P);
+            enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
         }
         if (!pc->final) continue;
         memcpy(sv, out, (size_t)P);
