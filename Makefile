@@ -1,19 +1,34 @@
 # The two commands a user needs: `make demo` (the main job) and `make test`.
-# SANITIZE=1 builds everything with ASan+UBSan into build-asan/.
+# SANITIZE=1 builds everything with ASan+UBSan into build-asan/ (Debug).
+# BUILD_TYPE=Release|Debug|RelWithDebInfo (default RelWithDebInfo) and
+# CC=clang pick the build; give each its own folder with BUILD=, e.g.
+#   make test CC=clang BUILD=build-clang
+#   make test BUILD_TYPE=Release BUILD=build-release
+# (a folder is reconfigured when these are given and differ from its
+# configuration).  -Werror is always on.
 # VALGRIND=1 runs the main job (every `make demo` command starts with $(RUN))
 # under valgrind's memcheck, failing on any error or leak (CI does).
+# `make demo` builds quietly (the log is shown only when the build fails);
+# `make test` shows the build and every test, then a summary that lists the
+# skipped tests and why (scripts/ctest.sh).
 # `make fuzz` builds the libFuzzer targets (clang) into build-fuzz/ and runs
 # each for FUZZ_SECONDS (default 60; FUZZ_TARGETS="onnx npy" picks some);
 # docs/hardening.md.
 BUILD ?= build
+BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 ifeq ($(SANITIZE),1)
 BUILD := build-asan
-CMAKE_FLAGS += -DENPU_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
-else
-CMAKE_FLAGS += -DCMAKE_BUILD_TYPE=RelWithDebInfo
+BUILD_TYPE := Debug
+CMAKE_FLAGS += -DENPU_SANITIZE=ON
 endif
+CONFIG := -DCMAKE_C_COMPILER=$(CC) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+# Which of them were asked for (command line or environment): an existing
+# folder is reconfigured only for those, so `make demo BUILD=build-clang`
+# (as a test does) builds that folder as it was configured.
+ASKED := $(strip $(foreach v,CC BUILD_TYPE CMAKE_FLAGS SANITIZE,$(filter command environment,$(firstword $(origin $(v))))))
+DEPS_OPTS := $(if $(findstring clang,$(CC)),--clang)
 EASYNPU := $(BUILD)/easynpu
 RUN :=
 DEMO_DEPS :=
@@ -29,25 +44,33 @@ FUZZ_TARGETS ?=
 all: build
 
 deps:
-	@sh scripts/deps.sh
+	@sh scripts/deps.sh $(DEPS_OPTS)
 
 deps-valgrind:
 	@sh scripts/deps.sh --valgrind
 
-$(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
-
-build: deps $(BUILD)/CMakeCache.txt
+# Configures when the folder is new, or CC / BUILD_TYPE / CMAKE_FLAGS /
+# SANITIZE were given and differ from the folder's configuration.
+build: deps
+	@if [ ! -f $(BUILD)/CMakeCache.txt ] || \
+	    { [ -n "$(ASKED)" ] && [ "$$(cat $(BUILD)/.make-config 2>/dev/null)" != "$(CONFIG)" ]; }; then \
+	  echo "cmake -S . -B $(BUILD) $(CONFIG)"; \
+	  cmake -S . -B $(BUILD) $(CONFIG) && echo "$(CONFIG)" > $(BUILD)/.make-config; \
+	fi
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	@sh scripts/ctest.sh $(BUILD) $(JOBS)
 
-demo: build $(DEMO_DEPS)
+demo: $(DEMO_DEPS)
+	@mkdir -p $(BUILD)
+	@echo "building $(EASYNPU) ..."
+	@$(MAKE) --no-print-directory build > $(BUILD)/make-build.log 2>&1 || \
+	  { cat $(BUILD)/make-build.log; echo "make demo: the build failed (log above, also in $(BUILD)/make-build.log)"; exit 1; }
 	$(RUN) $(EASYNPU) run models/kws_cnn.onnx --calib models/kws_cnn/calib --input models/kws_cnn/sample_0.npy
 
 fuzz:
 	ENPU_FUZZ_SECONDS=$(FUZZ_SECONDS) sh fuzz/run.sh $(FUZZ_TARGETS)
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-clang build-release

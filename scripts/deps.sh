@@ -3,10 +3,13 @@
 # missing. As root it runs apt-get; otherwise it prints the exact command.
 set -eu
 PKGS="cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata libcmocka-dev libjansson-dev zlib1g-dev openmpi-bin libopenmpi-dev"
-case "${1:-}" in
-  --fuzz) PKGS="$PKGS clang libfuzzer-14-dev libclang-rt-14-dev" ;;
-  --valgrind) PKGS="$PKGS valgrind" ;;
-esac
+for opt in "$@"; do
+  case "$opt" in
+    --fuzz) PKGS="$PKGS clang libfuzzer-14-dev libclang-rt-14-dev" ;;
+    --clang) PKGS="$PKGS clang" ;;
+    --valgrind) PKGS="$PKGS valgrind" ;;
+  esac
+done
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

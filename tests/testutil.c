@@ -1,17 +1,41 @@
 #include "testutil.h"
 
+#include <stdbool.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "easynpu/compiler.h"
+#include "easynpu/onnx.h"
+#include "easynpu/quant.h"
+
 int enpu_test_have_shared_models(void) {
     struct stat st;
     if (stat(ENPU_SHARED_MODELS, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
-    fprintf(stderr, "SKIP: %s is absent; the real-model tests need ../shared/models\n",
-            ENPU_SHARED_MODELS);
+    fprintf(stderr, "SKIP: %s is absent: these cases need the real test models "
+                    "(cmake -DENPU_SHARED_MODELS=DIR)\n", ENPU_SHARED_MODELS);
     return 0;
+}
+
+int enpu_test_main_parts(int argc, char **argv, const struct CMUnitTest *repo, size_t n_repo,
+                         const struct CMUnitTest *shared, size_t n_shared,
+                         CMFixtureFunction setup, CMFixtureFunction teardown) {
+    const char *part = argc > 1 ? argv[1] : "";
+    bool run_repo = !strcmp(part, "repo") || !part[0], run_shared = !strcmp(part, "shared") || !part[0];
+    if (!run_repo && !run_shared) {
+        fprintf(stderr, "%s: unknown part '%s' (repo or shared)\n", argv[0], part);
+        return 2;
+    }
+    int failed = 0;
+    if (run_repo) failed += _cmocka_run_group_tests("repo", repo, n_repo, setup, teardown);
+    if (run_shared) {
+        if (!enpu_test_have_shared_models()) return part[0] ? ENPU_SKIP : failed;
+        failed += _cmocka_run_group_tests("shared", shared, n_shared, setup, teardown);
+    }
+    return failed;
 }
 
 const char *enpu_test_shared_model(const char *rel) {
@@ -43,4 +67,234 @@ int enpu_test_run(const char *cmd, char **out) {
     int st = pclose(p);
     if (out) *out = buf; else free(buf);
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
+    assert_int_equal(res->mode, ENPU_SIM_CYCLE);
+    assert_int_equal(res->n_layers, p->n_instr);
+    size_t n = (size_t)p->n_instr;
+    int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
+    assert_non_null(act);
+    int64_t *rd = calloc(n, sizeof *rd), *wr = calloc(n, sizeof *wr);
+    assert_true(rd && wr);
+    int64_t total = enpu_cost_program(p, NULL, act);
+    enpu_model_program(p, act, rd, wr); /* the same activities, with the DRAM words */
+    int bad = 0, rows = 0, outside = 0;
+    /* DRAM traffic per instruction (a dma's rows, an instruction fetched
+     * from DRAM): equal for every instruction */
+    for (size_t i = 0; i < n; i++) {
+        const enpu_layer_stats *l = &res->layers[i];
+        if ((uint64_t)rd[i] == l->reads[ENPU_MEM_OFFCHIP] && (uint64_t)wr[i] == l->writes[ENPU_MEM_OFFCHIP])
+            continue;
+        if (!bad++) fprintf(stderr, "%s: the model's DRAM traffic is not the simulator's:\n", what);
+        fprintf(stderr, "  %4zu %-28.28s %-8s DRAM words read %llu / %lld, written %llu / %lld "
+                        "(simulated / modelled)\n", i, l->name, l->op,
+                (unsigned long long)l->reads[ENPU_MEM_OFFCHIP], (long long)rd[i],
+                (unsigned long long)l->writes[ENPU_MEM_OFFCHIP], (long long)wr[i]);
+        rows++;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t len = 1; /* the chain, split as enpu_cost_program does */
+        while (i + len - 1 < n - 1 && p->instr[i + len - 1].fuse_next) len++;
+        if (!enpu_cost_exact(&p->arch, &p->instr[i], (int)len)) {
+            outside += (int)len;
+            i += len;
+            continue;
+        }
+        for (size_t e = i + len; i < e; i++) {
+            const enpu_layer_stats *l = &res->layers[i];
+            int row_bad = bad;
+            for (int k = 0; k < ENPU_ACT_COUNT; k++) {
+                int64_t m = act[i * ENPU_ACT_COUNT + (size_t)k];
+                if ((uint64_t)m == l->activity[k]) continue;
+                if (!bad++)
+                    fprintf(stderr, "%s: the cost model is not the simulator:\n  %4s %-28s %-8s "
+                                    "%-15s %10s %10s\n", what, "#", "layer", "op", "activity",
+                            "simulated", "modelled");
+                fprintf(stderr, "  %4zu %-28.28s %-8s %-15s %10llu %10lld\n", i, l->name, l->op,
+                        enpu_activity_name((enpu_activity)k), (unsigned long long)l->activity[k],
+                        (long long)m);
+            }
+            rows += bad > row_bad; /* equal activities make equal cycles (their sum) */
+        }
+    }
+    if (!bad && !outside && res->total_cycles != (uint64_t)total) {
+        bad++, rows++;
+        fprintf(stderr, "%s: %llu simulated cycles in all, %lld modelled\n", what,
+                (unsigned long long)res->total_cycles, (long long)total);
+    }
+    free(act), free(rd), free(wr);
+    if (bad)
+        fail_msg("%s: the cost model differs from the simulator on %d instruction(s), %d "
+                 "activity figure(s)", what, rows, bad);
+    return outside;
+}
+
+/* ---- end to end on a model ------------------------------------------------------- */
+
+typedef struct e2e_ctx {
+    const enpu_graph *qg;
+    enpu_gexec *ex;
+    int compared;
+    const char *model;
+} e2e_ctx;
+
+/* enpu_test_e2e: called after every chain and host op: compares the stored outputs of its
+ * instructions with the golden tensors of the same names. */
+static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu_sim *sim,
+                       enpu_err *err) {
+    (void)st;
+    e2e_ctx *m = ctx;
+    const enpu_program *p = enpu_sim_program(sim);
+    int n = 1;
+    if (enpu_opcode_class(p->instr[layer].opcode) != ENPU_CLASS_CTRL)
+        while (p->instr[layer + n - 1].fuse_next) n++;
+    for (int i = layer; i < layer + n; i++) {
+        const enpu_layer_info *li = &p->layers[i];
+        if (li->io < 0 || !li->tensor || !li->tensor[0]) continue;
+        const enpu_io_desc *d = &p->io[li->io];
+        if (d->mem == ENPU_MEM_HOST || d->dtype != ENPU_DT_INT8) continue;
+        int t = enpu_graph_find_tensor(m->qg, li->tensor);
+        if (t < 0)
+            return enpu_fail(err, ENPU_E_INVALID, "%s: layer %d: tensor '%s' not in the graph",
+                             m->model, i, li->tensor);
+        const int8_t *want = enpu_gexec_value_i8(m->ex, t);
+        int64_t numel = enpu_tensor_numel(&m->qg->tensors[t]);
+        int64_t n_d = 1;
+        for (int k = 0; k < d->rank; k++) n_d *= d->dims[k];
+        if (!want || n_d != numel)
+            return enpu_fail(err, ENPU_E_INVALID, "%s: layer %d: tensor '%s' has %lld elements, its "
+                             "descriptor %lld", m->model, i, li->tensor, (long long)numel,
+                             (long long)n_d);
+        int8_t *got = malloc((size_t)numel);
+        int rc = enpu_sim_read_tensor(sim, d, got, numel, err);
+        for (int64_t e = 0; !rc && e < numel; e++) {
+            if (got[e] == want[e]) continue;
+            /* coordinate in the NCHW user order */
+            const enpu_tensor *tt = &m->qg->tensors[t];
+            int64_t W = tt->rank >= 4 ? tt->dims[3] : 1, H = tt->rank >= 4 ? tt->dims[2] : 1;
+            int64_t C = tt->rank >= 2 ? tt->dims[1] : 1;
+            int64_t w = tt->rank >= 4 ? e % W : e, h = tt->rank >= 4 ? (e / W) % H : 0;
+            int64_t c = tt->rank >= 4 ? (e / (W * H)) % C : 0;
+            rc = enpu_fail(err, ENPU_E_MISMATCH,
+                           "%s: layer %d '%s' (%s): tensor '%s' element %lld (c=%lld, h=%lld, "
+                           "w=%lld): simulator %d, golden %d, written at cycle %llu",
+                           m->model, i, li->name, enpu_opcode_mnemonic(p->instr[i].opcode),
+                           li->tensor, (long long)e, (long long)c, (long long)h, (long long)w,
+                           got[e], want[e],
+                           (unsigned long long)enpu_sim_write_cycle(sim, d, e));
+        }
+        free(got);
+        if (rc) return rc;
+        m->compared++;
+    }
+    return 0;
+}
+
+uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
+                       const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+    enpu_err err = {0};
+    enpu_graph *g = NULL, *qg = NULL;
+    enpu_arch arch = *arch_in;
+    if (enpu_onnx_load(onnx, &g, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_buf *cal = NULL;
+    int n_cal = 0;
+    if (enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_quant_opts qo;
+    enpu_quant_opts_default(&qo);
+    qo.mult_bits = (int)arch.mult_bits;
+    qo.acc_bits = (int)arch.acc_bits;
+    qo.act_segments = (int)arch.act_segments;
+    qo.quiet = true;
+    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
+        fprintf(stderr, "%s: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_program prog;
+    enpu_compile_report rep;
+    if (enpu_compile(qg, &arch, co, &prog, &rep, &err)) {
+        fprintf(stderr, "%s: compile: %s\n", name, err.msg);
+        fail();
+    }
+    enpu_buf in;
+    assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
+    assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
+    /* the golden reference on the same input */
+    e2e_ctx m = {qg, NULL, 0, name};
+    assert_int_equal(enpu_gexec_new(qg, &m.ex, &err), 0);
+    if (enpu_gexec_run(m.ex, &in, &err)) {
+        fprintf(stderr, "%s: golden: %s\n", name, err.msg);
+        fail();
+    }
+    int64_t model_total = enpu_cost_program(&prog, NULL, NULL);
+    if (out) {
+        memset(out, 0, sizeof *out);
+        out->modelled = model_total;
+        out->offchip = rep.offchip;
+        out->n_instr = prog.n_instr;
+    }
+    enpu_compile_report_free(&rep);
+    uint64_t sim_cycles = 0;
+    for (int mode = 0; mode < 2; mode++) {
+        enpu_sim_opts o = {0};
+        o.mode = mode ? ENPU_SIM_FUNCTIONAL : ENPU_SIM_CYCLE;
+        o.check = mode == 0;
+        o.on_layer = e2e_check_layer;
+        o.cb_ctx = &m;
+        m.compared = 0;
+        enpu_sim *sim = NULL;
+        enpu_sim_result res;
+        if (enpu_sim_new(&prog, &arch, &o, &sim, &err)) {
+            fprintf(stderr, "%s: %s\n", name, err.msg);
+            fail();
+        }
+        if (enpu_sim_run(sim, &in, 1, &res, &err)) {
+            fprintf(stderr, "%s (%s mode): %s\n", name, enpu_sim_mode_name(o.mode), err.msg);
+            fail();
+        }
+        assert_true(m.compared > 0);
+        /* outputs equal the golden's, bit for bit (floats of a host op too) */
+        assert_int_equal(res.n_outputs, qg->n_outputs);
+        for (int i = 0; i < res.n_outputs; i++) {
+            enpu_buf gold;
+            assert_int_equal(enpu_gexec_output(m.ex, i, &gold, &err), 0);
+            int64_t n = enpu_buf_numel(&gold);
+            assert_int_equal(enpu_buf_numel(&res.outputs[i]), n);
+            assert_memory_equal(gold.data, res.outputs[i].data, (size_t)n * sizeof(float));
+            enpu_buf_free(&gold);
+        }
+        if (mode == 0) {
+            assert_true(res.bit_exact);
+            sim_cycles = res.total_cycles;
+            fprintf(stderr, "%s on %s: %llu cycles (modelled %lld), utilization %.1f%%, %d layer "
+                            "outputs bit-exact with the golden reference\n",
+                    name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
+                    100.0 * res.utilization, m.compared);
+            enpu_test_assert_cost_exact(name, &prog, &res);
+            if (out) {
+                out->cycles = res.total_cycles;
+                out->compared = m.compared;
+                out->dram_read = res.reads[ENPU_MEM_OFFCHIP];
+                out->dram_written = res.writes[ENPU_MEM_OFFCHIP];
+            }
+        } else {
+            assert_int_equal(res.total_cycles, 0);
+        }
+        enpu_sim_result_free(&res);
+        enpu_sim_free(sim);
+    }
+    assert_true(sim_cycles > 0);
+    enpu_gexec_free(m.ex);
+    enpu_buf_free(&in);
+    enpu_program_free(&prog);
+    enpu_calib_free(cal, n_cal * g->n_inputs);
+    enpu_graph_free(qg);
+    enpu_graph_free(g);
+    return sim_cycles;
 }

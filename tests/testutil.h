@@ -9,7 +9,27 @@
 /* cmocka needs the three includes above first. */
 #include <cmocka.h>
 
+#include "easynpu/compiler.h"
+#include "easynpu/program.h"
+#include "easynpu/sim.h"
+
 #define ENPU_SKIP 77
+
+/* main() of a test program whose cases split by where their inputs are:
+ * `repo` (in the repository: always run, never skipped) and `shared` (the
+ * real models of ENPU_SHARED_MODELS, ../shared/models by default).  A
+ * program whose source calls this is registered by tests/CMakeLists.txt as
+ * two CTest tests: <kind>/<name> runs `repo` (argument "repo") and
+ * <kind>/<name>:shared runs `shared` (argument "shared"), or exits 77 --
+ * skipped, saying why -- when the folder is absent.  Without an argument
+ * (by hand) it runs both.  setup/teardown are cmocka group fixtures of both
+ * parts (may be NULL). */
+int enpu_test_main_parts(int argc, char **argv, const struct CMUnitTest *repo, size_t n_repo,
+                         const struct CMUnitTest *shared, size_t n_shared,
+                         CMFixtureFunction setup, CMFixtureFunction teardown);
+#define ENPU_TEST_MAIN_PARTS(argc, argv, repo, shared)                                         \
+    enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,              \
+                         sizeof shared / sizeof shared[0], NULL, NULL)
 
 /* Path of a file under ../shared/models, or NULL when the folder is absent
  * (the caller then skips, having printed why). */
@@ -19,5 +39,35 @@ int enpu_test_have_shared_models(void);
 /* Runs a shell command, returns its exit status (-1 if it did not exit);
  * stdout+stderr go to *out (malloc'd, NUL-terminated) when out is non-NULL. */
 int enpu_test_run(const char *cmd, char **out);
+
+/* The compiler's cost model equals the simulator exactly (docs/microarch.md
+ * §14): enpu_cost_program's row of every instruction of p, activity by
+ * activity, against res, the statistics of a cycle-mode run of p, for every
+ * chain enpu_cost_exact says the model covers, and the DRAM words each
+ * instruction moves (enpu_model_program) for all.  On any difference prints
+ * the differing rows (prefixed with `what`) and fails the test.  Returns the
+ * number of instructions outside the model (not compared). */
+int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
+
+/* What enpu_test_e2e measured. */
+typedef struct enpu_test_e2e_result {
+    uint64_t cycles;                 /* simulated (cycle mode) */
+    int64_t modelled;                /* the compiler's model of the program */
+    int compared;                    /* layer outputs compared with the golden reference */
+    uint64_t dram_read, dram_written; /* DRAM words */
+    bool offchip;                    /* the compiler streamed through DRAM */
+    int n_instr;
+} enpu_test_e2e_result;
+
+/* End to end on a model, failing the test on any difference: import onnx,
+ * quantize on calib (the arch's numerics), compile for arch (co may be
+ * NULL), run on input in cycle mode (with the simulator's own check) and in
+ * functional mode, comparing every layer output the program stores with the
+ * golden int8 reference right after the layer ran, element by element, and
+ * the outputs bit for bit; and the cost model with the simulator
+ * (enpu_test_assert_cost_exact).  Returns the simulated cycles; fills *out
+ * when given. */
+uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
+                       const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);
 
 #endif

@@ -32,8 +32,9 @@ extern "C" {
 #define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one on-chip memory: 1 GiB */
 #define ENPU_ARCH_DRAM_MAX ((int64_t)1 << 36)  /* off-chip DRAM: 64 GiB */
 
-/* Compute engines.  Only EASYNPU is implemented; the other two are reserved
- * names (SPEC §5) and are refused by enpu_arch_validate for now. */
+/* Compute engines.  Only EASYNPU is implemented; the other two (an
+ * output-stationary systolic array, a row-stationary PE array) are reserved
+ * names, refused by enpu_arch_validate for now. */
 typedef enum enpu_engine {
     ENPU_ENGINE_EASYNPU = 0,
     ENPU_ENGINE_SYSTOLIC,
@@ -47,7 +48,7 @@ typedef enum enpu_engine {
     X(pes, "PEs", 1, 256, 16, 16,                                                               \
       "MAC processing elements per PE row; one per int8 lane of the bus word (= bus_bits/8)")    \
     X(pe_rows, "rows", 1, 64, 1, 1,                                                             \
-      "PE rows sharing one x*y output tile (note 000 TODO); MAC units = pes * pe_rows")         \
+      "PE rows sharing one x*y output tile; MAC units = pes * pe_rows")                         \
     X(ifmap_pads, "pads", 1, 256, 16, 16,                                                       \
       "ifmap scratch pads (one per PE in multicast mode; = pes)")                               \
     X(ifmap_pad_depth, "entries", 1, 4096, 64, 64,                                              \

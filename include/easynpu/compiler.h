@@ -41,6 +41,9 @@ typedef struct enpu_compile_opts {
                           position, z = Co, the whole kernel (or the fewest
                           kernel rows that fit) -- for comparisons */
     bool no_enhance;   /* never consider the enhance-channel transform */
+    bool serial_schedule; /* every instruction waits for the one before it to
+                             complete (no overlap of DMA and compute): the
+                             baseline of the list schedule */
 } enpu_compile_opts;
 
 void enpu_compile_opts_default(enpu_compile_opts *o);
@@ -61,7 +64,11 @@ typedef struct enpu_move_report {
     char *how;       /* one line: why / how */
 } enpu_move_report;
 
-/* One row of the mapping table: one instruction of the program. */
+/* One row of the mapping table: one instruction of the program, or for a
+ * layer cut in row strips or output-channel blocks, or moved with DMA
+ * transfers, the instructions of its group at one position of its chain
+ * (their cycles and traffic summed; geometry and tiling of the layer's
+ * first instruction). */
 typedef struct enpu_layer_report {
     char *name;          /* layer name (instruction) */
     char *op;            /* mnemonic */
@@ -84,6 +91,11 @@ typedef struct enpu_layer_report {
     int64_t activity[ENPU_ACT_COUNT];
     int64_t compute_cycles;  /* = activity[COMPUTE] */
     char *note;          /* tiling / enhance-channel decision, or "" */
+    int first_instr;     /* its first instruction in the program */
+    int n_instr;         /* instructions summed into the row (DMA included) */
+    int strips;          /* compute instructions (row strips x channel blocks) */
+    int dmas;            /* DMA transfers */
+    int64_t dram_read_bytes, dram_write_bytes; /* by its DMA transfers and instruction fetch */
 } enpu_layer_report;
 
 typedef struct enpu_compile_report {
@@ -98,6 +110,8 @@ typedef struct enpu_compile_report {
     int64_t total_macs, total_ideal, total_modelled; /* MACs: of the NPU's instructions */
     int64_t host_macs;       /* MACs of the layers the host computes (sync) */
     int64_t total_activity[ENPU_ACT_COUNT];
+    int64_t total_dram_read_bytes, total_dram_write_bytes;
+    bool offchip;            /* the plan streams through DRAM (tensors or weights) */
     /* memory use */
     int64_t main_peak_bytes, main_bytes;
     int64_t skip_peak_bytes, skip_bytes;
@@ -138,6 +152,14 @@ int64_t enpu_cost_chain(const enpu_arch *arch, const enpu_instr *chain, int n,
                         int64_t act[ENPU_ACT_COUNT]);
 /* Controller cycles of a chain of n instructions (first: program start). */
 int64_t enpu_cost_controller(const enpu_arch *arch, int n, bool first);
+/* Whether enpu_cost_chain predicts the chain cycle for cycle, activity by
+ * activity, as the simulator runs it (docs/microarch.md §14).  False for
+ * what the model approximates with one write per word and the stream it
+ * assumes: rows > 1, an add/mul whose second operand is in the main DTCM,
+ * byte-masked writes (a reshape other than hwc/whc keeping the channel
+ * count, a group conv whose outputs per group are not a multiple of pes),
+ * and an arch with weight_mem_latency >= weight_pad_depth. */
+bool enpu_cost_exact(const enpu_arch *arch, const enpu_instr *chain, int n);
 /* Modelled cycles of a whole program (controller included); per-instruction
  * rows in cycles[] (n_instr entries) when non-NULL, activities per row in
  * act (n_instr x ENPU_ACT_COUNT) when non-NULL. */

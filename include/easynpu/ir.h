@@ -200,7 +200,7 @@ typedef struct enpu_tensor {
     unsigned flags;              /* ENPU_T_* */
 } enpu_tensor;
 
-/* Integer parameters of a quantized node, filled by the quantizer (issue 3).
+/* Integer parameters of a quantized node, filled by the quantizer.
  * Opaque here so the IR does not depend on the quantizer. */
 struct enpu_qnode;
 

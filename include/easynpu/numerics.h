@@ -93,7 +93,7 @@ static inline int64_t enpu_sat_bits(int64_t v, int bits) {
     return enpu_clamp64(v, -hi - 1, hi);
 }
 
-/* ---- requantization (SPEC §3) ------------------------------------------ */
+/* ---- requantization (docs/numerics.md §2) ------------------------------- */
 
 /* y = clamp(((acc * M + 2^(S-1)) >> S) + zp, lo, hi), all in int64, the
  * shift arithmetic (floor), so ties round toward +infinity for both signs.

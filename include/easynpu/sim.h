@@ -1,9 +1,9 @@
 /* The simulator: executes a compiled program (program.h) on a model of an
  * engine, cycle by cycle or functionally, and reports where time went.
  *
- * Engines.  The EasyNPU core of docs/microarch.md is one engine; the
- * systolic array (note 002) and the row-stationary array (note 003) of SPEC
- * §5 are meant to sit beside it.  An engine is a table of functions
+ * Engines.  The EasyNPU core of docs/microarch.md is one engine; an
+ * output-stationary systolic array and a row-stationary PE array are meant
+ * to sit beside it (their names are reserved, docs/arch.md).  An engine is a table of functions
  * (enpu_sim_engine, src/sim/engine.h: it needs the driver's internals, so it
  * is not public) chosen by the architecture description's `engine` field and
  * the mode; the driver (sim/driver.c) owns the program, memories, host ops,
@@ -150,6 +150,9 @@ typedef struct enpu_layer_stats {
     uint64_t uops[ENPU_UOP_COUNT];   /* datapath operations (lanes) */
     int psum_peak;                   /* most psum entries live at once, per PE */
     bool host;                       /* a sync/host op (host time not modelled) */
+    int group, chain_pos;            /* the program's layer group; position in its chain
+                                        (0: the head, and every dma) */
+    int n_instr, n_dma;              /* instructions summed (1 for an instruction's own row) */
 } enpu_layer_stats;
 
 /* The first difference found by a check. */
@@ -166,7 +169,12 @@ typedef struct enpu_sim_mismatch {
 typedef struct enpu_sim_result {
     enpu_sim_mode mode;
     int n_layers;                    /* = program instructions */
-    enpu_layer_stats *layers;
+    enpu_layer_stats *layers;        /* one per instruction */
+    int n_rows;                      /* one per layer: the instructions of a layer group at one
+                                        chain position (its row strips, channel blocks and
+                                        DMA transfers) summed, named after the first compute
+                                        instruction; in program order */
+    enpu_layer_stats *rows;
     uint64_t total_cycles, total_macs, total_ideal_cycles; /* MACs: of the NPU's instructions */
     uint64_t host_macs;              /* MACs of the layers the host computes (sync) */
     uint64_t activity[ENPU_ACT_COUNT];
@@ -185,11 +193,16 @@ typedef struct enpu_sim_result {
 
 void enpu_sim_result_free(enpu_sim_result *r);
 
+/* The rows a report prints: r->rows (one per layer) when the run built them,
+ * else r->layers (one per instruction); *n gets their count. */
+const enpu_layer_stats *enpu_sim_result_rows(const enpu_sim_result *r, int *n);
+
 typedef struct enpu_sim enpu_sim;
 
 /* Called after each chain (layer = the head's instruction index; st = the
- * head's row, final for the chain) and after each host op.  A non-zero
- * return stops the run with that status (the callback fills err). */
+ * head's row, final for the chain), after each host op, and when a dma whose
+ * LAYERS record names a tensor completes (that tensor then lies in DRAM).  A
+ * non-zero return stops the run with that status (the callback fills err). */
 typedef int (*enpu_sim_layer_cb)(void *ctx, int layer, const enpu_layer_stats *st,
                                  const enpu_sim *sim, enpu_err *err);
 
@@ -231,8 +244,8 @@ int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
 
 /* Reads a feature map from a simulated memory back into an int8 buffer of
  * `n` elements in user order (descriptor as in the program; any int8
- * descriptor in main or skip DTCM, so a test can read intermediate tensors
- * by making a descriptor). */
+ * descriptor in main or skip DTCM or in the DRAM the program touches, so a
+ * test can read intermediate tensors by making a descriptor). */
 int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
                          enpu_err *err);
 /* Cycle at which the word holding element e of descriptor d was last
@@ -240,8 +253,9 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
  * enpu_sim_read_tensor returns it), 0 if never or out of range. */
 uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e);
 
-/* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP or _WEIGHT of isa.h)
- * after a run: *bytes gets its size. NULL for an unknown memory. */
+/* Raw view of a simulated memory (ENPU_MEM_MAIN, _SKIP, _WEIGHT or _DRAM of
+ * isa.h; DRAM: only the words the program touches) after a run: *bytes gets
+ * its size. NULL for an unknown memory (or a program that touches no DRAM). */
 const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes);
 
 /* The architecture and program the simulator runs. */

@@ -16,6 +16,7 @@
 static const char *HELP =
     "usage: easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
+    "                       [--schedule list|serial]\n"
     "                       [--bind NAME=FILE...]\n"
     "\n"
     "Maps a network onto the NPU (docs/compiler.md).  An .onnx model is first\n"
@@ -38,6 +39,9 @@ static const char *HELP =
     "                     \"host_ops\", \"moves\", \"memory\")\n"
     "  --no-fuse          no hardware fusion (every node its own instruction)\n"
     "  --naive-tiling     fixed 1x1 output tiles instead of the tiling search\n"
+    "  --schedule S       list (default): DMA transfers overlap computation as far as\n"
+    "                     the buffers allow; serial: every instruction waits for the\n"
+    "                     one before it (the baseline the list schedule is measured against)\n"
     "  --quiet            no quantizer warning on stderr\n"
     ENPU_CLI_BIND_HELP
     "\n"
@@ -55,6 +59,7 @@ int enpu_cmd_compile(int argc, char **argv) {
                                          {"json", required_argument, 0, 'j'},
                                          {"no-fuse", no_argument, 0, 'F'},
                                          {"naive-tiling", no_argument, 0, 'N'},
+                                         {"schedule", required_argument, 0, 'S'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"bind", required_argument, 0, 'b'},
                                          {0, 0, 0, 0}};
@@ -74,6 +79,11 @@ int enpu_cmd_compile(int argc, char **argv) {
         case 'j': json = optarg; break;
         case 'F': co.no_fuse = true; break;
         case 'N': co.naive_tiling = true; break;
+        case 'S':
+            if (strcmp(optarg, "serial") == 0) co.serial_schedule = true;
+            else if (strcmp(optarg, "list") != 0)
+                return enpu_cli_usage("compile", "--schedule: '%s' is not list or serial", optarg);
+            break;
         case 'q': quiet = true; break;
         case 'b':
             if (enpu_cli_bind_add("compile", &binds, optarg)) return 2;

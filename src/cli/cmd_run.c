@@ -217,15 +217,19 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
     for (int a = 0; a < n && !base; a++)
         if (runs[a].ran) base = &runs[a];
     if (!base) return;
-    for (int i = 0; i < base->res.n_layers; i++) {
-        const enpu_layer_stats *l = &base->res.layers[i];
+    int nb = 0;
+    const enpu_layer_stats *brows = enpu_sim_result_rows(&base->res, &nb);
+    for (int i = 0; i < nb; i++) {
+        const enpu_layer_stats *l = &brows[i];
         char name[32];
         snprintf(name, sizeof name, "%.27s", l->name);
         fprintf(text, "%-28s", name);
         for (int a = 0; a < n; a++) {
             const enpu_layer_stats *m = NULL;
-            for (int k = 0; runs[a].ran && k < runs[a].res.n_layers && !m; k++)
-                if (strcmp(runs[a].res.layers[k].name, l->name) == 0) m = &runs[a].res.layers[k];
+            int na = 0;
+            const enpu_layer_stats *arows = runs[a].ran ? enpu_sim_result_rows(&runs[a].res, &na) : NULL;
+            for (int k = 0; k < na && !m; k++)
+                if (strcmp(arows[k].name, l->name) == 0) m = &arows[k];
             if (!m) fprintf(text, " %22s", runs[a].ran ? "-" : "n/a");
             else if (m->host) fprintf(text, " %22s", "host");
             else
@@ -547,7 +551,7 @@ int enpu_cmd_run(int argc, char **argv) {
     if (svg) {
         char title[512];
         snprintf(title, sizeof title, "%s on %s", model, r0->arch.name);
-        if (enpu_svg_chart_write(svg, title, &r0->res, &err)) {
+        if (enpu_svg_chart_write(svg, title, &r0->arch, &r0->res, &err)) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }

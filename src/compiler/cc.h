@@ -35,6 +35,7 @@ typedef struct cc_store {
     int last_op2;         /* last step reading its skip copy (-1: none) */
     bool keep;            /* graph output: live to the end */
     int64_t main_addr;    /* -1: not in the main DTCM */
+    int64_t dram_addr;    /* -1: no DRAM copy (graph inputs and outputs, tensors kept in DRAM) */
     int64_t skip_addr;    /* -1: no skip copy */
     bool host_written;    /* written by a host op */
     int64_t ofmap_wpp, ofmap_word; /* concat at store: written into another store */
@@ -78,6 +79,46 @@ typedef struct cc_move {
     enpu_move_kind kind;
 } cc_move;
 
+/* ---- items: what the program does, before it is ordered ----------------------
+ * The memory plan (memplan.c for a model that fits on chip, offchip.c for
+ * one that streams through DRAM) turns the chains and host ops into items:
+ * a chain (head + members, one per row strip or output-channel block), a
+ * host op, a DMA transfer, END.  Each item lists the memory regions it reads
+ * and writes; sched.c derives the dependencies from them, orders the items
+ * (list scheduling) and gives them dependency tokens; emit.c writes them. */
+
+/* rows x len words from addr, row r at addr + r*stride, in one memory. */
+typedef struct cc_region {
+    int mem;                 /* ENPU_MEM_MAIN, _SKIP, _WEIGHT or _DRAM */
+    int64_t addr, rows, len, stride;
+} cc_region;
+
+enum { CC_IT_CHAIN = 0, CC_IT_HOST, CC_IT_DMA, CC_IT_END };
+#define CC_IT_REGIONS 16
+
+typedef struct cc_item {
+    int kind;
+    int layer;               /* cc_layer it implements (chain head or host op), -1 */
+    int n;                   /* instructions */
+    enpu_instr ins[16];      /* chain: head and members; others: one */
+    int lay[16];             /* the cc_layer of each instruction (names, sources) */
+    int tensor;              /* graph tensor the item completes (checked after it), -1 */
+    int tmem;                /* where that tensor then lies: ENPU_MEM_MAIN/_SKIP/_DRAM, -1 */
+    int64_t taddr;
+    bool tout;               /* the tensor is a graph output (its OUTPUT descriptor) */
+    int group;               /* report row: an item index (the layer's first item) */
+    int what;                /* dma: CC_DMA_* (what it moves, for reports) */
+    cc_region rd[CC_IT_REGIONS], wr[CC_IT_REGIONS];
+    int nrd, nwr;
+    /* sched.c */
+    int queue;               /* 0 compute, 1 + e DMA engine e */
+    int64_t est;             /* estimated cycles */
+    int *dep;                /* items it depends on (earlier in the natural order) */
+    int ndep, capdep;
+} cc_item;
+
+enum { CC_DMA_INPUT = 1, CC_DMA_OUTPUT, CC_DMA_IFMAP, CC_DMA_OP2, CC_DMA_OFMAP, CC_DMA_WEIGHTS };
+
 typedef struct cc {
     const enpu_graph *g;
     const enpu_arch *a;
@@ -97,6 +138,14 @@ typedef struct cc {
     int nnotes;
     int nsteps;
     int64_t main_peak, skip_peak; /* most words live at once (memplan) */
+    /* items (natural order), then the emitted order */
+    cc_item *it;
+    int nit, capit;
+    int *sorder;          /* items in stream order (sched.c) */
+    int64_t dram_words;   /* DRAM words allocated (after the instructions) */
+    bool offchip;         /* the off-chip plan (offchip.c) was used */
+    uint8_t *dram_img;    /* DRAM image (streamed weights), dram_img_len bytes from DRAM word 0 */
+    size_t dram_img_len;
 } cc;
 
 /* lower.c */
@@ -114,8 +163,66 @@ int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in);
 int64_t cc_cost_chain_limit(const enpu_arch *a, const enpu_instr *chain, int n, int64_t limit,
                             int64_t *act_rows);
 /* memplan.c */
+typedef struct iv {
+    int64_t a, b; /* [a, b) words */
+} iv;
+typedef struct wbuf {
+    uint8_t *p;
+    size_t len, cap;
+} wbuf;
+/* The on-chip plan: main DTCM two-ended, skip DTCM, weight memory.
+ * ENPU_E_NOFIT (message set) when the model does not fit on chip. */
 int cc_memplan(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen);
+/* Storage lifetimes in steps (def / last / last_op2; dstep: the writing step). */
+void cc_lifetimes(cc *c, int *dstep);
+/* The lowest (top: highest) address for `words` words in a memory of `cap`
+ * words among the busy intervals (sorted in place); -1 if none. */
+int64_t cc_place(iv *busy, int n, int64_t cap, int64_t words, bool top);
+/* Lays out layer l's weights, biases, (M, S) pairs and table at word
+ * boundaries at the end of b, setting its instruction's addresses (words of
+ * b). */
+int cc_layout_layer_params(cc *c, cc_layer *l, wbuf *b);
+int cc_wb_reserve(cc *c, wbuf *b, size_t n);
+int64_t cc_wb_block(cc *c, wbuf *b, const void *data, size_t n);
+/* offchip.c: the plan of a model that does not fit on chip (DRAM). */
+int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen);
 void cc_fit_hint(const enpu_arch *a, const char *param, int64_t need, char *buf, size_t n);
+/* items.c: building items */
+cc_item *cc_item_new(cc *c, int kind, int layer);
+void cc_item_read(cc_item *it, int mem, int64_t addr, int64_t rows, int64_t len, int64_t stride);
+void cc_item_write(cc_item *it, int mem, int64_t addr, int64_t rows, int64_t len, int64_t stride);
+/* A chain item from instructions (head first): regions from the blocks of
+ * every instruction (docs/isa.md "Memory blocks"). */
+cc_item *cc_item_chain(cc *c, int layer, const enpu_instr *ins, int n);
+/* A DMA item moving rows x len words between DRAM and memory `mem`. */
+cc_item *cc_item_dma(cc *c, int layer, int what, int dir, int mem, int64_t sram, int64_t dram,
+                     int64_t rows, int64_t len, int64_t sstride, int64_t dstride);
+/* Input rows [a, b) that output rows [r0, r1) of window head h read, and
+ * the padding rows above (pt) and below (pb) them. */
+void cc_in_rows(const enpu_instr *h, int64_t r0, int64_t r1, int64_t *a, int64_t *b, int64_t *pt,
+                int64_t *pb);
+/* Cuts the chain ins[0..n) (whole map) to output rows [r0, r1): the head's
+ * input rows, padding and output height, the members' heights.  Addresses
+ * are left to the caller. */
+void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1);
+/* Can chain `head` be cut into row strips (a window or 1x1 head, no reshape
+ * member, not fc)? */
+bool cc_strip_ok(const cc *c, int head);
+/* Does the host (a host op) read and write tensor t in DRAM rather than in
+ * the main DTCM?  A graph input or output lives in DRAM (its descriptor is
+ * the host's), and so does a tensor kept only there. */
+bool cc_host_in_dram(const cc *c, int t);
+/* Sets the fuse registers of chain `head` (its members' fuse_next, the
+ * head's fused bn and activation) in c->L[..].ins. */
+void cc_chain_bits(cc *c, int head);
+/* DRAM words for n words (bump allocation after the instructions). */
+int64_t cc_dram_alloc(cc *c, int64_t words);
+/* Items of a plan that fits on chip (memplan done): the chains and host ops
+ * in program order, with the graph inputs loaded from and the outputs stored
+ * to DRAM when the arch has one. */
+int cc_items_onchip(cc *c);
+/* sched.c: dependencies, order and tokens of the items. */
+int cc_schedule(cc *c);
 /* emit.c */
 int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint8_t *simg,
             size_t slen);

@@ -27,6 +27,10 @@ void cc_free(cc *c) {
     for (int i = 0; i < c->nnotes; i++) free(c->notes[i]);
     free(c->notes);
     free(c->order);
+    for (int i = 0; i < c->nit; i++) free(c->it[i].dep);
+    free(c->it);
+    free(c->sorder);
+    free(c->dram_img);
 }
 
 static char *dups(const char *s) {
@@ -55,42 +59,72 @@ void enpu_compile_report_free(enpu_compile_report *r) {
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/* Fills the report from the program (one row per instruction but END). */
+/* The row key of instruction i: its group and its position in its chain
+ * (a DMA folds into position 0, the head's). */
+static int chain_pos(const enpu_program *p, int i) {
+    if (p->instr[i].opcode == ENPU_OPC_DMA) return 0;
+    int j = 0;
+    while (i - j > 0 && p->instr[i - j - 1].fuse_next) j++;
+    return j;
+}
+
+/* Fills the report from the program: one row per layer group and chain
+ * position (docs/compiler.md "The mapping table"). */
 static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = &p->arch;
     memset(r, 0, sizeof *r);
     r->arch_name = dups(a->name);
     r->pes = (int)a->pes, r->pe_rows = (int)a->pe_rows;
     int n = p->n_instr;
-    int64_t *cyc = calloc((size_t)n + 1, sizeof *cyc);
     int64_t *act = calloc(((size_t)n + 1) * ENPU_ACT_COUNT, sizeof *act);
+    int64_t *rd = calloc((size_t)n + 1, sizeof *rd), *wr = calloc((size_t)n + 1, sizeof *wr);
+    int *rep = malloc(((size_t)n + 1) * 16 * sizeof *rep); /* (group, pos) -> representative */
+    int *row_of = malloc(((size_t)n + 1) * sizeof *row_of);
     r->layers = calloc((size_t)n + 1, sizeof *r->layers);
-    if (!cyc || !act || !r->layers || !r->arch_name) {
-        free(cyc), free(act);
+    if (!act || !rd || !wr || !rep || !row_of || !r->layers || !r->arch_name) {
+        free(act), free(rd), free(wr), free(rep), free(row_of);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     }
-    enpu_cost_program(p, cyc, act);
-    /* the layers in program order, to find notes */
-    int li = 0;
-    int head = 0;
+    int64_t total = enpu_model_program(p, act, rd, wr);
+    int64_t wb = enpu_arch_word_bytes(a);
+    /* the representative of each (group, position): its first compute
+     * instruction, else its first instruction */
+    for (int i = 0; i < n * 16; i++) rep[i] = -1;
+    for (int i = 0; i < n; i++) {
+        int key = p->layers[i].group * 16 + chain_pos(p, i);
+        bool dma = p->instr[i].opcode == ENPU_OPC_DMA;
+        if (rep[key] < 0 || (p->instr[rep[key]].opcode == ENPU_OPC_DMA && !dma)) rep[key] = i;
+    }
+    /* rows in the order of their representatives; END's cycles go into the totals */
+    for (int i = 0; i < n; i++) row_of[i] = -1;
     for (int i = 0; i < n; i++) {
         const enpu_instr *in = &p->instr[i];
-        bool chained = i > 0 && p->instr[i - 1].fuse_next;
-        if (!chained) head = i;
-        if (in->opcode == ENPU_OPC_END) {
-            /* END's decode cycle goes into the totals */
-            r->total_modelled += cyc[i];
-            for (int k = 0; k < ENPU_ACT_COUNT; k++) r->total_activity[k] += act[(size_t)i * ENPU_ACT_COUNT + k];
-            continue;
-        }
+        int key = p->layers[i].group * 16 + chain_pos(p, i);
+        if (rep[key] != i) continue;
+        if (in->opcode == ENPU_OPC_END) continue;
+        row_of[i] = r->n_layers;
         enpu_layer_report *L = &r->layers[r->n_layers++];
-        const cc_layer *cl = li < c->norder ? &c->L[c->order[li]] : NULL;
-        li++;
+        bool chained = i > 0 && p->instr[i - 1].fuse_next && in->opcode != ENPU_OPC_DMA;
+        int head = i;
+        while (head > 0 && p->instr[head - 1].fuse_next) head--;
+        L->first_instr = i;
+        L->chain_head = chained ? row_of[head] : r->n_layers - 1;
         L->name = dups(p->layers[i].name);
         L->op = dups(enpu_opcode_mnemonic(in->opcode));
         L->src = dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
-        L->note = dups(cl && cl->note ? cl->note : "");
-        L->chain_head = head;
+        /* the note of the cc layer the instruction comes from */
+        const char *note = "";
+        const cc_layer *whole = NULL; /* the layer before row strips and channel blocks */
+        for (int k = 0; k < c->nit && !note[0]; k++) {
+            const cc_item *it = &c->it[k];
+            for (int j = 0; j < it->n; j++) {
+                const cc_layer *cl = it->lay[j] >= 0 ? &c->L[it->lay[j]] : NULL;
+                if (!cl || strcmp(cl->name, p->layers[i].name) != 0) continue;
+                if (!whole && cl->ins.opcode == in->opcode) whole = cl;
+                if (cl->note) note = cl->note;
+            }
+        }
+        L->note = dups(note);
         char fused[128] = "";
         if (!chained && in->fuse_next)
             for (int m = i + 1; m < n; m++) {
@@ -100,47 +134,74 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
             }
         L->fused = dups(fused);
         if (!L->name || !L->op || !L->src || !L->note || !L->fused) {
-            free(cyc), free(act);
+            free(act), free(rd), free(wr), free(rep), free(row_of);
             return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
         }
-        L->in[0] = in->hi, L->in[1] = in->wi, L->in[2] = in->ci;
-        L->out[0] = in->ho, L->out[1] = in->wo, L->out[2] = in->co;
+        enpu_opclass k = enpu_opcode_class(in->opcode);
+        bool ctl = k == ENPU_CLASS_CTRL || k == ENPU_CLASS_DMA;
+        const enpu_instr *sh = whole ? &whole->ins : in;
+        L->in[0] = sh->hi, L->in[1] = sh->wi, L->in[2] = sh->ci;
+        L->out[0] = sh->ho, L->out[1] = sh->wo, L->out[2] = sh->co;
         L->kernel[0] = in->hk, L->kernel[1] = in->wk;
         L->stride[0] = in->stride_h, L->stride[1] = in->stride_w;
         L->tile_x = in->tile_x, L->tile_y = in->tile_y, L->tile_xi = in->tile_xi, L->tile_yi = in->tile_yi;
         L->zs = in->zs, L->band_h = in->band_h;
-        enpu_opclass k = enpu_opcode_class(in->opcode);
         int64_t g = in->groups > 0 ? in->groups : 1;
         L->z = k == ENPU_CLASS_CONV ? (in->zs * a->pes < in->co / g ? in->zs * a->pes : in->co / g) : 0;
-        L->mode = k == ENPU_CLASS_CTRL ? -1 : (int)in->cast_mode;
+        L->mode = ctl ? -1 : (int)in->cast_mode;
         int64_t slots = in->opcode == ENPU_OPC_FC ? 1 : in->tile_xi * in->tile_yi;
-        L->double_buffered = k != ENPU_CLASS_CTRL && slots <= a->ifmap_pad_depth / 2;
-        L->ifmap_addr = (k == ENPU_CLASS_CTRL || chained) ? -1 : in->ifmap_addr;
-        L->ofmap_addr = (k == ENPU_CLASS_CTRL || in->fuse_next) ? -1 : in->ofmap_addr;
+        L->double_buffered = !ctl && slots <= a->ifmap_pad_depth / 2;
+        L->ifmap_addr = (ctl || chained) ? -1 : in->ifmap_addr;
+        L->ofmap_addr = (ctl || in->fuse_next) ? -1 : in->ofmap_addr;
         bool op2 = in->opcode == ENPU_OPC_ADD || in->opcode == ENPU_OPC_MUL;
         L->op2_addr = op2 ? in->op2_addr : -1;
         L->op2_mem = op2 ? (int)in->op2_mem : -1;
         L->skip_addr = in->store_skip ? in->skip_addr : -1;
         enpu_mem_block b[ENPU_MAX_BLOCKS];
-        int nb = enpu_instr_blocks(a, in, chained, b);
+        int nb = ctl ? 0 : enpu_instr_blocks(a, in, chained, b);
         L->weight_addr = -1;
         for (int q = 0; q < nb; q++) {
             if (strcmp(b[q].role, "weights") == 0) L->weight_addr = b[q].addr, L->weight_words = b[q].words;
             else if (b[q].mem == ENPU_MEM_WEIGHT) L->param_words += b[q].words;
         }
-        L->macs = in->opcode == ENPU_OPC_SYNC ? 0 : p->layers[i].macs;
+    }
+    /* sums over each row's instructions */
+    for (int i = 0; i < n; i++) {
+        int key = p->layers[i].group * 16 + chain_pos(p, i);
+        int ri = rep[key] >= 0 ? row_of[rep[key]] : -1;
+        const enpu_instr *in = &p->instr[i];
+        if (in->opcode == ENPU_OPC_END || ri < 0) {
+            for (int k = 0; k < ENPU_ACT_COUNT; k++) r->total_activity[k] += act[(size_t)i * ENPU_ACT_COUNT + k];
+            r->total_dram_read_bytes += rd[i] * wb, r->total_dram_write_bytes += wr[i] * wb;
+            continue;
+        }
+        enpu_layer_report *L = &r->layers[ri];
+        L->n_instr++;
+        if (in->opcode == ENPU_OPC_DMA) L->dmas++;
+        else L->strips++;
+        for (int k = 0; k < ENPU_ACT_COUNT; k++) {
+            int64_t v = act[(size_t)i * ENPU_ACT_COUNT + k];
+            L->activity[k] += v;
+            L->modelled_cycles += v;
+            r->total_activity[k] += v;
+        }
+        L->dram_read_bytes += rd[i] * wb, L->dram_write_bytes += wr[i] * wb;
+        r->total_dram_read_bytes += rd[i] * wb, r->total_dram_write_bytes += wr[i] * wb;
+        /* MACs as the layer records them (docs/microarch.md "MACs"); a host
+         * op's are reported apart */
         if (in->opcode == ENPU_OPC_SYNC) r->host_macs += p->layers[i].macs;
+        else L->macs += p->layers[i].macs;
+    }
+    for (int i = 0; i < r->n_layers; i++) {
+        enpu_layer_report *L = &r->layers[i];
         L->ideal_cycles = cdiv(L->macs, a->pes * a->pe_rows);
-        L->modelled_cycles = cyc[i];
-        for (int q = 0; q < ENPU_ACT_COUNT; q++) L->activity[q] = act[(size_t)i * ENPU_ACT_COUNT + q];
         L->compute_cycles = L->activity[ENPU_ACT_COMPUTE];
         r->total_macs += L->macs;
-        r->total_modelled += L->modelled_cycles;
-        for (int q = 0; q < ENPU_ACT_COUNT; q++) r->total_activity[q] += L->activity[q];
     }
+    r->total_modelled = total;
+    free(act), free(rd), free(wr), free(rep), free(row_of);
     r->total_ideal = cdiv(r->total_macs, a->pes * a->pe_rows);
-    free(cyc);
-    free(act);
+    r->offchip = c->offchip;
     /* moves, host ops, notes */
     r->moves = calloc((size_t)c->nmv + 1, sizeof *r->moves);
     r->hostops = calloc((size_t)p->n_hostops + 1, sizeof *r->hostops);
@@ -160,11 +221,27 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     }
     for (int i = 0; i < c->nnotes; i++) r->notes[r->n_notes++] = dups(c->notes[i]);
     /* memory use */
-    int64_t wb = enpu_arch_word_bytes(a);
     r->main_peak_bytes = c->main_peak * wb;
     r->skip_peak_bytes = c->skip_peak * wb;
+    r->weight_used_bytes = (int64_t)p->weights_len;
+    if (c->offchip) {
+        /* the off-chip plan reuses buffers at fixed places: the highest
+         * address any instruction touches in each memory */
+        int64_t top[ENPU_MEM_WEIGHT + 1] = {0};
+        for (int i = 0; i < p->n_instr; i++) {
+            const enpu_instr *in = &p->instr[i];
+            if (enpu_opcode_class(in->opcode) == ENPU_CLASS_CTRL) continue;
+            enpu_mem_block b[ENPU_MAX_BLOCKS];
+            int nb = enpu_instr_blocks(a, in, i > 0 && p->instr[i - 1].fuse_next, b);
+            for (int q = 0; q < nb; q++)
+                if (b[q].mem >= 0 && b[q].mem <= ENPU_MEM_WEIGHT && b[q].addr + b[q].words > top[b[q].mem])
+                    top[b[q].mem] = b[q].addr + b[q].words;
+        }
+        r->main_peak_bytes = top[ENPU_MEM_MAIN] * wb, r->skip_peak_bytes = top[ENPU_MEM_SKIP] * wb;
+        r->weight_used_bytes = top[ENPU_MEM_WEIGHT] * wb;
+    }
     r->main_bytes = a->main_dtcm_bytes, r->skip_bytes = a->skip_dtcm_bytes;
-    r->weight_used_bytes = (int64_t)p->weights_len, r->weight_bytes = a->weight_mem_bytes;
+    r->weight_bytes = a->weight_mem_bytes;
     r->n_instr = p->n_instr, r->itcm_instr = (int)(a->itcm_bytes / ENPU_INSTR_BYTES);
     return 0;
 }
@@ -211,7 +288,7 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
         cc_layer *l = &c.L[c.order[k]];
         l->step = l->head == c.order[k] ? c.nsteps++ : c.L[l->head].step;
     }
-    if (c.norder + 1 > arch->itcm_bytes / ENPU_INSTR_BYTES) {
+    if (arch->dram_bytes == 0 && c.norder + 1 > arch->itcm_bytes / ENPU_INSTR_BYTES) {
         int64_t need = (int64_t)(c.norder + 1) * ENPU_INSTR_BYTES;
         char hint[160];
         cc_fit_hint(arch, "itcm_bytes", need, hint, sizeof hint);
@@ -222,7 +299,19 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
         goto out;
     }
     if ((rc = cc_tile(&c))) goto out;
-    if ((rc = cc_memplan(&c, &wimg, &wlen, &simg, &slen))) goto out;
+    rc = cc_memplan(&c, &wimg, &wlen, &simg, &slen);
+    if (rc == ENPU_E_NOFIT && arch->dram_bytes > 0) {
+        /* it does not fit on chip: stream through DRAM */
+        if ((rc = cc_note(&c, "off-chip plan: on chip alone, %s", err->msg))) goto out;
+        enpu_err_clear(err);
+        free(wimg), free(simg);
+        wimg = simg = NULL, wlen = slen = 0;
+        rc = cc_offchip(&c, &wimg, &wlen, &simg, &slen);
+    } else if (!rc) {
+        rc = cc_items_onchip(&c);
+    }
+    if (rc) goto out;
+    if ((rc = cc_schedule(&c))) goto out;
     if ((rc = cc_emit(&c, prog, wimg, wlen, simg, slen))) goto out;
     rc = enpu_program_validate(prog, err);
     if (rc) {

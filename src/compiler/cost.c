@@ -14,10 +14,14 @@
  * words are prefetched in time when weight_mem_latency < weight_pad_depth,
  * and a write never waits), so the cost per unit is O(its ifmap words).
  *
- * What it does not model (the compiler never emits it): PE rows > 1, op2 in
- * the main DTCM, byte-masked writes (a reshape that moves channels, a group
- * conv whose output channels per group are not a multiple of pes).  For
- * those the figures are the same rules with one write per word. */
+ * What it does not model: PE rows > 1 and op2 in the main DTCM (the
+ * compiler never emits them), byte-masked writes (a group conv whose output
+ * channels per group are not a multiple of pes, which the compiler never
+ * emits; a reshape that does not keep whole words, which it does emit as a
+ * standalone copy layer), and weight streams slower than the weight pad
+ * (weight_mem_latency >= weight_pad_depth, an arch the compiler refuses).
+ * For those the figures are the same rules with one write per word;
+ * enpu_cost_exact says which chains are inside the model. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,6 +30,25 @@
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+bool enpu_cost_exact(const enpu_arch *a, const enpu_instr *chain, int n) {
+    if (a->weight_mem_latency >= a->weight_pad_depth) return false;
+    for (int i = 0; i < n; i++) {
+        const enpu_instr *in = &chain[i];
+        if (in->rows > 1) return false;
+        if ((in->opcode == ENPU_OPC_ADD || in->opcode == ENPU_OPC_MUL) && in->op2_mem == ENPU_MEM_MAIN)
+            return false;
+        /* a reshape keeps whole words only when channels stay innermost and
+         * their count is unchanged: each input word is then one output word */
+        if (in->opcode == ENPU_OPC_RESHAPE &&
+            !((in->perm == ENPU_PERM_HWC || in->perm == ENPU_PERM_WHC) && in->co == in->ci))
+            return false;
+        if (enpu_opcode_class(in->opcode) == ENPU_CLASS_CONV && in->groups > 1 &&
+            (in->co / in->groups) % a->pes != 0)
+            return false;
+    }
+    return true;
+}
 
 /* Parameter words an instruction reads at chain start (§11.3, §12.4). */
 int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in) {

@@ -13,14 +13,17 @@
 typedef struct emitter {
     cc *c;
     enpu_program *p;
-    int *io_of;   /* per graph tensor: its IO descriptor, -1 */
+    int *io_of;        /* per graph tensor: its IO descriptor, -1 */
+    int64_t dram_base; /* DRAM words the instructions take in front of the data */
 } emitter;
 
-/* Descriptor of tensor t as stored (main DTCM), or in host memory when it
- * has no storage (a float host-op output).  Reuses an existing one.  The
- * dims are always t's own shape, so the host (a host op, the user's inputs
- * and outputs) sees the graph's tensors whatever storage they are views of. */
-static int io_desc(emitter *em, int t, enpu_io_dir dir) {
+/* Descriptor of tensor t as stored: in DRAM when it has a DRAM copy and
+ * `dram` is asked for (graph inputs and outputs, tensors kept in DRAM), else
+ * in the main DTCM, or in host memory when it has no storage (a float
+ * host-op output).  Reuses an existing one.  The dims are always t's own
+ * shape, so the host (a host op, the user's inputs and outputs) sees the
+ * graph's tensors whatever storage they are views of. */
+static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
     cc *c = em->c;
     if (em->io_of[t] >= 0) return em->io_of[t];
     const enpu_tensor *tt = &c->g->tensors[t];
@@ -41,8 +44,13 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir) {
         if (tt->dtype == ENPU_DT_INT8 && !(d.scale > 0)) d.scale = 1;
     } else {
         const cc_store *st = &c->S[v->store];
-        d.mem = ENPU_MEM_MAIN;
-        d.addr = (uint32_t)st->main_addr;
+        if (dram && st->dram_addr >= 0) {
+            d.mem = ENPU_MEM_DRAM;
+            d.addr = (uint32_t)(st->dram_addr + em->dram_base);
+        } else {
+            d.mem = ENPU_MEM_MAIN;
+            d.addr = (uint32_t)st->main_addr;
+        }
         d.scale = tt->quant ? tt->quant->scale[0] : 1.0f;
         d.zero_point = tt->quant ? tt->quant->zero_point[0] : 0;
         /* natural view of a rank >= 3 tensor: NHWC ([N,C,d2..] -> [N,d2..,C],
@@ -67,7 +75,7 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir) {
     return rc;
 }
 
-static int emit_host(emitter *em, cc_layer *l) {
+static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     cc *c = em->c;
     const enpu_node *n = &c->g->nodes[l->node];
     enpu_hostop h;
@@ -77,13 +85,14 @@ static int emit_host(emitter *em, cc_layer *l) {
     for (int k = 0; k < n->n_in && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
         int t = n->in[k];
         if (t < 0 || (c->g->tensors[t].flags & ENPU_T_CONST)) continue;
-        int io = io_desc(em, t, ENPU_IO_HOST);
+        int io = io_desc(em, t, ENPU_IO_HOST, cc_host_in_dram(c, t));
         if (io < 0) return io;
         h.io[h.n_in++] = io;
     }
     for (int k = 0; k < n->n_out && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
         int t = n->out[k];
-        int io = io_desc(em, t, (c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST);
+        int io = io_desc(em, t, (c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST,
+                         cc_host_in_dram(c, t));
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
@@ -115,6 +124,7 @@ static int emit_host(emitter *em, cc_layer *l) {
     memset(&in, 0, sizeof in);
     in.opcode = ENPU_OPC_SYNC;
     in.host_op = hi;
+    in.push = tok->push, in.pop = tok->pop;
     const char *src = n->name;
     int rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
     if (rc) return rc;
@@ -124,94 +134,108 @@ static int emit_host(emitter *em, cc_layer *l) {
                                          l->out >= 0 ? em->io_of[l->out] : -1, c->err);
 }
 
-/* Chain-head registers of the note's fuse loop. */
-static void fuse_bits(cc *c, cc_layer *head) {
-    bool bn = false;
-    int act = ENPU_ACT_NONE;
-    bool act_first = false;
-    for (int m = head->next; m >= 0; m = c->L[m].next) {
-        int op = c->L[m].opcode;
-        if (op == ENPU_OPC_BN) bn = true;
-        if (op == ENPU_OPC_ACT || op == ENPU_OPC_RELU) {
-            act = op == ENPU_OPC_ACT ? ENPU_ACT_TABLE : ENPU_ACT_RELU;
-            act_first = !bn;
-        }
-    }
-    head->ins.fuse_bn = bn;
-    head->ins.fuse_act = act;
-    head->ins.fuse_order = (bn && act && act_first) ? ENPU_ORDER_ACT_BN : ENPU_ORDER_BN_ACT;
-}
-
 int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint8_t *simg,
             size_t slen) {
-    emitter em = {c, p, NULL};
+    emitter em = {c, p, NULL, 0};
     em.io_of = malloc((size_t)(c->g->n_tensors > 0 ? c->g->n_tensors : 1) * sizeof *em.io_of);
-    if (!em.io_of) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    int *first = malloc((size_t)(c->nit > 0 ? c->nit : 1) * sizeof *first);
+    if (!em.io_of || !first) {
+        free(em.io_of), free(first);
+        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    }
     for (int t = 0; t < c->g->n_tensors; t++) em.io_of[t] = -1;
+    /* a program longer than the ITCM is fetched from DRAM, where it comes
+     * first: the DRAM data follows it */
+    int n_instr = 0;
+    for (int i = 0; i < c->nit; i++) n_instr += c->it[i].n;
+    const enpu_arch *a = c->a;
+    if ((int64_t)n_instr * ENPU_INSTR_BYTES > a->itcm_bytes && a->dram_bytes > 0)
+        em.dram_base = ((int64_t)n_instr * ENPU_INSTR_BYTES + enpu_arch_word_bytes(a) - 1) /
+                       enpu_arch_word_bytes(a);
     int rc = 0;
     /* graph inputs and outputs first */
     for (int k = 0; k < c->g->n_inputs && !rc; k++) {
         int t = c->g->inputs[k];
         if (c->tv[t].store < 0) continue; /* unused input */
-        rc = io_desc(&em, t, ENPU_IO_INPUT) < 0;
+        rc = io_desc(&em, t, ENPU_IO_INPUT, true) < 0;
     }
-    for (int k = 0; k < c->g->n_outputs && !rc; k++) rc = io_desc(&em, c->g->outputs[k], ENPU_IO_OUTPUT) < 0;
+    for (int k = 0; k < c->g->n_outputs && !rc; k++)
+        rc = io_desc(&em, c->g->outputs[k], ENPU_IO_OUTPUT, true) < 0;
     if (rc) goto out;
-    for (int k = 0; k < c->norder; k++) {
-        cc_layer *l = &c->L[c->order[k]];
-        if (l->opcode == CC_HOST) {
-            if ((rc = emit_host(&em, l))) goto out;
+    for (int k = 0; k < c->nit; k++) {
+        int ii = c->sorder[k];
+        cc_item *it = &c->it[ii];
+        first[ii] = p->n_instr;
+        if (it->kind == CC_IT_HOST) {
+            if ((rc = emit_host(&em, &c->L[it->layer], &it->ins[0]))) goto out;
             continue;
         }
-        enpu_instr *in = &l->ins;
-        bool member = l->head != c->order[k];
-        if (!member && l->in_store >= 0) {
-            const cc_store *st = &c->S[l->in_store];
-            in->ifmap_addr = st->main_addr;
-        } else {
-            in->ifmap_addr = 0;
-        }
-        in->fuse_next = l->next >= 0;
-        if (!member) fuse_bits(c, l);
-        if (l->next < 0 && l->out_store >= 0) {
-            const cc_store *st = &c->S[l->out_store];
-            in->ofmap_addr = st->main_addr;
-            if (st->into >= 0 && st->ofmap_wpp) {
-                in->ofmap_wpp = st->ofmap_wpp;
-                in->ofmap_word = st->ofmap_word;
+        for (int j = 0; j < it->n; j++) {
+            enpu_instr in = it->ins[j];
+            /* an item is one unit of the schedule: its tokens are its first
+             * instruction's, which holds only for a fused chain */
+            ENPU_ASSERT(in.fuse_next == (j + 1 < it->n));
+            if (in.opcode == ENPU_OPC_DMA) in.dram_addr += em.dram_base;
+            const cc_layer *l = it->lay[j] >= 0 ? &c->L[it->lay[j]] : NULL;
+            const char *name = it->kind == CC_IT_END ? "end" : l ? l->name : "";
+            const char *src = l ? l->src : "";
+            if ((rc = enpu_program_add_instr(p, &in, name, src[0] ? 1 : 0, &src, c->err))) goto out;
+            /* a layer whose instruction does more MACs than the model (a group
+             * conv run dense): its share for this row strip or channel block */
+            if (l && l->macs >= 0 && in.opcode != ENPU_OPC_DMA) {
+                int64_t whole = enpu_instr_macs(&l->ins), part = enpu_instr_macs(&in);
+                p->layers[p->n_instr - 1].macs = whole > 0 ? l->macs * part / whole : 0;
             }
-        }
-        if (l->op2_store >= 0) {
-            in->op2_mem = 1;
-            in->op2_addr = c->S[l->op2_store].skip_addr;
-        }
-        const char *src = l->src;
-        if ((rc = enpu_program_add_instr(p, in, l->name, src[0] ? 1 : 0, &src, c->err))) goto out;
-        if (l->macs >= 0) p->layers[p->n_instr - 1].macs = l->macs;
-        int io = -1;
-        /* a part of a channel concat is interleaved with the other parts: no
-         * descriptor can describe it alone (the concat's output is checked
-         * through its readers) */
-        bool part = l->out_store >= 0 && c->S[l->out_store].ofmap_wpp > 0;
-        if (l->out >= 0 && l->out_store >= 0 && c->tv[l->out].store >= 0 && !part) {
-            io = io_desc(&em, l->out, ENPU_IO_PROBE);
-            if (io < 0) {
-                rc = io;
+            /* every instruction names the tensor it computes; the item's last
+             * one, where that tensor can be checked */
+            int t = it->kind == CC_IT_CHAIN && l ? l->out : -1;
+            int io = -1;
+            if (j == it->n - 1 && it->tensor >= 0) {
+                t = it->tensor;
+                if (it->tmem >= 0) {
+                    io = io_desc(&em, t, it->tout ? ENPU_IO_OUTPUT : ENPU_IO_PROBE, it->tmem == ENPU_MEM_DRAM);
+                    if (io < 0) {
+                        rc = io;
+                        goto out;
+                    }
+                }
+            }
+            if (t >= 0 && (rc = enpu_program_set_layer_output(p, p->n_instr - 1, c->g->tensors[t].name, io,
+                                                              c->err)))
                 goto out;
-            }
         }
-        if ((rc = enpu_program_set_layer_output(p, p->n_instr - 1,
-                                                l->out >= 0 ? c->g->tensors[l->out].name : "", io, c->err)))
-            goto out;
     }
-    {
-        enpu_instr end;
-        memset(&end, 0, sizeof end);
-        end.opcode = ENPU_OPC_END;
-        if ((rc = enpu_program_add_instr(p, &end, "end", 0, NULL, c->err))) goto out;
+    for (int k = 0; k < c->nit; k++) {
+        int ii = c->sorder[k];
+        const cc_item *it = &c->it[ii];
+        if (it->group == ii) continue;
+        for (int j = 0; j < it->n; j++)
+            if ((rc = enpu_program_set_layer_group(p, first[ii] + j, first[it->group], c->err))) goto out;
     }
     if (wlen && (rc = enpu_program_set_image(p, ENPU_SEC_WEIGHTS, wimg, wlen, c->err))) goto out;
     if (slen && (rc = enpu_program_set_image(p, ENPU_SEC_SKIP_INIT, simg, slen, c->err))) goto out;
+    if (c->dram_img_len) {
+        /* the image from DRAM word 0: zeros where the instructions go */
+        size_t off = (size_t)em.dram_base * (size_t)enpu_arch_word_bytes(a);
+        uint8_t *img = calloc(off + c->dram_img_len, 1);
+        if (!img) {
+            rc = enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+            goto out;
+        }
+        memcpy(img + off, c->dram_img, c->dram_img_len);
+        rc = enpu_program_set_image(p, ENPU_SEC_DRAM_INIT, img, off + c->dram_img_len, c->err);
+        free(img);
+        if (rc) goto out;
+    }
+    int64_t need = (em.dram_base + c->dram_words) * enpu_arch_word_bytes(a);
+    if (need > a->dram_bytes && a->dram_bytes > 0) {
+        rc = enpu_fail(c->err, ENPU_E_NOFIT,
+                       "DRAM: the program needs %" PRId64 " bytes of DRAM (instructions, weights, "
+                       "inputs, outputs and the tensors kept there); arch '%s' has %" PRId64
+                       "; use dram_bytes >= %" PRId64,
+                       need, a->name, a->dram_bytes, need);
+        goto out;
+    }
     for (int k = 0; k < c->norder; k++) {
         const cc_layer *l = &c->L[c->order[k]];
         if (!l->table) continue;
@@ -222,5 +246,6 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     }
 out:
     free(em.io_of);
+    free(first);
     return rc < 0 ? rc : (rc ? c->err->code : 0);
 }

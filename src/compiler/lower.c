@@ -136,7 +136,7 @@ int cc_add_store(cc *c, int tensor, int64_t h, int64_t w, int64_t ch) {
     s->words = h * w * cdiv(ch, c->P);
     s->tensor = tensor;
     s->def = -1, s->last = -1, s->last_op2 = -1;
-    s->main_addr = -1, s->skip_addr = -1;
+    s->main_addr = -1, s->skip_addr = -1, s->dram_addr = -1;
     s->into = -1;
     return c->ns++;
 }

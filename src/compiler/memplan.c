@@ -38,7 +38,7 @@ static int def_step(const cc *c, int s) {
 }
 
 /* Lifetimes: def / last / last_op2 of every storage in steps. */
-static void lifetimes(cc *c, int *dstep) {
+void cc_lifetimes(cc *c, int *dstep) {
     int end = c->nsteps;
     for (int s = 0; s < c->ns; s++) {
         cc_store *st = &c->S[s];
@@ -83,10 +83,6 @@ static void lifetimes(cc *c, int *dstep) {
     }
 }
 
-typedef struct iv {
-    int64_t a, b; /* [a, b) words */
-} iv;
-
 static int cmp_iv(const void *x, const void *y) {
     const iv *p = x, *q = y;
     return p->a < q->a ? -1 : p->a > q->a;
@@ -94,7 +90,7 @@ static int cmp_iv(const void *x, const void *y) {
 
 /* Address for `words` words in a memory of `cap` words among the busy
  * intervals (n of them): the lowest gap (top = false) or the highest. */
-static int64_t place(iv *busy, int n, int64_t cap, int64_t words, bool top) {
+int64_t cc_place(iv *busy, int n, int64_t cap, int64_t words, bool top) {
     qsort(busy, (size_t)n, sizeof *busy, cmp_iv);
     int64_t best = -1, cur = 0;
     for (int i = 0; i <= n; i++) {
@@ -137,7 +133,7 @@ static int plan_main(cc *c, const int *dstep, int64_t cap, int *fail_s, iv *busy
                 /* live at this step: written before or now, read now or later */
                 if (so->last >= step || dstep[o] == step) busy[nb++] = (iv){so->main_addr, so->main_addr + so->words};
             }
-            int64_t a = place(busy, nb, cap, st->words, top);
+            int64_t a = cc_place(busy, nb, cap, st->words, top);
             if (a < 0) {
                 *fail_s = s;
                 return -1;
@@ -243,12 +239,7 @@ static int nofit_main(cc *c, const int *dstep, int s, iv *busy) {
 
 /* ---- weight memory -------------------------------------------------------------- */
 
-typedef struct wbuf {
-    uint8_t *p;
-    size_t len, cap;
-} wbuf;
-
-static int wb_reserve(cc *c, wbuf *b, size_t n) {
+int cc_wb_reserve(cc *c, wbuf *b, size_t n) {
     if (b->len + n <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + n) cap *= 2;
@@ -260,10 +251,10 @@ static int wb_reserve(cc *c, wbuf *b, size_t n) {
 }
 
 /* Appends n bytes (NULL: zeros) at a word boundary; returns the word address. */
-static int64_t wb_block(cc *c, wbuf *b, const void *data, size_t n) {
+int64_t cc_wb_block(cc *c, wbuf *b, const void *data, size_t n) {
     size_t wbytes = (size_t)c->P;
     size_t at = (b->len + wbytes - 1) / wbytes * wbytes;
-    if (wb_reserve(c, b, at - b->len + n + wbytes)) return -1;
+    if (cc_wb_reserve(c, b, at - b->len + n + wbytes)) return -1;
     if (data) memcpy(b->p + at, data, n);
     b->len = at + n;
     return (int64_t)(at / wbytes);
@@ -273,13 +264,12 @@ static void put32(uint8_t *p, uint32_t v) {
     p[0] = (uint8_t)v, p[1] = (uint8_t)(v >> 8), p[2] = (uint8_t)(v >> 16), p[3] = (uint8_t)(v >> 24);
 }
 
-static int plan_weights(cc *c, wbuf *b) {
+int cc_layout_layer_params(cc *c, cc_layer *l, wbuf *b) {
     const enpu_arch *a = c->a;
-    for (int k = 0; k < c->norder; k++) {
-        cc_layer *l = &c->L[c->order[k]];
+    {
         enpu_instr *in = &l->ins;
         if (l->w_bytes > 0) {
-            int64_t at = wb_block(c, b, l->w, (size_t)l->w_bytes);
+            int64_t at = cc_wb_block(c, b, l->w, (size_t)l->w_bytes);
             if (at < 0) return c->err->code;
             in->weight_addr = at;
         }
@@ -288,12 +278,12 @@ static int plan_weights(cc *c, wbuf *b) {
             uint8_t *tmp = malloc(n * 2 + 8);
             if (!tmp) return OOM();
             for (int64_t i = 0; i < in->co; i++) put32(tmp + 4 * i, (uint32_t)l->bias[i]);
-            int64_t at = wb_block(c, b, tmp, n);
+            int64_t at = cc_wb_block(c, b, tmp, n);
             for (int64_t i = 0; i < in->co; i++) {
                 put32(tmp + 8 * i, l->M[i]);
                 put32(tmp + 8 * i + 4, (uint32_t)(int32_t)l->S[i]);
             }
-            int64_t aq = at >= 0 ? wb_block(c, b, tmp, n * 2) : -1;
+            int64_t aq = at >= 0 ? cc_wb_block(c, b, tmp, n * 2) : -1;
             free(tmp);
             if (at < 0 || aq < 0) return c->err->code;
             in->bias_addr = at, in->quant_addr = aq;
@@ -316,11 +306,20 @@ static int plan_weights(cc *c, wbuf *b) {
                 put32(tmp + hb + 8 * i, (uint32_t)(int32_t)t->a[i]);
                 put32(tmp + hb + 8 * i + 4, (uint32_t)t->b[i]);
             }
-            int64_t at = wb_block(c, b, tmp, n);
+            int64_t at = cc_wb_block(c, b, tmp, n);
             free(tmp);
             if (at < 0) return c->err->code;
             in->table_addr = at;
         }
+    }
+    return 0;
+}
+
+static int plan_weights(cc *c, wbuf *b) {
+    const enpu_arch *a = c->a;
+    for (int k = 0; k < c->norder; k++) {
+        int rc = cc_layout_layer_params(c, &c->L[c->order[k]], b);
+        if (rc) return rc;
     }
     int64_t cap = a->weight_mem_bytes;
     if ((int64_t)b->len > cap) {
@@ -360,7 +359,7 @@ static int plan_skip(cc *c, const int *dstep, wbuf *img, iv *busy) {
             int of = so->def == -2 ? -1 : dstep[o];
             if (of <= st->last_op2 && so->last_op2 >= first) busy[nb++] = (iv){so->skip_addr, so->skip_addr + so->words};
         }
-        int64_t at = place(busy, nb, cap, st->words, false);
+        int64_t at = cc_place(busy, nb, cap, st->words, false);
         if (at < 0) {
             int64_t wb = enpu_arch_word_bytes(a);
             char os[128];
@@ -382,7 +381,7 @@ static int plan_skip(cc *c, const int *dstep, wbuf *img, iv *busy) {
         if (konst) {
             size_t end = (size_t)((at + st->words) * c->P);
             if (img->len < end) {
-                if (wb_reserve(c, img, end - img->len)) return c->err->code;
+                if (cc_wb_reserve(c, img, end - img->len)) return c->err->code;
                 img->len = end;
             }
             memcpy(img->p + at * c->P, st->cdata, (size_t)(st->words * c->P));
@@ -400,7 +399,7 @@ int cc_memplan(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
         rc = OOM();
         goto out;
     }
-    lifetimes(c, dstep);
+    cc_lifetimes(c, dstep);
     int fail_s = -1;
     if (plan_main(c, dstep, enpu_arch_words(c->a, c->a->main_dtcm_bytes), &fail_s, busy) != 0) {
         rc = nofit_main(c, dstep, fail_s, busy);

@@ -12,6 +12,7 @@
  * to the next such time and attributes the cycles in between at once.  Each
  * visited cycle runs the steps of §13.6 in order on the state at its start. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -168,9 +169,10 @@ static bool can_decode(const model *m, int i, int64_t t) {
     return m->held < 0 && m->run < 0 && m->dp_free <= t;
 }
 
-static void fetch_decode(model *m, int64_t t) {
+/* A decode that ended: the instruction goes to its engine's queue, or is
+ * held for the datapath (a chain's head once its last stage is decoded). */
+static void dispatch(model *m, int64_t t) {
     const enpu_program *p = m->p;
-    /* a decode that ended: dispatch */
     if (m->dec >= 0 && m->dec_end <= t) {
         int i = m->dec;
         m->dec = -1;
@@ -188,6 +190,10 @@ static void fetch_decode(model *m, int64_t t) {
             }
         }
     }
+}
+
+static void fetch_decode(model *m, int64_t t) {
+    const enpu_program *p = m->p;
     /* the decoder takes the buffered instruction */
     if (m->dec < 0 && m->buf >= 0 && m->fetch_end <= t && can_decode(m, m->buf, t)) {
         int i = m->buf;
@@ -199,6 +205,7 @@ static void fetch_decode(model *m, int64_t t) {
         m->changed = true;
         if (m->Dc == 0) {
             /* zero-cycle decode: dispatched now */
+            dispatch(m, t);
             fetch_decode(m, t);
             return;
         }
@@ -287,11 +294,15 @@ static bool engines_idle(const model *m) {
     return true;
 }
 
-static void datapath(model *m, int64_t t) {
+/* Starts the held instruction if it can.  ctrl_only: right after step (1),
+ * where only a sync or end may start (§13.10: their start reads only what
+ * step (1) changes); a chain starts in step (5). */
+static void datapath(model *m, int64_t t, bool ctrl_only) {
     const enpu_program *p = m->p;
     if (m->held < 0 || m->run >= 0) return;
     int h = m->held;
     int64_t op = p->instr[h].opcode;
+    if (ctrl_only && op != ENPU_OPC_SYNC && op != ENPU_OPC_END) return;
     if (!tokens_ready(m, h)) return;
     if (op == ENPU_OPC_END && !engines_idle(m)) return;
     take_tokens(m, h);
@@ -306,6 +317,13 @@ static void datapath(model *m, int64_t t) {
     if (op == ENPU_OPC_SYNC) {
         m->run_end = t + p->arch.host_sync_cycles;
         ACTM(m, h, ENPU_ACT_CONTROLLER) += p->arch.host_sync_cycles;
+        if (p->arch.host_sync_cycles == 0) {
+            /* completes in the cycle it starts: its tokens are pushed and the
+             * decoder may take the next instruction in this cycle */
+            push_tokens(m, h);
+            m->run = -1;
+            m->dp_free = t;
+        }
     } else {
         m->run_end = t + m->dur[h];
         int k = 0;
@@ -436,10 +454,12 @@ int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd
     for (;;) {
         m.changed = false;
         completions(&m, t);
+        dispatch(&m, t);
+        datapath(&m, t, true);
         fetch_decode(&m, t);
         engines_start(&m, t);
         channel(&m, t);
-        datapath(&m, t);
+        datapath(&m, t, false);
         if (m.ended) break;
         int64_t nx = m.changed ? t + 1 : next_event(&m, t);
         int av = 0;

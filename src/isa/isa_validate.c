@@ -8,14 +8,24 @@
 #include "easynpu/isa.h"
 #include "isa/isa_internal.h"
 
+/* Product of non-negative factors, saturated at INT64_MAX: a program file's
+ * LAYERS defaults are computed before its fields are validated, so the
+ * fields may be anything their widths hold (fuzz finding,
+ * tests/bad/regress/program_macs_overflow.enpu). */
+static int64_t sat_mul(int64_t a, int64_t b) {
+    if (a <= 0 || b <= 0) return 0;
+    return a > INT64_MAX / b ? INT64_MAX : a * b;
+}
+
 int64_t enpu_instr_macs(const enpu_instr *in) {
-    int64_t out = in->ho * in->wo * in->co;
+    int64_t out = sat_mul(sat_mul(in->ho, in->wo), in->co);
     switch (in->opcode) {
     case ENPU_OPC_CONV:
-    case ENPU_OPC_CONV_RELU: return out * (in->ci / (in->groups > 0 ? in->groups : 1)) * in->hk * in->wk;
-    case ENPU_OPC_FC: return in->hi * in->wi * in->ci * in->co;
+    case ENPU_OPC_CONV_RELU:
+        return sat_mul(sat_mul(sat_mul(out, in->ci / (in->groups > 0 ? in->groups : 1)), in->hk), in->wk);
+    case ENPU_OPC_FC: return sat_mul(sat_mul(sat_mul(in->hi, in->wi), in->ci), in->co);
     case ENPU_OPC_DWCONV:
-    case ENPU_OPC_AVGPOOL: return out * in->hk * in->wk;
+    case ENPU_OPC_AVGPOOL: return sat_mul(sat_mul(out, in->hk), in->wk);
     default: return 0;
     }
 }

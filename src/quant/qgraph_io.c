@@ -421,7 +421,10 @@ static int int_elem(ld *l, json_t *a, size_t i, const char *pre, const char *key
 }
 
 /* A float field: a number or "inf"/"-inf"/"nan". */
+/* *out is written on every path (NAN on failure), so no caller reads an
+ * unset value whatever the optimiser proves about lfail's result. */
 static int num_value(ld *l, json_t *v, const char *pre, const char *key, double *out) {
+    *out = NAN;
     if (json_is_number(v)) {
         *out = json_number_value(v);
         return 0;
@@ -585,10 +588,8 @@ static int load_tensor(ld *l, enpu_graph *g, json_t *o, size_t idx) {
 
 static int tensor_ref(ld *l, enpu_graph *g, json_t *v, const char *pre, size_t i, bool allow_null,
                       int *out) {
-    if (json_is_null(v) && allow_null) {
-        *out = -1;
-        return 0;
-    }
+    *out = -1; /* on every path, as num_value */
+    if (json_is_null(v) && allow_null) return 0;
     if (!json_is_string(v)) return lfail(l, ENPU_E_FORMAT, "%s[%zu]: not a tensor name", pre, i);
     int t = enpu_graph_find_tensor(g, json_string_value(v));
     if (t < 0)

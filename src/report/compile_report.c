@@ -26,9 +26,12 @@ static void addr_str(int64_t a, char *buf, size_t n) {
 void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
     fprintf(f, "Mapping on arch '%s' (%d PEs x %d row(s)): %d instruction(s)\n", r->arch_name, r->pes,
             r->pe_rows, r->n_instr);
-    fprintf(f, "%3s %-24s %-16s %-12s %-12s %-14s %-8s %-5s %-3s %-15s %10s %10s %6s %5s\n", "#", "layer",
+    fprintf(f, "%3s %-24s %-16s %-12s %-12s %-14s %-8s %-5s %-3s %-15s %10s %10s %6s %5s", "#", "layer",
             "op", "in HxWxC", "out HxWxC", "tile x,y x',y'", "zs/z", "band", "mc", "addr in/out/w",
             "modelled", "ideal", "ratio", "util");
+    if (r->offchip) fprintf(f, " %6s %15s", "instrs", "DRAM KB rd/wr");
+    else if (r->total_dram_read_bytes + r->total_dram_write_bytes) fprintf(f, " %15s", "DRAM KB rd/wr");
+    fprintf(f, "\n");
     for (int i = 0; i < r->n_layers; i++) {
         const enpu_layer_report *l = &r->layers[i];
         char name[32], op[80], ins[72], outs[72], tile[96], zs[48], band[24], addr[96], a1[24], a2[24], a3[24];
@@ -60,9 +63,14 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
         else snprintf(rs, sizeof rs, "-");
         if (l->macs) snprintf(us, sizeof us, "%.0f%%", 100 * util);
         else snprintf(us, sizeof us, "-");
-        fprintf(f, "%3d %-24s %-16s %-12s %-12s %-14s %-8s %-5s %-3s %-15s %10" PRId64 " %10" PRId64 " %6s %5s\n",
+        fprintf(f, "%3d %-24s %-16s %-12s %-12s %-14s %-8s %-5s %-3s %-15s %10" PRId64 " %10" PRId64 " %6s %5s",
                 i, name, opf, ins, outs, tile, zs, band, l->mode < 0 ? "-" : l->mode ? "m" : "b", addr,
                 l->modelled_cycles, l->ideal_cycles, rs, us);
+        char dk[48];
+        snprintf(dk, sizeof dk, "%.1f/%.1f", (double)l->dram_read_bytes / 1024, (double)l->dram_write_bytes / 1024);
+        if (r->offchip) fprintf(f, " %6d %15s", l->n_instr, dk);
+        else if (r->total_dram_read_bytes + r->total_dram_write_bytes) fprintf(f, " %15s", dk);
+        fprintf(f, "\n");
     }
     double util = r->total_modelled ? (double)r->total_macs / ((double)r->pes * r->pe_rows * (double)r->total_modelled) : 0;
     char host[64] = "";
@@ -71,14 +79,20 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
                "utilization %.1f%%)\n",
             r->total_macs, host, r->total_ideal, r->total_modelled,
             r->total_ideal ? (double)r->total_modelled / (double)r->total_ideal : 0, 100 * util);
+    if (r->total_dram_read_bytes + r->total_dram_write_bytes)
+        fprintf(f, "DRAM traffic: %" PRId64 " bytes read, %" PRId64 " bytes written%s\n", r->total_dram_read_bytes,
+                r->total_dram_write_bytes,
+                r->offchip ? " (the model does not fit on chip: see the off-chip notes)"
+                           : " (the graph's inputs and outputs; everything else stays on chip)");
     fprintf(f, "cycles by activity:");
     for (int k = 0; k < ENPU_ACT_COUNT; k++)
         fprintf(f, " %s %" PRId64 "%s", enpu_activity_name((enpu_activity)k), r->total_activity[k],
                 k + 1 < ENPU_ACT_COUNT ? "," : "\n");
-    fprintf(f, "memory (most live at once): main DTCM %" PRId64 " of %" PRId64 " bytes, skip DTCM %" PRId64 " of %" PRId64
-               " bytes, weight memory %" PRId64 " of %" PRId64 " bytes, ITCM %d of %d instructions\n",
-            r->main_peak_bytes, r->main_bytes, r->skip_peak_bytes, r->skip_bytes, r->weight_used_bytes,
-            r->weight_bytes, r->n_instr, r->itcm_instr);
+    fprintf(f, "memory (%s): main DTCM %" PRId64 " of %" PRId64 " bytes, skip DTCM %" PRId64 " of %" PRId64
+               " bytes, weight memory %" PRId64 " of %" PRId64 " bytes, ITCM %d of %d instructions%s\n",
+            r->offchip ? "highest address used" : "most live at once", r->main_peak_bytes, r->main_bytes,
+            r->skip_peak_bytes, r->skip_bytes, r->weight_used_bytes, r->weight_bytes, r->n_instr, r->itcm_instr,
+            r->n_instr > r->itcm_instr ? " (the rest fetched from DRAM)" : "");
     for (int i = 0; i < r->n_moves; i++)
         fprintf(f, "move %s '%s': %s -- %s\n", r->moves[i].op, r->moves[i].name, kind_name(r->moves[i].kind),
                 r->moves[i].how);
@@ -119,6 +133,9 @@ char *enpu_compile_report_json(const enpu_compile_report *r) {
         json_object_set_new(o, "ideal_cycles", json_integer(l->ideal_cycles));
         json_object_set_new(o, "modelled_cycles", json_integer(l->modelled_cycles));
         json_object_set_new(o, "compute_cycles", json_integer(l->compute_cycles));
+        json_object_set_new(o, "instructions", json_integer(l->n_instr));
+        json_object_set_new(o, "dram_read_bytes", json_integer(l->dram_read_bytes));
+        json_object_set_new(o, "dram_write_bytes", json_integer(l->dram_write_bytes));
         json_object_set_new(o, "activity", activity_obj(l->activity));
         json_object_set_new(t, "x", json_integer(l->tile_x));
         json_object_set_new(t, "y", json_integer(l->tile_y));
@@ -156,7 +173,10 @@ char *enpu_compile_report_json(const enpu_compile_report *r) {
                                                           ((double)r->pes * r->pe_rows * (double)r->total_modelled)
                                                     : 0.0));
     json_object_set_new(tot, "activity", activity_obj(r->total_activity));
+    json_object_set_new(tot, "dram_read_bytes", json_integer(r->total_dram_read_bytes));
+    json_object_set_new(tot, "dram_write_bytes", json_integer(r->total_dram_write_bytes));
     json_object_set_new(root, "total", tot);
+    json_object_set_new(root, "offchip", json_boolean(r->offchip));
     json_t *hs = json_array();
     for (int i = 0; i < r->n_hostops; i++) json_array_append_new(hs, json_string(r->hostops[i]));
     json_object_set_new(root, "host_ops", hs);

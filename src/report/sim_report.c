@@ -19,20 +19,43 @@
 
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
+void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_roofline *out) {
+    int64_t wb = enpu_arch_word_bytes(a);
+    int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
+    uint64_t units = (uint64_t)(a->pes * a->pe_rows);
+    out->dram_read_bytes = st->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
+    out->dram_write_bytes = st->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
+    uint64_t bytes = out->dram_read_bytes + out->dram_write_bytes;
+    out->intensity = bytes ? (double)st->macs / (double)bytes : INFINITY;
+    double compute = (double)st->macs / (double)units, dram = bpc > 0 ? (double)bytes / (double)bpc : 0;
+    out->dram_bound = bytes > 0 && dram > compute;
+    /* the roof: min(MAC units, intensity x bytes per cycle) MACs per cycle */
+    out->roof = bytes ? fmin((double)units, out->intensity * (double)bpc) : (double)units;
+    out->achieved = st->cycles ? (double)st->macs / (double)st->cycles : 0;
+}
+
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r) {
     const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
     static const int acts[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
                                ENPU_ACT_IFMAP_LOAD,   ENPU_ACT_BUS_CONFLICT, ENPU_ACT_WEIGHT_LOAD,
-                               ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN};
+                               ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN, ENPU_ACT_DMA_WAIT};
     static const char *const hdr[] = {"compute", "ctrl", "fill", "ifmap", "busconf", "wload",
-                                      "odrain", "pdrain"};
+                                      "odrain", "pdrain", "dmawait"};
+    /* the dma_wait column only for a run that used the DRAM */
+    const bool offchip = r->activity[ENPU_ACT_DMA_WAIT] || r->reads[ENPU_MEM_OFFCHIP] ||
+                         r->writes[ENPU_MEM_OFFCHIP];
+    const size_t n_acts = sizeof acts / sizeof acts[0] - (offchip ? 0 : 1);
     char nb[64];
     fprintf(f, "%3s %-24s %-9s %10s %10s %6s %6s", "#", "layer", "op", "cycles", "ideal", "util%",
             "x ideal");
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) fprintf(f, " %9s", hdr[i]);
-    fprintf(f, " %5s\n", "psum");
-    for (int i = 0; i < r->n_layers; i++) {
-        const enpu_layer_stats *st = &r->layers[i];
+    for (size_t i = 0; i < n_acts; i++) fprintf(f, " %9s", hdr[i]);
+    fprintf(f, " %5s", "psum");
+    if (offchip) fprintf(f, " %6s %14s %8s", "instrs", "DRAM KB rd/wr", "bound");
+    fprintf(f, "\n");
+    int nrows;
+    const enpu_layer_stats *rows = enpu_sim_result_rows(r, &nrows);
+    for (int i = 0; i < nrows; i++) {
+        const enpu_layer_stats *st = &rows[i];
         if (st->cycles == 0 && st->macs == 0 && strcmp(st->op, "end") == 0 && r->mode != ENPU_SIM_CYCLE)
             continue;
         double util = st->cycles ? 100.0 * (double)st->macs / ((double)units * (double)st->cycles) : 0;
@@ -40,16 +63,25 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
                 st->op, (unsigned long long)st->cycles, (unsigned long long)st->ideal_cycles, util);
         if (st->ideal_cycles) fprintf(f, " %6.2f", ratio(st->cycles, st->ideal_cycles));
         else fprintf(f, " %6s", "-");
-        for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+        for (size_t k = 0; k < n_acts; k++)
             fprintf(f, " %9llu", (unsigned long long)st->activity[acts[k]]);
-        fprintf(f, " %5d%s\n", st->psum_peak, st->host ? "  (host op)" : "");
+        fprintf(f, " %5d", st->psum_peak);
+        if (offchip) {
+            enpu_roofline rl;
+            enpu_report_roofline(a, st, &rl);
+            char dk[48];
+            snprintf(dk, sizeof dk, "%.1f/%.1f", (double)rl.dram_read_bytes / 1024, (double)rl.dram_write_bytes / 1024);
+            fprintf(f, " %6d %14s %8s", st->n_instr, dk,
+                    rl.dram_read_bytes + rl.dram_write_bytes == 0 ? "-" : rl.dram_bound ? "DRAM" : "compute");
+        }
+        fprintf(f, "%s\n", st->host ? "  (host op)" : "");
     }
     fprintf(f, "%3s %-24s %-9s %10llu %10llu %6.1f", "", "total", "",
             (unsigned long long)r->total_cycles, (unsigned long long)r->total_ideal_cycles,
             100.0 * r->utilization);
     if (r->total_ideal_cycles) fprintf(f, " %6.2f", ratio(r->total_cycles, r->total_ideal_cycles));
     else fprintf(f, " %6s", "-");
-    for (size_t k = 0; k < sizeof acts / sizeof acts[0]; k++)
+    for (size_t k = 0; k < n_acts; k++)
         fprintf(f, " %9llu", (unsigned long long)r->activity[acts[k]]);
     fprintf(f, "\n\n");
     char host[64] = "";
@@ -96,6 +128,9 @@ static void put_energy(json_t *o, const enpu_energy_costs *c, const uint64_t *re
     json_object_set_new(o, "energy_parts_pj", enpu_energy_parts_json(&e));
 }
 
+static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows,
+                           bool counted);
+
 char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const enpu_sim_result *r) {
     const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
     json_t *root = json_object();
@@ -132,12 +167,15 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
     json_object_set_new(tot, "reads", counts(r->reads, ENPU_MEM_COUNT, mem_name));
     json_object_set_new(tot, "writes", counts(r->writes, ENPU_MEM_COUNT, mem_name));
     json_object_set_new(tot, "uops", counts(r->uops, ENPU_UOP_COUNT, uop_name));
-    enpu_energy_costs ec;
-    enpu_energy_costs_of(a, &ec);
+    int64_t wb = enpu_arch_word_bytes(a);
+    json_object_set_new(tot, "dram_read_bytes", json_integer((json_int_t)(r->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
+    json_object_set_new(tot, "dram_write_bytes", json_integer((json_int_t)(r->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
     const bool counted = r->mode == ENPU_SIM_CYCLE;
     if (counted) {
+        enpu_energy_costs ec;
         enpu_energy e;
         enpu_energy_summary es;
+        enpu_energy_costs_of(a, &ec);
         enpu_energy_of(&ec, r->reads, r->writes, r->uops, &e);
         enpu_energy_summarize(a, r->total_cycles, e.total_pj, &es);
         put_energy(tot, &ec, r->reads, r->writes, r->uops);
@@ -147,9 +185,25 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
     }
     json_object_set_new(root, "total", tot);
     json_object_set_new(root, "area", enpu_area_json(a));
+    int nrows;
+    const enpu_layer_stats *rows = enpu_sim_result_rows(r, &nrows);
+    json_object_set_new(root, "layers", layer_array(a, rows, nrows, true, counted));
+    json_object_set_new(root, "instructions", layer_array(a, r->layers, r->n_layers, false, counted));
+    char *s = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(root);
+    return s;
+}
+
+/* Per-layer (rows) or per-instruction entries of the JSON report; with
+ * their energy when the run counted its accesses (cycle mode). */
+static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows,
+                           bool counted) {
+    const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
+    enpu_energy_costs ec;
+    enpu_energy_costs_of(a, &ec);
     json_t *layers = json_array();
-    for (int i = 0; i < r->n_layers; i++) {
-        const enpu_layer_stats *st = &r->layers[i];
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &v[i];
         json_t *l = json_object();
         json_object_set_new(l, "name", json_string(st->name));
         json_object_set_new(l, "op", json_string(st->op));
@@ -171,12 +225,21 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
         json_object_set_new(l, "writes", counts(st->writes, ENPU_MEM_COUNT, mem_name));
         json_object_set_new(l, "uops", counts(st->uops, ENPU_UOP_COUNT, uop_name));
         if (counted) put_energy(l, &ec, st->reads, st->writes, st->uops);
+        enpu_roofline rl;
+        enpu_report_roofline(a, st, &rl);
+        json_object_set_new(l, "dram_read_bytes", json_integer((json_int_t)rl.dram_read_bytes));
+        json_object_set_new(l, "dram_write_bytes", json_integer((json_int_t)rl.dram_write_bytes));
+        if (rows) {
+            json_object_set_new(l, "instructions", json_integer(st->n_instr));
+            json_object_set_new(l, "dma_transfers", json_integer(st->n_dma));
+            /* the roofline point: MACs per DRAM byte, and what bounds the layer */
+            json_object_set_new(l, "arith_intensity", isinf(rl.intensity) ? json_null() : json_real(rl.intensity));
+            json_object_set_new(l, "bound", json_string(rl.dram_read_bytes + rl.dram_write_bytes == 0 ? "none"
+                                                        : rl.dram_bound ? "dram" : "compute"));
+        }
         json_array_append_new(layers, l);
     }
-    json_object_set_new(root, "layers", layers);
-    char *s = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-    json_decref(root);
-    return s;
+    return layers;
 }
 
 int enpu_report_sim_json(const char *path, const char *program, const enpu_arch *a,

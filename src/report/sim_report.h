@@ -8,9 +8,22 @@
 
 #include "easynpu/sim.h"
 
+/* A layer's roofline point: its DRAM traffic, arithmetic intensity (MACs per
+ * DRAM byte; infinite without traffic), whether DRAM bandwidth bounds it
+ * (moving its bytes at the arch's DRAM rate takes longer than its MACs on
+ * every MAC unit), the roof min(MAC units, intensity x bytes per cycle) and
+ * the MACs per cycle it achieved. */
+typedef struct enpu_roofline {
+    uint64_t dram_read_bytes, dram_write_bytes;
+    double intensity, roof, achieved;
+    bool dram_bound;
+} enpu_roofline;
+void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_roofline *out);
+
 /* Per-layer table (cycles, ideal, utilization, ratio to ideal, cycles by
- * activity), the totals, time at the arch's clock, memory traffic and (cycle
- * mode) the energy lines. */
+ * activity; with DRAM traffic: the instructions of each layer, its DRAM
+ * kilobytes and what bounds it), the totals, time at the arch's clock,
+ * memory traffic and (cycle mode) the energy lines. */
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r);
 
 /* The JSON report as a jansson-free string (malloc'd): "program", "arch",

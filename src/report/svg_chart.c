@@ -1,11 +1,13 @@
 #include "report/svg_chart.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "easynpu/file.h"
+#include "report/sim_report.h"
 
 /* Growing string; on allocation failure it stays NULL and writes are dropped,
  * which the caller sees as a NULL result. */
@@ -64,22 +66,91 @@ static void sb_text(sbuf *b, const char *s, size_t max) {
 
 /* One colour per activity, in enpu_activity order; compute is green so that
  * a good run looks green. */
-static const char *const act_color[ENPU_ACT_COUNT] = {
-    "#7f7f7f", "#2ca02c", "#9467bd", "#1f77b4", "#d62728", "#ff7f0e", "#8c564b", "#e377c2",
+static const char *const act_color[] = {
+    "#7f7f7f", "#2ca02c", "#9467bd", "#1f77b4", "#d62728", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
 };
+/* A new activity needs its colour here (a missing one was drawn as "(null)"). */
+_Static_assert(sizeof act_color / sizeof act_color[0] == ENPU_ACT_COUNT, "one colour per activity");
 
-char *enpu_svg_chart_string(const char *title, const enpu_sim_result *res) {
+/* The roofline panel at y = y0 (docs/offchip.md "What the reports show"). */
+static void roofline(sbuf *b, const enpu_arch *a, const enpu_layer_stats *rows, int n, int left, int y0,
+                     int w, int h) {
+    int64_t wb = enpu_arch_word_bytes(a);
+    double bpc = (double)(a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb);
+    double units = (double)(a->pes * a->pe_rows);
+    /* log axes: intensity 10^lx0 .. 10^lx1 MACs/byte, rate 10^ly0 .. units MACs/cycle */
+    double lx0 = -2, lx1 = 3, ly0 = -2, ly1 = log10(units) + 0.2;
+    for (int i = 0; i < n; i++) {
+        enpu_roofline r;
+        enpu_report_roofline(a, &rows[i], &r);
+        if (isinf(r.intensity) || r.intensity <= 0 || r.achieved <= 0) continue;
+        if (log10(r.intensity) < lx0 + 0.3) lx0 = floor(log10(r.intensity)) - 1;
+        if (log10(r.intensity) > lx1 - 0.3) lx1 = ceil(log10(r.intensity)) + 1;
+        if (log10(r.achieved) < ly0 + 0.3) ly0 = floor(log10(r.achieved)) - 1;
+    }
+#define PX(v) (left + (double)w * (log10(v) - lx0) / (lx1 - lx0))
+#define PY(v) (y0 + h - (double)h * (log10(v) - ly0) / (ly1 - ly0))
+    sb_printf(b, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">Roofline: MACs per cycle against MACs per "
+                 "DRAM byte (the roof: %g MAC units, %g DRAM bytes per cycle)</text>\n",
+              left, y0 - 12, units, bpc);
+    sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n", left, y0,
+              w, h);
+    for (double d = ceil(lx0); d <= lx1; d += 1) {
+        double x = left + (double)w * (d - lx0) / (lx1 - lx0);
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/><text x=\"%.1f\" "
+                     "y=\"%d\" text-anchor=\"middle\">%g</text>\n",
+                  x, y0, x, y0 + h, x, y0 + h + 14, pow(10, d));
+    }
+    for (double d = ceil(ly0); d <= ly1; d += 1) {
+        double y = y0 + h - (double)h * (d - ly0) / (ly1 - ly0);
+        sb_printf(b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#eee\"/><text x=\"%d\" "
+                     "y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+                  left, y, left + w, y, left - 6, y + 4, pow(10, d));
+    }
+    sb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">MACs per DRAM byte</text>\n", left + w / 2,
+              y0 + h + 30);
+    sb_printf(b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">MACs per "
+                 "cycle</text>\n",
+              y0 + h / 2, y0 + h / 2);
+    /* the roof: the DRAM slope up to the balance point, then flat */
+    double knee = units / bpc, xr = pow(10, lx1);
+    double ylo = pow(10, lx0) * bpc < pow(10, ly0) ? pow(10, ly0) : pow(10, lx0) * bpc;
+    sb_printf(b, "<polyline fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\" points=\"%.1f,%.1f "
+                 "%.1f,%.1f %.1f,%.1f\"/>\n",
+              PX(ylo / bpc), PY(ylo), PX(knee), PY(units), PX(xr), PY(units));
+    for (int i = 0; i < n; i++) {
+        enpu_roofline r;
+        enpu_report_roofline(a, &rows[i], &r);
+        if (isinf(r.intensity) || r.intensity <= 0 || r.achieved <= 0) continue;
+        sb_printf(b, "<g><title>");
+        sb_text(b, rows[i].name, 120);
+        sb_printf(b, ": %.3g MACs per DRAM byte, %.3g MACs per cycle of %.3g under the roof (%s-bound)"
+                     "</title><circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/><text x=\"%.1f\" "
+                     "y=\"%.1f\">%d</text></g>\n",
+                  r.intensity, r.achieved, r.roof, r.dram_bound ? "DRAM" : "compute", PX(r.intensity),
+                  PY(r.achieved), r.dram_bound ? "#d62728" : "#2ca02c", PX(r.intensity) + 5,
+                  PY(r.achieved) - 4, i);
+    }
+#undef PX
+#undef PY
+}
+
+char *enpu_svg_chart_string(const char *title, const enpu_arch *arch, const enpu_sim_result *res) {
     sbuf b = {0};
     const int left = 80, right = 60, top = 60, plot_h = 300, label_h = 150;
-    int n = res->n_layers > 0 ? res->n_layers : 1;
+    int nrows = 0;
+    const enpu_layer_stats *rows = enpu_sim_result_rows(res, &nrows);
+    bool dram = res->reads[ENPU_MEM_OFFCHIP] + res->writes[ENPU_MEM_OFFCHIP] > 0;
+    const int roof_h = dram ? 360 : 0;
+    int n = nrows > 0 ? nrows : 1;
     int bar = n > 60 ? 8 : n > 30 ? 14 : 32, gap = bar / 3 + 2;
     int plot_w = n * (bar + gap) + gap;
     if (plot_w < 480) plot_w = 480; /* room for the subtitle on small models */
     int legend_w = 200;
-    int width = left + plot_w + right + legend_w, height = top + plot_h + label_h;
+    int width = left + plot_w + right + legend_w, height = top + plot_h + label_h + roof_h;
     uint64_t maxc = 1;
-    for (int i = 0; i < res->n_layers; i++)
-        if (res->layers[i].cycles > maxc) maxc = res->layers[i].cycles;
+    for (int i = 0; i < nrows; i++)
+        if (rows[i].cycles > maxc) maxc = rows[i].cycles;
 
     sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
@@ -105,8 +176,8 @@ char *enpu_svg_chart_string(const char *title, const enpu_sim_result *res) {
                   "cycles</text>\n",
               top + plot_h / 2, top + plot_h / 2);
     /* Bars. */
-    for (int i = 0; i < res->n_layers; i++) {
-        const enpu_layer_stats *l = &res->layers[i];
+    for (int i = 0; i < nrows; i++) {
+        const enpu_layer_stats *l = &rows[i];
         int x = left + gap + i * (bar + gap);
         double y = top + plot_h;
         sb_printf(&b, "<g><title>");
@@ -145,8 +216,10 @@ char *enpu_svg_chart_string(const char *title, const enpu_sim_result *res) {
                   lx, y, act_color[a], lx + 18, y + 10, enpu_activity_name((enpu_activity)a));
     }
     sb_printf(&b, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"black\"/><text x=\"%d\" y=\"%d\">"
-                  "utilization</text>\n</svg>\n",
+                  "utilization</text>\n",
               lx + 6, top + 18 * ENPU_ACT_COUNT + 6, lx + 18, top + 18 * ENPU_ACT_COUNT + 10);
+    if (dram && arch) roofline(&b, arch, rows, nrows, left, top + plot_h + label_h + 30, plot_w < 600 ? 600 : plot_w, 280);
+    sb_printf(&b, "</svg>\n");
     if (b.failed) {
         free(b.s);
         return NULL;
@@ -154,9 +227,9 @@ char *enpu_svg_chart_string(const char *title, const enpu_sim_result *res) {
     return b.s;
 }
 
-int enpu_svg_chart_write(const char *path, const char *title, const enpu_sim_result *res,
-                         enpu_err *err) {
-    char *s = enpu_svg_chart_string(title, res);
+int enpu_svg_chart_write(const char *path, const char *title, const enpu_arch *a,
+                         const enpu_sim_result *res, enpu_err *err) {
+    char *s = enpu_svg_chart_string(title, a, res);
     if (!s) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory drawing the chart", path);
     int rc = enpu_file_write_atomic(path, s, strlen(s), err);
     free(s);

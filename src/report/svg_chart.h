@@ -1,6 +1,9 @@
 /* Per-layer SVG chart of a simulated run: one stacked bar per layer (cycles
- * split by activity) with the layer's utilization drawn over it, and a legend.
- * A self-contained SVG 1.1 file that any browser opens. */
+ * split by activity) with the layer's utilization drawn over it, and a legend;
+ * for a run that moved data through DRAM, a roofline below it (each layer's
+ * MACs per cycle against its MACs per DRAM byte, under the roof
+ * min(MAC units, intensity x DRAM bytes per cycle)).  A self-contained SVG
+ * 1.1 file that any browser opens. */
 #ifndef ENPU_SVG_CHART_H
 #define ENPU_SVG_CHART_H
 
@@ -8,10 +11,10 @@
 
 /* Writes the chart of `res` to `path` (atomically).  `title` is shown on top
  * (the model and architecture, say). */
-int enpu_svg_chart_write(const char *path, const char *title, const enpu_sim_result *res,
-                         enpu_err *err);
+int enpu_svg_chart_write(const char *path, const char *title, const enpu_arch *a,
+                         const enpu_sim_result *res, enpu_err *err);
 
 /* The same chart as a malloc'd string (for tests). */
-char *enpu_svg_chart_string(const char *title, const enpu_sim_result *res);
+char *enpu_svg_chart_string(const char *title, const enpu_arch *a, const enpu_sim_result *res);
 
 #endif

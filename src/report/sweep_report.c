@@ -443,7 +443,7 @@ static void panel(enpu_sb *b, const enpu_sweep_info *in, const enpu_sweep_config
 char *enpu_sweep_svg_text(const enpu_sweep_info *in, const enpu_sweep_config *configs,
                           uint64_t n_configs) {
     enpu_sb b = {0};
-    const int W = 1100, H = 520, pw = 430, ph = 360, top = 90, left = 90, gap = 120;
+    const int W = 1160, H = 520, pw = 450, ph = 360, top = 90, left = 90, gap = 120;
     uint64_t n_ok = 0, n_front = 0;
     for (uint64_t i = 0; i < n_configs; i++) n_ok += configs[i].ok, n_front += configs[i].pareto;
     enpu_sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -458,7 +458,7 @@ char *enpu_sweep_svg_text(const enpu_sweep_info *in, const enpu_sweep_config *co
         svg_text(&b, in->models[m]);
     }
     enpu_sb_printf(&b, "</text>\n<text x=\"%d\" y=\"42\">%" PRIu64 " configurations (%s), %" PRIu64
-                       " fit every model; red: the %" PRIu64 " on the Pareto front of latency, energy and "
+                       " fit every model.  Red: the %" PRIu64 " on the Pareto front of latency, energy and "
                        "area (hover for the parameters); blue: the others.</text>\n",
                    left, n_configs, in->simulate ? "simulated" : "schedule model and analytic counts",
                    n_ok, n_front);

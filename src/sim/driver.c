@@ -120,29 +120,30 @@ static void io_load(const sim_mem *m, const enpu_io_desc *d, int8_t *dst) {
     }
 }
 
-static bool in_dtcm(const enpu_io_desc *d) {
-    return d->mem == ENPU_MEM_MAIN || d->mem == ENPU_MEM_SKIP;
+/* In the NPU's memories (main or skip DTCM, or DRAM), int8, folded. */
+static bool in_npu(const enpu_io_desc *d) {
+    return d->mem == ENPU_MEM_MAIN || d->mem == ENPU_MEM_SKIP || d->mem == ENPU_MEM_DRAM;
 }
 
 int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
                          enpu_err *err) {
     if (!sim || !d || !dst) return enpu_fail(err, ENPU_E_USAGE, "enpu_sim_read_tensor: NULL argument");
-    if (!in_dtcm(d) || d->dtype != ENPU_DT_INT8)
-        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 tensor in the DTCM",
+    if (!in_npu(d) || d->dtype != ENPU_DT_INT8)
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 tensor in the DTCM or DRAM",
                          d->name ? d->name : "");
     if (n != io_numel(d))
         return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': %" PRId64 " elements, buffer of %" PRId64,
                          d->name ? d->name : "", io_numel(d), n);
-    if (d->addr + enpu_io_words(&sim->arch, d) >
-        (d->mem == ENPU_MEM_MAIN ? sim->mem.main_words : sim->mem.skip_words))
-        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': past the end of its memory",
-                         d->name ? d->name : "");
+    if (d->addr + enpu_io_words(&sim->arch, d) > sim_mem_words(&sim->mem, d->mem))
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': past the end of its memory%s",
+                         d->name ? d->name : "",
+                         d->mem == ENPU_MEM_DRAM ? " (the DRAM the program touches)" : "");
     io_load(&sim->mem, d, dst);
     return 0;
 }
 
 uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e) {
-    if (!sim || !d || !in_dtcm(d)) return 0;
+    if (!sim || !d || !in_npu(d)) return 0;
     int64_t rows, C, S, P = sim->P;
     io_geom(d, &rows, &C, &S);
     if (e < 0 || e >= rows * C) return 0;
@@ -153,8 +154,8 @@ uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_
         row = n * S + r % S;
     }
     int64_t word = d->addr + row * ((C + P - 1) / P) + c / P;
-    const uint64_t *wc = d->mem == ENPU_MEM_MAIN ? sim->mem.main_wc : sim->mem.skip_wc;
-    return wc ? wc[word] : 0;
+    const uint64_t *wc = sim_mem_wc(&sim->mem, d->mem);
+    return wc && word < sim_mem_words(&sim->mem, d->mem) ? wc[word] : 0;
 }
 
 const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes) {
@@ -164,6 +165,7 @@ const uint8_t *enpu_sim_memory(const enpu_sim *sim, int mem, int64_t *bytes) {
     case ENPU_MEM_MAIN: if (bytes) *bytes = sim->mem.main_words * wb; return sim->mem.main;
     case ENPU_MEM_SKIP: if (bytes) *bytes = sim->mem.skip_words * wb; return sim->mem.skip;
     case ENPU_MEM_WEIGHT: if (bytes) *bytes = sim->mem.w_words * wb; return sim->mem.wmem;
+    case ENPU_MEM_DRAM: if (bytes) *bytes = sim->mem.dram_words * wb; return sim->mem.dram;
     }
     return NULL;
 }
@@ -222,7 +224,11 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     sim->P = (int)arch->pes;
     sim->eng = eng;
     int rc = sim_mem_init(&sim->mem, arch, o.mode == ENPU_SIM_CYCLE, err);
+    if (!rc) rc = sim_mem_add_dram(&sim->mem, prog, err);
     if (!rc) rc = sim_decoder_init(&sim->dec, prog, err);
+    for (int i = 0; i < prog->n_instr; i++)
+        sim->dma_weights |= prog->instr[i].opcode == ENPU_OPC_DMA &&
+                            prog->instr[i].dma_dir == ENPU_DMA_LOAD && prog->instr[i].dma_mem == ENPU_MEM_WEIGHT;
     if (!rc && o.mode == ENPU_SIM_CYCLE && o.check) {
         rc = sim_mem_init(&sim->shadow, arch, false, err);
         sim->have_shadow = rc == 0;
@@ -259,12 +265,17 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
             rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     if (!rc) rc = eng->create(sim, &sim->es, err);
     /* Decode every chain once now, so that a program the simulator cannot
-     * run is refused before it runs. */
+     * run is refused before it runs; a dma moves its words in program order
+     * first (a chain may take its parameters from a load). */
     if (!rc) {
         sim_mem_reset(&sim->mem, prog);
         sim_chain c;
         for (int i = 0; i < prog->n_instr && !rc;) {
             enpu_opclass k = enpu_opcode_class(prog->instr[i].opcode);
+            if (k == ENPU_CLASS_DMA) {
+                sim_dma_copy(&sim->mem, &prog->instr[i++], 0);
+                continue;
+            }
             if (k == ENPU_CLASS_CTRL) {
                 int64_t h = prog->instr[i].host_op;
                 if (prog->instr[i].opcode == ENPU_OPC_SYNC && (h < 0 || h >= prog->n_hostops))
@@ -298,6 +309,12 @@ static void rows_reset(enpu_sim *sim) {
         st->instr = i;
         st->chain_head = i;
         st->start_cycle = ROW_NEVER;
+        st->group = p->layers[i].group;
+        st->chain_pos = 0;
+        if (p->instr[i].opcode != ENPU_OPC_DMA)
+            while (i - st->chain_pos > 0 && p->instr[i - st->chain_pos - 1].fuse_next) st->chain_pos++;
+        st->n_instr = 1;
+        st->n_dma = p->instr[i].opcode == ENPU_OPC_DMA;
     }
 }
 
@@ -316,7 +333,25 @@ void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
 
 void sim_chain_begin(enpu_sim *sim, const sim_chain *c) {
     (void)c;
-    if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem);
+    if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, sim->dma_weights);
+}
+
+int sim_dma_done(enpu_sim *sim, int instr, enpu_err *err) {
+    const enpu_instr *in = &sim->prog->instr[instr];
+    enpu_layer_stats *st = &sim->rows[instr];
+    static const enpu_memory onchip[] = {ENPU_MEM_MAIN_DTCM, ENPU_MEM_SKIP_DTCM, ENPU_MEM_WEIGHT_MEM};
+    uint64_t words = (uint64_t)(in->dma_rows * in->dma_len);
+    enpu_memory m = onchip[in->dma_mem <= ENPU_MEM_WEIGHT ? in->dma_mem : ENPU_MEM_MAIN];
+    if (in->dma_dir == ENPU_DMA_LOAD) {
+        st->reads[ENPU_MEM_OFFCHIP] += words;
+        st->writes[m] += words;
+    } else {
+        st->reads[m] += words;
+        st->writes[ENPU_MEM_OFFCHIP] += words;
+    }
+    const enpu_layer_info *li = &sim->prog->layers[instr];
+    if (!sim->opts.on_layer || !li->tensor || !li->tensor[0]) return 0;
+    return sim->opts.on_layer(sim->opts.cb_ctx, instr, st, sim, err);
 }
 
 /* Compares the words a chain stored for a [H][W][C] tensor (pixel p at
@@ -458,7 +493,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
             break;
         }
         if (i >= h->n_in) continue;
-        if (in_dtcm(d)) {
+        if (in_npu(d)) {
             free(tmp);
             tmp = malloc((size_t)(n ? n : 1));
             if (!tmp) {
@@ -483,7 +518,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     for (int i = h->n_in; i < nio && !rc; i++) {
         const enpu_io_desc *d = &p->io[h->io[i]];
         int64_t n = io_numel(d);
-        if (in_dtcm(d)) {
+        if (in_npu(d)) {
             free(tmp);
             tmp = malloc((size_t)(n ? n : 1));
             if (!tmp) {
@@ -507,9 +542,19 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
 
 /* ---- running --------------------------------------------------------------------------------- */
 
+const enpu_layer_stats *enpu_sim_result_rows(const enpu_sim_result *r, int *n) {
+    if (r->rows && r->n_rows > 0) {
+        *n = r->n_rows;
+        return r->rows;
+    }
+    *n = r->n_layers;
+    return r->layers;
+}
+
 void enpu_sim_result_free(enpu_sim_result *r) {
     if (!r) return;
     free(r->layers);
+    free(r->rows);
     for (int i = 0; i < r->n_outputs; i++) {
         if (r->outputs) enpu_buf_free(&r->outputs[i]);
         if (r->raw_outputs) enpu_buf_free(&r->raw_outputs[i]);
@@ -535,6 +580,67 @@ static char *xstrdup(const char *s) {
     return d;
 }
 
+/* The per-layer rows of a result: instructions with the same group and chain
+ * position summed; named after the first compute instruction (a row of DMA
+ * transfers only after its first); in the order of those instructions. */
+static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t units, enpu_err *err) {
+    int n = p->n_instr;
+    int *rep = malloc((size_t)n * 16 * sizeof *rep), *row_of = malloc((size_t)n * sizeof *row_of);
+    res->rows = calloc((size_t)n, sizeof *res->rows);
+    if (!rep || !row_of || !res->rows) {
+        free(rep), free(row_of);
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n * 16; i++) rep[i] = -1;
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &res->layers[i];
+        int key = st->group * 16 + (st->chain_pos < 16 ? st->chain_pos : 15);
+        if (rep[key] < 0 || (res->layers[rep[key]].n_dma && !st->n_dma)) rep[key] = i;
+    }
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &res->layers[i];
+        int key = st->group * 16 + (st->chain_pos < 16 ? st->chain_pos : 15);
+        row_of[i] = -1;
+        if (rep[key] != i) continue;
+        row_of[i] = res->n_rows;
+        enpu_layer_stats *r = &res->rows[res->n_rows++];
+        *r = *st;
+        memset(r->activity, 0, sizeof r->activity);
+        memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
+        memset(r->uops, 0, sizeof r->uops);
+        r->cycles = r->macs = r->compute_model = 0;
+        r->n_instr = r->n_dma = 0;
+        r->psum_peak = 0;
+    }
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *st = &res->layers[i];
+        int key = st->group * 16 + (st->chain_pos < 16 ? st->chain_pos : 15);
+        enpu_layer_stats *r = &res->rows[row_of[rep[key]]];
+        r->cycles += st->cycles, r->macs += st->macs;
+        r->n_instr++, r->n_dma += st->n_dma;
+        for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
+        for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += st->uops[o];
+        if (st->psum_peak > r->psum_peak) r->psum_peak = st->psum_peak;
+        if (st->start_cycle < r->start_cycle || r->n_instr == 1) r->start_cycle = st->start_cycle;
+        if (st->end_cycle > r->end_cycle) r->end_cycle = st->end_cycle;
+        r->compute_model += st->compute_model;
+    }
+    for (int i = 0; i < res->n_rows; i++) {
+        enpu_layer_stats *r = &res->rows[i];
+        r->ideal_cycles = (r->macs + units - 1) / units;
+        /* the chain head's row names its chain */
+        if (r->chain_pos > 0) {
+            int key = r->group * 16;
+            if (rep[key] >= 0) r->chain_head = row_of[rep[key]];
+        } else {
+            r->chain_head = i;
+        }
+    }
+    free(rep), free(row_of);
+    return 0;
+}
+
 static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err *err) {
     const enpu_program *p = sim->prog;
     res->mode = sim->opts.mode;
@@ -557,6 +663,8 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         for (int o = 0; o < ENPU_UOP_COUNT; o++) res->uops[o] += st->uops[o];
     }
     if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
+    int rc0 = group_rows(p, res, units, err);
+    if (rc0) return rc0;
     res->total_ideal_cycles = (res->total_macs + units - 1) / units;
     res->utilization =
         res->total_cycles ? (double)res->total_macs / ((double)units * (double)res->total_cycles) : 0;
@@ -583,7 +691,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         o->name = xstrdup(d->name);
         int64_t n = io_numel(d);
         float *f = o->data;
-        if (in_dtcm(d)) {
+        if (in_npu(d)) {
             if ((rc = enpu_buf_alloc(r, ENPU_DT_INT8, d->rank, dims, err))) return rc;
             r->name = xstrdup(d->name);
             io_load(&sim->mem, d, r->data);
@@ -661,7 +769,7 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
                 }
             }
             const float *v = f.data ? f.data : b->data;
-            if (!in_dtcm(d)) {
+            if (!in_npu(d)) {
                 memcpy(sim->host[i], v, (size_t)n * sizeof(float));
                 free(f.data);
                 k++;
@@ -680,7 +788,7 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
             q = tmp;
         } else {
             q = qin[k];
-            if (!in_dtcm(d)) {
+            if (!in_npu(d)) {
                 rc = enpu_fail(err, ENPU_E_USAGE, "input #%d '%s' is a float host tensor", k, d->name);
                 break;
             }

@@ -27,20 +27,62 @@ typedef struct sim_mem {
     uint8_t *main, *skip, *wmem; /* byte arrays, words * wb */
     int64_t main_words, skip_words, w_words;
     uint64_t *main_wc, *skip_wc; /* cycle of the last write per word (+1), or NULL */
+    /* DRAM (docs/microarch.md §13.8): only the words the program can touch
+     * (sim_dram_footprint), not dram_bytes; NULL when it touches none */
+    uint8_t *dram;
+    int64_t dram_words;
+    uint64_t *dram_wc;
 } sim_mem;
 
+/* DRAM words a program can touch: its DRAM_INIT image, the instructions
+ * fetched from DRAM, every dma's DRAM rows and every IO descriptor in DRAM
+ * (0 when none).  The simulator allocates this much, never dram_bytes. */
+int64_t sim_dram_footprint(const enpu_program *p);
+/* Largest DRAM footprint the simulator allocates (ENPU_E_LIMIT past it). */
+#define SIM_DRAM_MAX_BYTES ((int64_t)1 << 30)
+
+/* Allocates the on-chip memories of arch a (no DRAM). */
 int sim_mem_init(sim_mem *m, const enpu_arch *a, bool track_writes, enpu_err *err);
+/* Adds the DRAM, sized for prog (sim_dram_footprint; nothing when it is 0),
+ * with write cycles when the on-chip memories track them.  ENPU_E_LIMIT for
+ * a footprint over SIM_DRAM_MAX_BYTES. */
+int sim_mem_add_dram(sim_mem *m, const enpu_program *prog, enpu_err *err);
 void sim_mem_free(sim_mem *m);
-/* Loads the program's images (rest zero) and clears the write cycles. */
+/* Loads the program's images (rest zero; a program fetched from DRAM is
+ * encoded into DRAM words [0, enpu_program_dram_instr_words)) and clears the
+ * write cycles. */
 void sim_mem_reset(sim_mem *m, const enpu_program *p);
-/* Copies the feature-map memories (main, skip) of src into dst. */
-void sim_mem_copy_fmaps(sim_mem *dst, const sim_mem *src);
+/* Copies the feature-map memories (main, skip) of src into dst, and the
+ * weight memory too when `weights` (a program whose DMA loads weights). */
+void sim_mem_copy_fmaps(sim_mem *dst, const sim_mem *src, bool weights);
 
 static inline uint8_t *sim_mem_ptr(const sim_mem *m, int mem, int64_t word) {
     switch (mem) {
     case ENPU_MEM_MAIN: return m->main + word * m->wb;
     case ENPU_MEM_SKIP: return m->skip + word * m->wb;
+    case ENPU_MEM_DRAM: return m->dram + word * m->wb;
     default: return m->wmem + word * m->wb;
+    }
+}
+
+/* Words of memory `mem` (ENPU_MEM_MAIN, _SKIP, _WEIGHT, _DRAM). */
+static inline int64_t sim_mem_words(const sim_mem *m, int mem) {
+    switch (mem) {
+    case ENPU_MEM_MAIN: return m->main_words;
+    case ENPU_MEM_SKIP: return m->skip_words;
+    case ENPU_MEM_DRAM: return m->dram_words;
+    case ENPU_MEM_WEIGHT: return m->w_words;
+    default: return 0;
+    }
+}
+
+/* Write-cycle table of memory `mem`, or NULL (weight memory, untracked). */
+static inline uint64_t *sim_mem_wc(const sim_mem *m, int mem) {
+    switch (mem) {
+    case ENPU_MEM_MAIN: return m->main_wc;
+    case ENPU_MEM_SKIP: return m->skip_wc;
+    case ENPU_MEM_DRAM: return m->dram_wc;
+    default: return NULL;
     }
 }
 
@@ -217,6 +259,11 @@ struct enpu_sim {
      * engine's own signal struct */
     void (*cycle_hook)(void *ctx, uint64_t t, const void *signals);
     void *hook_ctx;
+    /* white-box tests: evaluate every unit in every cycle, even where the
+     * cycle engine knows that nothing can happen (it must not matter) */
+    bool step_every_cycle;
+    bool dma_weights;            /* a dma loads into weight memory (the check's
+                                    shadow then copies it per chain) */
     int8_t *fbuf[4];             /* functional execution: whole feature maps */
     int64_t fbuf_n;
     bool ran;
@@ -233,5 +280,13 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err);
 void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c);
 /* Functional execution of a decoded chain on memories m (functional.c). */
 int sim_func_exec_chain(const enpu_sim *sim, const sim_chain *c, sim_mem *m, enpu_err *err);
+/* Moves the words of dma instruction `in` at once (easynpu/dma.c): a load
+ * from DRAM into its on-chip memory, a store the other way; the written
+ * words' write cycle becomes t. */
+void sim_dma_copy(sim_mem *m, const enpu_instr *in, uint64_t t);
+/* A dma completed (both modes): its traffic on its row (DRAM reads for a
+ * load, writes for a store, and the on-chip side), then the layer callback
+ * when its LAYERS record names a tensor (which then lies in DRAM). */
+int sim_dma_done(enpu_sim *sim, int instr, enpu_err *err);
 
 #endif

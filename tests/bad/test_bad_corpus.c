@@ -589,8 +589,6 @@ static void test_mutation_sweep(void **state) {
     sweep_file("models/kws_cnn/sample_0.npy", 64, 256, 1);
     sweep_file("fuzz/corpus/asm/hand_written.s", 64, 256, 0);
     sweep_file("fuzz/corpus/asm/kws_shaped.s", 64, 256, 0);
-    const char *pb = enpu_test_shared_model("mnist-8/test_data_set_0/input_0.pb");
-    if (pb) sweep_file(pb, 64, 256, 1);
     size_t ln, n;
     uint8_t *listing = slurp("fuzz/corpus/asm/kws_shaped.s", &ln);
     uint8_t *prog = assemble((const char *)listing, ln, "kws_shaped.s", &n);
@@ -608,6 +606,14 @@ static void test_mutation_sweep(void **state) {
     sweep("large.json", (const uint8_t *)js, strlen(js), read_arch, 64, 256, 0);
     free(js);
     if (sweep_failure[0]) fail_msg("%s", sweep_failure);
+}
+
+/* The same on a real model's ONNX TensorProto input. */
+static void test_mutation_sweep_pb(void **state) {
+    (void)state;
+    const char *pb = enpu_test_shared_model("mnist-8/test_data_set_0/input_0.pb");
+    assert_non_null(pb);
+    sweep_file(pb, 64, 256, 1);
 }
 
 /* ---- output safety ---------------------------------------------------------- */
@@ -813,8 +819,8 @@ static void test_outputs_complete(void **state) {
     assert_int_equal(count_temporaries(TMP), 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_manifest_complete),
         cmocka_unit_test(test_regressions),
@@ -823,5 +829,9 @@ int main(void) {
         cmocka_unit_test(test_failed_run_leaves_nothing),
         cmocka_unit_test(test_outputs_complete),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_mutation_sweep_pb),
+    };
+    return enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,
+                                sizeof shared / sizeof shared[0], setup, teardown);
 }

@@ -39,11 +39,22 @@ static void test_json_and_svg(void **state) {
     assert_true(json_is_true(json_object_get(root, "bit_exact")));
     assert_true(json_is_true(json_object_get(root, "golden_checked")));
     json_t *total = json_object_get(root, "total");
-    assert_int_equal(json_integer_value(json_object_get(total, "cycles")), 309763);
+    assert_int_equal(json_integer_value(json_object_get(total, "cycles")), 310511);
     assert_int_equal(json_integer_value(json_object_get(total, "ideal_cycles")), 244643);
     assert_int_equal(json_integer_value(json_object_get(total, "macs")), 3914280);
     json_t *layers = json_object_get(root, "layers");
     assert_int_equal(json_array_size(layers), 7); /* 4 conv, 2 fc, end */
+    /* DRAM: the input (1274 words of 16 bytes) and the output (one word) */
+    assert_int_equal(json_integer_value(json_object_get(total, "dram_read_bytes")), 20384);
+    assert_int_equal(json_integer_value(json_object_get(total, "dram_write_bytes")), 16);
+    json_t *l0 = json_array_get(layers, 0);
+    assert_int_equal(json_integer_value(json_object_get(l0, "dram_read_bytes")), 20384);
+    assert_int_equal(json_integer_value(json_object_get(l0, "dram_write_bytes")), 0);
+    assert_int_equal(json_integer_value(json_object_get(l0, "instructions")), 16);
+    assert_int_equal(json_integer_value(json_object_get(l0, "dma_transfers")), 8);
+    /* 145152 MACs over 20384 bytes; above the balance point (2): compute-bound */
+    assert_true(json_real_value(json_object_get(l0, "arith_intensity")) == 145152.0 / 20384.0);
+    assert_string_equal(json_string_value(json_object_get(l0, "bound")), "compute");
     json_t *l1 = json_array_get(layers, 1);
     assert_int_equal(json_integer_value(json_object_get(l1, "cycles")), 243960);
     json_t *acts = json_object_get(l1, "activities");
@@ -53,7 +64,7 @@ static void test_json_and_svg(void **state) {
     double tot_e = json_real_value(json_object_get(total, "energy_pj")), sum_e = 0;
     for (size_t i = 0; i < json_array_size(layers); i++)
         sum_e += json_real_value(json_object_get(json_array_get(layers, i), "energy_pj"));
-    assert_true(fabs(tot_e - 18990955.09230411) < 1e-3);
+    assert_true(fabs(tot_e - 22572174.386687234) < 1e-3);
     assert_true(fabs(sum_e - tot_e) < 1e-6 * tot_e);
     assert_int_equal(json_object_size(json_object_get(total, "energy_parts_pj")), 13);
     assert_true(fabs(json_real_value(json_object_get(total, "energy_per_inference_uj")) - tot_e / 1e6) < 1e-9);
@@ -69,13 +80,16 @@ static void test_json_and_svg(void **state) {
     assert_int_equal(enpu_file_read(svg, 1 << 24, &text, &n, &err), 0);
     const char *s = (const char *)text;
     assert_non_null(strstr(s, "<svg xmlns=\"http://www.w3.org/2000/svg\""));
-    assert_non_null(strstr(s, "309763 cycles, 79.0% utilization"));
+    assert_non_null(strstr(s, "310511 cycles, 78.8% utilization"));
     assert_non_null(strstr(s, "/fc1/Gemm"));
     assert_non_null(strstr(s, "</svg>\n"));
-    /* one green compute bar per layer that computes, and the legend's swatch */
+    /* one green compute bar per layer that computes, the legend's swatch, and
+     * in the roofline a green (compute-bound) point per layer with DRAM
+     * traffic: the first convolution (its input) and fc2 (its output) */
     int bars = 0;
     for (const char *p = s; (p = strstr(p, "fill=\"#2ca02c\"/>")); p++) bars++;
-    assert_int_equal(bars, 6 + 1);
+    assert_int_equal(bars, 6 + 1 + 2);
+    assert_non_null(strstr(s, "Roofline: MACs per cycle against MACs per DRAM byte (the roof: 16 MAC units, 8 DRAM bytes per cycle)"));
     free(text);
     unlink(json);
     unlink(svg);
@@ -90,7 +104,7 @@ static void test_compare_archs(void **state) {
     assert_non_null(strstr(out, "easynpu32"));
     /* 32 PEs halve the big convolution and the totals */
     assert_non_null(strstr(out, "243960 (75.0%)         121983 (75.0%)"));
-    assert_non_null(strstr(out, "309763 (79.0%)         181703 (67.3%)"));
+    assert_non_null(strstr(out, "310511 (78.8%)         182753 (66.9%)"));
     assert_non_null(strstr(out, "1.70x"));
     free(out);
 }
@@ -128,16 +142,44 @@ static void test_errors(void **state) {
     assert_memory_equal(after, before, nb);
     free(before);
     free(after);
+}
+
+/* A real model that needs DRAM: refused with what it needs when the arch's
+ * DRAM is too small or absent. */
+static void test_errors_vww(void **state) {
+    (void)state;
+    int st;
     const char *vww = enpu_test_shared_model("mlperf-vww-float/model.onnx");
-    if (!vww) return;
+    assert_non_null(vww);
     char args[2048];
     snprintf(args, sizeof args, "%s --input %s/mlperf-vww-float/test_data_set_0/input_0.pb --quiet",
              vww, ENPU_SHARED_MODELS);
-    out = run(args, &st);
+    /* on the default preset it runs (off-chip); a DRAM too small for it, or
+     * none, is refused with what it needs */
+    enpu_err err = {0};
+    char tiny[128], none[128], args2[2400];
+    snprintf(tiny, sizeof tiny, "%s/tinydram.json", dir);
+    snprintf(none, sizeof none, "%s/nodram.json", dir);
+    static const char tiny_json[] = "{\"name\": \"tinydram\", \"base\": \"easynpu\", \"dram_bytes\": 131072}\n";
+    static const char none_json[] = "{\"name\": \"nodram\", \"base\": \"easynpu\", \"dram_bytes\": 0}\n";
+    assert_int_equal(enpu_file_write_atomic(tiny, tiny_json, strlen(tiny_json), &err), 0);
+    assert_int_equal(enpu_file_write_atomic(none, none_json, strlen(none_json), &err), 0);
+    snprintf(args2, sizeof args2, "%s --arch %s", args, tiny);
+    char *out = run(args2, &st);
     assert_int_equal(st, 2);
     assert_non_null(strstr(out, "[nofit]"));
+    assert_non_null(strstr(out, "DRAM: the program needs 551088 bytes of DRAM"));
+    assert_non_null(strstr(out, "arch 'tinydram' has 131072; use dram_bytes >= 551088"));
+    free(out);
+    snprintf(args2, sizeof args2, "%s --arch %s", args, none);
+    out = run(args2, &st);
+    assert_int_equal(st, 2);
+    assert_non_null(strstr(out, "[nofit]"));
+    assert_non_null(strstr(out, "graph input 'input_1' 1x3x96x96 needs 147456 bytes of main DTCM"));
     assert_non_null(strstr(out, "use --arch large"));
     free(out);
+    unlink(tiny);
+    unlink(none);
 }
 
 static int setup(void **state) {
@@ -151,11 +193,15 @@ static int teardown(void **state) {
     return rmdir(dir);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
         cmocka_unit_test(test_errors),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_errors_vww),
+    };
+    return enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,
+                                sizeof shared / sizeof shared[0], setup, teardown);
 }

@@ -21,9 +21,10 @@
 
 static char dir[64], qjson[128];
 
-/* pes x psum_depth x weight_mem_bytes: 12 points, the 32 KiB weight memory
- * ones do not fit (the model's parameters are 41,688 bytes) */
-#define SPACE "--param pes=8,16,32 --param psum_depth=16,64 --param weight_mem_bytes=32768,65536"
+/* pes x dram_bytes x weight_mem_bytes: 12 points; without a DRAM to stream
+ * them from, the model's parameters (41,688 bytes) do not fit a 32 KiB
+ * weight memory: 3 points do not fit */
+#define SPACE "--param pes=8,16,32 --param dram_bytes=0,67108864 --param weight_mem_bytes=32768,65536"
 
 static char *sweep(const char *args, int *status) {
     char cmd[8192];
@@ -85,7 +86,7 @@ static void test_threads_and_rows(void **state) {
     (void)state;
     char args[1024];
     snprintf(args, sizeof args, SPACE " --jobs 1 -o %s/a.csv --json %s/a.json --svg %s/a.svg", dir, dir, dir);
-    run_ok(args, "results (point x model): ok 6 nofit 6");
+    run_ok(args, "results (point x model): ok 9 nofit 3");
     snprintf(args, sizeof args, SPACE " --jobs 2 -o %s/b.csv --json %s/b.json --svg %s/b.svg", dir, dir, dir);
     run_ok(args, "1 rank(s) x 2 thread(s)");
     const char *ext[] = {"csv", "json", "svg"};
@@ -101,11 +102,11 @@ static void test_threads_and_rows(void **state) {
     size_t n;
     char *csv = slurp(path, &n);
     assert_int_equal(count(csv, "\n"), 13);
-    assert_true(strncmp(csv, "sweep,point,pes,psum_depth,weight_mem_bytes,model,status,cycles,", 64) == 0);
-    assert_int_equal(count(csv, ",nofit,"), 6);
+    assert_true(strncmp(csv, "sweep,point,pes,dram_bytes,weight_mem_bytes,model,status,cycles,", 64) == 0);
+    assert_int_equal(count(csv, ",nofit,"), 3);
     assert_non_null(strstr(csv, "do not fit the weight memory of arch 'p0' (32768 bytes)"));
     free(csv);
-    /* the default point (pes 16, psum 64, 64 KiB) is what `easynpu run` reports */
+    /* the default point (pes 16, a DRAM, 64 KiB) is what `easynpu run` reports */
     snprintf(path, sizeof path, "%s/a.json", dir);
     json_error_t je;
     json_t *root = json_load_file(path, 0, &je);
@@ -117,20 +118,20 @@ static void test_threads_and_rows(void **state) {
     json_array_foreach(res, i, e) if (json_integer_value(json_object_get(e, "point")) == 7) r = e;
     assert_non_null(r);
     assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "params"), "pes")), 16);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "params"), "psum_depth")), 64);
-    assert_int_equal(json_integer_value(json_object_get(r, "cycles")), 309763);
-    assert_true(fabs(json_real_value(json_object_get(r, "energy_pj")) - 18990955.09230411) < 1e-3);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "params"), "dram_bytes")), 67108864);
+    assert_int_equal(json_integer_value(json_object_get(r, "cycles")), 310511);
+    assert_true(fabs(json_real_value(json_object_get(r, "energy_pj")) - 22572174.386687234) < 1e-3);
     assert_true(fabs(json_real_value(json_object_get(r, "area_um2")) - 1835274.608) < 1e-6);
     /* the front: the JSON's list, the SVG's red dots */
     size_t front = json_array_size(json_object_get(root, "pareto"));
-    assert_true(front >= 1 && front <= 6);
-    assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "counts"), "ok")), 6);
+    assert_true(front >= 1 && front <= 9);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(root, "counts"), "ok")), 9);
     json_decref(root);
     snprintf(path, sizeof path, "%s/a.svg", dir);
     char *svg = slurp(path, &n);
     assert_true(strncmp(svg, "<?xml", 5) == 0);
     assert_non_null(strstr(svg, "</svg>\n"));
-    assert_int_equal(count(svg, "<circle"), 2 * 6);               /* two panels */
+    assert_int_equal(count(svg, "<circle"), 2 * 9);               /* two panels */
     assert_int_equal(count(svg, "fill=\"#d62728\""), 2 * (int)front);
     free(svg);
 }
@@ -161,7 +162,7 @@ static void test_resume(void **state) {
     assert_int_equal(st, 2);
     assert_non_null(strstr(out, "is not a results file of a sweep over these parameters"));
     free(out);
-    snprintf(args, sizeof args, "--param pes=8,16,32 --param psum_depth=16,64 --param weight_mem_bytes=32768,98304 -o %s", path);
+    snprintf(args, sizeof args, "--param pes=8,16,32 --param dram_bytes=0,67108864 --param weight_mem_bytes=32768,98304 -o %s", path);
     out = sweep(args, &st);
     assert_int_equal(st, 2);
     assert_non_null(strstr(out, "resuming (give another -o, or --fresh to start over)"));

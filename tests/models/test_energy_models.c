@@ -4,8 +4,9 @@
  * instruction the PE array's counts (pads read, psum, operations) and the
  * ITCM; cycles and activities per instruction (the schedule model); and so
  * the energy, to the last bit.  The default model models/kws_cnn.onnx on
- * both presets always runs; ../shared/models mnist-8, alibaba-kws and
- * mlperf-vww-float (arch large) skip when the folder is absent. */
+ * both presets and the off-chip models of models/offchip always run;
+ * ../shared/models mnist-8, alibaba-kws and mlperf-vww-float (arch large)
+ * skip when the folder is absent. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -68,6 +69,16 @@ static void test_kws_cnn(void **state) {
               "large");
 }
 
+/* models that stream their weights and tensors through DRAM (docs/offchip.md):
+ * the DMA transfers' on-chip side and the DRAM words count the same */
+static void test_offchip(void **state) {
+    (void)state;
+    run_model("mlp1m", "models/offchip/mlp1m.onnx", "models/offchip/mlp1m/calib",
+              "models/offchip/mlp1m/sample_0.npy", "easynpu");
+    run_model("det320", "models/offchip/det320.onnx", "models/offchip/det320/calib",
+              "models/offchip/det320/sample_0.npy", "easynpu");
+}
+
 static void test_mnist(void **state) {
     (void)state;
     if (!enpu_test_have_shared_models()) skip();
@@ -92,6 +103,7 @@ static void test_vww(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kws_cnn),
+        cmocka_unit_test(test_offchip),
         cmocka_unit_test(test_mnist),
         cmocka_unit_test(test_alibaba_kws),
         cmocka_unit_test(test_vww),

@@ -3,7 +3,8 @@
  * as the float reference on every test set, and the end-to-end SQNR of the
  * first output must stay above a floor set a few dB under the measured
  * figure (printed).  The default model models/kws_cnn.onnx runs always;
- * ../shared/models ones skip with a message when the folder is absent. */
+ * the real test models run in the part test_quant_models:shared, skipped
+ * (saying why) when their folder is absent. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,11 +88,10 @@ static void check_model(const char *name, const char *model, const char *calib, 
     enpu_graph_free(g);
 }
 
-static bool shared(char *buf, size_t n, const char *rel) {
+static void shared_path(char *buf, size_t n, const char *rel) {
     const char *p = enpu_test_shared_model(rel);
-    if (!p) return false;
+    assert_non_null(p);
     snprintf(buf, n, "%s", p);
-    return true;
 }
 
 /* Comma-separated list of folder/test_data_set_k for k in 0..n-1. */
@@ -124,7 +124,7 @@ static void test_kws_cnn(void **state) {
 static void test_mnist(void **state) {
     (void)state;
     char model[4096], sets[8192];
-    if (!shared(model, sizeof model, "mnist-8/model.onnx")) skip();
+    shared_path(model, sizeof model, "mnist-8/model.onnx");
     sets_spec(sets, sizeof sets, "mnist-8", 3);
     enpu_quant_opts o;
     enpu_quant_opts_default(&o);
@@ -134,7 +134,7 @@ static void test_mnist(void **state) {
 static void test_alibaba_kws(void **state) {
     (void)state;
     char model[4096], sets[8192];
-    if (!shared(model, sizeof model, "alibaba-kws/model.onnx")) skip();
+    shared_path(model, sizeof model, "alibaba-kws/model.onnx");
     sets_spec(sets, sizeof sets, "alibaba-kws", 1);
     enpu_quant_opts o;
     enpu_quant_opts_default(&o);
@@ -144,7 +144,7 @@ static void test_alibaba_kws(void **state) {
 static void test_vww(void **state) {
     (void)state;
     char model[4096], sets[8192];
-    if (!shared(model, sizeof model, "mlperf-vww-float/model.onnx")) skip();
+    shared_path(model, sizeof model, "mlperf-vww-float/model.onnx");
     sets_spec(sets, sizeof sets, "mlperf-vww-float", 2);
     enpu_quant_opts o;
     enpu_quant_opts_default(&o);
@@ -154,12 +154,14 @@ static void test_vww(void **state) {
     check_model("mlperf-vww-float (percentile 99.99)", model, sets, sets, &o, 24.0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws_cnn),
+    };
+    const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_mnist),
         cmocka_unit_test(test_alibaba_kws),
         cmocka_unit_test(test_vww),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return ENPU_TEST_MAIN_PARTS(argc, argv, repo, shared);
 }

@@ -1,6 +1,6 @@
 /* The 1,080-configuration sweep of the default model that docs/energy.md
  * shows: run as documented, its Pareto front table is the one in the doc
- * and its picture is docs/img/sweep_kws_pareto.svg, byte for byte. */
+ * and its picture is docs/sweep_kws_pareto.svg, byte for byte. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,9 +45,9 @@ static void test_documented_sweep(void **state) {
     }
     char path[128];
     snprintf(path, sizeof path, "%s/kws.svg", dir);
-    char *svg = slurp(path), *committed = slurp("docs/img/sweep_kws_pareto.svg");
+    char *svg = slurp(path), *committed = slurp("docs/sweep_kws_pareto.svg");
     if (strcmp(svg, committed) != 0)
-        fail_msg("docs/img/sweep_kws_pareto.svg is not the picture the documented sweep draws: "
+        fail_msg("docs/sweep_kws_pareto.svg is not the picture the documented sweep draws: "
                  "regenerate it (%s)", cmd);
     free(svg);
     free(committed);

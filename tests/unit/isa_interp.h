@@ -2,10 +2,11 @@
  * compiler tests: executes a program instruction by instruction on byte
  * arrays (weights in their documented layouts, padding with zp_in, the
  * activation-table header, fused chains passing their int8 tile on, concat
- * at store, store_skip; a SYNC writes the golden values of its host op's
- * outputs) and, after every instruction that names an output descriptor,
- * compares that tensor with the golden reference's, bit for bit.  Include
- * after testutil.h. */
+ * at store, store_skip; a DMA copies its rows between DRAM and an on-chip
+ * memory; a SYNC writes the golden values of its host op's outputs) and,
+ * after every instruction that names an output descriptor, compares that
+ * tensor with the golden reference's, bit for bit.  Include after
+ * testutil.h. */
 #ifndef ENPU_ISA_INTERP_H
 #define ENPU_ISA_INTERP_H
 
@@ -23,7 +24,7 @@ static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 typedef struct mach {
     const enpu_program *p;
     int P;
-    uint8_t *main, *skip, *wm;
+    uint8_t *main, *skip, *wm, *dram;
 } mach;
 
 static int8_t *fm(mach *m, uint8_t *mem, int64_t base, int64_t W, int64_t C, int64_t h, int64_t w, int64_t c) {
@@ -154,7 +155,7 @@ static void store(mach *m, const enpu_instr *in, const int8_t *v) {
 
 /* Element e (graph row-major order) of descriptor d, as a pointer into memory. */
 static int8_t *desc_elem(mach *m, const enpu_io_desc *d, int64_t e) {
-    uint8_t *mem = d->mem == ENPU_MEM_SKIP ? m->skip : m->main;
+    uint8_t *mem = d->mem == ENPU_MEM_SKIP ? m->skip : d->mem == ENPU_MEM_DRAM ? m->dram : m->main;
     int64_t P = m->P;
     if (d->layout == ENPU_LAYOUT_NHWC) { /* graph tensor [N,C,H,W] */
         int64_t H = d->dims[1], W = d->dims[2], C = d->dims[3];
@@ -169,7 +170,20 @@ static int8_t *desc_elem(mach *m, const enpu_io_desc *d, int64_t e) {
  * compares it with the golden tensor of that name.  Returns the number of
  * layers checked. */
 static int run_check(const enpu_program *p, const enpu_graph *qg, enpu_gexec *ex) {
-    mach m = {p, (int)p->arch.pes, NULL, NULL, NULL};
+    mach m = {p, (int)p->arch.pes, NULL, NULL, NULL, NULL};
+    /* DRAM: as far as the program's image, transfers and descriptors reach */
+    int64_t dwords = (int64_t)p->dram_init_len / p->arch.pes + 1;
+    for (int i = 0; i < p->n_instr; i++) {
+        const enpu_instr *in = &p->instr[i];
+        if (in->opcode != ENPU_OPC_DMA) continue;
+        int64_t end = in->dram_addr + (in->dma_rows - 1) * in->dram_stride + in->dma_len;
+        if (end > dwords) dwords = end;
+    }
+    for (int i = 0; i < p->n_io; i++)
+        if (p->io[i].mem == ENPU_MEM_DRAM && p->io[i].addr + enpu_io_words(&p->arch, &p->io[i]) > dwords)
+            dwords = p->io[i].addr + enpu_io_words(&p->arch, &p->io[i]);
+    m.dram = calloc((size_t)(dwords * p->arch.pes), 1);
+    if (p->dram_init_len) memcpy(m.dram, p->dram_init, p->dram_init_len);
     m.main = calloc((size_t)p->arch.main_dtcm_bytes, 1);
     m.skip = calloc((size_t)p->arch.skip_dtcm_bytes, 1);
     m.wm = calloc((size_t)p->arch.weight_mem_bytes, 1);
@@ -200,12 +214,24 @@ static int run_check(const enpu_program *p, const enpu_graph *qg, enpu_gexec *ex
             }
             continue;
         }
-        int8_t *out = calloc((size_t)(in->ho * in->wo * in->co) + 1, 1);
-        exec1(&m, in, chained ? prev : NULL, out);
-        free(prev);
-        prev = out;
-        if (!in->fuse_next) store(&m, in, out);
         const enpu_layer_info *L = &p->layers[i];
+        if (in->opcode == ENPU_OPC_DMA) {
+            uint8_t *chip = in->dma_mem == ENPU_MEM_SKIP ? m.skip : in->dma_mem == ENPU_MEM_WEIGHT ? m.wm : m.main;
+            size_t P = (size_t)m.P, len = (size_t)in->dma_len * P;
+            for (int64_t r = 0; r < in->dma_rows; r++) {
+                uint8_t *s = chip + (size_t)(in->sram_addr + r * in->sram_stride) * P;
+                uint8_t *d = m.dram + (size_t)(in->dram_addr + r * in->dram_stride) * P;
+                if (in->dma_dir == ENPU_DMA_LOAD) memcpy(s, d, len);
+                else memcpy(d, s, len);
+            }
+            if (L->io < 0 || !L->tensor[0]) continue;
+        } else {
+            int8_t *out = calloc((size_t)(in->ho * in->wo * in->co) + 1, 1);
+            exec1(&m, in, chained ? prev : NULL, out);
+            free(prev);
+            prev = out;
+            if (!in->fuse_next) store(&m, in, out);
+        }
         int t = enpu_graph_find_tensor(qg, L->tensor);
         if (t < 0) fail_msg("instruction %d (%s): tensor '%s' is not in the graph", i, L->name, L->tensor);
         const int8_t *gv = enpu_gexec_value_i8(ex, t);
@@ -224,7 +250,7 @@ static int run_check(const enpu_program *p, const enpu_graph *qg, enpu_gexec *ex
             int64_t C = tt->rank >= 2 ? tt->dims[1] : n;
             for (int64_t e = 0; e < n; e++) {
                 int64_t c = e / (H * W), h = (e / W) % H, w = e % W;
-                if (out[(h * W + w) * C + c] != gv[e])
+                if (prev[(h * W + w) * C + c] != gv[e])
                     fail_msg("instruction %d (%s) fused output '%s': element %" PRId64 " differs", i, L->name,
                              L->tensor, e);
             }
@@ -232,7 +258,7 @@ static int run_check(const enpu_program *p, const enpu_graph *qg, enpu_gexec *ex
         }
     }
     free(prev);
-    free(m.main), free(m.skip), free(m.wm);
+    free(m.main), free(m.skip), free(m.wm), free(m.dram);
     return checked;
 }
 

@@ -24,6 +24,8 @@ typedef struct tprog {
     uint32_t rng;
     uint8_t *img[2];   /* initial main / skip DTCM images */
     int64_t img_words[2];
+    uint8_t *dram;     /* DRAM_INIT image (tp_dram_put), NULL: none */
+    int64_t dram_words;
 } tprog;
 
 static inline uint32_t tp_rand(tprog *t) {
@@ -62,6 +64,40 @@ static inline void tp_free(tprog *t) {
     free(t->w);
     free(t->img[0]);
     free(t->img[1]);
+    free(t->dram);
+}
+
+/* Puts n bytes at DRAM word `word` of the DRAM_INIT image (grown as needed). */
+static inline void tp_dram_put(tprog *t, int64_t word, const void *src, int64_t n) {
+    int64_t end = word + (n + t->P - 1) / t->P;
+    if (end > t->dram_words) {
+        uint8_t *d = realloc(t->dram, (size_t)(end * t->P));
+        if (!d) abort();
+        memset(d + t->dram_words * t->P, 0, (size_t)((end - t->dram_words) * t->P));
+        t->dram = d;
+        t->dram_words = end;
+    }
+    memcpy(t->dram + word * t->P, src, (size_t)n);
+}
+
+/* A dma: rows x len words, DRAM word dram (stride ds) <-> on-chip word sram
+ * (stride ss) of memory mem, on engine e, with its token masks. */
+static inline enpu_instr tp_dma(int e, int dir, int mem, int64_t dram, int64_t sram, int64_t rows,
+                                int64_t len, int64_t ds, int64_t ss, int push, int pop) {
+    enpu_instr in = {0};
+    in.opcode = ENPU_OPC_DMA;
+    in.dma_engine = e;
+    in.dma_dir = dir;
+    in.dma_mem = mem;
+    in.dram_addr = dram;
+    in.sram_addr = sram;
+    in.dma_rows = rows;
+    in.dma_len = len;
+    in.dram_stride = rows > 1 ? ds : 0;
+    in.sram_stride = rows > 1 ? ss : 0;
+    in.push = push;
+    in.pop = pop;
+    return in;
 }
 
 /* Puts a [h][w][c] tensor into the initial image of main (0) or skip (1)
@@ -222,6 +258,17 @@ static inline void tp_add(tprog *t, const enpu_instr *in, const char *name) {
     }
 }
 
+/* Appends IO descriptor d, returns its index (aborts on error: a test bug). */
+static inline int tp_add_io(tprog *t, const enpu_io_desc *d) {
+    enpu_err err = {0};
+    int rc = enpu_program_add_io(&t->p, d, &err);
+    if (rc < 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        abort();
+    }
+    return rc;
+}
+
 /* Adds an int8 NHWC IO descriptor [1][h][w][c] in main DTCM. */
 static inline int tp_io(tprog *t, enpu_io_dir dir, const char *name, int64_t h, int64_t w,
                         int64_t c, int64_t addr, int mem, float scale, int zp) {
@@ -236,13 +283,7 @@ static inline int tp_io(tprog *t, enpu_io_dir dir, const char *name, int64_t h, 
     d.zero_point = zp;
     d.mem = mem;
     d.addr = (uint32_t)addr;
-    enpu_err err = {0};
-    int rc = enpu_program_add_io(&t->p, &d, &err);
-    if (rc < 0) {
-        fprintf(stderr, "%s\n", err.msg);
-        abort();
-    }
-    return rc;
+    return tp_add_io(t, &d);
 }
 
 /* Adds END, installs the weight image and validates. Returns 0 or prints. */
@@ -258,6 +299,9 @@ static inline int tp_finish(tprog *t) {
     if (!rc && t->img[1])
         rc = enpu_program_set_image(&t->p, ENPU_SEC_SKIP_INIT, t->img[1],
                                     (size_t)(t->img_words[1] * t->P), &err);
+    if (!rc && t->dram)
+        rc = enpu_program_set_image(&t->p, ENPU_SEC_DRAM_INIT, t->dram, (size_t)(t->dram_words * t->P),
+                                    &err);
     if (!rc) rc = enpu_program_validate(&t->p, &err);
     if (rc) fprintf(stderr, "test program invalid: %s\n", err.msg);
     return rc;

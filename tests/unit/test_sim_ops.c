@@ -4,7 +4,10 @@
  * quant.h semantics; geometry corner cases (strides, paddings, dilations,
  * groups, channel counts not multiples of 16, tiles at the limits); fused
  * chains.  Also the cycle sanity rules: cycles >= MACs / PEs and compute
- * cycles equal to the closed form of docs/microarch.md §10/§11.11. */
+ * cycles equal to the closed form of docs/microarch.md §10/§11.11, and the
+ * compiler's cost model equal to the simulated cycles, instruction by
+ * instruction and activity by activity, on every chain it models
+ * (enpu_cost_exact; §14 lists what it does not). */
 #include "testutil.h"
 
 #include <math.h>
@@ -54,6 +57,8 @@ static void expect_same(const char *what, const int8_t *got, const int8_t *want,
 /* Runs t (input x [h][w][c] of io 0, output io `oio` of shape o) in both
  * modes and compares with `want` ([h][w][c]).  Returns the cycle result
  * (caller frees). */
+static int n_cost_compared, n_cost_outside;
+
 static void run_both(const char *name, tprog *t, const int8_t *x, layer_io xi, int oio, layer_io o,
                      const int8_t *want, enpu_sim_result *cyc) {
     int64_t nx = xi.h * xi.w * xi.c, ny = o.h * o.w * o.c;
@@ -94,6 +99,11 @@ static void run_both(const char *name, tprog *t, const int8_t *x, layer_io xi, i
             assert_int_equal(enpu_estimate_program(&t->p, &est, &tot, &err), 0);
             enpu_check_counts(name, &t->p, &res, est, &tot, false);
             free(est);
+            /* the compiler's cost model predicts these cycles exactly, where
+             * it models the program (enpu_cost_exact) */
+            int outside = enpu_test_assert_cost_exact(name, &t->p, &res);
+            n_cost_compared += t->p.n_instr - outside;
+            n_cost_outside += outside;
             *cyc = res;
         } else {
             assert_int_equal(res.total_cycles, 0);
@@ -743,6 +753,16 @@ static void test_acc_overflow(void **state) {
     }
 }
 
+/* Runs last: how much of the above the cost model covered (measured; a
+ * change in enpu_cost_exact or in the cases shows here). */
+static void test_cost_coverage(void **state) {
+    (void)state;
+    printf("cost model: %d instructions equal to the simulator's cycles, %d outside the model\n",
+           n_cost_compared, n_cost_outside);
+    assert_int_equal(n_cost_compared, 136);
+    assert_int_equal(n_cost_outside, 82);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_family),
@@ -752,6 +772,7 @@ int main(void) {
         cmocka_unit_test(test_chains),
         cmocka_unit_test(test_arch_variants),
         cmocka_unit_test(test_acc_overflow),
+        cmocka_unit_test(test_cost_coverage),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,7 @@
  *    (x = y = 1) nor than the largest square tile that fits;
  *  - the cost model's bookkeeping: activities sum to the total, compute
  *    cycles follow the closed form of docs/microarch.md §11.11 / §12;
- *  - figures of the KWS layers (cross-checked against the simulator);
+ *  - figures of the KWS layers (equal to the simulator's: test_sim_models);
  *  - a layer no tiling can fit is ENPU_E_NOFIT naming the pad limit. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -224,8 +224,9 @@ static void test_cost_accounting(void **state) {
     }
 }
 
-/* The KWS layers on the default arch (values the simulator reproduced
- * cycle for cycle when this test was written). */
+/* The KWS layers on the default arch: the cost model's figures, which
+ * tests/models/test_sim_models.c holds equal to the simulator's, layer by
+ * layer (plus the controller cycles of enpu_cost_controller). */
 static void test_kws_figures(void **state) {
     (void)state;
     enpu_arch a = preset("easynpu");

@@ -12,8 +12,11 @@
  *                 cycle attribution
  *   pe.c          PE array: MAC / compare / bypass, psum file, requantizer
  *                 output stage, fused-stage feedback
- *   engine.c      top controller timing (fetch, decode, chains, sync) and
- *                 the per-cycle loop
+ *   cycle.c       top controller timing (fetch, decode, dispatch, chains,
+ *                 sync, end) and the global per-cycle loop (§13.6)
+ *   dma.c         DMA engines, dependency tokens, instruction prefetcher,
+ *                 race checks (§13; dma.h), over the DRAM channel
+ *                 (sim/dram.c)
  *
  * Evaluation order inside a cycle (all decisions use start-of-cycle state,
  * §11.1): writers, op2 reader, loader, weight reader, PE controller.  Every

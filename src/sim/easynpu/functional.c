@@ -4,7 +4,8 @@
  * zero).  It shares with the cycle engine only the decoded registers
  * (top_ctrl.c) and the numerics glue of sim_internal.h, so the two are
  * independent computations of the same layer; the driver uses this one also
- * to check the cycle engine chain by chain. */
+ * to check the cycle engine chain by chain.  A dma is an immediate copy in
+ * program order; tokens are ignored (docs/microarch.md §13.8). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,13 @@ static int fn_run(void *state, enpu_sim *sim, enpu_err *err) {
         if (op == ENPU_OPC_END) break;
         if (op == ENPU_OPC_SYNC) {
             int rc = sim_host_op(sim, pc, err);
+            if (rc) return rc;
+            pc++;
+            continue;
+        }
+        if (op == ENPU_OPC_DMA) { /* an immediate copy in program order (§13.8) */
+            sim_dma_copy(&sim->mem, &p->instr[pc], 0);
+            int rc = sim_dma_done(sim, pc, err);
             if (rc) return rc;
             pc++;
             continue;
