@@ -11,6 +11,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
+#include "energy_check.h"
 
 int enpu_test_have_shared_models(void) {
     struct stat st;
@@ -277,6 +278,12 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
                     name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
+            /* and the energy model counts, without simulating, what the
+             * simulator counted (docs/energy.md) */
+            enpu_layer_stats *est = NULL, tot;
+            assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
+            enpu_check_counts(name, &prog, &res, est, &tot, true);
+            free(est);
             if (out) {
                 out->cycles = res.total_cycles;
                 out->compared = m.compared;

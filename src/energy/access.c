@@ -8,7 +8,7 @@
  *
  * This file mirrors src/sim/easynpu/ (top_ctrl.c decodes the same fields,
  * scheduler.c walks the same units, pe.c counts the same actions);
- * tests/models/test_energy_models.c and tests/unit/test_energy.c hold the
+ * tests/unit/test_sim_ops.c and the end-to-end runs of tests/testutil.c hold the
  * two to equal counts on every program they run. */
 #include <stdbool.h>
 #include <stdio.h>
