@@ -13,6 +13,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
+#include "energy_check.h"
 #include "report/sim_report.h"
 #include "sim/sim_internal.h"
 
@@ -336,6 +337,18 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
                     name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
+            /* and the energy model counts, without simulating, what the
+             * simulator counted (docs/energy.md) */
+            if (enpu_energy_modelled(&arch)) {
+                enpu_layer_stats *est = NULL, tot;
+                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
+                enpu_check_counts(name, &prog, &res, est, &tot, true);
+                free(est);
+            } else {
+                enpu_layer_stats *est = NULL, tot;
+                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), ENPU_E_UNSUPPORTED);
+                assert_null(est);
+            }
             if (out) {
                 out->cycles = res.total_cycles;
                 out->compared = m.compared;
@@ -469,7 +482,8 @@ static bool same_stats(const char *what, const char *kind, int i, const enpu_lay
                 x->chain_pos == y->chain_pos && x->n_instr == y->n_instr && x->n_dma == y->n_dma &&
                 !memcmp(x->activity, y->activity, sizeof x->activity) &&
                 !memcmp(x->reads, y->reads, sizeof x->reads) &&
-                !memcmp(x->writes, y->writes, sizeof x->writes);
+                !memcmp(x->writes, y->writes, sizeof x->writes) &&
+                !memcmp(x->uops, y->uops, sizeof x->uops);
     if (!same) {
         fprintf(stderr, "%s: %s %d (%s) differs between the per-cycle path and fast-forward:\n", what,
                 kind, i, x->name);
@@ -488,6 +502,10 @@ static bool same_stats(const char *what, const char *kind, int i, const enpu_lay
                         enpu_memory_name((enpu_memory)m), (unsigned long long)x->reads[m],
                         (unsigned long long)y->reads[m], (unsigned long long)x->writes[m],
                         (unsigned long long)y->writes[m]);
+        for (int o = 0; o < ENPU_UOP_COUNT; o++)
+            if (x->uops[o] != y->uops[o])
+                fprintf(stderr, "  %s operations %llu / %llu\n", enpu_unit_op_name((enpu_unit_op)o),
+                        (unsigned long long)x->uops[o], (unsigned long long)y->uops[o]);
     }
     return same;
 }

@@ -79,8 +79,9 @@ typedef struct enpu_test_e2e_result {
  * NULL), run on input in cycle mode (with the simulator's own check) and in
  * functional mode, comparing every layer output the program stores with the
  * golden int8 reference right after the layer ran, element by element, and
- * the outputs bit for bit; and the cost model with the simulator
- * (enpu_test_assert_cost_exact).  Returns the simulated cycles; fills *out
+ * the outputs bit for bit; the cost model with the simulator
+ * (enpu_test_assert_cost_exact); and the energy model's analytic access
+ * counts with the simulator's (energy_check.h).  Returns the simulated cycles; fills *out
  * when given. */
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);

@@ -64,6 +64,28 @@ int64_t enpu_table_words(const enpu_arch *arch) {
     return enpu_ceil_div(ENPU_TABLE_HEADER_BYTES, wb) + enpu_ceil_div(arch->act_segments * 8, wb);
 }
 
+int64_t enpu_instr_param_words(const enpu_arch *arch, const enpu_instr *in) {
+    int64_t wb = enpu_arch_word_bytes(arch), n = 0;
+    if (uses_params(in->opcode)) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
+    if (in->opcode == ENPU_OPC_BN) n += enpu_ceil_div(in->ci, arch->pes);
+    if (in->opcode == ENPU_OPC_ACT) n += enpu_table_words(arch);
+    /* requant tflite: an add's or mul's Q31 records (enpu_quant_records) */
+    if (!uses_params(in->opcode)) n += enpu_ceil_div(8 * enpu_quant_records(arch, in), wb);
+    return n;
+}
+
+int64_t enpu_perm_rank(int64_t perm, int64_t H, int64_t W, int64_t C, int64_t h, int64_t w,
+                       int64_t c) {
+    switch (perm) {
+    case ENPU_PERM_HCW: return (h * C + c) * W + w;
+    case ENPU_PERM_WHC: return (w * H + h) * C + c;
+    case ENPU_PERM_WCH: return (w * C + c) * H + h;
+    case ENPU_PERM_CHW: return (c * H + h) * W + w;
+    case ENPU_PERM_CWH: return (c * W + w) * H + h;
+    default: return (h * W + w) * C + c;
+    }
+}
+
 int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in) {
     int64_t g = enpu_ceil_div(in->co, arch->pes);
     int64_t wpp = in->ofmap_wpp ? in->ofmap_wpp : g;

@@ -36,6 +36,30 @@ const char *enpu_memory_name(enpu_memory m) {
     return (unsigned)m < ENPU_MEM_COUNT ? names[m] : "unknown";
 }
 
+const char *enpu_unit_op_name(enpu_unit_op o) {
+    static const char *const names[] = {
+#define ENPU_X_UOP(id, name) name,
+        ENPU_UNIT_OP_LIST(ENPU_X_UOP)
+#undef ENPU_X_UOP
+    };
+    return (unsigned)o < ENPU_UOP_COUNT ? names[o] : "unknown";
+}
+
+void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops) {
+    switch (op) {
+    case ENPU_OPC_BN:
+    case ENPU_OPC_MUL: uops[ENPU_UOP_MAC] += lanes; break;
+    case ENPU_OPC_ADD: uops[ENPU_UOP_MAC] += 2 * lanes; break; /* both inputs are scaled */
+    case ENPU_OPC_ACT:
+        uops[ENPU_UOP_MAC] += lanes;
+        uops[ENPU_UOP_LOOKUP] += lanes;
+        break;
+    case ENPU_OPC_RELU: uops[ENPU_UOP_ALU] += lanes; break;
+    default: return;
+    }
+    uops[ENPU_UOP_REQUANT] += lanes;
+}
+
 const char *enpu_sim_mode_name(enpu_sim_mode m) {
     return m == ENPU_SIM_FUNCTIONAL ? "functional" : "cycle";
 }
@@ -588,6 +612,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         *r = *st;
         memset(r->activity, 0, sizeof r->activity);
         memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
+        memset(r->uops, 0, sizeof r->uops);
         r->cycles = r->macs = r->compute_model = 0;
         r->n_instr = r->n_dma = 0;
         r->psum_peak = 0;
@@ -600,6 +625,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         r->n_instr++, r->n_dma += st->n_dma;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += st->uops[o];
         if (st->psum_peak > r->psum_peak) r->psum_peak = st->psum_peak;
         if (st->start_cycle < r->start_cycle || r->n_instr == 1) r->start_cycle = st->start_cycle;
         if (st->end_cycle > r->end_cycle) r->end_cycle = st->end_cycle;
@@ -639,6 +665,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
             res->reads[m] += st->reads[m];
             res->writes[m] += st->writes[m];
         }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) res->uops[o] += st->uops[o];
     }
     if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
     int rc0 = group_rows(p, res, units, err);
