@@ -126,8 +126,8 @@ def main():
     save("bad_conv3d.onnx", model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")],
                                   [vi("x", [1, 1, 5, 5, 5])], [vi("y", None)], [w3]))
     pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")
-    save("bad_pad_reflect.onnx",
-         model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad0", mode="reflect")],
+    save("bad_pad_wrap.onnx",
+         model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad0", mode="wrap")],
                [vi("x", [1, 1, 4, 4])], [vi("y", None)], [pads]))
     save("bad_clip_dynamic.onnx",
          model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip0")],

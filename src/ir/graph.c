@@ -271,6 +271,7 @@ int enpu_graph_add_node(enpu_graph *g, const char *name, enpu_op op, int n_in, c
         if (in[i] < -1 || in[i] >= g->n_tensors)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': input %d is not a tensor", name, i);
     for (int i = 0; i < n_out; i++) {
+        if (i > 0 && out[i] == -1) continue; /* an optional output left out */
         if (out[i] < 0 || out[i] >= g->n_tensors)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': output %d is not a tensor", name, i);
         const enpu_tensor *t = &g->tensors[out[i]];
@@ -306,7 +307,8 @@ int enpu_graph_add_node(enpu_graph *g, const char *name, enpu_op op, int n_in, c
     n->n_out = n_out;
     if (n_in) memcpy(n->in, in, (size_t)n_in * sizeof(int));
     memcpy(n->out, out, (size_t)n_out * sizeof(int));
-    for (int i = 0; i < n_out; i++) g->tensors[out[i]].producer = g->n_nodes;
+    for (int i = 0; i < n_out; i++)
+        if (out[i] >= 0) g->tensors[out[i]].producer = g->n_nodes;
     /* Neutral defaults so a hand-built node is usable without setting every field. */
     switch (op) {
     case ENPU_OP_CONV:

@@ -125,9 +125,15 @@ bool enpu_fref_value_input(const enpu_node *n, int i) {
     case ENPU_OP_DIV:
     case ENPU_OP_PRELU: return i < 2;
     case ENPU_OP_BATCHNORM: return i < 5;
-    case ENPU_OP_CONCAT: return true;
+    case ENPU_OP_CONCAT:
+    case ENPU_OP_MAX:
+    case ENPU_OP_MIN: return true;
     case ENPU_OP_PAD: return i == 0 || i == 2;
-    default: return i == 0;
+    case ENPU_OP_POW: return i < 2;
+    case ENPU_OP_CONV_TRANSPOSE:
+    case ENPU_OP_LAYER_NORM: return i < 3;
+    case ENPU_OP_WHERE: return i == 1 || i == 2;
+    default: return i == 0; /* Gather's indices, Expand's shape: read from the constant */
     }
 }
 
@@ -141,19 +147,26 @@ static int min_inputs(enpu_op op) {
     case ENPU_OP_SUB:
     case ENPU_OP_MUL:
     case ENPU_OP_DIV:
-    case ENPU_OP_PRELU: return 2;
+    case ENPU_OP_PRELU:
+    case ENPU_OP_POW:
+    case ENPU_OP_CONV_TRANSPOSE:
+    case ENPU_OP_LAYER_NORM:
+    case ENPU_OP_GATHER:
+    case ENPU_OP_EXPAND: return 2;
+    case ENPU_OP_WHERE: return 3;
     case ENPU_OP_BATCHNORM: return 5;
     default: return 1;
     }
 }
 
 bool enpu_fref_required_input(const enpu_node *n, int i) {
-    return i < min_inputs(n->op) || n->op == ENPU_OP_CONCAT;
+    return i < min_inputs(n->op) || n->op == ENPU_OP_CONCAT || n->op == ENPU_OP_MAX ||
+           n->op == ENPU_OP_MIN;
 }
 
 bool enpu_fref_value_output(const enpu_node *n, int i) {
-    (void)n;
-    return i == 0;
+    /* LayerNormalization's Mean and InvStdDev are computed too */
+    return i == 0 || (n->op == ENPU_OP_LAYER_NORM && i < 3);
 }
 
 typedef struct op_impl {
@@ -192,6 +205,30 @@ static const op_impl k_ops[ENPU_OP_COUNT] = {
     [ENPU_OP_SOFTMAX] = {enpu_fref_check_softmax, enpu_fref_softmax},
     [ENPU_OP_IDENTITY] = {enpu_fref_check_copy, enpu_fref_copy},
     [ENPU_OP_DROPOUT] = {enpu_fref_check_copy, enpu_fref_copy},
+    [ENPU_OP_CAST] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_SLICE] = {enpu_fref_check_slice, enpu_fref_slice},
+    [ENPU_OP_RESIZE] = {enpu_fref_check_resize, enpu_fref_resize},
+    [ENPU_OP_CONV_TRANSPOSE] = {enpu_fref_check_conv_transpose, enpu_fref_conv_transpose},
+    [ENPU_OP_REDUCE_MEAN] = {enpu_fref_check_reduce, enpu_fref_reduce},
+    [ENPU_OP_REDUCE_MAX] = {enpu_fref_check_reduce, enpu_fref_reduce},
+    [ENPU_OP_REDUCE_SUM] = {enpu_fref_check_reduce, enpu_fref_reduce},
+    [ENPU_OP_MAX] = {enpu_fref_check_variadic, enpu_fref_variadic},
+    [ENPU_OP_MIN] = {enpu_fref_check_variadic, enpu_fref_variadic},
+    [ENPU_OP_POW] = {enpu_fref_check_binary, enpu_fref_binary},
+    [ENPU_OP_SQRT] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_EXP] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_LOG] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_ERF] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_NEG] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_ABS] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_RECIPROCAL] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_FLOOR] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_CEIL] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_GELU] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_LAYER_NORM] = {enpu_fref_check_layer_norm, enpu_fref_layer_norm},
+    [ENPU_OP_GATHER] = {enpu_fref_check_gather, enpu_fref_gather},
+    [ENPU_OP_WHERE] = {enpu_fref_check_where, enpu_fref_where},
+    [ENPU_OP_EXPAND] = {enpu_fref_check_expand, enpu_fref_expand},
 };
 
 static const op_impl *impl_of(const enpu_node *n) {

@@ -62,7 +62,7 @@ static const struct {
     {"bad_pads_count.onnx", ENPU_E_INVALID, {"node 'conv0'", "'pads' has 3 values"}},
     {"bad_auto_pad.onnx", ENPU_E_INVALID, {"node 'conv0'", "'auto_pad'", "SOMETIMES"}},
     {"bad_conv3d.onnx", ENPU_E_UNSUPPORTED, {"node 'conv3d'", "3-D"}},
-    {"bad_pad_reflect.onnx", ENPU_E_UNSUPPORTED, {"node 'pad0'", "'reflect'"}},
+    {"bad_pad_wrap.onnx", ENPU_E_UNSUPPORTED, {"node 'pad0'", "'wrap'"}},
     {"bad_clip_dynamic.onnx", ENPU_E_UNSUPPORTED, {"node 'clip0'", "tensor 'lo'", "not a constant"}},
     {"bad_maxpool_indices.onnx", ENPU_E_UNSUPPORTED, {"node 'pool0'", "Indices"}},
     {"bad_bn_training.onnx", ENPU_E_UNSUPPORTED, {"node 'bn0'", "3 outputs"}},
