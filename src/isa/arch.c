@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,7 +154,13 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
+static char *to_json(const enpu_arch *a, int pretty, bool host_cpu);
+
+char *enpu_arch_to_json(const enpu_arch *a, int pretty) { return to_json(a, pretty, true); }
+
+char *enpu_arch_to_json_3_1(const enpu_arch *a) { return to_json(a, 0, false); }
+
+static char *to_json(const enpu_arch *a, int pretty, bool host_cpu) {
     enpu_sb b = {0};
     const char *sep = pretty ? ",\n  " : ",";
     const char *colon = pretty ? ": " : ":";
@@ -162,7 +169,8 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     enpu_sb_quote(&b, a->name);
     enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
     for (int i = 0; i < N_PARAMS; i++)
-        enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+        if (host_cpu || strncmp(params[i].key, "hostcpu_", 8) != 0)
+            enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);

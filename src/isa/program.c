@@ -37,6 +37,7 @@ void enpu_program_free(enpu_program *p) {
     free(p->dtcm_init);
     free(p->skip_init);
     free(p->dram_init);
+    free(p->host_init);
     for (int i = 0; i < p->n_tables; i++) free(p->tables[i].name);
     free(p->tables);
     for (int i = 0; i < p->n_io; i++) free(p->io[i].name);
@@ -182,9 +183,12 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     case ENPU_SEC_DTCM_INIT: dst = &p->dtcm_init, len = &p->dtcm_init_len; break;
     case ENPU_SEC_SKIP_INIT: dst = &p->skip_init, len = &p->skip_init_len; break;
     case ENPU_SEC_DRAM_INIT: dst = &p->dram_init, len = &p->dram_init_len; break;
+    case ENPU_SEC_HOST_INIT: dst = &p->host_init, len = &p->host_init_len; break;
     default: return enpu_fail(err, ENPU_E_USAGE, "section %d is not a memory image", section);
     }
-    size_t lim = section == ENPU_SEC_DRAM_INIT ? (size_t)ENPU_PROG_MAX_BYTES : (size_t)ENPU_ARCH_MEM_MAX;
+    size_t lim = section == ENPU_SEC_DRAM_INIT   ? (size_t)ENPU_PROG_MAX_BYTES
+                 : section == ENPU_SEC_HOST_INIT ? ENPU_PROG_MAX_HOST_INIT
+                                                 : (size_t)ENPU_ARCH_MEM_MAX;
     if (n > lim)
         return enpu_fail(err, ENPU_E_LIMIT, "section %s: %zu bytes, over the limit of %zu",
                          enpu_section_name(section), n, lim);
@@ -318,8 +322,8 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
         for (int j = 0; j < i; j++)
             if (strcmp(p->io[j].name, d->name) == 0)
                 DFAIL(ENPU_E_INVALID, "field 'name': same as descriptor %d", j);
-        if ((int)d->dir < 0 || d->dir > ENPU_IO_PROBE)
-            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..3", (int)d->dir);
+        if ((int)d->dir < 0 || d->dir > ENPU_IO_CONST)
+            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..4", (int)d->dir);
         if (!valid_dtype(d->dtype)) DFAIL(ENPU_E_INVALID, "field 'dtype': unknown value %d", (int)d->dtype);
         if ((int)d->layout < 0 || d->layout > ENPU_LAYOUT_NHWC)
             DFAIL(ENPU_E_INVALID, "field 'layout': value %d out of range 0..2", (int)d->layout);
@@ -342,6 +346,16 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
         if (d->row > ENPU_MAX_DIM || (d->row > 0 && numel % d->row != 0))
             DFAIL(ENPU_E_INVALID, "field 'row': %" PRId64 " elements per row do not divide the %" PRId64
                   " elements of the shape", d->row, numel);
+        if (d->dir == ENPU_IO_CONST) {
+            /* a host op's constant: its bytes in HOST_INIT */
+            if (d->mem != ENPU_MEM_HOST)
+                DFAIL(ENPU_E_INVALID, "field 'mem': a constant is in host memory (3), not %d", d->mem);
+            uint64_t nb = (uint64_t)numel * enpu_dtype_size(d->dtype);
+            if ((uint64_t)d->addr + nb > p->host_init_len)
+                DFAIL(ENPU_E_INVALID, "field 'addr': bytes [%" PRIu32 ", %" PRIu64 ") end past the "
+                      "HOST_INIT image (%zu bytes)", d->addr, (uint64_t)d->addr + nb, p->host_init_len);
+            continue;
+        }
         if (d->mem == ENPU_MEM_HOST) {
             if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
             continue;
@@ -378,9 +392,12 @@ static int validate_hostops(const enpu_program *p, enpu_err *err) {
         if (h->n_in < 0 || h->n_out < 0 || h->n_in + h->n_out > ENPU_HOSTOP_MAX_IO)
             HFAIL("fields n_in=%d, n_out=%d: must be >= 0 with n_in + n_out <= %d", h->n_in, h->n_out,
                   ENPU_HOSTOP_MAX_IO);
-        for (int k = 0; k < h->n_in + h->n_out; k++)
+        for (int k = 0; k < h->n_in + h->n_out; k++) {
             if (h->io[k] < 0 || h->io[k] >= p->n_io)
                 HFAIL("field 'io[%d]': value %d but there are %d IO descriptors", k, h->io[k], p->n_io);
+            if (k >= h->n_in && p->io[h->io[k]].dir == ENPU_IO_CONST)
+                HFAIL("field 'io[%d]': output to constant descriptor %d", k, h->io[k]);
+        }
         for (int k = 0; k < ENPU_HOSTOP_FPARAMS; k++)
             if (!isfinite(h->fparam[k])) HFAIL("field 'fparam[%d]': not finite", k);
 #undef HFAIL
