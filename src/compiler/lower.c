@@ -334,7 +334,9 @@ static int through_pad(const cc *c, int t, int pads[4]) {
     const enpu_tensor *x = T(c, t);
     if (x->producer < 0) return t;
     const enpu_node *p = &c->g->nodes[x->producer];
-    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE) return t;
+    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE ||
+        p->attr.pad.mode != ENPU_PADMODE_CONSTANT)
+        return t;
     const enpu_tensor *in = T(c, p->in[0]);
     if (in->rank != 4) return t;
     const int64_t *pd = p->attr.pad.pads;
@@ -349,6 +351,9 @@ static int through_pad(const cc *c, int t, int pads[4]) {
 static bool pad_foldable(const cc *c, int t) {
     const enpu_graph *g = c->g;
     if (T(c, t)->flags & ENPU_T_OUTPUT) return false;
+    const enpu_tensor *tt = T(c, t);
+    if (tt->producer >= 0 && c->g->nodes[tt->producer].attr.pad.mode != ENPU_PADMODE_CONSTANT)
+        return false; /* edge/reflect padding is not the zero point */
     int found = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const enpu_node *n = &g->nodes[i];
@@ -732,7 +737,8 @@ static int64_t *move_src(cc *c, const enpu_node *n) {
 static bool is_perm_move(enpu_op op) {
     switch (op) {
     case ENPU_OP_RESHAPE: case ENPU_OP_FLATTEN: case ENPU_OP_SQUEEZE: case ENPU_OP_UNSQUEEZE:
-    case ENPU_OP_TRANSPOSE: case ENPU_OP_IDENTITY: case ENPU_OP_DROPOUT: return true;
+    case ENPU_OP_TRANSPOSE: case ENPU_OP_IDENTITY: case ENPU_OP_DROPOUT: case ENPU_OP_CAST:
+        return true;
     default: return false;
     }
 }
@@ -846,7 +852,9 @@ static int lower_move(cc *c, int ni) {
             c->tv[y].store = -1;
             return add_move(c, n, ENPU_MOVE_REMAP, "folded into its consumers' padding (pads read zp_in)");
         }
-        int rc = add_move(c, n, ENPU_MOVE_HOST, "Pad read by a non-conv consumer: copied by the host");
+        int rc = add_move(c, n, ENPU_MOVE_HOST, n->attr.pad.mode != ENPU_PADMODE_CONSTANT
+                                                    ? "Pad of mode edge/reflect: copied by the host"
+                                                    : "Pad read by a non-conv consumer: copied by the host");
         return rc ? rc : lower_host(c, ni, "Pad");
     }
     if (n->op == ENPU_OP_CONCAT) {
@@ -895,7 +903,11 @@ static int lower_move(cc *c, int ni) {
         return add_move(c, n, ENPU_MOVE_REMAP, "concat at store: each input's producer writes into "
                                                 "the output (%s)", ax == 1 ? "ofmap_wpp/ofmap_word" : "row offset");
     }
-    if (!is_perm_move(n->op)) return lower_host(c, ni, "data movement the NPU cannot do");
+    if (!is_perm_move(n->op)) {
+        int rc = add_move(c, n, ENPU_MOVE_HOST, "%s: the host copies (the NPU's reshape copies "
+                                                 "whole maps only)", enpu_op_name(n->op));
+        return rc ? rc : lower_host(c, ni, "data movement the NPU cannot do");
+    }
     /* a permutation of the elements: the output is a view of the input's storage */
     int64_t *src = move_src(c, n);
     if (n->op == ENPU_OP_TRANSPOSE && !src) return OOM();
