@@ -193,10 +193,16 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
 
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+    return enpu_test_e2e_opts(name, onnx, NULL, calib, input, arch_in, co, out);
+}
+
+uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
+                            const char *calib, const char *input, const enpu_arch *arch_in,
+                            const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     enpu_err err = {0};
     enpu_graph *g = NULL, *qg = NULL;
     enpu_arch arch = *arch_in;
-    if (enpu_onnx_load(onnx, &g, &err)) {
+    if (enpu_onnx_load_opts(onnx, io, &g, &err)) {
         fprintf(stderr, "%s: %s\n", name, err.msg);
         fail();
     }
@@ -278,6 +284,9 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
             if (out) {
+                enpu_sim_npu_share(&res, &out->share);
+                out->npu_macs = res.total_macs;
+                out->host_macs = res.host_macs;
                 out->cycles = res.total_cycles;
                 out->compared = m.compared;
                 out->dram_read = res.reads[ENPU_MEM_OFFCHIP];

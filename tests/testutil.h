@@ -13,6 +13,8 @@
 #include "easynpu/program.h"
 #include "easynpu/sim.h"
 
+struct enpu_onnx_opts;
+
 #define ENPU_SKIP 77
 
 /* main() of a test program whose cases split by where their inputs are:
@@ -57,6 +59,8 @@ typedef struct enpu_test_e2e_result {
     uint64_t dram_read, dram_written; /* DRAM words */
     bool offchip;                    /* the compiler streamed through DRAM */
     int n_instr;
+    enpu_npu_share share;            /* the NPU's share of MACs and time, the host ops */
+    uint64_t npu_macs, host_macs;
 } enpu_test_e2e_result;
 
 /* End to end on a model, failing the test on any difference: import onnx,
@@ -69,5 +73,9 @@ typedef struct enpu_test_e2e_result {
  * when given. */
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);
+/* The same, the model imported with options (--input-shape, --bind). */
+uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
+                            const char *calib, const char *input, const enpu_arch *arch,
+                            const enpu_compile_opts *co, enpu_test_e2e_result *out);
 
 #endif

@@ -236,8 +236,9 @@ enpu_host_class enpu_host_op_class(enpu_op op);
  * per-element cycles of its class * elems [+ hostcpu_mac_cycles * macs]) *
  * clock_mhz / hostcpu_mhz).  elems: elements of its largest operand (inputs
  * and outputs, constants aside); int8_elems: elements it dequantizes or
- * quantizes (operands in NPU memory); nearest: a Resize in nearest mode is
- * data movement.  The compiler's model and the simulator both call it. */
+ * quantizes (operands in NPU memory; a data movement copies the int8 codes
+ * and converts none); nearest: a Resize in nearest mode is data movement.
+ * The compiler's model and the simulator both call it. */
 int64_t enpu_host_op_cycles(const enpu_arch *a, enpu_op op, bool nearest, int64_t elems,
                             int64_t int8_elems, int64_t macs);
 /* enpu_host_op_cycles of the host op sync instruction `instr` of p names (its

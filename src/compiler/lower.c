@@ -682,6 +682,7 @@ static int lower_host(cc *c, int ni, const char *why) {
     for (int k = 0; k < n->n_in; k++) {
         int t = n->in[k];
         if (t < 0 || (T(c, t)->flags & ENPU_T_CONST)) continue;
+        if (T(c, t)->dtype != ENPU_DT_INT8) continue; /* float: in host memory already */
         if (c->tv[t].store < 0 || (!view_natural(c, t) && !view_identity(c, t))) {
             int s = need_natural(c, t, n);
             if (s < 0) return s;
@@ -741,6 +742,20 @@ static bool is_perm_move(enpu_op op) {
         return true;
     default: return false;
     }
+}
+
+/* A Slice or Expand whose output is its input (every element taken, in
+ * order): an identity view. */
+static bool identity_move(const cc *c, const enpu_node *n) {
+    const enpu_tensor *x = T(c, n->in[0]), *y = T(c, n->out[0]);
+    if (x->rank != y->rank) return false;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) return false;
+    if (n->op == ENPU_OP_EXPAND || n->op == ENPU_OP_CAST) return true;
+    if (n->op != ENPU_OP_SLICE || n->attr.slice.n != x->rank) return false;
+    for (int d = 0; d < x->rank; d++)
+        if (n->attr.slice.starts[d] != 0 || (n->attr.slice.steps[d] != 1 && x->dims[d] > 1)) return false;
+    return true;
 }
 
 /* Rank in the reshape instruction's perm order of element (h, w, c) of an
@@ -903,7 +918,7 @@ static int lower_move(cc *c, int ni) {
         return add_move(c, n, ENPU_MOVE_REMAP, "concat at store: each input's producer writes into "
                                                 "the output (%s)", ax == 1 ? "ofmap_wpp/ofmap_word" : "row offset");
     }
-    if (!is_perm_move(n->op)) {
+    if (!is_perm_move(n->op) && !identity_move(c, n)) {
         int rc = add_move(c, n, ENPU_MOVE_HOST, "%s: the host copies (the NPU's reshape copies "
                                                  "whole maps only)", enpu_op_name(n->op));
         return rc ? rc : lower_host(c, ni, "data movement the NPU cannot do");

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "easynpu/file.h"
+#include "easynpu/numerics.h"
 #include "frontend/onnx_fold.h"
 #include "frontend/onnx_tensor.h"
 #include "onnx.pb-c.h"
@@ -692,19 +693,31 @@ static int parse_window(const nctx *c, const int *in, enpu_window *w) {
     int64_t k[8], s[8], d[8], p[16];
     int nk, ns, nd, np, rc;
     if ((rc = a_ints(c, "kernel_shape", 8, k, &nk))) return rc;
+    bool from_weights = false; /* the kernel is the weights', known after inference */
     if (nk < 0) {
         const enpu_tensor *wt = c->np->n_input > 1 && in[1] >= 0 ? &g->tensors[in[1]] : NULL;
         if (strcmp(c->op_type, "Conv") != 0 && strcmp(c->op_type, "ConvTranspose") != 0 &&
             strcmp(c->op_type, "QLinearConv") != 0)
-            return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is required");
-        if (!wt || wt->rank < 0)
-            return nfail(c, ENPU_E_UNSUPPORTED,
-                         "attribute 'kernel_shape' is absent and the weight's shape is unknown");
-        if (wt->rank < 3)
+            return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is absent and the weight's "
+                         "shape is unknown");
+        if (!wt || wt->rank < 0) {
+            /* weights computed in the model (a DequantizeLinear of int8
+             * ones): the other attributes say how many spatial axes */
+            int64_t tmp[16];
+            int n1, n2, n3;
+            if ((rc = a_ints(c, "strides", 8, tmp, &n1)) || (rc = a_ints(c, "dilations", 8, tmp, &n2)) ||
+                (rc = a_ints(c, "pads", 16, tmp, &n3)))
+                return rc;
+            nk = n1 >= 0 ? n1 : n2 >= 0 ? n2 : n3 >= 0 ? n3 / 2 : 2;
+            for (int i = 0; i < nk && i < 8; i++) k[i] = 1;
+            from_weights = true;
+        } else if (wt->rank < 3)
             return nfail(c, ENPU_E_INVALID, "weight '%s' has rank %d, expected at least 3",
                          wt->name, wt->rank);
-        nk = wt->rank - 2;
-        for (int i = 0; i < nk; i++) k[i] = wt->dims[2 + i];
+        else {
+            nk = wt->rank - 2;
+            for (int i = 0; i < nk; i++) k[i] = wt->dims[2 + i];
+        }
     }
     if (nk == 0) return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is empty");
     if (nk > 2)
@@ -759,6 +772,10 @@ static int parse_window(const nctx *c, const int *in, enpu_window *w) {
         w->pads[0] = w->pads[2] = 0;
         w->pads[1] = (int)p[0];
         w->pads[3] = (int)p[1];
+    }
+    if (from_weights) {
+        w->kernel[1] = 0;
+        w->kernel[0] = nk == 2 ? 0 : 1;
     }
     return 0;
 }
@@ -1530,11 +1547,23 @@ static int import_inputs(imp *im) {
             }
             dims[k] = 1;
             if (k != 0) {
-                char msg[ENPU_MAX_NAME + 256];
+                /* the option to give, the model's own dimensions filled in */
+                char hint[512];
+                size_t o = 0;
+                for (size_t j = 0; j < tt->shape->n_dim && o < sizeof hint - 40; j++) {
+                    const Onnx__TensorShapeProto__Dimension *dj = tt->shape->dim[j];
+                    int w = dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                                ? snprintf(hint + o, sizeof hint - o, "%s%lld", j ? "x" : "",
+                                           (long long)dj->dim_value)
+                                : snprintf(hint + o, sizeof hint - o, "%s<%.20s>", j ? "x" : "",
+                                           dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dj->dim_param ? dj->dim_param : "?");
+                    if (w > 0) o += (size_t)w;
+                }
+                char msg[ENPU_MAX_NAME + 700];
                 snprintf(msg, sizeof msg,
-                         "graph input '%s': dimension %zu is symbolic ('%s'); give the input's "
-                         "static shape with --input-shape %s=D0xD1x...",
-                         name, k, sym, name);
+                         "graph input '%s': dimension %zu is symbolic ('%s'); give its static shape "
+                         "with --input-shape %s=%s",
+                         name, k, sym, name, hint);
                 int rc = add_problem(im, msg);
                 if (rc) return rc;
                 unresolved = true;
@@ -2265,6 +2294,27 @@ static int resolve_qdq(imp *im) {
         }
         int y = n->out[0];
         any = true;
+        /* The pair saturates at the ends of the code range (a QLinearConv
+         * with zero point 0 is a ReLU): after an op that computes (and then
+         * requantizes, folding the clamp for free) the pair becomes that
+         * Clip, so the float reference saturates as the int8 model does. */
+        int px = g->tensors[x].producer, cnt = 0;
+        enpu_graph_consumer(g, x, &cnt);
+        enpu_op pop = px >= 0 ? g->nodes[px].op : ENPU_OP_NONE;
+        const enpu_quant *xq = g->tensors[x].quant;
+        if (cnt == 1 && xq && xq->count == 1 &&
+            (pop == ENPU_OP_CONV || pop == ENPU_OP_GEMM || pop == ENPU_OP_MATMUL ||
+             pop == ENPU_OP_ADD || pop == ENPU_OP_MUL || pop == ENPU_OP_CONV_TRANSPOSE)) {
+            n->op = ENPU_OP_CLIP;
+            n->in[0] = x;
+            n->n_in = 1;
+            memset(&n->attr, 0, sizeof n->attr);
+            n->attr.act.min = enpu_dequantize(-128, xq->scale[0], xq->zero_point[0]);
+            n->attr.act.max = enpu_dequantize(127, xq->scale[0], xq->zero_point[0]);
+            if ((rc = enpu_tensor_set_quant(&g->tensors[y], -1, 1, xq->scale, xq->zero_point, im->err)))
+                break;
+            continue;
+        }
         if (g->tensors[y].flags & ENPU_T_OUTPUT) {
             n->op = ENPU_OP_IDENTITY;
             n->in[0] = x;

@@ -272,8 +272,9 @@ int64_t enpu_host_op_cycles(const enpu_arch *a, enpu_op op, bool nearest, int64_
                                                   : a->hostcpu_arith_cycles;
     /* in double: the operands are bounded (elements < 2^31 each, costs
      * < 2^30), so the sum is exact well below 2^53 */
-    double host = (double)a->hostcpu_op_cycles + (double)a->hostcpu_cvt_cycles * (double)int8_elems +
-                  (double)per * (double)elems;
+    /* a move copies int8 codes as they are: no conversion */
+    double cvt = c == ENPU_HOST_MOVE ? 0 : (double)a->hostcpu_cvt_cycles * (double)int8_elems;
+    double host = (double)a->hostcpu_op_cycles + cvt + (double)per * (double)elems;
     if (c == ENPU_HOST_MAC) host += (double)a->hostcpu_mac_cycles * (double)macs;
     double npu = ceil(host * a->clock_mhz / (double)a->hostcpu_mhz);
     return npu > 9.0e18 ? INT64_MAX : (int64_t)npu;

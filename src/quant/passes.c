@@ -1112,6 +1112,59 @@ static int matmul3_to_conv(rw *r) {
     return 0;
 }
 
+/* Add/Mul of two computed tensors, one broadcast to the other (a
+ * squeeze-excite gate [1,C,1,1] times its map [1,C,H,W]): the NPU's add and
+ * mul read two operands of the output's shape, so the broadcast one is
+ * expanded first (an exact int8 copy, on the host) and the product is the
+ * NPU's. */
+static int expand_broadcast(rw *r) {
+    enpu_graph *g = r->g;
+    int n0 = g->n_nodes;
+    for (int i = 0; i < n0; i++) {
+        enpu_node *n = &g->nodes[i];
+        if (n->dead || (n->op != ENPU_OP_ADD && n->op != ENPU_OP_MUL) || n->n_in != 2) continue;
+        int a = n->in[0], b = n->in[1], y = n->out[0];
+        if (a < 0 || b < 0 || (g->tensors[a].flags & ENPU_T_CONST) || (g->tensors[b].flags & ENPU_T_CONST))
+            continue;
+        bool fa = same_dims(&g->tensors[a], &g->tensors[y]), fb = same_dims(&g->tensors[b], &g->tensors[y]);
+        if (fa == fb) continue;
+        int side = fa ? 1 : 0, s0 = n->in[side];
+        const enpu_tensor *yt = &g->tensors[y];
+        int rank = yt->rank;
+        int64_t dims[ENPU_MAX_RANK];
+        memcpy(dims, yt->dims, sizeof dims);
+        char base[ENPU_MAX_NAME + 32];
+        snprintf(base, sizeof base, "%s_expanded", g->tensors[s0].name);
+        int e = new_act(r, base, rank, dims);
+        if (e < 0) return e;
+        char *nm = enpu_qp_unique_name(g, "shape");
+        if (!nm) return enpu_fail(r->err, ENPU_E_NOMEM, "out of memory");
+        snprintf(base, sizeof base, "%s_shape", g->tensors[s0].name);
+        free(nm);
+        nm = enpu_qp_unique_name(g, base);
+        int64_t rk = rank;
+        int st = nm ? enpu_graph_add_tensor(g, nm, ENPU_DT_INT64, 1, &rk, r->err) : ENPU_E_NOMEM;
+        free(nm);
+        if (st < 0) return st == ENPU_E_NOMEM ? enpu_fail(r->err, ENPU_E_NOMEM, "out of memory") : st;
+        int64_t *sv = malloc((size_t)rank * sizeof *sv + 1);
+        if (!sv) return enpu_fail(r->err, ENPU_E_NOMEM, "out of memory");
+        memcpy(sv, dims, (size_t)rank * sizeof *sv);
+        enpu_tensor_set_data(&g->tensors[st], sv);
+        char nn[ENPU_MAX_NAME + 32];
+        snprintf(nn, sizeof nn, "%s/expand", g->nodes[i].name);
+        int ins[2] = {s0, st};
+        enpu_attr at;
+        memset(&at, 0, sizeof at);
+        at.shape.n_shape = rank;
+        for (int d = 0; d < rank; d++) at.shape.shape[d] = dims[d];
+        int k = append_node(r, nn, ENPU_OP_EXPAND, 2, ins, e, &at);
+        if (k < 0) return k;
+        g->nodes[i].in[side] = e;
+        r->count++;
+    }
+    return 0;
+}
+
 /* Sorts the graph again after nodes were appended, carrying info along
  * (each live node is found by its output 0, which only it writes). */
 static int resort(rw *r) {
@@ -1158,6 +1211,7 @@ int enpu_qp_rewrite(enpu_graph *fg, enpu_qp_info *info, int *n_rewrites, enpu_er
         if ((rc = fuse_activations(&r))) break;
         if ((rc = simple_rewrites(&r))) break;
         if ((rc = matmul3_to_conv(&r))) break;
+        if ((rc = expand_broadcast(&r))) break;
         if (r.added && (rc = resort(&r))) break;
         if ((rc = gemm_canonicalize(&r))) break;
         if ((rc = fold_into_linear(&r))) break;
