@@ -282,6 +282,81 @@ def main():
     for k, v in (("in_x", x), ("in_bvar", bvar), ("in_mat", mat), ("out_cl", cl),
                  ("out_sb2", sb2), ("out_gm", gm)):
         np.save(os.path.join(OUT, "good_opset1_%s.npy" % k), v)
+
+    # --- every problem at once: five operators EasyNPU does not implement
+    # and a symbolic dimension, reported in one error --------------------------
+    i64 = TensorProto.INT64
+    k = numpy_helper.from_array(np.array([2], np.int64), "k")
+    ax = numpy_helper.from_array(np.array(0, np.int64), "ax")
+    idx = numpy_helper.from_array(np.zeros((4, 4), np.int64), "idx")
+    nodes = [
+        helper.make_node("Einsum", ["x"], ["e"], name="einsum0", equation="ij->ji"),
+        helper.make_node("TopK", ["e", "k"], ["tv", "ti"], name="topk0"),
+        helper.make_node("CumSum", ["x", "ax"], ["cs"], name="cumsum0"),
+        helper.make_node("GatherElements", ["x", "idx"], ["ge"], name="gatherel0"),
+        helper.make_node("Trilu", ["x"], ["tr"], name="trilu0"),
+        helper.make_node("Relu", ["z"], ["zr"], name="relu0"),
+    ]
+    save("bad_five_unsupported.onnx",
+         model(nodes, [vi("x", [4, 4]), vi("z", [1, "N", "T"])],
+               [vi("tv", None), vi("cs", None), vi("ge", None), vi("tr", None), vi("zr", None)],
+               [k, ax, idx], opset=14))
+
+    # --- shape folding: what exporters emit to compute shapes, on a symbolic
+    # H and W that --input-shape fixes (x = 1x3x4x6 here) ---------------------
+    def c64(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"], name="shape0"),
+        helper.make_node("Gather", ["sh", "i0"], ["n"], name="gather_n", axis=0),
+        helper.make_node("Gather", ["sh", "i2"], ["h"], name="gather_h", axis=0),
+        helper.make_node("Gather", ["sh", "i3"], ["w"], name="gather_w", axis=0),
+        helper.make_node("Mul", ["h", "w"], ["hw"], name="mul_hw"),
+        helper.make_node("Div", ["hw", "two"], ["hw2"], name="div_hw"),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"], name="unsq_n"),
+        helper.make_node("Unsqueeze", ["hw2", "ax0"], ["hw21"], name="unsq_hw"),
+        helper.make_node("Concat", ["n1", "six", "hw21"], ["tgt"], name="concat_shape", axis=0),
+        # Reshape x [1,3,H,W] to [N, 6, H*W/2]
+        helper.make_node("Reshape", ["x", "tgt"], ["r"], name="reshape0"),
+        # Equal/Where on a shape (a -1 spelled out), Cast, ConstantOfShape, Range
+        helper.make_node("Equal", ["tgt", "six3"], ["eq"], name="equal0"),
+        helper.make_node("Where", ["eq", "minus1", "tgt"], ["tgt2"], name="where0"),
+        helper.make_node("Reshape", ["r", "tgt2"], ["r2"], name="reshape1"),
+        helper.make_node("Slice", ["sh", "st", "en"], ["hwv"], name="slice_shape"),
+        helper.make_node("Cast", ["hwv"], ["hwf"], name="cast0", to=TensorProto.FLOAT),
+        helper.make_node("ReduceSum", ["hwf"], ["hws"], name="sum_hw", keepdims=0),
+        helper.make_node("ConstantOfShape", ["tgt"], ["ones"], name="ones0",
+                         value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node("Mul", ["r2", "ones"], ["r3"], name="mul_ones"),
+        helper.make_node("Add", ["r3", "hws"], ["r4"], name="add_hw"),
+        helper.make_node("Range", ["z0", "hw2", "one"], ["rg"], name="range0"),
+        helper.make_node("Cast", ["rg"], ["rgf"], name="cast1", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["r4", "rgf"], ["y"], name="add_range"),
+    ]
+    inits = [c64("i0", 0), c64("i2", 2), c64("i3", 3), c64("two", 2), c64("ax0", [0]),
+             c64("six", [6]), c64("six3", [1, -7, -7]), c64("minus1", [-1, -1, -1]),
+             c64("st", [2]), c64("en", [4]), c64("z0", 0), c64("one", 1)]
+    save("good_shape_fold.onnx",
+         model(nodes, [vi("x", [1, 3, "H", "W"])], [vi("y", None)], inits, opset=13))
+    xs = rng.standard_normal((1, 3, 4, 6)).astype(np.float32)
+    r = xs.reshape(1, 6, 12)
+    y = (r * 1.0 + np.float32(4 + 6) + np.arange(12, dtype=np.float32)).astype(np.float32)
+    np.save(os.path.join(OUT, "good_shape_fold_in_x.npy"), xs)
+    np.save(os.path.join(OUT, "good_shape_fold_out_y.npy"), y)
+
+    # --- integer graph input and output: the float reference computes it
+    # (uint8 codes carried in float32), the int8 compiler refuses it ----------
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["xf"], name="dq0"),
+        helper.make_node("Relu", ["xf"], ["r"], name="relu0"),
+        helper.make_node("QuantizeLinear", ["r", "s", "zp"], ["y"], name="q0"),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "zp")]
+    save("bad_int_io.onnx",
+         model(nodes, [vi("x", [1, 4], TensorProto.UINT8)], [vi("y", [1, 4], TensorProto.UINT8)],
+               inits, opset=13))
     return 0
 
 

@@ -177,6 +177,7 @@ int enpu_cmd_quantize(int argc, char **argv) {
             goto done;
         }
     if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, &rep, &err)) {
+        enpu_err_prefix(&err, "%s", model);
         rc = enpu_cli_fail("quantize", &err);
         goto done;
     }

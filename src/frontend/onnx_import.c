@@ -1516,6 +1516,8 @@ static int import_inputs(imp *im) {
                              "%s: --input-shape %s: %d dimensions, the graph input has %zu",
                              im->what, name, fix->rank, tt->shape->n_dim);
         bool unresolved = false;
+        char symb[256] = "";
+        int n_sym = 0;
         for (size_t k = 0; k < tt->shape->n_dim; k++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
             if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
@@ -1547,32 +1549,42 @@ static int import_inputs(imp *im) {
             }
             dims[k] = 1;
             if (k != 0) {
-                /* the option to give, the model's own dimensions filled in */
-                char hint[512];
-                size_t o = 0;
-                for (size_t j = 0; j < tt->shape->n_dim && o < sizeof hint - 40; j++) {
-                    const Onnx__TensorShapeProto__Dimension *dj = tt->shape->dim[j];
-                    int w = dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
-                                ? snprintf(hint + o, sizeof hint - o, "%s%lld", j ? "x" : "",
-                                           (long long)dj->dim_value)
-                                : snprintf(hint + o, sizeof hint - o, "%s<%.20s>", j ? "x" : "",
-                                           dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dj->dim_param ? dj->dim_param : "?");
-                    if (w > 0) o += (size_t)w;
-                }
-                char msg[ENPU_MAX_NAME + 700];
-                snprintf(msg, sizeof msg,
-                         "graph input '%s': dimension %zu is symbolic ('%s'); give its static shape "
-                         "with --input-shape %s=%s",
-                         name, k, sym, name, hint);
-                int rc = add_problem(im, msg);
-                if (rc) return rc;
-                unresolved = true;
+                /* one problem per input, naming every symbolic dimension */
+                size_t o = strlen(symb);
+                if (o < sizeof symb - 64)
+                    snprintf(symb + o, sizeof symb - o, "%s%zu ('%.40s')", o ? ", " : "", k, sym);
+                n_sym++;
                 continue;
             }
             fprintf(stderr,
                     "easynpu: warning: %s: graph input '%s': dimension 0 is symbolic ('%s'); "
                     "taking 1 (--input-shape %s=... sets it)\n",
                     im->what, name, sym, name);
+        }
+        if (n_sym) {
+            /* the option to give, the model's own dimensions filled in */
+            char hint[512];
+            size_t o = 0;
+            for (size_t j = 0; j < tt->shape->n_dim && o < sizeof hint - 40; j++) {
+                const Onnx__TensorShapeProto__Dimension *dj = tt->shape->dim[j];
+                int w = dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                            ? snprintf(hint + o, sizeof hint - o, "%s%lld", j ? "x" : "",
+                                       (long long)dj->dim_value)
+                            : snprintf(hint + o, sizeof hint - o, "%s<%.20s>", j ? "x" : "",
+                                       dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                                               dj->dim_param
+                                           ? dj->dim_param
+                                           : "?");
+                if (w > 0) o += (size_t)w;
+            }
+            char msg[ENPU_MAX_NAME + 900];
+            snprintf(msg, sizeof msg,
+                     "graph input '%s': dimension%s %s %s symbolic; give its static shape with "
+                     "--input-shape %s=%s",
+                     name, n_sym > 1 ? "s" : "", symb, n_sym > 1 ? "are" : "is", name, hint);
+            int rc = add_problem(im, msg);
+            if (rc) return rc;
+            unresolved = true;
         }
         int idx = enpu_graph_add_tensor(im->g, name, dt, (int)tt->shape->n_dim, dims, im->err);
         if (idx < 0) return enpu_err_prefix(im->err, "%s", im->what);
@@ -2248,7 +2260,8 @@ static int infer_shapes(imp *im) {
  * readers reading x (a graph output keeps its name through an Identity).
  * The DequantizeLinear of a constant was folded with the parameters kept on
  * the result.  Any other QuantizeLinear / DequantizeLinear (an integer graph
- * input or output) is a problem. */
+ * input or output) stays a node: the float reference computes it, the int8
+ * compiler refuses its integer tensor (enpu_quantize_graph). */
 static int resolve_qdq(imp *im) {
     enpu_graph *g = im->g;
     int *remap = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *remap);
@@ -2262,15 +2275,7 @@ static int resolve_qdq(imp *im) {
         int q = n->in[0], p = g->tensors[q].producer;
         const enpu_node *qn = p >= 0 ? &g->nodes[p] : NULL;
         char msg[ENPU_MAX_NAME * 2 + 200];
-        if (!qn || qn->dead || qn->op != ENPU_OP_QUANTIZE_LINEAR) {
-            snprintf(msg, sizeof msg,
-                     "node '%s' (op 'DequantizeLinear'): input '%s': data type %s is not "
-                     "supported here (it is not computed by a QuantizeLinear from a float "
-                     "tensor: an integer graph input or an integer operator)",
-                     n->name, g->tensors[q].name, enpu_dtype_name(g->tensors[q].dtype));
-            rc = add_problem(im, msg);
-            continue;
-        }
+        if (!qn || qn->dead || qn->op != ENPU_OP_QUANTIZE_LINEAR) continue; /* stays */
         for (int k = 1; k < 3 && !rc; k++) {
             const enpu_tensor *a = enpu_node_input(g, n, k), *b = enpu_node_input(g, qn, k);
             bool same = (!a && !b) || (a && b && a->rank >= 0 && b->rank >= 0 && a->data && b->data &&
@@ -2334,7 +2339,7 @@ static int resolve_qdq(imp *im) {
                 if (n->in[k] >= 0) n->in[k] = remap[n->in[k]];
         }
     free(remap);
-    /* QuantizeLinear nodes nobody dequantizes any more go; others stay problems */
+    /* QuantizeLinear nodes nobody dequantizes any more go; others stay */
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         enpu_node *n = &g->nodes[i];
         if (n->dead || n->op != ENPU_OP_QUANTIZE_LINEAR || poisoned(im, n->out[0])) continue;
@@ -2343,15 +2348,7 @@ static int resolve_qdq(imp *im) {
         if (!cnt && !(g->tensors[y].flags & ENPU_T_OUTPUT)) {
             g->tensors[y].producer = -1;
             n->dead = true;
-            continue;
         }
-        char msg[ENPU_MAX_NAME * 2 + 200];
-        snprintf(msg, sizeof msg,
-                 "node '%s' (op 'QuantizeLinear'): output '%s': data type %s is not supported "
-                 "here (only a QuantizeLinear read by DequantizeLinear nodes is: it gives a "
-                 "float tensor its int8 parameters)",
-                 n->name, g->tensors[y].name, enpu_dtype_name(g->tensors[y].dtype));
-        rc = add_problem(im, msg);
     }
     return rc;
 }

@@ -1186,6 +1186,30 @@ static void ctx_free(qctx *c) {
     free(c->notes);
 }
 
+/* The int8 path computes on float tensors: a computed or graph-input tensor
+ * of an integer dtype (which the float reference carries, e.g. for the ONNX
+ * conformance tests) is refused, naming it. */
+static int check_float_values(const enpu_graph *g, enpu_err *err) {
+    for (int t = 0; t < g->n_tensors; t++) {
+        const enpu_tensor *x = &g->tensors[t];
+        if (x->dtype == ENPU_DT_FLOAT32 || x->dtype == ENPU_DT_UNDEFINED) continue;
+        int p = x->producer;
+        bool input = (x->flags & ENPU_T_INPUT) != 0;
+        if (!input && (p < 0 || g->nodes[p].dead)) continue; /* a constant, or unused */
+        if (input)
+            return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                             "graph input '%s' is %s; the int8 compiler takes float32 inputs "
+                             "(run-float computes it)",
+                             x->name, enpu_dtype_name(x->dtype));
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "node '%s' (%s): output '%s' is %s; the int8 compiler computes on "
+                         "float32 tensors only (run-float computes it)",
+                         g->nodes[p].name, enpu_op_name(g->nodes[p].op), x->name,
+                         enpu_dtype_name(x->dtype));
+    }
+    return 0;
+}
+
 int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_samples,
                         const enpu_quant_opts *opts, enpu_graph **out, enpu_qreport *report,
                         enpu_err *err) {
@@ -1198,6 +1222,7 @@ int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_sample
         opts = &def;
     }
     int rc = check_opts(opts, err);
+    if (!rc) rc = check_float_values(g, err);
     if (rc) return rc;
     enpu_qnode_free_hook = qnode_free_hook;
     enpu_graph *fg = NULL;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "easynpu/numerics.h"
 #include "ref/fref_internal.h"
 
 /* --- binary, numpy multidirectional broadcasting ---------------------------- */
@@ -353,4 +354,69 @@ void enpu_fref_reduce(const enpu_graph *g, const enpu_node *n, const float *cons
     for (int64_t i = 0; i < ny; i++)
         out[0][i] = (float)(n->op == ENPU_OP_REDUCE_MEAN ? acc[i] / (double)cnt : acc[i]);
     free(acc);
+}
+
+/* --- QuantizeLinear / DequantizeLinear ------------------------------------------ */
+
+/* Element i of the constant t (scale or zero point, any numeric dtype). */
+static double const_elem(const enpu_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case ENPU_DT_FLOAT32: return ((const float *)t->data)[i];
+    case ENPU_DT_UINT8: return ((const uint8_t *)t->data)[i];
+    case ENPU_DT_INT8: return ((const int8_t *)t->data)[i];
+    case ENPU_DT_INT32: return ((const int32_t *)t->data)[i];
+    case ENPU_DT_INT64: return (double)((const int64_t *)t->data)[i];
+    default: return 0.0; /* refused by the check */
+    }
+}
+
+int enpu_fref_check_qdq(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
+    char what[ENPU_MAX_NAME + 64];
+    enpu_fref_what(n, what, sizeof what);
+    const enpu_tensor *x = enpu_node_input(g, n, 0), *y = enpu_node_output(g, n, 0);
+    const enpu_tensor *s = enpu_node_input(g, n, 1), *z = enpu_node_input(g, n, 2);
+    if (!enpu_fref_same_shape(y, x->rank, x->dims)) return enpu_fref_bad_shape(n, y, x->rank, x->dims, err);
+    const enpu_tensor *q = n->op == ENPU_OP_QUANTIZE_LINEAR ? y : x;
+    if (q->dtype != ENPU_DT_INT8 && q->dtype != ENPU_DT_UINT8)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: '%s' is %s; only int8 and uint8 codes are "
+                         "supported", what, q->name, enpu_dtype_name(q->dtype));
+    for (int k = 1; k < 3; k++) {
+        const enpu_tensor *c = k == 1 ? s : z;
+        if (!c) continue;
+        if (!(c->flags & ENPU_T_CONST) || !c->data ||
+            (c->dtype != ENPU_DT_FLOAT32 && c->dtype != ENPU_DT_UINT8 && c->dtype != ENPU_DT_INT8 &&
+             c->dtype != ENPU_DT_INT32 && c->dtype != ENPU_DT_INT64))
+            return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: %s '%s' must be a numeric constant", what,
+                             k == 1 ? "scale" : "zero point", c->name);
+    }
+    int64_t cnt = enpu_tensor_numel(s);
+    int axis = n->attr.misc.axis < 0 ? n->attr.misc.axis + x->rank : n->attr.misc.axis;
+    if ((z && enpu_tensor_numel(z) != cnt) ||
+        (cnt > 1 && (axis < 0 || axis >= x->rank || x->dims[axis] != cnt)))
+        return enpu_fail(err, ENPU_E_INVALID, "%s: %lld scales do not fit axis %d of '%s'", what,
+                         (long long)cnt, n->attr.misc.axis, x->name);
+    return 0;
+}
+
+/* y = saturate(round_half_even(x / scale) + zero_point) (Quantize),
+ * y = (x - zero_point) * scale (Dequantize), per tensor or along `axis`:
+ * the numerics contract's enpu_quantize / enpu_dequantize. */
+void enpu_fref_qdq(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                   float *const *out) {
+    const enpu_tensor *x = enpu_node_input(g, n, 0), *y = enpu_node_output(g, n, 0);
+    const enpu_tensor *s = enpu_node_input(g, n, 1), *z = enpu_node_input(g, n, 2);
+    int64_t cnt = enpu_tensor_numel(s), total = enpu_tensor_numel(x), inner = 1;
+    int axis = n->attr.misc.axis < 0 ? n->attr.misc.axis + x->rank : n->attr.misc.axis;
+    if (cnt > 1)
+        for (int d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
+    bool s8 = y->dtype == ENPU_DT_INT8;
+    for (int64_t i = 0; i < total; i++) {
+        int64_t c = cnt > 1 ? (i / inner) % cnt : 0;
+        float sc = (float)const_elem(s, c);
+        int32_t zp = z ? (int32_t)const_elem(z, c) : 0;
+        if (n->op == ENPU_OP_QUANTIZE_LINEAR)
+            out[0][i] = (float)enpu_quantize(in[0][i], sc, zp, s8 ? -128 : 0, s8 ? 127 : 255);
+        else
+            out[0][i] = enpu_dequantize((int32_t)in[0][i], sc, zp);
+    }
 }

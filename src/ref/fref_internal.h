@@ -126,6 +126,9 @@ void enpu_fref_where(const enpu_graph *g, const enpu_node *n, const float *const
 int enpu_fref_check_layer_norm(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_layer_norm(const enpu_graph *g, const enpu_node *n, const float *const *in,
                           float *const *out);
+int enpu_fref_check_qdq(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_qdq(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                   float *const *out);
 int enpu_fref_check_reduce(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_reduce(const enpu_graph *g, const enpu_node *n, const float *const *in,
                       float *const *out);

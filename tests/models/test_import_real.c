@@ -170,7 +170,7 @@ static void test_audio1d_shape(void **state) {
     enpu_err err = {0};
     enpu_graph *g = NULL;
     assert_int_equal(enpu_onnx_load(M("audio1d.onnx"), &g, &err), ENPU_E_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "graph input 'x': dimension 2 is symbolic ('T'); give its static "
+    assert_non_null(strstr(err.msg, "graph input 'x': dimension 2 ('T') is symbolic; give its static "
                                     "shape with --input-shape x=1x40x<T>"));
     enpu_onnx_input_shape s = {"x", 3, {1, 40, 98}};
     enpu_onnx_opts io = {0, NULL, 0, &s, 1};
