@@ -191,6 +191,27 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
     return 0;
 }
 
+enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a) {
+    return enpu_test_quantize_opts(onnx, NULL, calib, a);
+}
+
+enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
+                                    const char *calib, const enpu_arch *a) {
+    enpu_err err = {0};
+    enpu_graph *g = NULL, *qg = NULL;
+    if (enpu_onnx_load_opts(onnx, io, &g, &err)) fail_msg("%s", err.msg);
+    enpu_buf *cal = NULL;
+    int n_cal = 0;
+    if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) fail_msg("%s", err.msg);
+    enpu_quant_opts qo;
+    enpu_quant_opts_for_arch(&qo, a);
+    qo.quiet = true;
+    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) fail_msg("quantize %s: %s", onnx, err.msg);
+    enpu_calib_free(cal, n_cal * g->n_inputs);
+    enpu_graph_free(g);
+    return qg;
+}
+
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     return enpu_test_e2e_opts(name, onnx, NULL, calib, input, arch_in, co, out);
@@ -200,28 +221,8 @@ uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enp
                             const char *calib, const char *input, const enpu_arch *arch_in,
                             const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     enpu_err err = {0};
-    enpu_graph *g = NULL, *qg = NULL;
     enpu_arch arch = *arch_in;
-    if (enpu_onnx_load_opts(onnx, io, &g, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
-    enpu_buf *cal = NULL;
-    int n_cal = 0;
-    if (enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)arch.mult_bits;
-    qo.acc_bits = (int)arch.acc_bits;
-    qo.act_segments = (int)arch.act_segments;
-    qo.quiet = true;
-    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
+    enpu_graph *qg = enpu_test_quantize_opts(onnx, io, calib, &arch);
     enpu_program prog;
     enpu_compile_report rep;
     if (enpu_compile(qg, &arch, co, &prog, &rep, &err)) {
@@ -302,8 +303,6 @@ uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enp
     enpu_gexec_free(m.ex);
     enpu_buf_free(&in);
     enpu_program_free(&prog);
-    enpu_calib_free(cal, n_cal * g->n_inputs);
     enpu_graph_free(qg);
-    enpu_graph_free(g);
     return sim_cycles;
 }

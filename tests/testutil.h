@@ -51,6 +51,14 @@ int enpu_test_run(const char *cmd, char **out);
  * number of instructions outside the model (not compared). */
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
 
+/* The quantized graph of an ONNX model, calibrated on calib (a folder or
+ * files as `--calib` takes them; NULL: the fallback inputs) with the
+ * numerics of arch a; fails the test on any error. */
+enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a);
+/* The same with importer options (--input-shape, --bind); io may be NULL. */
+enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
+                                    const char *calib, const enpu_arch *a);
+
 /* What enpu_test_e2e measured. */
 typedef struct enpu_test_e2e_result {
     uint64_t cycles;                 /* simulated (cycle mode) */

@@ -211,15 +211,20 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
 
 /* ---- host ops (src/isa/hostop.c) ---------------------------------------- */
 
-/* Packs the attributes of node n (its op) into h's iparam/fparam, the form
- * the simulator's host reads back with enpu_hostop_get_params (one layout
- * per op, docs/program.md "HOSTOPS"; +-inf bounds as flags, since fparam is
- * finite).  ENPU_E_LIMIT / ENPU_E_INVALID naming the node when a value does
- * not fit. */
-int enpu_hostop_set_params(enpu_hostop *h, const enpu_node *n, enpu_err *err);
-/* The inverse: fills n->attr (n->op set by the caller) from h; rank0 is the
- * rank of the first operand (negative axes, a 3.1 Transpose). */
-void enpu_hostop_get_params(const enpu_hostop *h, int rank0, enpu_node *n);
+/* The attributes a host op needs, in its record's parameters: the one
+ * encoding the compiler writes and the simulator's host reads (one layout
+ * per op, docs/program.md "HOSTOPS record"; +-inf bounds as flags, since
+ * fparam is finite).  enpu_hostop_set_attrs packs the attributes of node n
+ * (its op) into h's iparam/fparam; ENPU_E_LIMIT / ENPU_E_INVALID naming the
+ * node when a value does not fit.  enpu_hostop_get_attrs is the inverse: it
+ * fills n->attr (n->op set by the caller); rank0 is the rank of the first
+ * operand (negative axes, a Transpose without a count). */
+int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err);
+void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0);
+/* A record read from a format 3.0/3.1 file (8 iparam, 4 fparam, windows as
+ * 16-bit pairs, Pad's pads from iparam[0]) rewritten in place in the 3.2
+ * layout; rank0 as above. */
+void enpu_hostop_upgrade_3_1(enpu_hostop *h, int rank0);
 
 /* How the host CPU's time for an op is counted (arch hostcpu_*). */
 typedef enum enpu_host_class {

@@ -36,10 +36,7 @@ int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, 
     *qg = NULL;
     if (m->is_qjson) return enpu_qgraph_load(m->path, qg, err);
     enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)arch->mult_bits;
-    qo.acc_bits = (int)arch->acc_bits;
-    qo.act_segments = (int)arch->act_segments;
+    enpu_quant_opts_for_arch(&qo, arch);
     qo.quiet = quiet;
     int rc = enpu_quantize_graph(m->g, m->calib, m->n_calib, &qo, qg, rep, err);
     return rc ? enpu_err_prefix(err, "%s", m->path) : 0;

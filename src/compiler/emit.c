@@ -145,7 +145,7 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
-    int rc = enpu_hostop_set_params(&h, n, c->err);
+    int rc = enpu_hostop_set_attrs(&h, n, c->err);
     if (rc) return rc;
     int hi = enpu_program_add_hostop(em->p, &h, c->err);
     if (hi < 0) return hi;
@@ -169,6 +169,11 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     emitter em = {c, p, NULL, 0, NULL, 0, 0};
     em.io_of = malloc((size_t)(c->g->n_tensors > 0 ? c->g->n_tensors : 1) * sizeof *em.io_of);
     int *first = malloc((size_t)(c->nit > 0 ? c->nit : 1) * sizeof *first);
+    /* per layer: the weight-memory word of its table as its first emitted
+     * instruction reads it (streamed weights load it elsewhere than the
+     * image's place) */
+    int64_t *tab = malloc((size_t)(c->nl > 0 ? c->nl : 1) * sizeof *tab);
+    for (int k = 0; tab && k < c->nl; k++) tab[k] = -1;
     if (!em.io_of || !first) {
         free(em.io_of), free(first);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
@@ -207,6 +212,7 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
             ENPU_ASSERT(in.fuse_next == (j + 1 < it->n));
             if (in.opcode == ENPU_OPC_DMA) in.dram_addr += em.dram_base;
             const cc_layer *l = it->lay[j] >= 0 ? &c->L[it->lay[j]] : NULL;
+            if (l && l->table && tab && tab[it->lay[j]] < 0) tab[it->lay[j]] = in.table_addr;
             const char *name = it->kind == CC_IT_END ? "end" : l ? l->name : "";
             const char *src = l ? l->src : "";
             if ((rc = enpu_program_add_instr(p, &in, name, src[0] ? 1 : 0, &src, c->err))) goto out;
@@ -271,7 +277,8 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     for (int k = 0; k < c->norder; k++) {
         const cc_layer *l = &c->L[c->order[k]];
         if (!l->table) continue;
-        enpu_table_desc td = {(char *)enpu_op_name(c->g->nodes[l->node].op), (uint32_t)l->ins.table_addr,
+        int64_t at = tab && tab[c->order[k]] >= 0 ? tab[c->order[k]] : l->ins.table_addr;
+        enpu_table_desc td = {(char *)enpu_op_name(c->g->nodes[l->node].op), (uint32_t)at,
                               (uint32_t)c->a->act_segments, (float)l->table->max_err_lsb};
         if ((rc = enpu_program_add_table(p, &td, c->err)) < 0) goto out;
         rc = 0;
@@ -280,5 +287,6 @@ out:
     free(em.io_of);
     free(em.host);
     free(first);
+    free(tab);
     return rc < 0 ? rc : (rc ? c->err->code : 0);
 }

@@ -47,7 +47,7 @@ static int32_t clamp32(int64_t v) {
     return v < INT32_MIN ? INT32_MIN : v > INT32_MAX ? INT32_MAX : (int32_t)v;
 }
 
-int enpu_hostop_set_params(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
+int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
     memset(h->iparam, 0, sizeof h->iparam);
     memset(h->fparam, 0, sizeof h->fparam);
     const enpu_attr *a = &n->attr;
@@ -148,7 +148,7 @@ int enpu_hostop_set_params(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
     return 0;
 }
 
-void enpu_hostop_get_params(const enpu_hostop *h, int rank0, enpu_node *n) {
+void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0) {
     enpu_attr *a = &n->attr;
     memset(a, 0, sizeof *a);
     switch (n->op) {
@@ -241,6 +241,44 @@ void enpu_hostop_get_params(const enpu_hostop *h, int rank0, enpu_node *n) {
     }
     default: break;
     }
+}
+
+/* Format 3.1 records: windows as two 16-bit values per parameter (kernel,
+ * stride, dilation), the pads, then group or ceil_mode | count_include_pad
+ * << 1; Pad's pads from iparam[0], its value in fparam[0].  The other ops
+ * have the 3.2 layout already. */
+void enpu_hostop_upgrade_3_1(enpu_hostop *h, int rank0) {
+    enpu_node n;
+    memset(&n, 0, sizeof n);
+    n.name = h->name;
+    n.op = enpu_op_from_onnx(h->kind);
+    enpu_window *w = n.op == ENPU_OP_CONV ? &n.attr.conv.w : &n.attr.pool.w;
+    switch (n.op) {
+    case ENPU_OP_CONV:
+    case ENPU_OP_MAXPOOL:
+    case ENPU_OP_AVGPOOL:
+        for (int k = 0; k < 3; k++) {
+            uint32_t u = (uint32_t)h->iparam[k];
+            int *pair = k == 0 ? w->kernel : k == 1 ? w->stride : w->dilation;
+            pair[0] = (int)(u & 0xFFFFu), pair[1] = (int)(u >> 16);
+        }
+        for (int k = 0; k < 4; k++) w->pads[k] = h->iparam[3 + k];
+        if (n.op == ENPU_OP_CONV) {
+            n.attr.conv.group = h->iparam[7];
+        } else {
+            n.attr.pool.ceil_mode = (h->iparam[7] & 1) != 0;
+            n.attr.pool.count_include_pad = (h->iparam[7] & 2) != 0;
+        }
+        break;
+    case ENPU_OP_PAD:
+        n.attr.pad.n_pads = 2 * rank0 <= ENPU_HOSTOP_IPARAMS_3_1 ? 2 * rank0 : ENPU_HOSTOP_IPARAMS_3_1;
+        for (int k = 0; k < n.attr.pad.n_pads; k++) n.attr.pad.pads[k] = h->iparam[k];
+        n.attr.pad.value = h->fparam[0];
+        break;
+    default: return;
+    }
+    enpu_err err = {0};
+    enpu_hostop_set_attrs(h, &n, &err); /* values of 3.1's fields always fit 3.2's */
 }
 
 /* --- the host CPU's time ------------------------------------------------------------ */

@@ -537,6 +537,10 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
         }
         for (int k = 0; k < nip; k++) h->iparam[k] = (int32_t)get_u32(q + 48 + 4 * k);
         for (int k = 0; k < nfp; k++) h->fparam[k] = get_f32(q + 48 + 4 * nip + 4 * k);
+        if (!wide) {
+            int io0 = ni + no > 0 ? h->io[0] : -1;
+            enpu_hostop_upgrade_3_1(h, io0 >= 0 && (uint64_t)io0 < (uint64_t)p->n_io ? p->io[io0].rank : 0);
+        }
     }
     return 0;
 }

@@ -469,7 +469,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int k = enpu_graph_add_node(g, h->name, op, h->n_in, ten, h->n_out, ten + h->n_in, err);
         if (k < 0) rc = k;
         else {
-            enpu_hostop_get_params(h, nio ? p->io[h->io[0]].rank : 0, &g->nodes[k]);
+            enpu_hostop_get_attrs(h, &g->nodes[k], nio ? p->io[h->io[0]].rank : 0);
             const float *in[ENPU_HOSTOP_MAX_IO];
             for (int i = 0; i < h->n_in; i++) in[i] = cval[i] ? cval[i] : val[i];
             rc = enpu_fref_node(g, &g->nodes[k], in, val + h->n_in, err);
