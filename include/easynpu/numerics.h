@@ -215,7 +215,7 @@ int enpu_quantize_bias(double b, double scale, const char *what, int32_t *q, enp
  * *s = scale and *z = zp - 128 for uint8, zp for int8.  Exact: for every
  * real value the uint8 code is the int8 code + 128 (the same rounding of
  * x / scale, both ranges clamped alike), so the model's own quantization
- * is kept bit for bit (docs/numerics.md §9).  ENPU_E_INVALID naming `what`
+ * is kept bit for bit (docs/numerics.md §10).  ENPU_E_INVALID naming `what`
  * for a scale that is not positive and finite (or below ENPU_QSCALE_MIN)
  * or a zero point outside its type. */
 int enpu_qparams_import(const char *what, double scale, int64_t zp, int is_unsigned, float *s,

@@ -84,7 +84,7 @@ double enpu_pwl_elu(double x, const void *ctx);          /* x > 0 ? x : alpha*(e
 double enpu_pwl_softplus(double x, const void *ctx);     /* log(1 + e^x) */
 double enpu_pwl_mish(double x, const void *ctx);         /* x * tanh(softplus(x)) */
 
-/* The ONNX math ops, defined on every input (docs/numerics.md §9): where the
+/* The ONNX math ops, defined on every input (docs/numerics.md §10): where the
  * float op has no real value the table takes sqrt(x < 0) = 0, log(x <= 0) =
  * -inf, 1/0 = +inf, pow(x < 0, fractional e) = 0, pow(0, e < 0) = +inf
  * (infinities saturate to -128 / 127).  enpu_pwl_pow's exponent is

@@ -78,7 +78,7 @@ double enpu_pwl_mish(double x, const void *ctx) {
     return x * tanh(enpu_pwl_softplus(x, ctx));
 }
 
-/* ---- the ONNX math ops as tables (docs/numerics.md §9) ---------------- */
+/* ---- the ONNX math ops as tables (docs/numerics.md §10) ---------------- */
 
 /* Every int8 input must map to a number (enpu_pwl_targets refuses NaN), so
  * each function is extended where the float op has no real value: those

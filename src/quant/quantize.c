@@ -266,6 +266,14 @@ static int classify(qctx *c) {
                 set_host(p, xprintf("%s over axes other than the whole map of a rank-3/4 tensor",
                                     enpu_op_name(n->op)));
             break;
+        case ENPU_OP_FLOOR:
+        case ENPU_OP_CEIL:
+            /* a staircase: one table segment per step, and a calibrated
+             * range spans far more than 16 steps (9-10 LSB off with 16
+             * segments, docs/numerics.md §10); the host is exact */
+            set_host(p, xprintf("%s is a staircase no table of %d segments follows",
+                                enpu_op_name(n->op), c->o->act_segments));
+            break;
         case ENPU_OP_POW: {
             const enpu_tensor *e = n->n_in > 1 && n->in[1] >= 0 ? &g->tensors[n->in[1]] : NULL;
             if (e && (e->flags & ENPU_T_CONST) && e->dtype == ENPU_DT_FLOAT32 && enpu_tensor_numel(e) == 1 &&
