@@ -357,7 +357,104 @@ def main():
     save("bad_int_io.onnx",
          model(nodes, [vi("x", [1, 4], TensorProto.UINT8)], [vi("y", [1, 4], TensorProto.UINT8)],
                inits, opset=13))
+    placement()
     return 0
+
+
+def placement():
+    """good_placement.onnx: one branch per operator of docs/ops.md on one
+    input x [1,16,8,8], each node named npu_* (runs on the NPU or as a view)
+    or host_* (a host op); tests/unit/test_op_placement.c compiles it and
+    checks every name, and runs it bit-exact.  Plus a sample input."""
+    g = np.random.default_rng(11)
+    inits, nodes, outs = [], [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    def w(name, shape, s=0.2):
+        return const(name, (g.standard_normal(shape) * s).astype(np.float32))
+
+    def f32(name, v):
+        return const(name, np.array(v, np.float32))
+
+    def i64(name, v):
+        return const(name, np.array(v, np.int64))
+
+    def node(op, ins, name, **attrs):
+        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        return name
+
+    def out(t):
+        outs.append(vi(t, None))
+
+    x = "x"
+    # --- NPU: convolutions, FC, elementwise, tables, pools, reductions, moves
+    out(node("Conv", [x, w("wc", (16, 16, 3, 3)), w("bc", (16,))], "npu_Conv", pads=[1, 1, 1, 1]))
+    fl = node("Flatten", [x], "npu_Flatten", axis=1)
+    out(node("Gemm", [fl, w("wg", (1024, 10), 0.03)], "npu_Gemm"))
+    r3 = node("Reshape", [x, i64("s3", [1, 16, 64])], "npu_Reshape")
+    t3 = node("Transpose", [r3], "npu_Transpose", perm=[0, 2, 1])
+    out(node("MatMul", [t3, w("wm", (16, 8))], "npu_MatMul"))
+    out(node("Add", [x, node("Relu", [x], "npu_Relu")], "npu_Add"))
+    out(node("Mul", [x, node("Tanh", [x], "npu_Tanh")], "npu_Mul"))
+    out(node("Sub", [x, f32("half", 0.5)], "npu_Sub"))
+    out(node("Div", [x, f32("two", 2.0)], "npu_Div"))
+    out(node("Max", [x, f32("lo", 0.1)], "npu_Max"))
+    out(node("Min", [x, f32("hi", 0.3)], "npu_Min"))
+    out(node("Pow", [x, f32("p2", 2.0)], "npu_Pow"))
+    out(node("Clip", [x, f32("cmin", -1.0), f32("cmax", 1.0)], "npu_Clip"))
+    out(node("LeakyRelu", [x], "npu_LeakyRelu", alpha=0.1))
+    out(node("Sigmoid", [x], "npu_Sigmoid"))
+    out(node("HardSigmoid", [x], "npu_HardSigmoid"))
+    out(node("HardSwish", [x], "npu_HardSwish"))
+    out(node("Erf", [x], "npu_Erf"))
+    out(node("Neg", [x], "npu_Neg"))
+    out(node("Abs", [x], "npu_Abs"))
+    e = node("Exp", [x], "npu_Exp")
+    out(e)
+    out(node("Log", [e], "npu_Log"))
+    out(node("Reciprocal", [e], "npu_Reciprocal"))
+    out(node("Sqrt", [e], "npu_Sqrt"))
+    bn = [w("bs", (16,)), w("bb", (16,)), w("bm", (16,)), const("bv", np.full(16, 1.5, np.float32))]
+    out(node("BatchNormalization", [x] + bn, "npu_BatchNormalization"))
+    out(node("MaxPool", [x], "npu_MaxPool", kernel_shape=[2, 2], strides=[2, 2]))
+    out(node("AveragePool", [x], "npu_AveragePool", kernel_shape=[2, 2], strides=[2, 2]))
+    gap = node("GlobalAveragePool", [x], "npu_GlobalAveragePool")
+    out(gap)
+    out(node("ReduceMean", [x], "npu_ReduceMean", axes=[2, 3], keepdims=1))
+    out(node("ReduceSum", [x, i64("ax23", [2, 3])], "npu_ReduceSum", keepdims=1))
+    out(node("ReduceMax", [x], "npu_ReduceMax", axes=[2, 3], keepdims=1))
+    pz = node("Pad", [x, i64("pz", [0, 0, 1, 1, 0, 0, 1, 1])], "npu_Pad")
+    out(node("Conv", [pz, w("wp", (16, 16, 3, 3))], "npu_ConvPadded"))
+    ca = node("Conv", [x, w("wa", (16, 16, 1, 1))], "npu_ConvA")
+    cb = node("Conv", [x, w("wb", (16, 16, 1, 1))], "npu_ConvB")
+    out(node("Concat", [ca, cb], "npu_Concat", axis=1))
+    # --- host ops
+    out(node("ConvTranspose", [x, w("wt", (16, 4, 2, 2))], "host_ConvTranspose", strides=[2, 2]))
+    out(node("Softmax", [x], "host_Softmax", axis=1))
+    out(node("LayerNormalization", [x, const("lg", np.ones(8, np.float32)),
+                                     const("lb", np.zeros(8, np.float32))],
+             "host_LayerNormalization", axis=-1))
+    out(node("Floor", [x], "host_Floor"))
+    out(node("Ceil", [x], "host_Ceil"))
+    sc = f32("sc", [1, 1, 2, 2])
+    out(node("Resize", [x, "", sc], "host_Resize", mode="nearest"))
+    out(node("Resize", [x, "", sc], "host_ResizeLinear", mode="linear"))
+    out(node("Slice", [x, i64("s0", [0]), i64("s4", [4]), i64("sax", [2])], "host_Slice"))
+    out(node("Gather", [x, i64("gi", [0, 2, 4])], "host_Gather", axis=1))
+    gap2 = node("GlobalAveragePool", [x], "npu_GlobalAveragePool2")
+    out(node("Expand", [gap2, i64("es", [1, 16, 8, 8])], "host_Expand"))
+    out(node("Sub", [x, node("Relu", [x], "npu_Relu2")], "host_Sub"))
+    out(node("Max", [x, node("Tanh", [x], "npu_Tanh2")], "host_Max"))
+    out(node("ReduceMean", [x], "host_ReduceMean", axes=[1], keepdims=1))
+    cond = const("cond", (np.arange(64).reshape(1, 1, 8, 8) % 3 == 0))
+    out(node("Where", [cond, x, node("Neg", [x], "npu_Neg2")], "host_Where"))
+    out(node("Pad", [x, i64("pe", [0, 0, 1, 1, 0, 0, 1, 1])], "host_PadEdge", mode="edge"))
+    save("good_placement.onnx", model(nodes, [vi("x", [1, 16, 8, 8])], outs, inits, opset=17))
+    np.save(os.path.join(OUT, "good_placement_in_x.npy"),
+            g.standard_normal((1, 16, 8, 8)).astype(np.float32))
 
 
 if __name__ == "__main__":
