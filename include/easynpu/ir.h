@@ -377,6 +377,9 @@ size_t enpu_dtype_size(enpu_dtype dt);
 /* "float32", "int8", ... ; "dtype(N)" style for unknown values is not
  * returned: unknown gives "unknown". */
 const char *enpu_dtype_name(enpu_dtype dt);
+/* Element i of row-major data of dtype dt as a double (bool: 0 or 1; 0 for
+ * an unknown dtype); 64-bit integers beyond 2^53 round. */
+double enpu_dtype_value_at(enpu_dtype dt, const void *data, int64_t i);
 /* ONNX op_type spelling of an op. */
 const char *enpu_op_name(enpu_op op);
 /* Op for an ONNX op_type, ENPU_OP_NONE if we do not know it. */

@@ -71,6 +71,17 @@ void enpu_cli_one_image(enpu_cli_binds *b) {
         if (b->shapes[i].rank >= 1) b->shapes[i].dims[0] = 1;
 }
 
+int enpu_cli_one_image_note(const char *cmd, enpu_cli_binds *b, FILE *text, const char *built) {
+    int64_t batch = enpu_cli_batch(cmd, b);
+    if (batch < 0) return 2;
+    if (batch > 1) {
+        enpu_cli_one_image(b);
+        fprintf(text, "note: batch %lld: %s for one image (`easynpu run` runs the %lld images "
+                      "through it one after the other)\n", (long long)batch, built, (long long)batch);
+    }
+    return 0;
+}
+
 void enpu_cli_binds_free(enpu_cli_binds *b) {
     for (int i = 0; i < b->n; i++) enpu_buf_free(&b->value[i]);
     memset(b, 0, sizeof *b);

@@ -6,6 +6,8 @@
 #ifndef ENPU_CLI_BIND_H
 #define ENPU_CLI_BIND_H
 
+#include <stdio.h>
+
 #include "cli/cli.h"
 #include "easynpu/onnx.h"
 
@@ -43,6 +45,10 @@ int enpu_cli_shape_add(const char *cmd, enpu_cli_binds *b, char *arg);
 int64_t enpu_cli_batch(const char *cmd, const enpu_cli_binds *b);
 /* Sets dimension 0 of every --input-shape to 1: the shapes of one image. */
 void enpu_cli_one_image(enpu_cli_binds *b);
+/* quantize and compile: a batch builds the one-image artefact (`built`:
+ * "quantized", "compiled"), said in a note on text; returns 2 after a usage
+ * error (enpu_cli_batch), else 0. */
+int enpu_cli_one_image_note(const char *cmd, enpu_cli_binds *b, FILE *text, const char *built);
 
 /* Records the argument of one --bind (cut in place at its '=': it must stay
  * alive); a malformed one ("NAME=FILE" with both parts non-empty) or one too

@@ -129,15 +129,9 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_program_init(&prog, &arch);
     enpu_compile_report rep;
     memset(&rep, 0, sizeof rep);
-    int64_t batch = enpu_cli_batch("compile", &binds);
-    if (batch < 0) {
+    if (enpu_cli_one_image_note("compile", &binds, text, "compiled")) {
         enpu_cli_binds_free(&binds);
         return 2;
-    }
-    if (batch > 1) {
-        enpu_cli_one_image(&binds);
-        fprintf(text, "note: batch %lld: the program computes one image (`easynpu run` runs the %lld "
-                      "images through it one after the other)\n", (long long)batch, (long long)batch);
     }
     if (enpu_model_load(&m, model, calib, &binds, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err)) {
         rc = enpu_cli_fail("compile", &err);

@@ -153,15 +153,9 @@ int enpu_cmd_quantize(int argc, char **argv) {
     int n_cal = 0, n_test = 0, rc = 0;
     enpu_qreport rep;
     memset(&rep, 0, sizeof rep);
-    int64_t batch = enpu_cli_batch("quantize", &binds);
-    if (batch < 0) {
+    if (enpu_cli_one_image_note("quantize", &binds, text, "quantized")) {
         enpu_cli_binds_free(&binds);
         return 2;
-    }
-    if (batch > 1) {
-        enpu_cli_one_image(&binds);
-        fprintf(text, "note: batch %lld: quantized for one image (`easynpu run` runs the %lld images "
-                      "through it one after the other)\n", (long long)batch, (long long)batch);
     }
     if (enpu_cli_onnx_load(model, &binds, &g, &err)) {
         enpu_cli_binds_free(&binds);

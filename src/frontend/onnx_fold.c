@@ -42,23 +42,7 @@ static bool is_int_dt(enpu_dtype dt) {
 static bool is_float_dt(enpu_dtype dt) { return dt == ENPU_DT_FLOAT32 || dt == ENPU_DT_FLOAT64; }
 
 /* Element i of constant data of dtype dt, as double / as int64. */
-static double get_f(enpu_dtype dt, const void *d, int64_t i) {
-    switch (dt) {
-    case ENPU_DT_FLOAT32: return ((const float *)d)[i];
-    case ENPU_DT_FLOAT64: return ((const double *)d)[i];
-    case ENPU_DT_UINT8: return ((const uint8_t *)d)[i];
-    case ENPU_DT_INT8: return ((const int8_t *)d)[i];
-    case ENPU_DT_UINT16: return ((const uint16_t *)d)[i];
-    case ENPU_DT_INT16: return ((const int16_t *)d)[i];
-    case ENPU_DT_INT32: return ((const int32_t *)d)[i];
-    case ENPU_DT_INT64: return (double)((const int64_t *)d)[i];
-    case ENPU_DT_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case ENPU_DT_UINT32: return ((const uint32_t *)d)[i];
-    case ENPU_DT_UINT64: return (double)((const uint64_t *)d)[i];
-    case ENPU_DT_UNDEFINED: break;
-    }
-    return 0;
-}
+static double get_f(enpu_dtype dt, const void *d, int64_t i) { return enpu_dtype_value_at(dt, d, i); }
 
 static int64_t get_i(enpu_dtype dt, const void *d, int64_t i) {
     switch (dt) {

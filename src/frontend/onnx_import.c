@@ -300,24 +300,7 @@ static int64_t const_numel(const enpu_tensor *t) {
 }
 
 /* Element i of a constant as double (any numeric dtype). */
-static double const_at(const enpu_tensor *t, int64_t i) {
-    const void *d = t->data;
-    switch (t->dtype) {
-    case ENPU_DT_FLOAT32: return ((const float *)d)[i];
-    case ENPU_DT_FLOAT64: return ((const double *)d)[i];
-    case ENPU_DT_UINT8: return ((const uint8_t *)d)[i];
-    case ENPU_DT_INT8: return ((const int8_t *)d)[i];
-    case ENPU_DT_UINT16: return ((const uint16_t *)d)[i];
-    case ENPU_DT_INT16: return ((const int16_t *)d)[i];
-    case ENPU_DT_INT32: return ((const int32_t *)d)[i];
-    case ENPU_DT_INT64: return (double)((const int64_t *)d)[i];
-    case ENPU_DT_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case ENPU_DT_UINT32: return ((const uint32_t *)d)[i];
-    case ENPU_DT_UINT64: return (double)((const uint64_t *)d)[i];
-    case ENPU_DT_UNDEFINED: break;
-    }
-    return 0;
-}
+static double const_at(const enpu_tensor *t, int64_t i) { return enpu_dtype_value_at(t->dtype, t->data, i); }
 
 static int64_t const_i64_at(const enpu_tensor *t, int64_t i) {
     if (t->dtype == ENPU_DT_INT64) return ((const int64_t *)t->data)[i];
@@ -1098,7 +1081,9 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_ADD:
     case ENPU_OP_SUB:
     case ENPU_OP_MUL:
-    case ENPU_OP_DIV: {
+    case ENPU_OP_DIV:
+    case ENPU_OP_POW:
+    case ENPU_OP_EQUAL: {
         if (opset >= 7) return 0;
         legacy_bcast lb = {0};
         if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
@@ -1225,22 +1210,6 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_REDUCE_MAX:
     case ENPU_OP_REDUCE_SUM:
         return reduce_attrs(c, op, &at->reduce);
-    case ENPU_OP_POW:
-    case ENPU_OP_EQUAL:
-        if (opset >= 7) return 0;
-        {
-            legacy_bcast lb = {0};
-            if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
-            lb.broadcast = v != 0;
-            const Onnx__AttributeProto *a;
-            if ((rc = get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
-            if (a) {
-                if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
-                lb.has_axis = true;
-                lb.axis = (int)v;
-            }
-            return push_legacy(c, lb);
-        }
     case ENPU_OP_LAYER_NORM:
         if ((rc = a_int(c, "axis", -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->norm.axis = (int)v;

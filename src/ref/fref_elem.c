@@ -359,16 +359,7 @@ void enpu_fref_reduce(const enpu_graph *g, const enpu_node *n, const float *cons
 /* --- QuantizeLinear / DequantizeLinear ------------------------------------------ */
 
 /* Element i of the constant t (scale or zero point, any numeric dtype). */
-static double const_elem(const enpu_tensor *t, int64_t i) {
-    switch (t->dtype) {
-    case ENPU_DT_FLOAT32: return ((const float *)t->data)[i];
-    case ENPU_DT_UINT8: return ((const uint8_t *)t->data)[i];
-    case ENPU_DT_INT8: return ((const int8_t *)t->data)[i];
-    case ENPU_DT_INT32: return ((const int32_t *)t->data)[i];
-    case ENPU_DT_INT64: return (double)((const int64_t *)t->data)[i];
-    default: return 0.0; /* refused by the check */
-    }
-}
+static double const_elem(const enpu_tensor *t, int64_t i) { return enpu_dtype_value_at(t->dtype, t->data, i); }
 
 int enpu_fref_check_qdq(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
     char what[ENPU_MAX_NAME + 64];

@@ -202,6 +202,17 @@ static void test_batch(void **state) {
         unlink(one[k]);
     }
     enpu_buf_free(&y);
+    /* compile builds the one-image program and says so */
+    char prog[128];
+    snprintf(prog, sizeof prog, "%s/a.enpu", dir);
+    char cmd0[2400];
+    snprintf(cmd0, sizeof cmd0, "%s compile " AUDIO " --input-shape x=3x40x98 -o %s --quiet", ENPU_CLI, prog);
+    st = enpu_test_run(cmd0, &out);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "note: batch 3: compiled for one image (`easynpu run` runs the 3 images through it one "
+                "after the other)");
+    free(out);
+    unlink(prog);
     /* the batch must be in the file, and eval takes one image per input set */
     snprintf(args, sizeof args, AUDIO " --input-shape x=2x40x98 --input %s --quiet", bpath);
     out = run(args, &st);
