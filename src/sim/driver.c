@@ -81,8 +81,11 @@ static void io_store(sim_mem *m, const enpu_io_desc *d, const int8_t *src) {
     int64_t wpp = (C + P - 1) / P;
     for (int64_t row = 0; row < rows; row++) {
         uint8_t *dst = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
-        for (int64_t c = 0; c < wpp * P; c++)
-            dst[c] = c < C ? (uint8_t)src[user_index(row, c, C, S)] : 0;
+        /* channel c of the row is user_index(row, c): stride S apart */
+        const int8_t *s = src + user_index(row, 0, C, S);
+        int64_t stride = S ? S : 1;
+        for (int64_t c = 0; c < C; c++) dst[c] = (uint8_t)s[c * stride];
+        memset(dst + C, 0, (size_t)(wpp * P - C));
     }
 }
 
