@@ -322,7 +322,7 @@ uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enp
 
 typedef struct ff_run {
     int rc;
-    char msg[512];
+    char msg[ENPU_ERR_MSG_MAX];
     enpu_sim_result res;
     uint8_t *mem[4];
     int64_t mem_n[4];

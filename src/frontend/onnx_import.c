@@ -2091,7 +2091,7 @@ static int expand_split(imp *im, int i, bool *added) {
     enpu_graph *g = im->g;
     enpu_node *n = &g->nodes[i];
     const enpu_tensor *x = enpu_node_input(g, n, 0);
-    char nm[ENPU_MAX_NAME + 64];
+    char nm[ENPU_MAX_NAME]; /* a node name fits ENPU_MAX_NAME */
     snprintf(nm, sizeof nm, "%s", n->name);
     if (!x || x->rank < 0) return lfail(im, n, ENPU_E_INVALID, "input shape unknown");
     int axis = n->attr.shape.axis;
