@@ -44,6 +44,11 @@ const float *enpu_fexec_value(const enpu_fexec *ex, int t);
  * output's values are integers). */
 int enpu_fexec_output(const enpu_fexec *ex, int i, enpu_buf *out, enpu_err *err);
 
+/* Whether the float reference computes on tensors of dtype dt: float32,
+ * float64 (rounded to float32) and the integer and bool types (carried as
+ * float32 values); float16, bfloat16 and strings are refused. */
+bool enpu_fref_carries(enpu_dtype dt);
+
 /* Runs a single node of g whose inputs are given as float arrays in the
  * node's inferred input shapes, writing float outputs (caller-allocated, in
  * inferred output shapes).  in[] has n->n_in entries: NULL for omitted

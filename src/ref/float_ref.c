@@ -242,7 +242,7 @@ static const op_impl *impl_of(const enpu_node *n) {
 /* Integer and bool tensors are carried as float32 values (exact up to 2^24
  * in magnitude), float64 ones rounded to float32; float16, bfloat16 and
  * strings are not computed on. */
-static bool value_dtype(enpu_dtype dt) {
+bool enpu_fref_carries(enpu_dtype dt) {
     switch (dt) {
     case ENPU_DT_FLOAT32: case ENPU_DT_FLOAT64: case ENPU_DT_UINT8: case ENPU_DT_INT8: case ENPU_DT_UINT16:
     case ENPU_DT_INT16: case ENPU_DT_INT32: case ENPU_DT_INT64: case ENPU_DT_BOOL:
@@ -272,11 +272,11 @@ static float int_value(enpu_dtype dt, float v) {
 }
 
 /* A tensor the float reference computes on: float32 or an integer carried in
- * float32 (value_dtype), with an inferred, in-limit shape. */
+ * float32 (enpu_fref_carries), with an inferred, in-limit shape. */
 static int check_value_tensor(const enpu_node *n, const enpu_tensor *t, const char *role,
                               enpu_err *err) {
     char what[ENPU_MAX_NAME + 64];
-    if (!value_dtype(t->dtype))
+    if (!enpu_fref_carries(t->dtype))
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
                          "%s: %s '%s' is %s; the float reference computes in float32 (float64 and "
                          "integers carried in it) only",
@@ -429,7 +429,7 @@ static int prepare(enpu_fexec *ex, enpu_err *err) {
         if (t < 0 || t >= g->n_tensors)
             return enpu_fail(err, ENPU_E_INVALID, "graph input #%d: bad tensor index", i);
         const enpu_tensor *tt = &g->tensors[t];
-        if (!value_dtype(tt->dtype))
+        if (!enpu_fref_carries(tt->dtype))
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
                              "graph input '%s' is %s; the float reference computes in float32 "
                              "(float64 and integers carried in it) only",
@@ -475,7 +475,7 @@ static int prepare(enpu_fexec *ex, enpu_err *err) {
                              "graph output '%s' is an output the float reference does not "
                              "compute (a Dropout mask or training-mode statistic)",
                              tt->name);
-        if (!value_dtype(tt->dtype) || tt->rank < 0)
+        if (!enpu_fref_carries(tt->dtype) || tt->rank < 0)
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
                              "graph output '%s' is a %s constant; the float reference computes "
                              "in float32 (float64 and integers carried in it) only",
