@@ -400,8 +400,8 @@ static void test_five_unsupported(void **state) {
     assert_null(g);
     static const char *const want[] = {
         "bad_five_unsupported.onnx: 6 problems (unsupported operators and forms, unresolved shapes): ",
-        "graph input 'z': dimensions 1 ('N'), 2 ('T') are symbolic; give its static shape with "
-        "--input-shape z=1x<N>x<T>",
+        ("graph input 'z': dimensions 1 ('N'), 2 ('T') are symbolic; give its static shape with "
+         "--input-shape z=1x<N>x<T>"),
         "node 'einsum0' (op 'Einsum'): unsupported operator",
         "node 'topk0' (op 'TopK'): unsupported operator",
         "node 'cumsum0' (op 'CumSum'): unsupported operator",
