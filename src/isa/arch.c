@@ -31,9 +31,27 @@ static const param_info params[] = {
 #undef ENPU_X_INFO
 };
 #define N_PARAMS ((int)(sizeof params / sizeof params[0]))
+/* The row-stationary parameters are the table's last rows. */
+#define ENPU_X_ONE(key, unit, lo, hi, d0, d1, doc) +1
+enum { N_RS_PARAMS = 0 ENPU_ARCH_PARAMS_ROWSTAT(ENPU_X_ONE) };
+#undef ENPU_X_ONE
 
-static const char *const preset_names[] = {"easynpu", "large", NULL};
+static const char *const preset_names[] = {"easynpu", "large", "rowstat", "eyeriss", NULL};
 static const double preset_clock[] = {100.0, 200.0};
+/* Presets past the two columns of the parameter table: JSON applied on a
+ * base preset.  "rowstat" is the design note's row-stationary engine (a
+ * 3 x 24 array: the table's rs_ defaults); "eyeriss" the engine at the size
+ * of the Eyeriss chip (Chen et al., JSSC 2017): 12 x 14 PEs, a 108 KB
+ * global buffer, 12 / 224 / 24-entry ifmap, filter and psum scratch pads,
+ * 64-bit (four 16-bit values) networks and DRAM word, 200 MHz. */
+static const char *const preset_json[] = {
+    NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\"}",
+    "{\"base\": \"easynpu\", \"name\": \"eyeriss\", \"engine\": \"rowstat\", \"pes\": 8, "
+    "\"ifmap_pads\": 8, \"weight_pad_groups\": 8, \"bus_bits\": 64, \"rs_rows\": 12, "
+    "\"rs_cols\": 14, \"rs_ifmap_lb_depth\": 12, \"rs_filter_lb_depth\": 224, "
+    "\"rs_psum_depth\": 24, \"rs_fifo_depth\": 256, \"rs_glb_bytes\": 110592, "
+    "\"rs_ifmap_net_values\": 4, \"rs_filter_net_values\": 4, \"rs_psum_net_values\": 4, "
+    "\"clock_mhz\": 200}"};
 
 static int64_t *param_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + params[i].offset); }
 static int64_t param_get(const enpu_arch *a, int i) {
@@ -63,7 +81,16 @@ static int preset_index(const char *name) {
     return -1;
 }
 
+static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err);
+
 static void fill_preset(int p, enpu_arch *out) {
+    if (preset_json[p]) {
+        json_t *root = json_loads(preset_json[p], 0, NULL);
+        enpu_err e = {0};
+        ENPU_ASSERT(root && apply_json(root, preset_names[p], out, &e) == 0);
+        json_decref(root);
+        return;
+    }
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", preset_names[p]);
     out->engine = ENPU_ENGINE_EASYNPU;
@@ -74,7 +101,8 @@ static void fill_preset(int p, enpu_arch *out) {
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
     int p = preset_index(name);
     if (p < 0)
-        return enpu_fail(err, ENPU_E_USAGE, "unknown arch preset '%s' (known: easynpu, large)", name);
+        return enpu_fail(err, ENPU_E_USAGE,
+                         "unknown arch preset '%s' (known: easynpu, large, rowstat, eyeriss)", name);
     fill_preset(p, out);
     return 0;
 }
@@ -93,14 +121,13 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch: field 'name': must be 1..%d characters of [A-Za-z0-9_.+-]",
                          ENPU_ARCH_NAME_MAX - 1);
-    if (a->engine != ENPU_ENGINE_EASYNPU) {
-        if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
-            return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
-                             (int)a->engine);
+    if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
+        return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
+                         (int)a->engine);
+    if (a->engine == ENPU_ENGINE_SYSTOLIC)
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu')",
+                         "arch '%s': field 'engine': '%s' is not implemented yet (easynpu, rowstat)",
                          nm, enpu_engine_name(a->engine));
-    }
     for (int i = 0; i < N_PARAMS; i++) {
         int64_t v = param_get(a, i);
         if (v < params[i].lo || v > params[i].hi)
@@ -161,8 +188,16 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     enpu_sb_printf(&b, "\"name\"%s", colon);
     enpu_sb_quote(&b, a->name);
     enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
-    for (int i = 0; i < N_PARAMS; i++)
+    for (int i = 0; i < N_PARAMS; i++) {
+        /* An arch of another engine leaves the row-stationary parameters
+         * out while they have their defaults: its canonical JSON, and so its
+         * fingerprint, are those from before they existed (programs compiled
+         * then still load). */
+        if (i >= N_PARAMS - N_RS_PARAMS && a->engine != ENPU_ENGINE_ROWSTAT &&
+            param_get(a, i) == params[i].preset[0])
+            continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+    }
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
@@ -216,12 +251,24 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
         rc = enpu_fail(err, ENPU_E_FORMAT, "%s: an arch description must be a JSON object", what);
         goto done;
     }
+    if ((rc = apply_json(root, what, out, err))) goto done;
+    rc = enpu_arch_validate(out, err);
+    if (rc) enpu_err_prefix(err, "%s", what);
+done:
+    json_decref(root);
+    return rc;
+}
+
+/* Fills *out from a JSON object: its base preset, then its keys. */
+static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err) {
+    int rc = 0;
     int base = 0;
     json_t *jb = json_object_get(root, "base");
     if (jb) {
         if (!json_is_string(jb) || (base = preset_index(json_string_value(jb))) < 0) {
             rc = enpu_fail(err, ENPU_E_INVALID,
-                           "%s: field 'base': must be \"easynpu\" or \"large\"", what);
+                           "%s: field 'base': must be \"easynpu\", \"large\", \"rowstat\" or "
+                           "\"eyeriss\"", what);
             goto done;
         }
     }
@@ -268,10 +315,7 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
             *param_ref(out, i) = (int64_t)json_integer_value(v);
         }
     }
-    rc = enpu_arch_validate(out, err);
-    if (rc) enpu_err_prefix(err, "%s", what);
 done:
-    json_decref(root);
     return rc;
 }
 
@@ -304,9 +348,10 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     fprintf(f, "  %-20s %12s  %-9s %s\n", "clock_mhz", d, "MHz", "clock for time figures");
     int64_t wb = enpu_arch_word_bytes(a);
-    double peak = 2.0 * (double)(a->pes * a->pe_rows) * a->clock_mhz / 1000.0;
+    double peak = 2.0 * (double)enpu_arch_mac_units(a) * a->clock_mhz / 1000.0;
     fprintf(f, "derived:\n");
-    fprintf(f, "  MAC units            %12" PRId64 "\n", a->pes * a->pe_rows);
+    fprintf(f, "  MAC units            %12" PRId64 "%s\n", enpu_arch_mac_units(a),
+            a->engine == ENPU_ENGINE_ROWSTAT ? "  (the row-stationary PE array, rs_rows x rs_cols)" : "");
     fprintf(f, "  peak                 %12.3f  GOPS (2 ops per MAC)\n", peak);
     fprintf(f, "  bus word             %12" PRId64 "  bytes\n", wb);
     fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
@@ -319,7 +364,7 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
         fprintf(f, "  DRAM bandwidth       %12.1f  MB/s (%" PRId64 " bytes per cycle reach a DMA)\n",
                 (double)bpc * a->clock_mhz, bpc);
         fprintf(f, "  balance point        %12.1f  MACs per DRAM byte (compute-bound above)\n",
-                (double)(a->pes * a->pe_rows) / (double)bpc);
+                (double)enpu_arch_mac_units(a) / (double)bpc);
     } else {
         fprintf(f, "  DRAM                 %12s  (everything on chip)\n", "none");
     }
@@ -356,7 +401,7 @@ char *enpu_arch_param_table_md(void) {
     enpu_sb b = {0};
     enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
     enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
-    enpu_sb_puts(&b, "| `engine` | | easynpu (systolic, rowstat reserved) | easynpu | easynpu | compute engine |\n");
+    enpu_sb_puts(&b, "| `engine` | | easynpu, rowstat (systolic reserved) | easynpu | easynpu | compute engine |\n");
     for (int i = 0; i < N_PARAMS; i++)
         enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
                        params[i].key, params[i].unit, params[i].lo, params[i].hi, params[i].preset[0],

@@ -77,7 +77,7 @@ static void roofline(sbuf *b, const enpu_arch *a, const enpu_layer_stats *rows, 
                      int w, int h) {
     int64_t wb = enpu_arch_word_bytes(a);
     double bpc = (double)(a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb);
-    double units = (double)(a->pes * a->pe_rows);
+    double units = (double)enpu_arch_mac_units(a);
     /* log axes: intensity 10^lx0 .. 10^lx1 MACs/byte, rate 10^ly0 .. units MACs/cycle */
     double lx0 = -2, lx1 = 3, ly0 = -2, ly1 = log10(units) + 0.2;
     for (int i = 0; i < n; i++) {

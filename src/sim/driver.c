@@ -296,7 +296,7 @@ static void rows_reset(enpu_sim *sim) {
 
 void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
     uint64_t model[64] = {0};
-    uint64_t mac_units = (uint64_t)(sim->arch.pes * sim->arch.pe_rows);
+    uint64_t mac_units = (uint64_t)enpu_arch_mac_units(&sim->arch);
     if (c->n_st <= 64) sim_chain_compute_model(c, model);
     for (int k = 0; k < c->n_instr; k++) {
         enpu_layer_stats *st = &sim->rows[c->first + k];
@@ -621,7 +621,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
     res->n_layers = p->n_instr;
     res->layers = malloc((size_t)p->n_instr * sizeof *res->layers);
     if (!res->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-    uint64_t units = (uint64_t)(sim->arch.pes * sim->arch.pe_rows);
+    uint64_t units = (uint64_t)enpu_arch_mac_units(&sim->arch);
     for (int i = 0; i < p->n_instr; i++) {
         enpu_layer_stats *st = &sim->rows[i];
         if (st->start_cycle == ROW_NEVER) st->start_cycle = st->end_cycle = 0;
