@@ -69,5 +69,9 @@ typedef struct enpu_test_e2e_result {
  * when given. */
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);
+/* The same with the model quantized to `bits` (8 or 16) bits. */
+uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *calib, const char *input,
+                            const enpu_arch *arch, const enpu_compile_opts *co, int bits,
+                            enpu_test_e2e_result *out);
 
 #endif

@@ -29,6 +29,7 @@
 #include "easynpu/error.h"
 #include "easynpu/ir.h"
 #include "easynpu/program.h"
+#include "easynpu/quant.h"
 #include "easynpu/sim.h"
 
 #ifdef __cplusplus
@@ -123,6 +124,12 @@ typedef struct enpu_compile_report {
 
 void enpu_compile_report_free(enpu_compile_report *r);
 
+/* The quantizer options a model compiled for arch needs (its multiplier,
+ * accumulator and table widths, and for the row-stationary engine the kinds
+ * its host runs and its psum width); bits, pow2, the calibration method and
+ * quiet are left as they are. */
+void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o);
+
 /* Whether the compiler can map onto arch: enpu_arch_validate, and
  * ENPU_E_UNSUPPORTED naming the arch and the parameter for what it does not
  * use yet (pe_rows > 1).  enpu_compile checks it first; a caller may check
@@ -173,6 +180,14 @@ int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
  * n_instr each), all filled.  The program must be valid
  * (enpu_program_validate). */
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr);
+
+/* The row-stationary engine's model of a program (docs/rowstat.md
+ * "Timing"; enpu_model_program calls it for a rowstat arch): the total
+ * cycles; per instruction its activities (act: n_instr x ENPU_ACT_COUNT)
+ * and its reads and writes of every memory (rd, wr: n_instr x
+ * ENPU_MEM_COUNT, in the simulator's units), each may be NULL.  -1 when out
+ * of memory. */
+int64_t enpu_rs_model_program(const enpu_program *p, int64_t *act, int64_t *rd, int64_t *wr);
 
 /* Fills the tile fields (tile_x, tile_y, tile_xi, tile_yi, zs, band_h,
  * rows) of the chain's instructions with the tiling that minimises

@@ -25,7 +25,7 @@ static const char *HELP =
     "usage: easynpu run MODEL.onnx|MODEL.qjson|PROG.enpu [--input FILE...] [--output FILE...]\n"
     "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
-    "                   [--bind NAME=FILE...]\n"
+    "                   [--bits 8|16 [--qformat]] [--bind NAME=FILE...]\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -42,9 +42,13 @@ static const char *HELP =
     "  --input FILE     one per model input, in order (.npy or .pb); default: the\n"
     "                   first calibration input\n"
     "  --output FILE    one per model output: the simulated outputs, dequantized\n"
-    "  --arch A         preset (easynpu, large) or JSON file; default easynpu.\n"
-    "                   Given several times, the model runs on each and a table\n"
-    "                   compares the per-layer cycles side by side\n"
+    "  --arch A         preset (easynpu, large, rowstat, eyeriss) or JSON file;\n"
+    "                   default easynpu.  Given several times, the model runs on\n"
+    "                   each and a table compares the per-layer cycles and the\n"
+    "                   memory traffic at every level side by side\n"
+    "  --bits N         quantize to 8 (default) or 16 bits (16: the row-stationary\n"
+    "                   engine, docs/rowstat.md)\n"
+    "  --qformat        with --bits 16: power-of-two scales (Q-format fixed point)\n"
     "  --calib SPEC     calibration inputs: a folder or comma-separated files\n"
     "  --mode M         cycle (default) or functional (same outputs, no timing)\n"
     "  --json FILE      the run as JSON: \"bit_exact\", \"total\" {cycles,\n"
@@ -345,7 +349,9 @@ int enpu_cmd_run(int argc, char **argv) {
         {"trace", required_argument, 0, 't'}, {"vcd", required_argument, 0, 'v'},
         {"window", required_argument, 0, 'w'}, {"svg", required_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},       {"bind", required_argument, 0, 'b'},
+        {"bits", required_argument, 0, 'B'},  {"qformat", no_argument, 0, 'Q'},
         {0, 0, 0, 0}};
+    enpu_model bits = {0};
     enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
@@ -379,6 +385,10 @@ int enpu_cmd_run(int argc, char **argv) {
         case 'b':
             if (enpu_cli_bind_add("run", &binds, optarg)) return 2;
             break;
+        case 'B':
+            if (enpu_model_bits_arg(&bits, "run", optarg)) return 2;
+            break;
+        case 'Q': bits.pow2 = true; break;
         default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -437,10 +447,15 @@ int enpu_cmd_run(int argc, char **argv) {
                             calib ? "calib" : "bind");
         goto done;
     }
+    if (bits.pow2 && bits.bits != 16) {
+        rc = enpu_cli_usage("run", "--qformat needs --bits 16");
+        goto done;
+    }
     if (!is_prog && enpu_model_load(&m, model, calib, &binds, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }
+    m.bits = bits.bits, m.pow2 = bits.pow2;
     int want_in = 0;
     if (m.g) want_in = m.g->n_inputs;
     else if (is_prog || m.is_qjson) want_in = n_in; /* checked by the simulator */

@@ -266,10 +266,11 @@ int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err) {
     int64_t lmin = in->wk * (g.n_cb > 1 ? imin(g.q, q_last) : q_last);
     int64_t tu_max = g.gpar ? imin(g.t, g.G) : enpu_ceil_div(imin(g.fb_size, g.opg), g.p);
     int64_t cols = imin(g.e, in->ho) * tu_max;
-    if (enpu_ceil_div(cols, a->rs_psum_net_values) > lmin)
+    if (enpu_ceil_div(cols, a->rs_psum_net_values) + a->rs_pe_pipeline - 1 > lmin)
         FAIL("field 'rs_e': %" PRId64 " PE columns produce a psum every %" PRId64
-             " cycles, faster than rs_psum_net_values=%" PRId64 " per cycle drain them",
-             cols, lmin, a->rs_psum_net_values);
+             " cycles, faster than rs_psum_net_values=%" PRId64 " per cycle drain them "
+             "(with rs_pe_pipeline=%" PRId64 ")",
+             cols, lmin, a->rs_psum_net_values, a->rs_pe_pipeline);
     if (g.glb_used > a->rs_glb_bytes)
         FAIL("field 'rs_dbuf': the global buffer regions need %" PRId64 " bytes (ifmap %" PRId64
              ", filters %" PRId64 ", psums %" PRId64 ", outputs %" PRId64 "), over rs_glb_bytes=%" PRId64,

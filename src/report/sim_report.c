@@ -91,9 +91,13 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
             a->clock_mhz, (unsigned long long)r->total_macs, host, (unsigned long long)units,
             100.0 * r->utilization);
     if (r->mode == ENPU_SIM_CYCLE) {
-        fprintf(f, "memory traffic (words; pads and psum: entries):");
+        fprintf(f, "memory traffic (%s):", a->engine == ENPU_ENGINE_ROWSTAT
+                                              ? "dram, itcm: words; glb: bytes; noc: values; the PE's "
+                                                "fifo, loop buffers and psum RAM: entries"
+                                              : "words; pads and psum: entries");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)
-            fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
+            if (enpu_memory_of_engine((enpu_memory)m, a->engine))
+                fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
                     (unsigned long long)r->reads[m], (unsigned long long)r->writes[m]);
         fprintf(f, " (read/written)\n");
     }

@@ -35,6 +35,20 @@ const char *enpu_memory_name(enpu_memory m) {
     return (unsigned)m < ENPU_MEM_COUNT ? names[m] : "unknown";
 }
 
+bool enpu_memory_of_engine(enpu_memory m, enpu_engine e) {
+    switch (m) {
+    case ENPU_MEM_ITCM:
+    case ENPU_MEM_OFFCHIP:
+    case ENPU_MEM_PSUM: return true;
+    case ENPU_MEM_GLB:
+    case ENPU_MEM_NOC:
+    case ENPU_MEM_PE_FIFO:
+    case ENPU_MEM_IFMAP_LB:
+    case ENPU_MEM_FILTER_LB: return e == ENPU_ENGINE_ROWSTAT;
+    default: return e == ENPU_ENGINE_EASYNPU;
+    }
+}
+
 const char *enpu_sim_mode_name(enpu_sim_mode m) {
     return m == ENPU_SIM_FUNCTIONAL ? "functional" : "cycle";
 }
@@ -75,24 +89,35 @@ static int64_t user_index(int64_t row, int64_t c, int64_t C, int64_t S) {
     return (n * C + c) * S + sp;
 }
 
-static void io_store(sim_mem *m, const enpu_io_desc *d, const int8_t *src) {
-    int64_t rows, C, S, P = m->wb;
+/* Bytes of one element in NPU memory: int8, or int16 (little-endian) of the
+ * row-stationary engine's 16-bit data. */
+static int64_t io_es(const enpu_io_desc *d) { return d->dtype == ENPU_DT_INT16 ? 2 : 1; }
+
+/* Stores the values (int8 or int16 as the descriptor says) in rows folded
+ * into words, the words' padding zero. */
+static void io_store(sim_mem *m, const enpu_io_desc *d, const int32_t *src) {
+    int64_t rows, C, S, wb = m->wb, es = io_es(d);
     io_geom(d, &rows, &C, &S);
-    int64_t wpp = (C + P - 1) / P;
+    int64_t wpp = (C * es + wb - 1) / wb;
     for (int64_t row = 0; row < rows; row++) {
         uint8_t *dst = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
-        for (int64_t c = 0; c < wpp * P; c++)
-            dst[c] = c < C ? (uint8_t)src[user_index(row, c, C, S)] : 0;
+        memset(dst, 0, (size_t)(wpp * wb));
+        for (int64_t c = 0; c < C; c++) {
+            uint32_t v = (uint32_t)src[user_index(row, c, C, S)];
+            for (int64_t b = 0; b < es; b++) dst[c * es + b] = (uint8_t)(v >> (8 * b));
+        }
     }
 }
 
-static void io_load(const sim_mem *m, const enpu_io_desc *d, int8_t *dst) {
-    int64_t rows, C, S, P = m->wb;
+static void io_load(const sim_mem *m, const enpu_io_desc *d, int32_t *dst) {
+    int64_t rows, C, S, wb = m->wb, es = io_es(d);
     io_geom(d, &rows, &C, &S);
-    int64_t wpp = (C + P - 1) / P;
+    int64_t wpp = (C * es + wb - 1) / wb;
     for (int64_t row = 0; row < rows; row++) {
         const uint8_t *src = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
-        for (int64_t c = 0; c < C; c++) dst[user_index(row, c, C, S)] = (int8_t)src[c];
+        for (int64_t c = 0; c < C; c++)
+            dst[user_index(row, c, C, S)] =
+                es == 2 ? (int16_t)(src[2 * c] | src[2 * c + 1] << 8) : (int8_t)src[c];
     }
 }
 
@@ -107,6 +132,20 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
     if (!in_npu(d) || d->dtype != ENPU_DT_INT8)
         return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 tensor in the DTCM or DRAM",
                          d->name ? d->name : "");
+    int32_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    int rc = enpu_sim_read_tensor_i32(sim, d, v, n, err);
+    for (int64_t i = 0; !rc && i < n; i++) dst[i] = (int8_t)v[i];
+    free(v);
+    return rc;
+}
+
+int enpu_sim_read_tensor_i32(const enpu_sim *sim, const enpu_io_desc *d, int32_t *dst, int64_t n,
+                             enpu_err *err) {
+    if (!sim || !d || !dst) return enpu_fail(err, ENPU_E_USAGE, "enpu_sim_read_tensor: NULL argument");
+    if (!in_npu(d) || (d->dtype != ENPU_DT_INT8 && d->dtype != ENPU_DT_INT16))
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 or int16 tensor in NPU memory",
+                         d->name ? d->name : "");
     if (n != io_numel(d))
         return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': %" PRId64 " elements, buffer of %" PRId64,
                          d->name ? d->name : "", io_numel(d), n);
@@ -120,7 +159,7 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
 
 uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e) {
     if (!sim || !d || !in_npu(d)) return 0;
-    int64_t rows, C, S, P = sim->P;
+    int64_t rows, C, S, P = sim->mem.wb / io_es(d); /* elements per word */
     io_geom(d, &rows, &C, &S);
     if (e < 0 || e >= rows * C) return 0;
     int64_t row = e / C, c = e % C;
@@ -201,7 +240,7 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     sim->eng = eng;
     int rc = sim_mem_init(&sim->mem, arch, o.mode == ENPU_SIM_CYCLE, err);
     if (!rc) rc = sim_mem_add_dram(&sim->mem, prog, err);
-    if (!rc) rc = sim_decoder_init(&sim->dec, prog, err);
+    if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) rc = sim_decoder_init(&sim->dec, prog, err);
     for (int i = 0; i < prog->n_instr; i++)
         sim->dma_weights |= prog->instr[i].opcode == ENPU_OPC_DMA &&
                             prog->instr[i].dma_dir == ENPU_DMA_LOAD && prog->instr[i].dma_mem == ENPU_MEM_WEIGHT;
@@ -243,7 +282,7 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     /* Decode every chain once now, so that a program the simulator cannot
      * run is refused before it runs; a dma moves its words in program order
      * first (a chain may take its parameters from a load). */
-    if (!rc) {
+    if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) {
         sim_mem_reset(&sim->mem, prog);
         sim_chain c;
         for (int i = 0; i < prog->n_instr && !rc;) {
@@ -401,6 +440,15 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
     return 0;
 }
 
+int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err) {
+    enpu_layer_stats *st = &sim->rows[instr];
+    uint64_t units = (uint64_t)enpu_arch_mac_units(&sim->arch);
+    st->macs = (uint64_t)sim->prog->layers[instr].macs;
+    st->ideal_cycles = (st->macs + units - 1) / units;
+    if (!sim->opts.on_layer) return 0;
+    return sim->opts.on_layer(sim->opts.cb_ctx, instr, st, sim, err);
+}
+
 /* ---- host ops ------------------------------------------------------------------------- */
 
 static void set_attrs(enpu_node *n, const enpu_hostop *h, int rank0) {
@@ -426,6 +474,21 @@ static void set_attrs(enpu_node *n, const enpu_hostop *h, int rank0) {
         n->attr.act.min = h->fparam[2];
         n->attr.act.max = h->fparam[3];
         break;
+    case ENPU_OP_MAXPOOL:
+    case ENPU_OP_AVGPOOL: {
+        /* kernel, strides, pads in iparam[0..7]; ceil mode, dilations and
+         * count_include_pad in fparam[0..3] */
+        enpu_pool_attr *a = &n->attr.pool;
+        for (int i = 0; i < 2; i++) {
+            a->w.kernel[i] = h->iparam[i];
+            a->w.stride[i] = h->iparam[2 + i];
+            a->w.dilation[i] = h->fparam[1 + i] >= 1 ? (int)h->fparam[1 + i] : 1;
+        }
+        for (int i = 0; i < 4; i++) a->w.pads[i] = h->iparam[4 + i];
+        a->ceil_mode = h->fparam[0] != 0;
+        a->count_include_pad = h->fparam[3] != 0;
+        break;
+    }
     case ENPU_OP_GEMM:
         n->attr.gemm.alpha = h->fparam[0];
         n->attr.gemm.beta = h->fparam[1];
@@ -447,7 +510,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     int nio = h->n_in + h->n_out, rc = 0;
     float *val[ENPU_HOSTOP_MAX_IO] = {0};
     int ten[ENPU_HOSTOP_MAX_IO];
-    int8_t *tmp = NULL;
+    int32_t *tmp = NULL;
     enpu_graph *g = enpu_graph_new(h->name);
     if (!g) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     g->opset = 17;
@@ -471,7 +534,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         if (i >= h->n_in) continue;
         if (in_npu(d)) {
             free(tmp);
-            tmp = malloc((size_t)(n ? n : 1));
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
             if (!tmp) {
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
                 break;
@@ -496,13 +559,13 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int64_t n = io_numel(d);
         if (in_npu(d)) {
             free(tmp);
-            tmp = malloc((size_t)(n ? n : 1));
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
             if (!tmp) {
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
                 break;
             }
-            for (int64_t k = 0; k < n; k++)
-                tmp[k] = (int8_t)enpu_quantize(val[i][k], d->scale, d->zero_point, -128, 127);
+            int32_t lo = io_es(d) == 2 ? -32768 : -128, hi = io_es(d) == 2 ? 32767 : 127;
+            for (int64_t k = 0; k < n; k++) tmp[k] = enpu_quantize(val[i][k], d->scale, d->zero_point, lo, hi);
             io_store(&sim->mem, d, tmp);
         } else if (n) {
             memcpy(sim->host[h->io[i]], val[i], (size_t)n * sizeof(float));
@@ -665,11 +728,18 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         int64_t n = io_numel(d);
         float *f = o->data;
         if (in_npu(d)) {
-            if ((rc = enpu_buf_alloc(r, ENPU_DT_INT8, d->rank, dims, err))) return rc;
+            bool i16 = d->dtype == ENPU_DT_INT16;
+            if ((rc = enpu_buf_alloc(r, i16 ? ENPU_DT_INT16 : ENPU_DT_INT8, d->rank, dims, err))) return rc;
             r->name = xstrdup(d->name);
-            io_load(&sim->mem, d, r->data);
-            const int8_t *q = r->data;
-            for (int64_t e = 0; e < n; e++) f[e] = enpu_dequantize(q[e], d->scale, d->zero_point);
+            int32_t *q = malloc((size_t)(n ? n : 1) * sizeof *q);
+            if (!q) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            io_load(&sim->mem, d, q);
+            for (int64_t e = 0; e < n; e++) {
+                f[e] = enpu_dequantize(q[e], d->scale, d->zero_point);
+                if (i16) ((int16_t *)r->data)[e] = (int16_t)q[e];
+                else ((int8_t *)r->data)[e] = (int8_t)q[e];
+            }
+            free(q);
         } else {
             r->dtype = ENPU_DT_FLOAT32;
             r->rank = d->rank;
@@ -700,13 +770,13 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
     sim->checked = false;
     sim->cycle = 0;
     int rc = 0, k = 0;
-    int8_t *tmp = NULL;
+    int32_t *tmp = NULL;
     for (int i = 0; i < p->n_io && !rc; i++) {
         const enpu_io_desc *d = &p->io[i];
         if (d->dir != ENPU_IO_INPUT) continue;
         int64_t n = io_numel(d), dims[ENPU_MAX_RANK];
         enpu_io_user_dims(d, dims);
-        const int8_t *q = NULL;
+        const int32_t *q = NULL;
         bool mem_order = false;
         if (fin) {
             const enpu_buf *b = &fin[k];
@@ -749,22 +819,29 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
                 continue;
             }
             free(tmp);
-            tmp = malloc((size_t)(n ? n : 1));
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
             if (!tmp) {
                 free(f.data);
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
                 break;
             }
-            for (int64_t e = 0; e < n; e++)
-                tmp[e] = (int8_t)enpu_quantize(v[e], d->scale, d->zero_point, -128, 127);
+            int32_t lo = io_es(d) == 2 ? -32768 : -128, hi = io_es(d) == 2 ? 32767 : 127;
+            for (int64_t e = 0; e < n; e++) tmp[e] = enpu_quantize(v[e], d->scale, d->zero_point, lo, hi);
             free(f.data);
             q = tmp;
         } else {
-            q = qin[k];
-            if (!in_npu(d)) {
-                rc = enpu_fail(err, ENPU_E_USAGE, "input #%d '%s' is a float host tensor", k, d->name);
+            if (!in_npu(d) || d->dtype != ENPU_DT_INT8) {
+                rc = enpu_fail(err, ENPU_E_USAGE, "input #%d '%s' is not an int8 tensor", k, d->name);
                 break;
             }
+            free(tmp);
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+            if (!tmp) {
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            for (int64_t e = 0; e < n; e++) tmp[e] = qin[k][e];
+            q = tmp;
         }
         if (mem_order) {
             enpu_io_desc plain = *d;

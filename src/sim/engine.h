@@ -30,5 +30,8 @@ const enpu_sim_engine *sim_engine_find(enpu_engine e, enpu_sim_mode m);
  * (engine.c). */
 extern const enpu_sim_engine sim_engine_easynpu_functional;
 extern const enpu_sim_engine sim_engine_easynpu_cycle;
+/* The row-stationary engine's (src/sim/rowstat/). */
+extern const enpu_sim_engine sim_engine_rowstat_cycle;
+extern const enpu_sim_engine sim_engine_rowstat_functional;
 
 #endif

@@ -278,6 +278,9 @@ void sim_chain_begin(enpu_sim *sim, const sim_chain *c);
 int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err);
 /* Statistics of a decoded chain's rows (MACs, ideal, closed form, names). */
 void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c);
+/* An instruction of an engine without fused chains (the row-stationary
+ * one) finished: its row's MACs and ideal cycles, then the layer callback. */
+int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err);
 /* Functional execution of a decoded chain on memories m (functional.c). */
 int sim_func_exec_chain(const enpu_sim *sim, const sim_chain *c, sim_mem *m, enpu_err *err);
 /* Moves the words of dma instruction `in` at once (easynpu/dma.c): a load

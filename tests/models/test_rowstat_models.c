@@ -1,0 +1,32 @@
+/* The row-stationary engine end to end (docs/rowstat.md): import ->
+ * quantize (8 and 16 bits) -> compile for arch rowstat -> simulate in both
+ * modes, every layer output compared with the golden reference element by
+ * element right after the layer ran, the outputs bit for bit, and the
+ * compiler's cost model equal to the simulator, instruction by instruction
+ * and activity by activity. */
+#include "testutil.h"
+
+#include "easynpu/compiler.h"
+
+static void run_model(const char *name, const char *onnx, const char *calib, const char *input,
+                      const char *arch_name, int bits) {
+    enpu_err err = {0};
+    enpu_arch arch;
+    assert_int_equal(enpu_arch_load(arch_name, &arch, &err), 0);
+    assert_true(enpu_test_e2e_bits(name, onnx, calib, input, &arch, NULL, bits, NULL) > 0);
+}
+
+#define KWS ENPU_SOURCE_DIR "/models/kws_cnn"
+
+static void test_kws_int8(void **state) {
+    (void)state;
+    run_model("kws_cnn int8", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 8);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
+        cmocka_unit_test(test_kws_int8),
+    };
+    const struct CMUnitTest shared[] = {};
+    return ENPU_TEST_MAIN_PARTS(argc, argv, repo, shared);
+}
