@@ -134,7 +134,7 @@ typedef enum enpu_engine {
       "row-stationary: values per cycle on the ifmap multicast network")                        \
     X(rs_filter_net_values, "values", 1, 64, 1, 1,                                             \
       "row-stationary: values per cycle on the filter multicast network")                       \
-    X(rs_psum_net_values, "values", 1, 64, 1, 1,                                               \
+    X(rs_psum_net_values, "values", 1, 64, 24, 24,                                             \
       "row-stationary: psums per cycle from the bottom PE row to the global buffer")            \
     X(rs_pe_pipeline, "cycles", 1, 16, 2, 2,                                                    \
       "row-stationary: MAC issue to its psum in the psum RAM or on the psum output")            \

@@ -83,7 +83,7 @@ static int on_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu
 /* Outputs: a class vector (enpu_is_class_vector: [N] or [1,N]) prints its
  * top classes with the int8 run's and the float reference's scores; any
  * other output its first values. */
-static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref) {
+static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref, int bits) {
     int64_t n = enpu_buf_numel(b);
     const float *v = b->data, *f = fref ? fref->data : NULL;
     fprintf(text, "output %s [", b->name ? b->name : "");
@@ -101,7 +101,7 @@ static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref) {
             }
             top[j] = best;
         }
-        fprintf(text, ": top-%d class (int8 score%s):", k, f ? " / float score" : "");
+        fprintf(text, ": top-%d class (int%d score%s):", k, bits, f ? " / float score" : "");
         for (int j = 0; j < k; j++) {
             if (f)
                 fprintf(text, " %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
@@ -526,10 +526,11 @@ int enpu_cmd_run(int argc, char **argv) {
     const arch_run *r0 = &runs[0];
     fprintf(text, "model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
     enpu_report_sim_table(text, &r0->arch, &r0->res);
+    const int qbits = r0->qg ? enpu_qgraph_bits(r0->qg) : 8;
     if (r0->golden_checked)
-        fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
+        fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int%d "
                "reference, element by element)\n",
-               r0->golden_layers, r0->res.n_outputs);
+               r0->golden_layers, r0->res.n_outputs, qbits);
     else if (r0->status == ENPU_E_MISMATCH)
         fprintf(text, "bit-exact: NO (%s)\n", r0->error);
     else if (r0->res.checked)
@@ -538,10 +539,11 @@ int enpu_cmd_run(int argc, char **argv) {
     else
         fprintf(text, "bit-exact: not checked\n");
     for (int i = 0; i < r0->res.n_outputs; i++)
-        print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
+        print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL, qbits);
     /* every output against the float reference (an .onnx model only) */
     for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
         acc[n_acc] = enpu_accuracy_of(&fouts[n_acc], &r0->res.outputs[n_acc]);
+        acc[n_acc].bits = qbits;
         enpu_accuracy_print(text, &acc[n_acc]);
     }
     if (n_acc > 0) enpu_accuracy_warn(text, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);

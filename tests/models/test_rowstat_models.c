@@ -23,9 +23,23 @@ static void test_kws_int8(void **state) {
     run_model("kws_cnn int8", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 8);
 }
 
+static void test_kws_int16(void **state) {
+    (void)state;
+    run_model("kws_cnn int16", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 16);
+}
+
+/* The Eyeriss-sized array: 12 x 14 PEs, 4-value networks, 108 KB buffer. */
+static void test_kws_eyeriss(void **state) {
+    (void)state;
+    run_model("kws_cnn int16 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 16);
+    run_model("kws_cnn int8 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 8);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws_int8),
+        cmocka_unit_test(test_kws_int16),
+        cmocka_unit_test(test_kws_eyeriss),
     };
     const struct CMUnitTest shared[] = {};
     return ENPU_TEST_MAIN_PARTS(argc, argv, repo, shared);
