@@ -35,12 +35,42 @@ static void test_kws_eyeriss(void **state) {
     run_model("kws_cnn int8 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 8);
 }
 
+#define SM(rel) ENPU_SHARED_MODELS "/" rel
+
+static void test_mnist(void **state) {
+    (void)state;
+    run_model("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
+              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 8);
+    run_model("mnist-8 int16", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
+              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 16);
+}
+
+static void test_alibaba_kws(void **state) {
+    (void)state;
+    run_model("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
+              SM("alibaba-kws/test_data_set_0/input_0.pb"), "rowstat", 8);
+    run_model("alibaba-kws int16", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
+              SM("alibaba-kws/test_data_set_0/input_0.pb"), "eyeriss", 16);
+}
+
+static void test_vww(void **state) {
+    (void)state;
+    run_model("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
+              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "rowstat", 8);
+    run_model("mlperf-vww-float int16", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
+              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "eyeriss", 16);
+}
+
 int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws_int8),
         cmocka_unit_test(test_kws_int16),
         cmocka_unit_test(test_kws_eyeriss),
     };
-    const struct CMUnitTest shared[] = {};
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_mnist),
+        cmocka_unit_test(test_alibaba_kws),
+        cmocka_unit_test(test_vww),
+    };
     return ENPU_TEST_MAIN_PARTS(argc, argv, repo, shared);
 }

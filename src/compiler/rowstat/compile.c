@@ -167,8 +167,11 @@ static int lower_move(rc_ctx *c, int ni) {
             c->t[y].src = c->t[x].src;
             return 0;
         }
-        if (only_fc_reads(c, y)) {
-            /* the FC reads the map itself, its weights in the map's order */
+        int64_t mh, mw, mc;
+        cc_tensor_grid(T(c, c->t[x].src), &mh, &mw, &mc);
+        if (only_fc_reads(c, y) && mh <= 255 && mw <= 255) {
+            /* the FC reads the map itself, its weights in the map's order
+             * (its kernel is the map: hk, wk within their 8-bit fields) */
             c->t[y].view = true;
             c->t[y].src = c->t[x].src;
             return 0;
@@ -230,6 +233,15 @@ static int lower_conv(rc_ctx *c, int ni) {
         in->hi = geo.h, in->wi = geo.w, in->ci = geo.ci;
         in->ho = geo.oh, in->wo = geo.ow;
         in->hk = geo.kh, in->wk = geo.kw;
+        /* one output row or column: its stride does not matter; the smallest
+         * that keeps it one fits the 4-bit field */
+        if (in->ho == 1) in->stride_h = in->hi + in->pad_top + in->pad_bottom - in->hk + 1;
+        if (in->wo == 1) in->stride_w = in->wi + in->pad_left + in->pad_right - in->wk + 1;
+        if (in->stride_h > 15 || in->stride_w > 15 || in->hk > 255 || in->wk > 255)
+            return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                             "node '%s': a %" PRId64 "x%" PRId64 " window with strides %" PRId64 ",%" PRId64
+                             " does not fit the instruction (kernel up to 255, stride up to 15)",
+                             n->name, in->hk, in->wk, in->stride_h, in->stride_w);
     }
     if (!c->t[src].stored)
         return enpu_fail(c->err, ENPU_E_INVALID, "node '%s': input '%s' is not in DRAM", n->name,
