@@ -340,10 +340,10 @@ static void put_le(uint8_t *p, uint64_t v, int n) {
 /* The weight block of an rs_conv in the DRAM image: the filter blocks in the
  * order of the passes that load them (each in the filter network's order),
  * then the (bias, M, S) of each output block (include/easynpu/rowstat.h). */
-static void lay_weights(rc_ctx *c, const enpu_qnode *q, const enpu_instr *in, uint8_t *img) {
+void rs_lay_weights(const enpu_arch *a, const enpu_qnode *q, const enpu_instr *in, uint8_t *img) {
     enpu_rs_geom g;
     enpu_err e = {0};
-    ENPU_ASSERT(enpu_rs_geom_of(c->a, in, &g, &e) == 0);
+    ENPU_ASSERT(enpu_rs_geom_of(a, in, &g, &e) == 0);
     const int64_t wb = g.wb, K = g.cpg * in->hk * in->wk;
     uint8_t *base = img + in->rs_weight_addr * wb;
     for (int64_t b = 0; b < g.n_fblocks; b++) {
@@ -425,7 +425,7 @@ static int emit(rc_ctx *c, enpu_program *p) {
     uint8_t *img = calloc(img_len ? img_len : 1, 1);
     if (!img) return oom(c);
     for (int i = 0; i < c->nl; i++)
-        if (!c->L[i].host) lay_weights(c, g->nodes[c->L[i].node].q, &c->L[i].ins, img);
+        if (!c->L[i].host) rs_lay_weights(c->a, g->nodes[c->L[i].node].q, &c->L[i].ins, img);
     rc = enpu_program_set_image(p, ENPU_SEC_DRAM_INIT, img, img_len, c->err);
     free(img);
     if (rc) return rc;

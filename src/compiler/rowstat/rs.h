@@ -25,6 +25,12 @@ unsigned enpu_rs_host_kinds(void);
 int enpu_rs_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                     enpu_program *prog, enpu_compile_report *rep, enpu_err *err);
 
+/* Writes the weight block of rs_conv `in` (the filter blocks in the order
+ * of the passes that load them, each in the filter network's order, then
+ * every output block's (bias, M, S)) for quantized node q into the DRAM
+ * image img, at rs_weight_addr (include/easynpu/rowstat.h). */
+void rs_lay_weights(const enpu_arch *a, const enpu_qnode *q, const enpu_instr *in, uint8_t *img);
+
 /* ---- the cost model (cost.c) -------------------------------------------------- */
 
 /* Counts of one instruction, in the units of the simulator's statistics
