@@ -80,7 +80,7 @@ int enpu_rs_geom_of(const enpu_arch *a, const enpu_instr *in, enpu_rs_geom *g, e
     g->n_fblocks = g->n_gb * g->n_fb * g->n_cb * g->n_fold;
     g->multi = g->n_cb * g->n_fold > 1;
     g->psum_bytes = enpu_ceil_div(a->rs_psum_bits, 8);
-    for (int64_t s = 0; s < g->n_strips; s++) {
+    for (int64_t s = 0; s < g->n_strips; s++) { /* padding clips any of them */
         int64_t r0, r1;
         enpu_rs_strip_rows(g, in, s, &r0, &r1);
         if (r1 - r0 > g->strip_rows) g->strip_rows = r1 - r0;
@@ -178,18 +178,61 @@ int64_t enpu_rs_fblock_values(const enpu_rs_geom *g, const enpu_instr *in, int64
     return ng_of(g, gb) * nf_of(g, fb) * nc_of(g, cb) * nk_of(g, in, fold) * in->wk;
 }
 
-int64_t enpu_rs_fblock_word(const enpu_rs_geom *g, const enpu_instr *in, int64_t fblock) {
-    int64_t w = 0;
-    for (int64_t b = 0; b < fblock; b++) w += enpu_ceil_div(enpu_rs_fblock_values(g, in, b) * g->es, g->wb);
+/* The blocks in DRAM are indexed by digits (gb, fb, cb, fold), and a
+ * block's size depends only on which of its digits are the last of their
+ * dimension: a sum over blocks is a sum over those classes.  Words of the
+ * blocks whose first `lvl` digits are dig[0..lvl), of the first `nlev`
+ * dimensions (4: filter blocks; 2: the (bias, M, S) blocks). */
+static int64_t sum_blocks(const enpu_rs_geom *g, const enpu_instr *in, int64_t *dig, int lvl, int nlev) {
+    const int64_t radix[4] = {g->n_gb, g->n_fb, g->n_cb, g->n_fold};
+    if (lvl == nlev) {
+        int64_t ch = ng_of(g, dig[0]) * nf_of(g, dig[1]);
+        if (nlev == 2) return enpu_ceil_div(ch * ENPU_RS_PARAM_BYTES, g->wb);
+        return enpu_ceil_div(ch * nc_of(g, dig[2]) * nk_of(g, in, dig[3]) * in->wk * g->es, g->wb);
+    }
+    int64_t keep = dig[lvl], s;
+    dig[lvl] = radix[lvl] - 1;
+    s = sum_blocks(g, in, dig, lvl + 1, nlev);
+    if (radix[lvl] > 1) {
+        dig[lvl] = 0; /* any digit but the last: all the same size */
+        s += (radix[lvl] - 1) * sum_blocks(g, in, dig, lvl + 1, nlev);
+    }
+    dig[lvl] = keep;
+    return s;
+}
+
+/* Words before block `digits` in the order of the first nlev dimensions. */
+static int64_t block_prefix(const enpu_rs_geom *g, const enpu_instr *in, const int64_t *digits, int nlev) {
+    int64_t dig[4] = {0, 0, 0, 0}, w = 0;
+    for (int lvl = 0; lvl < nlev; lvl++) {
+        if (digits[lvl] > 0) {
+            dig[lvl] = 0; /* the blocks before it at this level are not the last */
+            w += digits[lvl] * sum_blocks(g, in, dig, lvl + 1, nlev);
+        }
+        dig[lvl] = digits[lvl];
+    }
     return w;
 }
 
+int64_t enpu_rs_fblock_word(const enpu_rs_geom *g, const enpu_instr *in, int64_t fblock) {
+    if (fblock >= g->n_fblocks) {
+        int64_t dig[4] = {0, 0, 0, 0};
+        return sum_blocks(g, in, dig, 0, 4);
+    }
+    int64_t d[4];
+    d[3] = fblock % g->n_fold, fblock /= g->n_fold;
+    d[2] = fblock % g->n_cb, fblock /= g->n_cb;
+    d[1] = fblock % g->n_fb, d[0] = fblock / g->n_fb;
+    return block_prefix(g, in, d, 4);
+}
+
 int64_t enpu_rs_param_word(const enpu_rs_geom *g, const enpu_instr *in, int64_t gb, int64_t fb) {
-    (void)in;
-    int64_t w = 0;
-    for (int64_t b = 0; b < gb * g->n_fb + fb; b++)
-        w += enpu_ceil_div(ng_of(g, b / g->n_fb) * nf_of(g, b % g->n_fb) * ENPU_RS_PARAM_BYTES, g->wb);
-    return w;
+    if (gb >= g->n_gb) {
+        int64_t dig[4] = {0, 0, 0, 0};
+        return sum_blocks(g, in, dig, 0, 2);
+    }
+    const int64_t d[2] = {gb, fb};
+    return block_prefix(g, in, d, 2);
 }
 
 int64_t enpu_rs_block_last_pass(const enpu_rs_geom *g, int64_t o) {
