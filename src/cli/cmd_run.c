@@ -209,6 +209,44 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
     return rc;
 }
 
+/* Per-layer memory traffic of every architecture at every level of its
+ * hierarchy (enpu_report_levels): what each dataflow reuses where. */
+static void print_levels(FILE *text, const arch_run *runs, int n, const enpu_layer_stats *brows, int nb) {
+    static const char *const lv[] = {"DRAM KB", "buf KB", "array k", "local k"};
+    fprintf(text, "\nmemory traffic by level (DRAM and the on-chip buffer in KB; the array's networks and "
+                  "the PEs' local buffers in thousands of values)\n%-28s", "layer");
+    for (int a = 0; a < n; a++) fprintf(text, " | %-35.35s", runs[a].arch.name);
+    fprintf(text, "\n%-28s", "");
+    for (int a = 0; a < n; a++) {
+        fprintf(text, " |");
+        for (int l = 0; l < ENPU_LEVEL_COUNT; l++) fprintf(text, " %8s", lv[l]);
+    }
+    fprintf(text, "\n");
+    for (int i = 0; i <= nb; i++) {
+        const char *nm = i < nb ? brows[i].name : "total";
+        if (i < nb && strcmp(brows[i].op, "end") == 0) continue;
+        char name[32];
+        snprintf(name, sizeof name, "%.27s", nm);
+        fprintf(text, "%-28s", name);
+        for (int a = 0; a < n; a++) {
+            const enpu_layer_stats *m = NULL;
+            int na = 0;
+            const enpu_layer_stats *arows = runs[a].ran ? enpu_sim_result_rows(&runs[a].res, &na) : NULL;
+            for (int k = 0; k < na && !m && i < nb; k++)
+                if (strcmp(arows[k].name, nm) == 0) m = &arows[k];
+            double lvl[ENPU_LEVEL_COUNT];
+            if (i == nb && runs[a].ran) enpu_report_levels(&runs[a].arch, runs[a].res.reads, runs[a].res.writes, lvl);
+            else if (m && !m->host) enpu_report_levels(&runs[a].arch, m->reads, m->writes, lvl);
+            else {
+                fprintf(text, " | %35s", !runs[a].ran ? "n/a" : m ? "host" : "-");
+                continue;
+            }
+            fprintf(text, " | %8.1f %8.1f %8.1f %8.1f", lvl[0] / 1024, lvl[1] / 1024, lvl[2] / 1000, lvl[3] / 1000);
+        }
+        fprintf(text, "\n");
+    }
+}
+
 /* Per-layer cycles of the same model on several architectures. */
 static void print_comparison(FILE *text, const arch_run *runs, int n) {
     fprintf(text, "\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
@@ -278,6 +316,7 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
                "microarchitecture alone\n");
     for (int a = 0; a < n; a++)
         if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
+    print_levels(text, runs, n, brows, nb);
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n,

@@ -54,7 +54,7 @@ void rs_pe_config(rs_pe *pe, bool used, int64_t q, int64_t p, int64_t wk, int64_
     pe->lb_head = pe->lb_n = 0;
     pe->flb_n = 0;
     pe->filled = false;
-    pe->u = pe->k = 0;
+    pe->u = pe->k = pe->xo = pe->m = 0;
     pe->done = !used;
     pe->first_mac = pe->last_mac = -1;
     pe->out.full = false;
@@ -97,14 +97,15 @@ int rs_pe_step(rs_pe *pe, int64_t t, rs_link *in, bool go, rs_stats *st) {
         return 0;
     }
     if (t <= pe->fill_at || !go) return 0;
-    const int64_t xo = pe->u / pe->p, m = pe->u % pe->p;
+    const int64_t xo = pe->xo, m = pe->m;
     /* the last filter of an output column replaces the window's oldest columns */
     const bool pull = m == pe->p - 1 && xo < pe->wo - 1 && pe->k < pe->R;
     const bool last = pe->k == pe->L - 1;
     if (pe->k == 0 && in && !(in->full && in->unit == pe->u && in->ready <= t)) return 0;
     if (pull && !fifo_ready(pe, t)) return 0;
     if (last && pe->out.full) return -1; /* the PE below has not taken the previous psum */
-    int64_t slot = (pe->lb_head + pe->k) % pe->L;
+    int64_t slot = pe->lb_head + pe->k;
+    if (slot >= pe->L) slot -= pe->L;
     int64_t x = pe->lb[slot], w = pe->flb[m * pe->L + pe->k];
     int64_t acc = pe->k == 0 ? (in ? in->value : 0) : pe->psum[m];
     if (pe->k == 0 && in) in->full = false; /* taken: the PE above may write its next psum */
@@ -128,6 +129,7 @@ int rs_pe_step(rs_pe *pe, int64_t t, rs_link *in, bool go, rs_stats *st) {
         pe->out.ready = t + pe->D; /* through the MAC pipeline */
         if (m == pe->p - 1 && xo < pe->wo - 1) pe->lb_head = (pe->lb_head + pe->R) % pe->L;
         pe->k = 0;
+        if (++pe->m == pe->p) pe->m = 0, pe->xo++;
         if (++pe->u == pe->U) pe->done = true;
     }
     return 1;

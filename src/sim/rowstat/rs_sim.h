@@ -59,6 +59,7 @@ typedef struct rs_pe {
     bool filled;
     int64_t fill_at;   /* cycle of the window's last value */
     int64_t u, k;      /* next MAC: unit, MAC within the unit */
+    int64_t xo, m;     /* the unit's output column and filter (u = xo*p + m) */
     bool done;
     int64_t first_mac, last_mac;
     rs_link out;       /* to the PE below; the bottom PE's goes to the output network */
