@@ -231,6 +231,8 @@ typedef struct enpu_qreport {
     enpu_calib_method method;
     double percentile;
     int acc_bits, mult_bits, act_segments;
+    int bits;               /* 8, or 16 (docs/numerics.md §10: then acc_bits is the wide one) */
+    bool pow2;              /* 16-bit power-of-two (Q-format) scales */
     int n_calib;            /* calibration samples used */
     bool on_test_set;       /* end-to-end and SQNR figures over --test inputs */
     int n_host;             /* HOST nodes */

@@ -1311,7 +1311,9 @@ int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_sample
         enpu_qreport *r = report;
         r->method = opts->method;
         r->percentile = opts->percentile;
-        r->acc_bits = opts->acc_bits;
+        r->acc_bits = opts->bits == 16 ? opts->wide_acc_bits : opts->acc_bits;
+        r->bits = opts->bits;
+        r->pow2 = opts->pow2;
         r->mult_bits = opts->mult_bits;
         r->act_segments = opts->act_segments;
         r->n_calib = n_samples;
