@@ -101,6 +101,7 @@ typedef struct enpu_layer_report {
 
 typedef struct enpu_compile_report {
     char *arch_name;
+    enpu_engine engine;      /* the back end's engine (the table's columns follow it) */
     int pes, pe_rows;
     int n_layers;
     enpu_layer_report *layers;

@@ -523,6 +523,7 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = c->a;
     memset(r, 0, sizeof *r);
     r->arch_name = dups(a->name);
+    r->engine = ENPU_ENGINE_ROWSTAT;
     /* pes x pe_rows is what the reports divide MACs by: the array */
     r->pes = (int)a->rs_cols, r->pe_rows = (int)a->rs_rows;
     rs_counts *cnt = calloc((size_t)p->n_instr, sizeof *cnt);
@@ -588,7 +589,6 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
     }
     free(cnt);
     r->total_ideal = (r->total_macs + units - 1) / units;
-    r->offchip = true;
     for (int i = 0; i < p->n_hostops; i++) {
         r->hostops[r->n_hostops] = dupf("%s '%s'", p->hostops[i].kind, p->hostops[i].name);
         if (!r->hostops[r->n_hostops++]) return oom(c);
