@@ -354,9 +354,21 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
             a->engine == ENPU_ENGINE_ROWSTAT ? "  (the row-stationary PE array, rs_rows x rs_cols)" : "");
     fprintf(f, "  peak                 %12.3f  GOPS (2 ops per MAC)\n", peak);
     fprintf(f, "  bus word             %12" PRId64 "  bytes\n", wb);
-    fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
-    fprintf(f, "  skip DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->skip_dtcm_bytes));
-    fprintf(f, "  weight memory        %12" PRId64 "  words\n", enpu_arch_words(a, a->weight_mem_bytes));
+    if (a->engine == ENPU_ENGINE_ROWSTAT) {
+        /* the row-stationary engine uses no DTCM or weight memory: its own */
+        char dims[32];
+        snprintf(dims, sizeof dims, "%" PRId64 " x %" PRId64, a->rs_rows, a->rs_cols);
+        fprintf(f, "  PE array             %12s  rows x columns\n", dims);
+        fprintf(f, "  global buffer        %12" PRId64 "  bytes\n", a->rs_glb_bytes);
+        fprintf(f, "  PE buffers           %12" PRId64 "  entries (ifmap loop buffer %" PRId64 ", filter loop buffer %" PRId64
+                   ", input FIFO %" PRId64 ", psum RAM %" PRId64 ")\n",
+                a->rs_ifmap_lb_depth + a->rs_filter_lb_depth + a->rs_fifo_depth + a->rs_psum_depth,
+                a->rs_ifmap_lb_depth, a->rs_filter_lb_depth, a->rs_fifo_depth, a->rs_psum_depth);
+    } else {
+        fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
+        fprintf(f, "  skip DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->skip_dtcm_bytes));
+        fprintf(f, "  weight memory        %12" PRId64 "  words\n", enpu_arch_words(a, a->weight_mem_bytes));
+    }
     fprintf(f, "  ITCM                 %12" PRId64 "  instructions\n", a->itcm_bytes / ENPU_INSTR_BYTES);
     if (a->dram_bytes > 0) {
         int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
@@ -370,7 +382,11 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     }
     enpu_isa_layout l;
     enpu_err e = {0};
-    if (enpu_isa_layout_make(a, &l, &e) == 0)
+    int have_layout = enpu_isa_layout_make(a, &l, &e) == 0;
+    if (have_layout && a->engine == ENPU_ENGINE_ROWSTAT)
+        fprintf(f, "  instruction          %12d  bits used of %d (rs_conv)\n", l.used_bits[ENPU_FMT_RS],
+                ENPU_INSTR_BITS);
+    else if (have_layout)
         fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
                 l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
                 l.used_bits[ENPU_FMT_DMA]);
