@@ -1,13 +1,13 @@
 /* The compiler back end of the row-stationary engine (docs/rowstat.md):
- *   lower.c  the quantized graph -> rs_conv instructions, host ops and the
- *            DRAM plan (tensors, weights) with their IO descriptors;
+ *   compile.c the quantized graph -> rs_conv instructions, host ops and the
+ *            DRAM plan (tensors, weights) with their IO descriptors; the
+ *            weight blocks, the program and its mapping report;
  *   map.c    per convolution, the mapping (rs_e, rs_p, rs_q, rs_r, rs_t,
  *            rs_hf, rs_gpar, rs_dbuf) with the fewest modelled cycles that
  *            fits the array and every buffer;
  *   cost.c   the cost model: the engine's timing rules, event by event, for
  *            a pass, a layer and a whole program (the simulator,
- *            src/sim/rowstat/, implements the same rules cycle by cycle);
- *   emit.c   the weight blocks in DRAM, the program, the mapping report. */
+ *            src/sim/rowstat/, implements the same rules cycle by cycle). */
 #ifndef ENPU_RS_COMPILER_H
 #define ENPU_RS_COMPILER_H
 
