@@ -50,10 +50,7 @@ static int bench(const char *name, const char *onnx, const char *calib, const ch
         return 1;
     }
     enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)arch.mult_bits;
-    qo.acc_bits = (int)arch.acc_bits;
-    qo.act_segments = (int)arch.act_segments;
+    enpu_quant_opts_for_arch(&qo, &arch);
     qo.quiet = true;
     if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err) ||
         enpu_compile(qg, &arch, NULL, &prog, NULL, &err) || enpu_tensor_read(input, &in, &err) ||

@@ -3,7 +3,7 @@
 # build-fuzz/ and runs each for a bounded time, one after another, under
 # `nice -n 19` (never two fuzzers at once: the machine is shared).
 #
-#   fuzz/run.sh [-t SECONDS] [TARGET...]     TARGET: onnx npy pb arch program asm qjson
+#   fuzz/run.sh [-t SECONDS] [TARGET...]     TARGET: onnx npy npz pb arch program asm qjson
 #
 # SECONDS per target: -t, else $ENPU_FUZZ_SECONDS, else 60.  The corpus a
 # run starts from is fuzz/corpus/<target>/ (committed, minimized seeds) plus
@@ -23,7 +23,7 @@ if [ "${1:-}" = "-t" ]; then
     SECONDS_PER=$2
     shift 2
 fi
-ALL="onnx npy pb arch program asm qjson"
+ALL="onnx npy npz pb arch program asm qjson"
 TARGETS=${*:-$ALL}
 NICE="nice -n 19"
 JOBS=${JOBS:-2}
@@ -91,6 +91,9 @@ mkseeds() {
     npy)
         seed npy models/kws_cnn/sample_0.npy models/kws_cnn/calib/calib_00.npy tests/bad/npy/*.npy \
             tests/bad/regress/*.npy ;;
+    npz)
+        seed npz tests/data/npz/*.npz tests/bad/npz/*.npz "$SHARED"/alibaba-kws/sample_input.npz \
+            tests/bad/regress/*.npz ;;
     pb)
         seed pb "$SHARED"/mnist-8/test_data_set_0/*.pb "$SHARED"/alibaba-kws/test_data_set_0/*.pb \
             "$SHARED"/mlperf-vww-float/test_data_set_0/output_0.pb tests/bad/pb/*.pb tests/bad/regress/*.pb ;;

@@ -20,27 +20,41 @@ Outputs (committed, so the main job needs no Python):
     models/kws_cnn/sample_{0..3}.npy      inputs [1,1,26,49] float32
     models/kws_cnn/sample_labels.txt      the class of each sample
     models/kws_cnn/calib/calib_{00..31}.npy  calibration inputs
+    models/kws_cnn/calib_labels.txt       the class of each calibration input
 
 Run with Debian's python: /usr/bin/python3 scripts/make_kws_model.py
+
+    --data-only      draws the data exactly as a full build does (every numpy
+                     draw depends on the seed alone, not on the training),
+                     checks that the committed sample and calibration inputs
+                     are those draws, bit for bit, and writes the two labels
+                     files; no torch needed, nothing else changes
+    --test-set DIR   also writes the 512 held-out inputs the build measures
+                     its accuracy on: DIR/test_inputs.npy [512,1,26,49] and
+                     DIR/test_labels.txt (one class per line, in order)
 """
 import os
 import sys
 
 import numpy as np
-import torch
-import torch.nn as nn
+
+try:
+    import torch
+    import torch.nn as nn
+except ImportError:  # --data-only needs numpy alone
+    torch = nn = None
 
 SEED = 20261121
 H, W, CLASSES = 26, 49, 12
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models")
 
 
-class ReLU1(nn.Module):
+class ReLU1(nn.Module if nn else object):
     def forward(self, x):
         return torch.nn.functional.hardtanh(x, 0.0, 1.0)
 
 
-class KwsCnn(nn.Module):
+class KwsCnn(nn.Module if nn else object):
     def __init__(self):
         super().__init__()
 
@@ -79,7 +93,55 @@ def sample(rng, tmpl, n):
     return x, labels
 
 
+def draw_data(rng, tmpl, train_step=None):
+    """Every numpy draw of a build after the templates, in order: 600 training
+    batches (each handed to train_step), the held-out set, the samples, the
+    calibration inputs."""
+    for step in range(600):
+        x, y = sample(rng, tmpl, 32)
+        if train_step:
+            train_step(step, x, y)
+    return sample(rng, tmpl, 512), sample(rng, tmpl, 4), sample(rng, tmpl, 32)
+
+
+def write_labels(path, names, labels):
+    with open(path, "w") as f:
+        for name, c in zip(names, labels):
+            f.write(f"{name} {int(c)}\n")
+
+
+def write_data_labels(samples, calib):
+    d = os.path.join(ROOT, "kws_cnn")
+    write_labels(os.path.join(d, "sample_labels.txt"), [f"sample_{i}.npy" for i in range(4)], samples[1])
+    write_labels(os.path.join(d, "calib_labels.txt"), [f"calib_{i:02d}.npy" for i in range(32)], calib[1])
+
+
+def data_only(test_dir):
+    rng = np.random.default_rng(SEED)
+    held, samples, calib = draw_data(rng, templates(rng))
+    d = os.path.join(ROOT, "kws_cnn")
+    for i in range(4):
+        if not np.array_equal(np.load(os.path.join(d, f"sample_{i}.npy")), samples[0][i:i + 1]):
+            sys.exit(f"sample_{i}.npy is not the seeded draw: rebuild the model")
+    for i in range(32):
+        if not np.array_equal(np.load(os.path.join(d, "calib", f"calib_{i:02d}.npy")), calib[0][i:i + 1]):
+            sys.exit(f"calib_{i:02d}.npy is not the seeded draw: rebuild the model")
+    write_data_labels(samples, calib)
+    print("the committed inputs are the seeded draws; wrote the labels", file=sys.stderr)
+    if test_dir:
+        os.makedirs(test_dir, exist_ok=True)
+        np.save(os.path.join(test_dir, "test_inputs.npy"), held[0])
+        with open(os.path.join(test_dir, "test_labels.txt"), "w") as f:
+            f.writelines(f"{int(c)}\n" for c in held[1])
+        print(f"wrote {len(held[1])} held-out inputs to {test_dir}", file=sys.stderr)
+
+
 def main():
+    if "--data-only" in sys.argv[1:]:
+        args = sys.argv[1:]
+        test_dir = args[args.index("--test-set") + 1] if "--test-set" in args else None
+        data_only(test_dir)
+        return
     rng = np.random.default_rng(SEED)
     torch.manual_seed(SEED)
     torch.use_deterministic_algorithms(True)
@@ -89,16 +151,17 @@ def main():
     opt = torch.optim.Adam(model.parameters(), lr=2e-3)
     loss_fn = nn.CrossEntropyLoss()
     model.train()
-    for step in range(600):
-        x, y = sample(rng, tmpl, 32)
+
+    def train_step(step, x, y):
         opt.zero_grad()
         loss = loss_fn(model(torch.from_numpy(x)), torch.from_numpy(y).long())
         loss.backward()
         opt.step()
         if step % 100 == 0:
             print(f"step {step}: loss {loss.item():.3f}", file=sys.stderr)
+
+    (xt, yt), (xs, ys), (xc, yc) = draw_data(rng, tmpl, train_step)
     model.eval()
-    xt, yt = sample(rng, tmpl, 512)
     with torch.no_grad():
         acc = (model(torch.from_numpy(xt)).argmax(1).numpy() == yt).mean()
     print(f"held-out synthetic accuracy: {acc:.3f}", file=sys.stderr)
@@ -111,15 +174,11 @@ def main():
     torch.onnx.export(model, dummy, path, opset_version=13, input_names=["mfcc"],
                       output_names=["logits"], training=torch.onnx.TrainingMode.PRESERVE,
                       do_constant_folding=False)
-    xs, ys = sample(rng, tmpl, 4)
     for i in range(4):
         np.save(os.path.join(ROOT, "kws_cnn", f"sample_{i}.npy"), xs[i:i + 1])
-    with open(os.path.join(ROOT, "kws_cnn", "sample_labels.txt"), "w") as f:
-        for i, c in enumerate(ys):
-            f.write(f"sample_{i}.npy {int(c)}\n")
-    xc, _ = sample(rng, tmpl, 32)
     for i in range(32):
         np.save(os.path.join(ROOT, "kws_cnn", "calib", f"calib_{i:02d}.npy"), xc[i:i + 1])
+    write_data_labels((xs, ys), (xc, yc))
     print(f"wrote {path}", file=sys.stderr)
 
 

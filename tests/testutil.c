@@ -193,6 +193,34 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
     return 0;
 }
 
+enpu_arch enpu_test_preset(const char *name) {
+    enpu_err err = {0};
+    enpu_arch a;
+    if (enpu_arch_preset(name, &a, &err)) fail_msg("%s", err.msg);
+    return a;
+}
+
+enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a) {
+    return enpu_test_quantize_bits(onnx, calib, a, 8);
+}
+
+enpu_graph *enpu_test_quantize_bits(const char *onnx, const char *calib, const enpu_arch *a, int bits) {
+    enpu_err err = {0};
+    enpu_graph *g = NULL, *qg = NULL;
+    if (enpu_onnx_load(onnx, &g, &err)) fail_msg("%s", err.msg);
+    enpu_buf *cal = NULL;
+    int n_cal = 0;
+    if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) fail_msg("%s", err.msg);
+    enpu_quant_opts qo;
+    enpu_compile_quant_opts(a, &qo); /* the arch's numerics and host kinds */
+    qo.bits = bits;
+    qo.quiet = true;
+    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) fail_msg("quantize %s: %s", onnx, err.msg);
+    enpu_calib_free(cal, n_cal * g->n_inputs);
+    enpu_graph_free(g);
+    return qg;
+}
+
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     return enpu_test_e2e_bits(name, onnx, calib, input, arch_in, co, 8, out);
@@ -202,27 +230,8 @@ uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *cali
                             const enpu_arch *arch_in, const enpu_compile_opts *co, int bits,
                             enpu_test_e2e_result *out) {
     enpu_err err = {0};
-    enpu_graph *g = NULL, *qg = NULL;
     enpu_arch arch = *arch_in;
-    if (enpu_onnx_load(onnx, &g, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
-    enpu_buf *cal = NULL;
-    int n_cal = 0;
-    if (enpu_calib_load(g, calib, &cal, &n_cal, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    enpu_compile_quant_opts(&arch, &qo); /* the arch's numerics and host kinds */
-    qo.bits = bits;
-    qo.quiet = true;
-    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) {
-        fprintf(stderr, "%s: %s\n", name, err.msg);
-        fail();
-    }
+    enpu_graph *qg = enpu_test_quantize_bits(onnx, calib, &arch, bits);
     enpu_program prog;
     enpu_compile_report rep;
     if (enpu_compile(qg, &arch, co, &prog, &rep, &err)) {
@@ -300,8 +309,6 @@ uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *cali
     enpu_gexec_free(m.ex);
     enpu_buf_free(&in);
     enpu_program_free(&prog);
-    enpu_calib_free(cal, n_cal * g->n_inputs);
     enpu_graph_free(qg);
-    enpu_graph_free(g);
     return sim_cycles;
 }

@@ -49,6 +49,16 @@ int enpu_test_run(const char *cmd, char **out);
  * number of instructions outside the model (not compared). */
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
 
+/* Preset `name` (fails the test if there is none). */
+enpu_arch enpu_test_preset(const char *name);
+
+/* The quantized graph of an ONNX model, calibrated on calib (a folder or
+ * files as `--calib` takes them; NULL: the fallback inputs) with the
+ * numerics of arch a; fails the test on any error. */
+enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a);
+/* The same with activations and weights of `bits` (8 or 16) bits. */
+enpu_graph *enpu_test_quantize_bits(const char *onnx, const char *calib, const enpu_arch *a, int bits);
+
 /* What enpu_test_e2e measured. */
 typedef struct enpu_test_e2e_result {
     uint64_t cycles;                 /* simulated (cycle mode) */

@@ -125,10 +125,10 @@ typedef struct enpu_compile_report {
 
 void enpu_compile_report_free(enpu_compile_report *r);
 
-/* The quantizer options a model compiled for arch needs (its multiplier,
- * accumulator and table widths, and for the row-stationary engine the kinds
- * its host runs and its psum width); bits, pow2, the calibration method and
- * quiet are left as they are. */
+/* Sets *o to the quantizer options a model compiled for arch needs:
+ * enpu_quant_opts_for_arch's (the defaults with the arch's multiplier,
+ * accumulator and table widths) and, for the row-stationary engine, the
+ * kinds its host runs and its psum width. */
 void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o);
 
 /* Whether the compiler can map onto arch: enpu_arch_validate, and

@@ -260,7 +260,8 @@ enpu_graph *enpu_graph_new(const char *name);
 void enpu_graph_free(enpu_graph *g);
 
 /* Adds a tensor (rank -1 if unknown).  Fails on a duplicate name.  Returns the
- * index or a negative status. */
+ * index or a negative status.  dims may point into g (another tensor's
+ * dims): they are read before g->tensors moves, which it may. */
 int enpu_graph_add_tensor(enpu_graph *g, const char *name, enpu_dtype dt, int rank,
                           const int64_t *dims, enpu_err *err);
 /* Index of the tensor named `name`, or -1. */

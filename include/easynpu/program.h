@@ -118,6 +118,16 @@ typedef struct enpu_hostop {
     float fparam[ENPU_HOSTOP_FPARAMS];
 } enpu_hostop;
 
+/* The attributes a host op of `kind` needs, in its record's parameters
+ * (docs/program.md "HOSTOPS record"): the one encoding the compiler writes
+ * and the simulator reads.  enpu_hostop_set_attrs fills h->iparam/fparam
+ * from node n (its op and attributes); it returns ENPU_E_UNSUPPORTED
+ * naming the node when they do not fit the record (a Pad of rank > 4).
+ * enpu_hostop_get_attrs sets the attributes of node n (of h's kind, whose
+ * first input has rank `rank0`) from the record. */
+int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err);
+void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0);
+
 /* An activation table in weight memory (metadata: the bits are in WEIGHTS). */
 typedef struct enpu_table_desc {
     char *name;          /* owned; function, e.g. "Sigmoid" */

@@ -75,6 +75,7 @@
 
 #include <stdio.h>
 
+#include "easynpu/arch.h"
 #include "easynpu/ir.h"
 #include "easynpu/numerics.h"
 #include "easynpu/pwl.h"
@@ -189,6 +190,10 @@ typedef struct enpu_quant_opts {
 int enpu_qgraph_bits(const enpu_graph *qg);
 
 void enpu_quant_opts_default(enpu_quant_opts *o);
+/* The defaults with the numerics of architecture a (its multiplier and
+ * accumulator widths and activation-table segments), as every command
+ * quantizes for the arch it compiles for. */
+void enpu_quant_opts_for_arch(enpu_quant_opts *o, const enpu_arch *a);
 
 /* The calibration fallback when no data is given (docs/quantization.md):
  * ENPU_CALIB_FALLBACK_SAMPLES inputs of independent N(0, 1) values from a
@@ -242,12 +247,9 @@ typedef struct enpu_qreport {
 
 void enpu_qreport_free(enpu_qreport *r);
 
-/* Loads calibration inputs: `spec` is a folder (every .npy/.pb in it, sorted
- * by name; when some are named input_*, as in an ONNX test_data_set_N
- * folder, only those) or a comma-separated list of files and folders.  For a
- * graph with several inputs, files are taken in groups of n_inputs in order.
- * Each file must have the graph input's shape (leading 1-dims may be added
- * or dropped); it is converted to float32.  *out is an array of n_samples *
+/* Loads calibration inputs: `spec` is read as enpu_dataset_load reads it
+ * (folders, files, stacked arrays, .npz), at most ENPU_CALIB_MAX_FILES sets;
+ * every value is converted to float32.  *out is an array of n_samples *
  * g->n_inputs buffers (free with enpu_calib_free).  Errors name the file. */
 int enpu_calib_load(const enpu_graph *g, const char *spec, enpu_buf **out, int *n_samples,
                     enpu_err *err);
@@ -255,6 +257,32 @@ int enpu_calib_load(const enpu_graph *g, const char *spec, enpu_buf **out, int *
 int enpu_calib_append(const enpu_graph *g, const char *spec, enpu_buf **bufs, int *n_samples,
                       enpu_err *err);
 void enpu_calib_free(enpu_buf *bufs, int n_bufs);
+
+/* A data set: named input sets, as `easynpu eval --data` reads them. */
+#define ENPU_DATASET_MAX_SAMPLES (1 << 20)
+typedef struct enpu_dataset {
+    int n_samples;
+    int n_inputs;
+    enpu_buf *bufs;   /* n_samples * n_inputs float32 buffers, in the graph inputs' shapes */
+    char **names;     /* per sample: its file, "file[i]" for the i-th of a stacked array,
+                         "file.npz:member" (and "[i]") for an .npz member */
+    bool truncated;   /* the limit left input sets out */
+} enpu_dataset;
+
+/* Loads the input sets of `spec` for graph g (float or quantized: only its
+ * inputs are read), in order: a comma-separated list of files and folders,
+ * a folder giving its .npy/.npz/.pb files sorted by name (only input_* ones
+ * when some are so named) or, when it has none, those of its subfolders (a
+ * model folder of ONNX test_data_set_N).  Every array (a file, or each
+ * member of an .npz) is either one graph input (its shape, leading 1-dims
+ * aside) or a stack [N, ...] of N of them; for a graph with several inputs,
+ * consecutive arrays are taken one per input (stacks of the same N).
+ * limit > 0 keeps the first `limit` sets.  Errors name the file.  Free with
+ * enpu_dataset_free (also after a failure). */
+int enpu_dataset_load(const enpu_graph *g, const char *spec, int limit, enpu_dataset *ds,
+                      enpu_err *err);
+void enpu_dataset_free(enpu_dataset *ds);
+
 /* The fallback inputs (see ENPU_CALIB_FALLBACK_*), n_samples * n_inputs. */
 int enpu_calib_synthetic(const enpu_graph *g, int n_samples, uint32_t seed, enpu_buf **out,
                          enpu_err *err);
@@ -313,6 +341,47 @@ const int16_t *enpu_gexec_value_i16(const enpu_gexec *ex, int t);
 int enpu_gexec_value_f32(const enpu_gexec *ex, int t, float *dst, enpu_err *err);
 /* Graph output i as float32 (dequantized if int8). */
 int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err);
+
+/* Which kernels the executor runs.  The reference loops compute each output
+ * element by itself, exactly as the semantics above are written; they define
+ * the numerics.  The fast kernels (src/ref/gfast.h: packed layouts, int16
+ * multiply-adds into int32, lookup tables, SIMD where the CPU has it) produce
+ * the same int8 values bit for bit: the accumulators are exact (the graph
+ * check proves every partial sum fits 32 bits, so the order of the sums does
+ * not matter) and every output goes through the same enpu_requant.  Nodes
+ * with no fast kernel (MOVE, HOST, broadcasting ADD/MUL) run the reference
+ * loops either way. */
+typedef enum enpu_gexec_kernels {
+    ENPU_GK_FAST = 0,   /* default: fast kernels, the best instruction set this CPU has */
+    ENPU_GK_PORTABLE,   /* fast kernels in plain C (what a CPU without SIMD runs) */
+    ENPU_GK_REFERENCE,  /* the reference loops */
+    ENPU_GK_AVX2,       /* fast kernels, x86 AVX2 */
+    ENPU_GK_AVX512VNNI, /* fast kernels, x86 AVX-512 VNNI (256-bit) */
+    ENPU_GK_COUNT
+} enpu_gexec_kernels;
+
+/* Switches ex to kernels k (preparing packed weights and tables for the fast
+ * ones; values of the previous run are kept).  ENPU_E_USAGE for an unknown
+ * k and ENPU_E_UNSUPPORTED for an instruction set this CPU lacks (nothing
+ * changes); ENPU_E_NOMEM (ex then runs the reference loops). */
+int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err);
+/* "reference", "portable", or the instruction set of the fast kernels
+ * ("avx2", "avx512vnni"). */
+const char *enpu_gexec_kernels_name(const enpu_gexec *ex);
+/* The name of kernels k ("fast", "portable", "reference", "avx2",
+ * "avx512vnni"), NULL for an unknown k; enpu_gexec_kernels_parse gives k for
+ * a name, -1 if unknown. */
+const char *enpu_gexec_kernels_label(enpu_gexec_kernels k);
+int enpu_gexec_kernels_parse(const char *name);
+
+/* Runs checked graph qg on the same float inputs (as enpu_gexec_run) with
+ * kernels a and with kernels b and compares every tensor element by element
+ * (int8 values, and the float outputs of host nodes bit for bit): 0 when all
+ * are equal; ENPU_E_MISMATCH naming the first node (in execution order) whose
+ * output differs, the element index and both values.  The random-graph
+ * fuzzer's entry point for fast-vs-reference. */
+int enpu_gexec_compare_kernels(const enpu_graph *qg, const enpu_buf *inputs, enpu_gexec_kernels a,
+                               enpu_gexec_kernels b, enpu_err *err);
 
 /* Saving and loading a quantized graph (.qjson: JSON with base64 data,
  * docs/quantization.md §7).  The loader checks every field (types, sizes,

@@ -24,11 +24,10 @@
  * enpu_fref_node, exactly as the golden reference runs a HOST node; int8
  * outputs are quantized (enpu_quantize) back into the DTCM, float outputs
  * stay in host memory.  Attributes come from the record as the compiler
- * writes them: Softmax axis = iparam[0] and its opset < 13 coercion =
- * iparam[1]; Flatten/Concat axis = iparam[0]; Transpose perm = iparam[];
- * LeakyRelu/HardSigmoid/Clip alpha, beta, min, max = fparam[0..3].  Only
- * tensor operands are passed (an op needing a constant operand, such as a
- * Reshape's shape, is refused by enpu_fref_node).
+ * writes them (enpu_hostop_get_attrs, docs/program.md "HOSTOPS record":
+ * axes, perm, activation parameters, Gemm flags, Conv/pool windows, Pad's
+ * pads and value).  Only tensor operands are passed (the compiler refuses a
+ * host op with a constant operand).
  *
  * User-facing tensors (inputs, outputs, enpu_sim_read_tensor) are in the
  * graph's order: for an IO descriptor with layout NHWC and rank >= 3 the

@@ -47,6 +47,20 @@ int enpu_tensor_write(const char *path, const enpu_buf *b, enpu_err *err);
 int enpu_npy_parse(const uint8_t *data, size_t n, enpu_buf *out, enpu_err *err);
 int enpu_pb_parse(const uint8_t *data, size_t n, enpu_buf *out, enpu_err *err);
 
+/* Largest .npz archive read, and most arrays in one. */
+#define ENPU_MAX_NPZ_FILE_BYTES ((size_t)1 << 32)
+#define ENPU_MAX_NPZ_ARRAYS 100000
+
+/* Reads a NumPy .npz archive (a zip of .npy members, stored or deflated, as
+ * numpy.savez and savez_compressed write them, zip64 included): *out gets
+ * *n_out buffers (free each with enpu_buf_free, then the array), one per
+ * member in archive order, named after the member without ".npy".  A member
+ * that is not a .npy, a bad CRC-32, corrupt deflate data or a truncated
+ * archive is ENPU_E_FORMAT; encryption and other compression methods
+ * ENPU_E_UNSUPPORTED.  Errors start with the path and name the member. */
+int enpu_npz_read(const char *path, enpu_buf **out, int *n_out, enpu_err *err);
+int enpu_npz_parse(const uint8_t *data, size_t n, enpu_buf **out, int *n_out, enpu_err *err);
+
 #ifdef __cplusplus
 }
 #endif

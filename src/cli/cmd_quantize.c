@@ -169,7 +169,11 @@ int enpu_cmd_quantize(int argc, char **argv) {
     if (arch_spec) {
         enpu_arch arch;
         if (enpu_arch_load(arch_spec, &arch, &err)) return enpu_cli_fail("quantize", &err);
-        enpu_compile_quant_opts(&arch, &qo);
+        /* what the arch decides (widths, host kinds); the options given stay */
+        enpu_quant_opts aq;
+        enpu_compile_quant_opts(&arch, &aq);
+        qo.mult_bits = aq.mult_bits, qo.acc_bits = aq.acc_bits, qo.act_segments = aq.act_segments;
+        qo.wide_acc_bits = aq.wide_acc_bits, qo.host_kinds = aq.host_kinds;
     }
     enpu_graph *g = NULL, *qg = NULL;
     enpu_buf *cal = NULL, *test = NULL;

@@ -39,7 +39,6 @@ int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, 
     *qg = NULL;
     if (m->is_qjson) return enpu_qgraph_load(m->path, qg, err);
     enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
     enpu_compile_quant_opts(arch, &qo);
     qo.bits = m->bits ? m->bits : 8;
     qo.pow2 = m->pow2;

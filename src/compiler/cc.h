@@ -153,6 +153,7 @@ int cc_lower(cc *c);
 int cc_add_layer(cc *c, int opcode, int node, const char *name);
 int cc_add_store(cc *c, int tensor, int64_t h, int64_t w, int64_t ch);
 void cc_tensor_grid(const enpu_tensor *t, int64_t *h, int64_t *w, int64_t *ch);
+int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C);
 int cc_note(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* fuse.c */
 int cc_fuse(cc *c);
@@ -201,6 +202,9 @@ cc_item *cc_item_dma(cc *c, int layer, int what, int dir, int mem, int64_t sram,
  * the padding rows above (pt) and below (pb) them. */
 void cc_in_rows(const enpu_instr *h, int64_t r0, int64_t r1, int64_t *a, int64_t *b, int64_t *pt,
                 int64_t *pb);
+/* Words of one input row of window head h as it reads its input (a view
+ * of a reshaped map has the view's rows, not the stored map's). */
+int64_t cc_in_row_words(const cc *c, const enpu_instr *h);
 /* Cuts the chain ins[0..n) (whole map) to output rows [r0, r1): the head's
  * input rows, padding and output height, the members' heights.  Addresses
  * are left to the caller. */

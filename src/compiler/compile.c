@@ -248,10 +248,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
 }
 
 void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o) {
-    o->mult_bits = (int)arch->mult_bits;
-    o->acc_bits = (int)arch->acc_bits;
-    o->act_segments = (int)arch->act_segments;
-    o->host_kinds = 0;
+    enpu_quant_opts_for_arch(o, arch);
     if (arch->engine == ENPU_ENGINE_ROWSTAT) {
         o->host_kinds = enpu_rs_host_kinds();
         o->wide_acc_bits = (int)arch->rs_psum_bits;

@@ -9,19 +9,23 @@
  * unit becomes valid, when its first pass issues (after the previous unit's
  * passes, the parameters and the first weight word), when its passes end,
  * and -- for a unit that completes an output tile -- when the fused stages
- * run and in which cycles their words are written.  Within a unit the
- * passes run back to back (no stall can occur inside one: weights and op2
- * words are prefetched in time when weight_mem_latency < weight_pad_depth,
- * and a write never waits), so the cost per unit is O(its ifmap words).
+ * run and in which cycles their words are written.  Passes that neither
+ * write nor read a second operand run back to back (weights are prefetched
+ * in time when weight_mem_latency < weight_pad_depth, which the compiler
+ * requires).  The final pass of a tile and the fused stages are walked
+ * cycle by cycle, as the PE controller decides (run_pass): an op2 word
+ * comes through the op2 FIFO from the skip port, which the chain's own skip
+ * writes take first; a writing cycle needs room in its write queue
+ * (psum_depth words, counting words in flight), and a reshape moving lanes
+ * writes one masked word per run of lanes landing in one output word.  So
+ * the cost per unit is O(its ifmap words + its output words).
  *
- * What it does not model: PE rows > 1 and op2 in the main DTCM (the
- * compiler never emits them), byte-masked writes (a group conv whose output
- * channels per group are not a multiple of pes, which the compiler never
- * emits; a reshape that does not keep whole words, which it does emit as a
- * standalone copy layer), and weight streams slower than the weight pad
- * (weight_mem_latency >= weight_pad_depth, an arch the compiler refuses).
- * For those the figures are the same rules with one write per word;
- * enpu_cost_exact says which chains are inside the model. */
+ * What it does not model (the compiler never emits it): PE rows > 1, op2 in
+ * the main DTCM, the split writes of a group conv whose output channels per
+ * group are not a multiple of pes (the compiler runs such a conv as a dense
+ * one), and weight streams slower than the weight pad (weight_mem_latency >=
+ * weight_pad_depth, an arch the compiler refuses); enpu_cost_exact says
+ * which chains are inside the model. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,6 +116,194 @@ static int64_t wl_free(wlist *w, int64_t t, int64_t *denied) {
     return t;
 }
 
+/* ---- write queues, the op2 reader: the passes that write or read op2 ------ */
+
+/* A write queue and its port (§11.7-11.8): every word pushed, in push order,
+ * with the cycle it is written (writes own their port: a word is written in
+ * the first cycle >= its ready cycle after the previous word's). */
+typedef struct wqueue {
+    int64_t *serve;
+    int64_t n, cap;
+    int64_t head; /* words written by the last room check */
+    int64_t rd;   /* the op2 reader's position (skip port) */
+    int64_t last; /* last write cycle */
+} wqueue;
+
+static void wq_push(wqueue *q, int64_t ready, int64_t k, wlist *bus) {
+    for (int64_t i = 0; i < k; i++) {
+        if (q->n == q->cap) {
+            int64_t cap = q->cap ? 2 * q->cap : 256;
+            int64_t *ns = realloc(q->serve, (size_t)cap * sizeof *ns);
+            ENPU_ASSERT(ns);
+            q->serve = ns, q->cap = cap;
+        }
+        int64_t s = max64(ready, q->last + 1);
+        q->serve[q->n++] = s;
+        q->last = s;
+        if (bus) wl_add(bus, s, s);
+    }
+}
+
+/* Room for k more words at cycle t (after the write of cycle t, counting
+ * words in flight; k > cap: an empty queue), §11.12. */
+static bool wq_room(wqueue *q, int64_t t, int64_t k, int64_t cap) {
+    if (k == 0) return true;
+    while (q->head < q->n && q->serve[q->head] <= t) q->head++;
+    int64_t cnt = q->n - q->head;
+    return k > cap ? cnt == 0 : cnt + k <= cap;
+}
+
+/* Is the port written in cycle t (calls with nondecreasing t)? */
+static bool wq_busy(wqueue *q, int64_t t) {
+    while (q->rd < q->n && q->serve[q->rd] < t) q->rd++;
+    return q->rd < q->n && q->serve[q->rd] == t;
+}
+
+/* The op2 reader (§11.7): from the chain's first cycle it reads the next
+ * word in consumption order whenever its FIFO (weight_pad_depth words,
+ * counting reads in flight) has room and the skip port is not written;
+ * a word read in cycle t is usable from t + Ld. */
+typedef struct op2r {
+    int64_t depth, Ld;
+    int64_t tr;       /* next cycle the reader decides */
+    int64_t total;    /* words of the chain: the reader stops after the last */
+    int64_t issued, popped;
+    int64_t *ready;   /* [depth] ring: usable cycle of word i */
+    int64_t *pop_t;   /* [depth] ring: cycle word i was consumed */
+    int64_t denied;   /* reads denied the port since the last consumption */
+} op2r;
+
+/* Runs the reader through cycle t (the PE's consumptions before t known). */
+static void op2_advance(op2r *o, wqueue *skip, int64_t t) {
+    while (o->tr <= t) {
+        if (o->issued >= o->total) { /* done: it neither reads nor is denied */
+            o->tr = t + 1;
+            break;
+        }
+        int64_t m = o->issued - o->depth; /* the word that must be gone for room */
+        if (m >= 0) {
+            if (m >= o->popped) { /* full until the PE consumes it, in cycle >= t */
+                o->tr = t + 1;
+                break;
+            }
+            int64_t pt = o->pop_t[m % o->depth];
+            if (pt >= o->tr) {
+                o->tr = pt + 1;
+                continue;
+            }
+        }
+        if (wq_busy(skip, o->tr)) {
+            o->denied++;
+        } else {
+            o->ready[o->issued % o->depth] = o->tr + o->Ld;
+            o->issued++;
+        }
+        o->tr++;
+    }
+}
+
+/* Masked writes (§11.8-9) of output position (oy, ox), channels c0..c0+n-1
+ * through reshape rs: one per run of lanes landing consecutively in one
+ * output word. */
+static int64_t remap_runs(const enpu_instr *rs, int64_t P, int64_t oy, int64_t ox, int64_t c0,
+                          int64_t n) {
+    int64_t runs = 0, pw = -1, pp = -1, poc = -2;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = cc_perm_rank((int)rs->perm, oy, ox, c0 + i, rs->hi, rs->wi, rs->ci);
+        int64_t oc = k % rs->co, pix = k / rs->co, wd = oc / P;
+        if (!(i > 0 && pix == pp && wd == pw && oc == poc + 1)) runs++;
+        pp = pix, pw = wd, poc = oc;
+    }
+    return runs;
+}
+
+/* What the cycle-by-cycle passes of a chain share. */
+typedef struct pcyc {
+    const enpu_instr *c;
+    const int *stage;
+    int ns;
+    int64_t P, D, Rq, Dps;
+    wqueue mq, sq;          /* main and skip write queues */
+    wlist *wl;              /* main-bus write cycles, for the loader */
+    op2r o;
+    bool has_op2;
+    const enpu_instr *rs;   /* the chain's reshape (head or member), or NULL */
+    int64_t *act;
+    int64_t *buf[2];        /* issue cycle per pass cycle (entry), this and the previous stage */
+} pcyc;
+
+/* Where the cycles of a tile-completing unit's passes land. */
+typedef struct ppos {
+    int64_t oy0, ox0, xt, Q;
+    bool bcast;
+    int64_t c0_word0, n_ch; /* bcast: first channel of psum word 0 and channels of the block;
+                               else the word's first channel and the channels left */
+} ppos;
+
+/* One pass of stage si (len cycles, entry k issued in cycle k's order),
+ * from cycle t, cycle by cycle as the PE controller decides (§11.8, the
+ * order of pe_ctrl's checks): op2 word usable, write-queue room, the
+ * previous stage's entry (prev[k] + D + Rq).  Fills out[k]; returns the
+ * last issue cycle. */
+static int64_t run_pass(pcyc *pc, int si, int64_t t, int64_t len, const int64_t *prev,
+                        int64_t *out, const ppos *pp) {
+#define PACT(i, k) pc->act[(size_t)(i) * ENPU_ACT_COUNT + (k)]
+    int row = pc->stage[si];
+    const enpu_instr *in = &pc->c[row];
+    bool op2 = in->opcode == ENPU_OPC_ADD || in->opcode == ENPU_OPC_MUL;
+    bool last = si == pc->ns - 1;
+    bool w_skip = in->store_skip && in->opcode != ENPU_OPC_RESHAPE;
+    bool rs_skip = last && pc->rs && pc->rs->store_skip;
+    int64_t wait = 0;
+    for (int64_t k = 0; k < len; k++) {
+        int64_t j = k % pp->Q, ozi = k / pp->Q;
+        int64_t oy = pp->oy0 + j / pp->xt, ox = pp->ox0 + j % pp->xt;
+        int64_t c0 = pp->bcast ? pp->c0_word0 + ozi * pc->P : pp->c0_word0;
+        int64_t nch = pp->bcast ? min64(pc->P, pp->n_ch - ozi * pc->P) : min64(pc->P, pp->n_ch);
+        int64_t nm = 0, nsk = 0;
+        if (nch > 0) {
+            if (last) nm = pc->rs ? remap_runs(pc->rs, pc->P, oy, ox, c0, nch) : 1;
+            if (w_skip) nsk++;
+            if (rs_skip) nsk += remap_runs(pc->rs, pc->P, oy, ox, c0, nch);
+        }
+        for (;; t++) {
+            if (pc->has_op2) op2_advance(&pc->o, &pc->sq, t);
+            if (op2 && !(pc->o.popped < pc->o.issued &&
+                         pc->o.ready[pc->o.popped % pc->o.depth] <= t)) {
+                wait++;
+                continue;
+            }
+            if (wait) { /* §11.10 rule 2: the last d cycles of the wait are bus_conflict */
+                int64_t bc = min64(wait, pc->o.denied);
+                PACT(row, ENPU_ACT_BUS_CONFLICT) += bc;
+                PACT(row, ENPU_ACT_IFMAP_LOAD) += wait - bc;
+                wait = 0;
+            }
+            if (!wq_room(&pc->mq, t, nm, pc->Dps) || !wq_room(&pc->sq, t, nsk, pc->Dps)) {
+                PACT(row, ENPU_ACT_OFMAP_DRAIN)++;
+                continue;
+            }
+            if (prev && prev[k] + pc->D + pc->Rq > t) {
+                PACT(row, ENPU_ACT_PIPELINE_DRAIN)++;
+                continue;
+            }
+            break;
+        }
+        PACT(row, ENPU_ACT_COMPUTE)++;
+        out[k] = t;
+        wq_push(&pc->mq, t + pc->D + pc->Rq, nm, pc->wl);
+        wq_push(&pc->sq, t + pc->D + pc->Rq, nsk, NULL);
+        if (op2) {
+            pc->o.pop_t[pc->o.popped % pc->o.depth] = t;
+            pc->o.popped++;
+            pc->o.denied = 0;
+        }
+        t++;
+    }
+    return t - 1;
+#undef PACT
+}
+
 /* ---- the unit walk -------------------------------------------------------- */
 
 typedef struct geom {
@@ -198,6 +390,34 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
     int64_t wpp_in = cdiv(h->ci, g.P);
     int64_t kz_lo, kz_hi;
     int64_t result = -1;
+    /* the passes of tile-completing units, cycle by cycle */
+    pcyc pc;
+    memset(&pc, 0, sizeof pc);
+    pc.c = c, pc.stage = stage, pc.ns = ns, pc.P = g.P, pc.D = D, pc.Rq = Rq;
+    pc.Dps = a->psum_depth, pc.wl = &wl, pc.act = act;
+    pc.mq.last = pc.sq.last = t0 - 1;
+    for (int i = 0; i < n; i++) {
+        if (c[i].opcode == ENPU_OPC_RESHAPE) pc.rs = &c[i];
+        if (c[i].opcode == ENPU_OPC_ADD || c[i].opcode == ENPU_OPC_MUL) pc.has_op2 = true;
+    }
+    int64_t maxlen = max64(g.z, g.P) / g.P * max64(g.tx * g.ty, 1) + 1;
+    pc.buf[0] = malloc((size_t)maxlen * sizeof(int64_t));
+    pc.buf[1] = malloc((size_t)maxlen * sizeof(int64_t));
+    pc.o.depth = max64(a->weight_pad_depth, 1), pc.o.Ld = Ld, pc.o.tr = t0;
+    /* op2 words: per op2 stage, one per cycle of its passes, which run in
+     * every tile-completing unit: Σ over blocks of zse (conv, fc) or the
+     * input words (channel-wise), times the tile positions */
+    int64_t per_pos = 0;
+    if (g.cls <= 1)
+        for (int64_t bk = 0; bk < g.nbk; bk++) per_pos += g.G * cdiv(min64(g.z, g.opg - bk * g.z), g.P);
+    else
+        per_pos = cdiv(h->ci, g.P);
+    for (int si = 0; si < ns; si++)
+        if (c[stage[si]].opcode == ENPU_OPC_ADD || c[stage[si]].opcode == ENPU_OPC_MUL)
+            pc.o.total += per_pos * (g.cls == 1 ? 1 : g.oh * g.ow);
+    pc.o.ready = malloc((size_t)pc.o.depth * sizeof(int64_t));
+    pc.o.pop_t = malloc((size_t)pc.o.depth * sizeof(int64_t));
+    ENPU_ASSERT(pc.buf[0] && pc.buf[1] && pc.o.ready && pc.o.pop_t);
 
     for (int64_t gi = 0; gi < g.G; gi++) {
         if (g.cls == 0) {
@@ -274,28 +494,32 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
                                 ACT(0, ENPU_ACT_BUS_CONFLICT) += bc;
                                 ACT(0, ENPU_ACT_IFMAP_LOAD) += w - bc;
                             }
-                            int64_t cend = start + npass * plen; /* first cycle after */
-                            ACT(0, ENPU_ACT_COMPUTE) += npass * plen;
+                            bool ends = (g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
+                                      : (g.cls == 1) ? (kz == kz_hi)
+                                                     : (b == g.nband - 1);
+                            /* passes before the final one run back to back (they
+                             * neither write nor read op2); the final pass and the
+                             * fused stages go cycle by cycle */
+                            int64_t nblk = ends ? npass - 1 : npass;
+                            int64_t cend = start + nblk * plen; /* first cycle after */
+                            ACT(0, ENPU_ACT_COMPUTE) += nblk * plen;
                             lastread[1] = lastread[0];
                             lastread[0] = cend - 1;
                             pe_free = cend;
                             last_issue = cend - 1;
-                            bool ends = (g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
-                                      : (g.cls == 1) ? (kz == kz_hi)
-                                                     : (b == g.nband - 1);
                             if (ends) {
-                                int64_t ps = cend - plen, pl = zse * Q;
-                                if (g.cls == 1) pl = zse;
-                                int64_t prev_s = ps, prev_len = plen;
-                                for (int si = 1; si < ns; si++) {
-                                    int64_t s = max64(prev_s + prev_len, prev_s + D + Rq);
-                                    ACT(stage[si], ENPU_ACT_PIPELINE_DRAIN) += s - (prev_s + prev_len);
-                                    ACT(stage[si], ENPU_ACT_COMPUTE) += pl;
-                                    prev_s = s, prev_len = pl;
-                                }
-                                pe_free = prev_s + prev_len;
-                                last_issue = pe_free - 1;
-                                wl_add(&wl, prev_s + D + Rq, prev_s + D + Rq + prev_len - 1);
+                                ppos pp = {ty * g.ty, tx * g.tx, xt, Q, g.cls <= 1, 0, 0};
+                                if (g.cls == 1) pp.oy0 = pp.ox0 = 0, pp.xt = pp.Q = 1;
+                                if (g.cls <= 1) pp.c0_word0 = gi * g.opg + bk * g.z, pp.n_ch = zk;
+                                else pp.c0_word0 = kz * g.P, pp.n_ch = h->ci - kz * g.P;
+                                int64_t pl = g.cls == 1 ? zse : zse * Q;
+                                int64_t tl = run_pass(&pc, 0, cend, plen, NULL, pc.buf[0], &pp);
+                                lastread[0] = tl;
+                                for (int si = 1; si < ns; si++)
+                                    tl = run_pass(&pc, si, tl + 1, pl, pc.buf[(si - 1) & 1],
+                                                  pc.buf[si & 1], &pp);
+                                pe_free = tl + 1;
+                                last_issue = tl;
                             }
                             u++;
                             if (limit > 0 && pe_free > limit) {
@@ -309,13 +533,22 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
         }
     }
     {
-        int64_t end = last_issue + D + Rq; /* the last write */
-        ACT(last_stage_instr, ENPU_ACT_PIPELINE_DRAIN) += end - last_issue;
+        /* the chain ends with its last write; after the last issue the
+         * first D + Rq cycles are pipeline_drain, the rest ofmap_drain */
+        int64_t end = max64(last_issue + D + Rq, max64(pc.mq.last, pc.sq.last));
+        ACT(last_stage_instr, ENPU_ACT_PIPELINE_DRAIN) += min64(end - last_issue, D + Rq);
+        ACT(last_stage_instr, ENPU_ACT_OFMAP_DRAIN) += end - last_issue - min64(end - last_issue, D + Rq);
         result = end - t0 + 1;
     }
 done:
     free(wl.s);
     free(wl.e);
+    free(pc.mq.serve);
+    free(pc.sq.serve);
+    free(pc.buf[0]);
+    free(pc.buf[1]);
+    free(pc.o.ready);
+    free(pc.o.pop_t);
 #undef ACT
     return result;
 }

@@ -96,27 +96,8 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;
     }
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-        h.iparam[0] = n->attr.shape.axis;
-        h.iparam[1] = n->attr.shape.softmax_legacy;
-        break;
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: h.iparam[0] = n->attr.shape.axis; break;
-    case ENPU_OP_TRANSPOSE:
-        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
-            h.iparam[k] = n->attr.shape.axes[k];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        h.fparam[0] = n->attr.act.alpha, h.fparam[1] = n->attr.act.beta;
-        h.fparam[2] = n->attr.act.min, h.fparam[3] = n->attr.act.max;
-        for (int k = 0; k < 4; k++)
-            if (!(h.fparam[k] > -3e38f && h.fparam[k] < 3e38f)) h.fparam[k] = 0;
-        break;
-    default: break;
-    }
+    int rc = enpu_hostop_set_attrs(&h, n, c->err);
+    if (rc) return rc;
     int hi = enpu_program_add_hostop(em->p, &h, c->err);
     if (hi < 0) return hi;
     l->hostop = hi;
@@ -126,7 +107,7 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     in.host_op = hi;
     in.push = tok->push, in.pop = tok->pop;
     const char *src = n->name;
-    int rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
+    rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
     if (rc) return rc;
     em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1,
@@ -139,6 +120,11 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     emitter em = {c, p, NULL, 0};
     em.io_of = malloc((size_t)(c->g->n_tensors > 0 ? c->g->n_tensors : 1) * sizeof *em.io_of);
     int *first = malloc((size_t)(c->nit > 0 ? c->nit : 1) * sizeof *first);
+    /* per layer: the weight-memory word of its table as its first emitted
+     * instruction reads it (streamed weights load it elsewhere than the
+     * image's place) */
+    int64_t *tab = malloc((size_t)(c->nl > 0 ? c->nl : 1) * sizeof *tab);
+    for (int k = 0; tab && k < c->nl; k++) tab[k] = -1;
     if (!em.io_of || !first) {
         free(em.io_of), free(first);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
@@ -177,6 +163,7 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
             ENPU_ASSERT(in.fuse_next == (j + 1 < it->n));
             if (in.opcode == ENPU_OPC_DMA) in.dram_addr += em.dram_base;
             const cc_layer *l = it->lay[j] >= 0 ? &c->L[it->lay[j]] : NULL;
+            if (l && l->table && tab && tab[it->lay[j]] < 0) tab[it->lay[j]] = in.table_addr;
             const char *name = it->kind == CC_IT_END ? "end" : l ? l->name : "";
             const char *src = l ? l->src : "";
             if ((rc = enpu_program_add_instr(p, &in, name, src[0] ? 1 : 0, &src, c->err))) goto out;
@@ -239,7 +226,8 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     for (int k = 0; k < c->norder; k++) {
         const cc_layer *l = &c->L[c->order[k]];
         if (!l->table) continue;
-        enpu_table_desc td = {(char *)enpu_op_name(c->g->nodes[l->node].op), (uint32_t)l->ins.table_addr,
+        int64_t at = tab && tab[c->order[k]] >= 0 ? tab[c->order[k]] : l->ins.table_addr;
+        enpu_table_desc td = {(char *)enpu_op_name(c->g->nodes[l->node].op), (uint32_t)at,
                               (uint32_t)c->a->act_segments, (float)l->table->max_err_lsb};
         if ((rc = enpu_program_add_table(p, &td, c->err)) < 0) goto out;
         rc = 0;
@@ -247,5 +235,6 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
 out:
     free(em.io_of);
     free(first);
+    free(tab);
     return rc < 0 ? rc : (rc ? c->err->code : 0);
 }

@@ -104,6 +104,8 @@ void cc_in_rows(const enpu_instr *h, int64_t r0, int64_t r1, int64_t *a, int64_t
     *pb = hi - *b;
 }
 
+int64_t cc_in_row_words(const cc *c, const enpu_instr *h) { return h->wi * cdiv(h->ci, c->P); }
+
 void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1) {
     enpu_instr *h = &ins[0];
     int64_t a, b, pt, pb;
@@ -117,8 +119,12 @@ void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1) {
 bool cc_host_in_dram(const cc *c, int t) {
     int s = c->tv[t].store;
     if (s < 0 || c->S[s].dram_addr < 0) return false;
-    const enpu_tensor *tt = &c->g->tensors[t];
-    return (tt->flags & (ENPU_T_INPUT | ENPU_T_OUTPUT)) || c->S[s].main_addr < 0;
+    if (c->S[s].main_addr < 0) return true;
+    /* a graph input or output, or a tensor whose storage one is (a view:
+     * the output of a reshape or transpose remapped onto it) */
+    for (int u = 0; u < c->g->n_tensors; u++)
+        if (c->tv[u].store == s && (c->g->tensors[u].flags & (ENPU_T_INPUT | ENPU_T_OUTPUT))) return true;
+    return false;
 }
 
 bool cc_strip_ok(const cc *c, int head) {
@@ -175,18 +181,12 @@ static void place_layer(cc *c, cc_layer *l, bool member) {
     }
 }
 
-/* Is storage s read (as an ifmap, an op2 or by a host op) by the layers of
- * step `step`? */
-static bool step_reads(const cc *c, int step, int s) {
+/* Is storage s read as an ifmap or an op2 by a chain of step `step`? */
+static bool step_reads_npu(const cc *c, int step, int s) {
     for (int i = 0; i < c->nl; i++) {
         const cc_layer *l = &c->L[i];
-        if (l->step != step) continue;
-        if ((l->head == i && l->in_store == s) || l->op2_store == s) return true;
-        if (l->opcode == CC_HOST && l->node >= 0) {
-            const enpu_node *n = &c->g->nodes[l->node];
-            for (int k = 0; k < n->n_in; k++)
-                if (n->in[k] >= 0 && c->tv[n->in[k]].store == s) return true;
-        }
+        if (l->step == step && l->opcode != CC_HOST && ((l->head == i && l->in_store == s) || l->op2_store == s))
+            return true;
     }
     return false;
 }
@@ -218,8 +218,7 @@ static int strip_of(cc *c, const enpu_instr *whole, int n, int64_t r0, int64_t r
     int64_t a, b, pt, pb;
     cc_in_rows(&whole[0], r0, r1, &a, &b, &pt, &pb);
     const cc_layer *hl = &c->L[lay[0]];
-    const cc_store *is = &c->S[hl->in_store];
-    ins[0].ifmap_addr += a * is->w * cdiv(is->c, P);
+    ins[0].ifmap_addr += a * cc_in_row_words(c, &whole[0]);
     for (int j = 0; j < n; j++) {
         const cc_layer *l = &c->L[lay[j]];
         int64_t W = whole[j].wo;
@@ -243,8 +242,7 @@ static int input_strips(cc *c, const enpu_instr *whole, int n, const int *lay) {
     const enpu_arch *a = c->a;
     int64_t ho = whole[0].ho, wb = enpu_arch_word_bytes(a);
     int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
-    const cc_store *is = &c->S[c->L[lay[0]].in_store];
-    int64_t rw = is->w * cdiv(is->c, c->P);
+    int64_t rw = cc_in_row_words(c, &whole[0]);
     static const int cand[] = {1, 2, 3, 4, 6, 8, 12, 16};
     int best = 1;
     int64_t best_t = -1;
@@ -256,6 +254,11 @@ static int input_strips(cc *c, const enpu_instr *whole, int n, const int *lay) {
         for (int64_t r0 = 0; r0 < ho; r0 += rows) {
             int64_t r1 = r0 + rows < ho ? r0 + rows : ho, ia, ib, pt, pb;
             cc_in_rows(&whole[0], r0, r1, &ia, &ib, &pt, &pb);
+            if (ib <= ia) {
+                /* a strip whose window lies only in the padding: not this count */
+                end = -1;
+                break;
+            }
             if (ib > loaded) words += (ib - loaded) * rw, loaded = ib;
             enpu_err e2 = {0};
             enpu_err *keep = c->err;
@@ -268,7 +271,7 @@ static int input_strips(cc *c, const enpu_instr *whole, int n, const int *lay) {
             int64_t start = end > ready ? end : ready;
             end = start + dur + a->instr_fetch_cycles + a->decode_cycles;
         }
-        if (best_t < 0 || end < best_t) best = ns, best_t = end;
+        if (end >= 0 && (best_t < 0 || end < best_t)) best = ns, best_t = end;
     }
     return best;
 }
@@ -284,7 +287,15 @@ static int host_item(cc *c, int li) {
         int cnt = pass ? n->n_out : n->n_in;
         for (int k = 0; k < cnt; k++) {
             int t = pass ? n->out[k] : n->in[k];
-            if (t < 0 || c->tv[t].store < 0) continue;
+            if (t < 0) continue;
+            if (c->tv[t].store < 0) {
+                /* a tensor only the host sees (between two host ops): in host
+                 * memory, one pseudo-word per tensor, so that its reader
+                 * stays after its writer */
+                if (pass) cc_item_write(it, ENPU_MEM_HOST, t, 1, 1, 1);
+                else cc_item_read(it, ENPU_MEM_HOST, t, 1, 1, 1);
+                continue;
+            }
             const cc_store *st = &c->S[c->tv[t].store];
             bool dram = cc_host_in_dram(c, t);
             int mem = dram ? ENPU_MEM_DRAM : ENPU_MEM_MAIN;
@@ -298,8 +309,13 @@ static int host_item(cc *c, int li) {
     for (int k = 0; k < n->n_out; k++) {
         int t = n->out[k];
         if (t < 0 || c->tv[t].store < 0 || !cc_host_in_dram(c, t)) continue;
-        const cc_store *st = &c->S[c->tv[t].store];
-        if (st->main_addr < 0 || st->last <= l->step || st->last >= c->nsteps) continue;
+        int s = c->tv[t].store;
+        const cc_store *st = &c->S[s];
+        if (st->main_addr < 0) continue;
+        /* (a graph output is kept to the end: look for an NPU reader) */
+        bool later = false;
+        for (int step = l->step + 1; step < c->nsteps && !later; step++) later = step_reads_npu(c, step, s);
+        if (!later) continue;
         if (!cc_item_dma(c, li, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN, st->main_addr, st->dram_addr, 1,
                          st->words, 0, 0))
             return c->err->code;
@@ -332,7 +348,7 @@ int cc_items_onchip(cc *c) {
         int loads = c->nit;
         for (int j = 0; dram && j < g->n_inputs; j++) {
             int t = g->inputs[j], s = io_store(c, t);
-            if (s < 0 || loaded[s] || !step_reads(c, l->step, s)) continue;
+            if (s < 0 || loaded[s] || !step_reads_npu(c, l->step, s)) continue; /* a host op reads it in DRAM */
             loaded[s] = true;
             const cc_store *st = &c->S[s];
             cc_item *d = cc_item_dma(c, li, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN, st->main_addr,
@@ -363,8 +379,7 @@ int cc_items_onchip(cc *c) {
                 /* the whole load is replaced by one load per strip of the rows it adds */
                 cc_item dl = c->it[loads];
                 c->nit = loads;
-                const cc_store *is = &c->S[l->in_store];
-                int64_t rw = is->w * cdiv(is->c, c->P), ho = whole[0].ho, rows = cdiv(ho, ns), have = 0;
+                int64_t rw = cc_in_row_words(c, &whole[0]), ho = whole[0].ho, rows = cdiv(ho, ns), have = 0;
                 int grp = c->nit;
                 for (int64_t r0 = 0; r0 < ho && !rc; r0 += rows) {
                     int64_t r1 = r0 + rows < ho ? r0 + rows : ho, ia, ib, pt, pb;
@@ -390,6 +405,16 @@ int cc_items_onchip(cc *c) {
                     memcpy(it->lay, lay, (size_t)n * sizeof *lay);
                     it->group = grp;
                     first = c->nit - 1;
+                }
+                /* rows no strip reads (under a stride, or past the last window)
+                 * may have other readers: the whole input is loaded */
+                int64_t rest = dl.ins[0].dma_len - have * rw;
+                if (!rc && rest > 0) {
+                    cc_item *d = cc_item_dma(c, li, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN,
+                                             dl.ins[0].sram_addr + have * rw, dl.ins[0].dram_addr + have * rw, 1,
+                                             rest, 0, 0);
+                    if (!d) rc = c->err->code;
+                    else d->group = grp;
                 }
                 if (rc) break;
                 /* the first item of the group names the row: the first strip */

@@ -328,27 +328,34 @@ static int alloc_w(cc *c, cc_layer *l, int64_t words) {
 
 /* ---- per kind ---------------------------------------------------------------------- */
 
-/* Looks through a Pad that only pads H and W of a rank-4 tensor (a MOVE
- * filling with the zero point): returns its input and adds its pads. */
+/* Is Pad node p one a window op can take as padding: a MOVE (filling with
+ * the zero point) of a rank-4 tensor that pads only H and W, by >= 0? */
+static bool pad_hw_only(const cc *c, const enpu_node *p) {
+    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE) return false;
+    if (T(c, p->in[0])->rank != 4 || p->attr.pad.n_pads != 8) return false;
+    const int64_t *pd = p->attr.pad.pads;
+    if (pd[0] || pd[1] || pd[4] || pd[5]) return false;
+    for (int i = 0; i < 8; i++)
+        if (pd[i] < 0) return false;
+    return true;
+}
+
+/* Looks through such a Pad: returns its input and adds its pads. */
 static int through_pad(const cc *c, int t, int pads[4]) {
     const enpu_tensor *x = T(c, t);
     if (x->producer < 0) return t;
     const enpu_node *p = &c->g->nodes[x->producer];
-    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE) return t;
-    const enpu_tensor *in = T(c, p->in[0]);
-    if (in->rank != 4) return t;
+    if (!pad_hw_only(c, p)) return t;
     const int64_t *pd = p->attr.pad.pads;
-    if (pd[0] || pd[1] || pd[4] || pd[5]) return t;
-    for (int i = 0; i < 8; i++)
-        if (pd[i] < 0) return t;
     pads[0] += (int)pd[2], pads[1] += (int)pd[3], pads[2] += (int)pd[6], pads[3] += (int)pd[7];
     return p->in[0];
 }
 
-/* Is every consumer of Pad output t a CONV-kind node that can fold it? */
+/* Is Pad output t one every consumer (a CONV-kind node) can fold? */
 static bool pad_foldable(const cc *c, int t) {
     const enpu_graph *g = c->g;
     if (T(c, t)->flags & ENPU_T_OUTPUT) return false;
+    if (T(c, t)->producer < 0 || !pad_hw_only(c, &g->nodes[T(c, t)->producer])) return false;
     int found = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const enpu_node *n = &g->nodes[i];
@@ -676,7 +683,15 @@ static int lower_host(cc *c, int ni, const char *why) {
     const enpu_node *n = &c->g->nodes[ni];
     for (int k = 0; k < n->n_in; k++) {
         int t = n->in[k];
-        if (t < 0 || (T(c, t)->flags & ENPU_T_CONST)) continue;
+        if (t < 0) continue;
+        /* the record passes tensors the program holds, never constant data
+         * (docs/program.md "HOSTOPS record") */
+        if (T(c, t)->flags & ENPU_T_CONST)
+            return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                             "node '%s' (%s) runs on the host (%s) and reads constant '%s': a host "
+                             "op takes only tensors the program computes or inputs",
+                             n->name, enpu_op_name(n->op), why, T(c, t)->name);
+        if (T(c, t)->dtype != ENPU_DT_INT8) continue; /* a host op's float output: host memory */
         if (c->tv[t].store < 0 || (!view_natural(c, t) && !view_identity(c, t))) {
             int s = need_natural(c, t, n);
             if (s < 0) return s;
@@ -739,7 +754,7 @@ static bool is_perm_move(enpu_op op) {
 
 /* Rank in the reshape instruction's perm order of element (h, w, c) of an
  * (H, W, C) grid (docs/microarch.md 11.9). */
-static int64_t perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C) {
+int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C) {
     switch (perm) {
     case ENPU_PERM_HWC: return (h * W + w) * C + ch;
     case ENPU_PERM_HCW: return (h * C + ch) * W + w;
@@ -766,7 +781,7 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
         for (int64_t e = 0; e < n && ok; e++) {
             int64_t p = view_pos(c, t, e);
             int64_t sh = p / (src->w * src->c), sw = (p / src->c) % src->w, sc = p % src->c;
-            ok = perm_rank(perm, sh, sw, sc, src->h, src->w, src->c) == natural_pos(tt, e);
+            ok = cc_perm_rank(perm, sh, sw, sc, src->h, src->w, src->c) == natural_pos(tt, e);
         }
         if (ok) found = perm;
     }
@@ -806,6 +821,13 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
     return 0;
 }
 
+/* Is storage s a concat at store (other storages are parts of it)? */
+static bool store_has_parts(const cc *c, int s) {
+    for (int o = 0; o < c->ns; o++)
+        if (c->S[o].into == s) return true;
+    return false;
+}
+
 /* A second operand must be in the skip DTCM: its producer keeps a copy there
  * (store_skip), or a copy layer writes one. */
 static int ensure_skip(cc *c, int t, const enpu_node *consumer, int *store) {
@@ -813,8 +835,12 @@ static int ensure_skip(cc *c, int t, const enpu_node *consumer, int *store) {
     if (s < 0) return s;
     cc_store *st = &c->S[s];
     bool producer_npu = st->def >= 0 && c->L[st->def].opcode != CC_HOST;
+    /* a concat at store has one producer per part, and store_skip writes
+     * only the producer's own output: it needs the copy too */
+    if (store_has_parts(c, s)) producer_npu = false;
     if (!producer_npu) {
-        /* a graph input or a host op's output: copy it into both memories */
+        /* a graph input, a host op's output or a concat at store: copy it
+         * into both memories */
         char nm[ENPU_MAX_NAME + 16];
         snprintf(nm, sizeof nm, "%s skip copy", T(c, t)->name);
         int li = cc_add_layer(c, ENPU_OPC_RESHAPE, -1, nm);
@@ -866,13 +892,14 @@ static int lower_move(cc *c, int ni) {
             const cc_view *v = &c->tv[t];
             ok = v->store >= 0 && !v->pos && cnt == 1 && !(tk->flags & (ENPU_T_OUTPUT | ENPU_T_INPUT)) &&
                  c->S[v->store].def >= 0 && c->L[c->S[v->store].def].opcode != CC_HOST &&
-                 c->S[v->store].into < 0;
+                 c->S[v->store].into < 0 && !store_has_parts(c, v->store);
             if (ok && ax == 1) ok = off % c->P == 0;
             off += tk->dims[ax];
         }
         if (!ok) {
             int rc = add_move(c, n, ENPU_MOVE_HOST, "concat not at word-aligned channel offsets or "
-                                                    "along rows, or an input used elsewhere: the host copies");
+                                                    "along rows, an input used elsewhere or itself a "
+                                                    "concat at store: the host copies");
             return rc ? rc : lower_host(c, ni, "Concat");
         }
         int s = store_natural(c, y);

@@ -145,6 +145,15 @@ static int64_t buffer_words(const plan *pl, const ost *st, int64_t r, int nb, in
     return nb * (*inw + *outw);
 }
 
+/* Words of one second-operand buffer of step st for r output rows (0: its
+ * second operand is in the skip DTCM, or it has none). */
+static int64_t op2_words(const plan *pl, const ost *st, int64_t r) {
+    const cc *c = pl->c;
+    if (st->op2_s < 0 || pl->sres[st->op2_s] || c->S[st->op2_s].def == -2) return 0;
+    const cc_store *o = &c->S[st->op2_s];
+    return st->strip_ok ? r * o->w * cdiv(o->c, c->P) : o->words;
+}
+
 /* Modelled cycles of one strip of r output rows of step st (an interior
  * strip when there are several: no top padding), by the tiler and the cost
  * model; memoised per height. */
@@ -185,24 +194,43 @@ static int64_t step_cycles(plan *pl, ost *st, int64_t r) {
 
 /* The strip height of step st for a share of `budget` words of main DTCM:
  * of the heights whose buffers fit (one strip needs one buffer of each,
- * several two), the one of least modelled cycles (step_cycles): high strips
+ * several two; its second-operand buffers likewise fit `sbudget` words of
+ * skip DTCM), the one of least modelled cycles (step_cycles): high strips
  * read fewer halo rows and pay fewer per-strip overheads, lower ones expose
  * less of the first load and the last store.  Candidates: the fewest strips
  * that fit, a few more, and twice and four times as many. */
-static void choose_rows(plan *pl, ost *st, int64_t budget) {
+/* Does every strip of r output rows of step st read at least one input row
+ * (a window lying only in the padding, e.g. the last row of a ceil-mode
+ * pool, makes an instruction without input rows)? */
+static bool strips_read(const plan *pl, const ost *st, int64_t r) {
+    const enpu_instr *h = &pl->c->L[st->head].ins;
+    for (int64_t r0 = 0; r0 < st->ho; r0 += r) {
+        int64_t a, b, pt, pb;
+        cc_in_rows(h, r0, min64(st->ho, r0 + r), &a, &b, &pt, &pb);
+        if (b <= a) return false;
+    }
+    return true;
+}
+
+static bool rows_fit(const plan *pl, const ost *st, int64_t r, int nb, int64_t budget, int64_t sbudget) {
+    int64_t inw, outw;
+    return buffer_words(pl, st, r, nb, &inw, &outw) <= budget && nb * op2_words(pl, st, r) <= sbudget;
+}
+
+static void choose_rows(plan *pl, ost *st, int64_t budget, int64_t sbudget) {
     int64_t inw, outw;
     st->rows = st->ho, st->nstrip = 1, st->nbuf = 1;
-    int64_t need = buffer_words(pl, st, st->ho, 1, &inw, &outw);
+    int64_t need = buffer_words(pl, st, st->ho, 1, &inw, &outw) + op2_words(pl, st, st->ho);
     if (need == 0 || !st->strip_ok || st->ho <= 1) {
         st->inw = inw, st->outw = outw;
         return;
     }
     int64_t rmax = st->ho;
-    if (need > budget) {
+    if (!rows_fit(pl, st, st->ho, 1, budget, sbudget)) {
         int64_t lo = 1, hi = st->ho - 1;
         while (lo < hi) {
             int64_t mid = (lo + hi + 1) / 2;
-            if (buffer_words(pl, st, mid, 2, &inw, &outw) <= budget) lo = mid;
+            if (rows_fit(pl, st, mid, 2, budget, sbudget)) lo = mid;
             else hi = mid - 1;
         }
         rmax = lo;
@@ -212,11 +240,13 @@ static void choose_rows(plan *pl, ost *st, int64_t budget) {
     for (size_t k = 0; k < sizeof cand / sizeof cand[0]; k++) {
         int64_t r = cdiv(st->ho, cand[k]);
         if (r > rmax || r < 1) continue;
-        int nb = cand[k] > 1 ? 2 : 1;
-        if (cand[k] > 1 && buffer_words(pl, st, r, nb, &inw, &outw) > budget) continue;
+        if (cand[k] > 1 && (!rows_fit(pl, st, r, 2, budget, sbudget) || !strips_read(pl, st, r))) continue;
         int64_t t = step_cycles(pl, st, r);
         if (best_t < 0 || t < best_t) best = r, best_t = t;
     }
+    /* no candidate reads rows in every strip: the highest fitting height that does */
+    for (int64_t r = best; best_t < 0 && r >= 1; r--)
+        if ((r == st->ho || rows_fit(pl, st, r, 2, budget, sbudget)) && strips_read(pl, st, r)) best = r, best_t = 0;
     st->rows = best;
     st->nstrip = (int)cdiv(st->ho, best);
     st->nbuf = st->nstrip > 1 ? 2 : 1;
@@ -279,6 +309,25 @@ static int64_t fit_need(const alloc *al, int n, int bad, int64_t cap, iv *busy) 
     return lo;
 }
 
+/* The name of the tensor storage s holds. */
+static const char *g_name(const cc *c, int s) { return c->g->tensors[c->S[s].tensor].name; }
+
+/* Does step k read storage s (as its ifmap, its second operand, or a host
+ * op's operand)? */
+static bool step_reads_s(const plan *pl, int k, int s) {
+    const cc *c = pl->c;
+    const ost *o = &pl->st[k];
+    if (target(c, o->in_s) == s || o->op2_s == s) return true;
+    for (int j = 0; j < o->n; j++)
+        if (c->L[o->lay[j]].op2_store == s) return true;
+    if (o->host) {
+        const enpu_node *n = &c->g->nodes[c->L[o->head].node];
+        for (int q = 0; q < n->n_in; q++)
+            if (n->in[q] >= 0 && c->tv[n->in[q]].store >= 0 && target(c, c->tv[n->in[q]].store) == s) return true;
+    }
+    return false;
+}
+
 /* The live range in main DTCM of a resident storage s: from its writer's
  * step (a graph input: the step before its first reader, for its load) to
  * its last reader's (a graph output or a tensor also kept in DRAM: the step
@@ -299,7 +348,13 @@ static void live_range(const plan *pl, int s, int64_t *a, int64_t *b) {
         }
         first = first > 0 ? first - 1 : 0;
     }
-    if (last >= pl->nst) last = first; /* kept to the end only in the on-chip plan */
+    if (last >= pl->nst) {
+        /* a graph output is kept to the end only in the on-chip plan: here it
+         * is stored after its writer, and stays until its last reader */
+        last = first;
+        for (int k = first + 1; k < pl->nst; k++)
+            if (step_reads_s(pl, k, s)) last = k;
+    }
     if (st->dram_addr >= 0 || pl->moved[s]) last = max64(last, pl->dstep[s] + 1);
     if (last < first) last = first;
     *a = first, *b = last;
@@ -316,9 +371,9 @@ static int plan_memory(plan *pl) {
     int maxal = ns + 6 * nst + 8;
     alloc *al = malloc((size_t)maxal * sizeof *al);
     iv *busy = malloc((size_t)maxal * sizeof *busy);
-    int64_t *live = calloc((size_t)nst + 2, sizeof *live);
-    if (!al || !busy || !live) {
-        free(al), free(busy), free(live);
+    int64_t *live = calloc((size_t)nst + 2, sizeof *live), *slive = calloc((size_t)nst + 2, sizeof *slive);
+    if (!al || !busy || !live || !slive) {
+        free(al), free(busy), free(live), free(slive);
         return OOM();
     }
     int rc = 0;
@@ -335,15 +390,25 @@ static int plan_memory(plan *pl) {
             live_range(pl, s, &t0, &t1);
             for (int64_t t = t0; t <= t1 && t < nst; t++) live[t] += c->S[s].words;
         }
+        /* the skip DTCM's: constants always, kept second operands from their
+         * writer to their last reader */
+        int64_t kwords = 0;
+        memset(slive, 0, ((size_t)nst + 2) * sizeof *slive);
+        for (int s = 0; s < ns; s++) {
+            const cc_store *so = &c->S[s];
+            if (so->def == -2) kwords += so->words;
+            else if (so->last_op2 >= 0 && pl->sres[s])
+                for (int64_t t = max64(pl->dstep[s], 0); t <= so->last_op2 && t < nst; t++) slive[t] += so->words;
+        }
         for (int k = 0; k < nst; k++) {
             ost *st = &pl->st[k];
             if (st->host) continue;
-            int64_t most = 0;
+            int64_t most = 0, smost = 0;
             for (int64_t t = k - 1; t <= k + 1; t++)
-                if (t >= 0 && t < nst) most = max64(most, live[t]);
-            int64_t share = (cap - most) / 2;
-            for (int h = 0; h < st->shrink; h++) share /= 2;
-            choose_rows(pl, st, share);
+                if (t >= 0 && t < nst) most = max64(most, live[t]), smost = max64(smost, slive[t]);
+            int64_t share = (cap - most) / 2, sshare = (scap - kwords - smost) / 2;
+            for (int h = 0; h < st->shrink; h++) share /= 2, sshare /= 2;
+            choose_rows(pl, st, share, sshare);
         }
         /* main DTCM: resident tensors and buffers */
         int n = 0;
@@ -420,10 +485,8 @@ static int plan_memory(plan *pl) {
         }
         for (int k = 0; k < nst; k++) {
             ost *st = &pl->st[k];
-            st->opw = 0;
-            if (st->op2_s < 0 || pl->sres[st->op2_s] || c->S[st->op2_s].def == -2) continue;
-            const cc_store *o = &c->S[st->op2_s];
-            st->opw = st->strip_ok ? st->rows * o->w * cdiv(o->c, c->P) : o->words;
+            st->opw = op2_words(pl, st, st->rows);
+            if (!st->opw) continue;
             for (int b = 0; b < st->nbuf; b++) al[n++] = (alloc){k - 1, k, st->opw, -1, 3, k, b};
         }
         bad = fit(al, n, scap, busy);
@@ -444,11 +507,16 @@ static int plan_memory(plan *pl) {
                 pl->st[who].shrink++;
                 continue;
             }
+            int64_t wb = enpu_arch_word_bytes(a), need = fit_need(al, n, bad, scap, busy) * wb;
+            int sk = al[bad].kind ? al[bad].who : -1;
             rc = enpu_fail(c->err, ENPU_E_NOFIT,
-                           "skip DTCM: %" PRId64 " bytes of kept tensors or second-operand rows do not "
-                           "fit arch '%s' (%" PRId64 " bytes); use skip_dtcm_bytes >= %" PRId64,
-                           al[bad].words * enpu_arch_word_bytes(a), a->name, a->skip_dtcm_bytes,
-                           al[bad].words * enpu_arch_word_bytes(a));
+                           "skip DTCM: %s%s%s (%" PRId64 " bytes) does not fit beside the constants, kept "
+                           "tensors and second-operand buffers live with it, even with one output row per "
+                           "strip: they need at least %" PRId64 " bytes; arch '%s' has %" PRId64
+                           "; use skip_dtcm_bytes >= %" PRId64,
+                           sk >= 0 ? "the second-operand buffer of layer '" : "tensor '",
+                           sk >= 0 ? c->L[pl->st[sk].head].name : g_name(c, al[bad].who),
+                           "'", al[bad].words * wb, need, a->name, a->skip_dtcm_bytes, need);
             break;
         }
         for (int i = 0; i < n; i++) {
@@ -458,7 +526,7 @@ static int plan_memory(plan *pl) {
         }
         break;
     }
-    free(al), free(busy), free(live);
+    free(al), free(busy), free(live), free(slive);
     return rc;
 }
 
@@ -586,8 +654,7 @@ static int strip_chain(plan *pl, const ost *st, const strip *sp, int64_t o0, int
     /* input */
     if (st->in_s >= 0) {
         int s = target(c, st->in_s);
-        const cc_store *is = &c->S[st->in_s];
-        if (pl->res[s]) h->ifmap_addr = c->S[st->in_s].main_addr + (st->strip_ok ? sp->a * is->w * cdiv(is->c, P) : 0);
+        if (pl->res[s]) h->ifmap_addr = c->S[st->in_s].main_addr + (st->strip_ok ? sp->a * cc_in_row_words(c, h) : 0);
         else h->ifmap_addr = st->inb[k];
     }
     /* output channels */
@@ -701,12 +768,13 @@ static int chain_items(plan *pl, int k) {
         s.r0 = (int64_t)j * st->rows, s.r1 = min64(st->ho, s.r0 + st->rows);
         if (st->strip_ok) cc_in_rows(&hl->ins, s.r0, s.r1, &s.a, &s.b, &s.pt, &s.pb);
         else s.a = 0, s.b = hl->ins.hi, s.pt = hl->ins.pad_top, s.pb = hl->ins.pad_bottom;
-        /* a strip whose window lies only in the padding joins the next one */
-        if (st->strip_ok && s.b <= s.a && j + 1 < ns) continue;
-        if (nsp > 0 && st->strip_ok && sp[nsp - 1].b <= sp[nsp - 1].a) {
-            s.r0 = sp[nsp - 1].r0;
-            cc_in_rows(&hl->ins, s.r0, s.r1, &s.a, &s.b, &s.pt, &s.pb);
-            nsp--;
+        if (s.b <= s.a) {
+            /* choose_rows found no height whose strips all read a row */
+            free(sp);
+            return enpu_fail(c->err, ENPU_E_NOFIT,
+                             "layer '%s': no strip height fits the main DTCM in which every strip reads "
+                             "an input row (output rows %" PRId64 "..%" PRId64 " read only padding)",
+                             hl->name, s.r0, s.r1 - 1);
         }
         sp[nsp++] = s;
     }
@@ -776,9 +844,8 @@ static int chain_items(plan *pl, int k) {
             /* input rows and second-operand rows from DRAM */
             if (st->in_s >= 0 && !pl->res[target(c, st->in_s)]) {
                 int64_t addr, len;
-                const cc_store *is = &c->S[st->in_s];
                 if (st->strip_ok) {
-                    int64_t rw = is->w * cdiv(is->c, P);
+                    int64_t rw = cc_in_row_words(c, &c->L[st->head].ins);
                     dram_rows(c, st->in_s, false, 0, 0, &addr, &len);
                     addr += s->a * rw, len = (s->b - s->a) * rw;
                 } else {
@@ -899,9 +966,9 @@ static int weight_buffers(plan *pl) {
             cc_fit_hint(a, "weight_mem_bytes", words * enpu_arch_word_bytes(a), hint, sizeof hint);
             return enpu_fail(c->err, ENPU_E_NOFIT,
                              "layer '%s': its weights and parameters (%" PRId64 " bytes) do not fit the "
-                             "weight memory of arch '%s' (%" PRId64 " bytes), and its chain cannot be "
-                             "split in output-channel blocks (grouped, or fused with an add, mul or "
-                             "reshape); %s",
+                             "weight memory of arch '%s' (%" PRId64 " bytes), and it cannot be split in "
+                             "output-channel blocks (only an ungrouped conv or fc, fused with nothing but "
+                             "bn or activations, can); %s",
                              h->name, words * enpu_arch_word_bytes(a), a->name, a->weight_mem_bytes, hint);
         }
         /* channels per block: the most multiples of pes whose slice fits half
@@ -938,6 +1005,9 @@ static int weight_buffers(plan *pl) {
         }
         st->cob = best;
         st->ncob = (int)cdiv(co, best);
+        /* a skip copy has no per-block word placement (ofmap_wpp is the
+         * main DTCM write's): a later add reads its second operand from DRAM */
+        if (st->ncob > 1 && st->skip_s >= 0) pl->sres[st->skip_s] = false;
     }
     return 0;
 }
@@ -1060,12 +1130,8 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
             if (c->tv[t].store < 0 || g->tensors[t].dtype != ENPU_DT_INT8) continue;
             int s = c->tv[t].store;
             if (loaded[s] || !pl.res[s]) continue;
-            bool reads = target(c, st->in_s) == s || st->op2_s == s;
-            if (st->host) {
-                const enpu_node *n = &g->nodes[c->L[st->head].node];
-                for (int q = 0; q < n->n_in; q++)
-                    if (n->in[q] >= 0 && c->tv[n->in[q]].store == s) reads = true;
-            }
+            /* (a host op reads a graph input in DRAM) */
+            bool reads = !st->host && (target(c, st->in_s) == s || st->op2_s == s);
             if (!reads) continue;
             loaded[s] = true;
             cc_item *d = cc_item_dma(c, st->head, CC_DMA_INPUT, ENPU_DMA_LOAD, ENPU_MEM_MAIN, c->S[s].main_addr,

@@ -329,5 +329,37 @@ int cc_schedule(cc *c) {
         for (int i = 1; i < c->nit; i++)
             if ((rc = add_dep(c, &c->it[i], i - 1))) return rc;
     if ((rc = list_schedule(c, serial))) return rc;
+    /* a tensor is checked after the item that completes it: of the items of
+     * its layer that do the same (its strips' stores, or its strips), the
+     * last in the stream, which the list may have reordered */
+    int *pos = malloc((size_t)(c->nit > 0 ? c->nit : 1) * sizeof *pos);
+    if (!pos) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    for (int k = 0; k < c->nit; k++) pos[c->sorder[k]] = k;
+    for (int m = 0; m < c->nit; m++) {
+        cc_item *it = &c->it[m];
+        if (it->tensor < 0) continue;
+        int best = m;
+        for (int j = 0; j < c->nit; j++) {
+            const cc_item *o = &c->it[j];
+            if (o->group != it->group || o->kind != it->kind || pos[j] <= pos[best]) continue;
+            if (o->kind == CC_IT_DMA && (o->what != it->what || o->ins[0].dma_dir != it->ins[0].dma_dir)) continue;
+            best = j;
+        }
+        if (best == m) continue;
+        cc_item *b = &c->it[best];
+        b->tensor = it->tensor, b->tmem = it->tmem, b->tout = it->tout;
+        it->tensor = -1, it->tmem = -1, it->tout = false;
+    }
+    free(pos);
+    /* and last in the stream: a transfer the list placed after it (a store
+     * estimated to start later) moves before it, which delays nothing (END
+     * waits for the engines anyway) */
+    for (int k = 0; k + 1 < c->nit; k++)
+        if (c->it[c->sorder[k]].kind == CC_IT_END) {
+            int e = c->sorder[k];
+            memmove(&c->sorder[k], &c->sorder[k + 1], (size_t)(c->nit - 1 - k) * sizeof *c->sorder);
+            c->sorder[c->nit - 1] = e;
+            break;
+        }
     return tokens(c);
 }

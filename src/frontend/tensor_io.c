@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #include "easynpu/file.h"
 #include "frontend/onnx_tensor.h"
@@ -427,6 +428,228 @@ static int pb_write(const char *path, const enpu_buf *b, size_t nbytes, enpu_err
     int rc = enpu_file_write_atomic(path, buf, size, err);
     free(buf);
     return rc;
+}
+
+/* --- .npz (a zip archive of .npy members) ------------------------------------ */
+
+/* The zip format (PKWARE APPNOTE 6.3): the end-of-central-directory record
+ * (zip64 when a count or offset overflows 16/32 bits, as numpy writes with
+ * force_zip64) gives the central directory; each of its entries gives a
+ * member's method, sizes, CRC-32 and local header.  Everything is checked
+ * against the archive's size before use. */
+#define ZIP_EOCD 0x06054b50u
+#define ZIP_EOCD64 0x06064b50u
+#define ZIP_LOC64 0x07064b50u
+#define ZIP_CDIR 0x02014b50u
+#define ZIP_LOCAL 0x04034b50u
+
+static uint32_t le16(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t le32(const uint8_t *p) { return le16(p) | le16(p + 2) << 16; }
+static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
+
+static int zip_bad(enpu_err *err, const char *what, const char *why) {
+    return enpu_fail(err, ENPU_E_FORMAT, "%s: not a valid .npz (zip) archive: %s", what, why);
+}
+
+/* Sizes and offset of a central-directory entry, zip64 extra applied. */
+typedef struct zip_entry {
+    uint32_t method, flags, crc;
+    uint64_t csize, usize, local;
+    char name[256];
+} zip_entry;
+
+static int zip_entry_at(const uint8_t *d, size_t n, size_t *at, const char *what, zip_entry *e,
+                        enpu_err *err) {
+    size_t p = *at;
+    if (p > n || n - p < 46 || le32(d + p) != ZIP_CDIR)
+        return zip_bad(err, what, "central directory entry truncated or missing");
+    e->flags = le16(d + p + 8);
+    e->method = le16(d + p + 10);
+    e->crc = le32(d + p + 16);
+    e->csize = le32(d + p + 20);
+    e->usize = le32(d + p + 24);
+    size_t nl = le16(d + p + 28), xl = le16(d + p + 30), cl = le16(d + p + 32);
+    e->local = le32(d + p + 42);
+    if (n - p - 46 < nl + xl + cl) return zip_bad(err, what, "central directory entry truncated");
+    if (nl == 0 || nl >= sizeof e->name) return zip_bad(err, what, "member name empty or too long");
+    memcpy(e->name, d + p + 46, nl);
+    e->name[nl] = 0;
+    if (memchr(e->name, 0, nl)) return zip_bad(err, what, "member name contains NUL");
+    /* zip64 extra field: the values that overflowed, in this order */
+    const uint8_t *x = d + p + 46 + nl, *xe = x + xl;
+    while (xe - x >= 4) {
+        uint32_t id = le16(x), len = le16(x + 2);
+        if ((size_t)(xe - x - 4) < len) return zip_bad(err, what, "extra field truncated");
+        if (id == 0x0001) {
+            const uint8_t *v = x + 4, *ve = v + len;
+            uint64_t *f[3] = {&e->usize, &e->csize, &e->local};
+            for (int i = 0; i < 3; i++) {
+                if (*f[i] != 0xFFFFFFFFu) continue;
+                if (ve - v < 8) return zip_bad(err, what, "zip64 extra field truncated");
+                *f[i] = le64(v);
+                v += 8;
+            }
+        }
+        x += 4 + len;
+    }
+    *at = p + 46 + nl + xl + cl;
+    return 0;
+}
+
+/* The data of entry e, inflated when deflated, CRC checked: *out (owned). */
+static int zip_member(const uint8_t *d, size_t n, const zip_entry *e, const char *what,
+                      uint8_t **out, enpu_err *err) {
+    *out = NULL;
+    if (e->flags & 1)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: member '%s' is encrypted", what, e->name);
+    if (e->method != 0 && e->method != 8)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "%s: member '%s': compression method %u (only stored and deflated)", what,
+                         e->name, (unsigned)e->method);
+    if (e->usize > ENPU_MAX_TENSOR_FILE_BYTES)
+        return enpu_fail(err, ENPU_E_LIMIT, "%s: member '%s' is %llu bytes, over the limit %zu",
+                         what, e->name, (unsigned long long)e->usize, ENPU_MAX_TENSOR_FILE_BYTES);
+    if (e->local > n || n - e->local < 30 || le32(d + e->local) != ZIP_LOCAL)
+        return zip_bad(err, what, "local header missing");
+    uint64_t start = e->local + 30 + le16(d + e->local + 26) + le16(d + e->local + 28);
+    if (start > n || n - start < e->csize) return zip_bad(err, what, "member data truncated");
+    /* deflate expands at most 1032:1; a larger claim is a lie, and is refused
+     * before the output buffer is allocated */
+    if (e->usize > e->csize * 1032 + 64) return zip_bad(err, what, "member size larger than its data can hold");
+    const uint8_t *src = d + start;
+    uint8_t *buf = malloc(e->usize ? (size_t)e->usize : 1);
+    if (!buf) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", what);
+    if (e->method == 0) {
+        if (e->csize != e->usize) {
+            free(buf);
+            return zip_bad(err, what, "stored member with two different sizes");
+        }
+        if (e->usize) memcpy(buf, src, (size_t)e->usize);
+    } else {
+        z_stream z;
+        memset(&z, 0, sizeof z);
+        if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+            free(buf);
+            return enpu_fail(err, ENPU_E_NOMEM, "%s: cannot start inflating", what);
+        }
+        /* fed in chunks: avail_in/avail_out are 32-bit */
+        uint64_t in_left = e->csize, out_left = e->usize;
+        z.next_in = (Bytef *)(uintptr_t)src;
+        z.next_out = buf;
+        int zr = Z_OK;
+        while (zr == Z_OK) {
+            uInt ci = in_left > 0x40000000u ? 0x40000000u : (uInt)in_left;
+            uInt co = out_left > 0x40000000u ? 0x40000000u : (uInt)out_left;
+            z.avail_in = ci;
+            z.avail_out = co;
+            zr = inflate(&z, Z_FINISH);
+            in_left -= ci - z.avail_in;
+            out_left -= co - z.avail_out;
+            if (zr == Z_BUF_ERROR && (ci - z.avail_in || co - z.avail_out)) zr = Z_OK;
+        }
+        inflateEnd(&z);
+        if (zr != Z_STREAM_END || out_left != 0) {
+            free(buf);
+            return enpu_fail(err, ENPU_E_FORMAT, "%s: member '%s': corrupt deflate data", what,
+                             e->name);
+        }
+    }
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (uint64_t done = 0; done < e->usize;) {
+        uInt step = e->usize - done > 0x40000000u ? 0x40000000u : (uInt)(e->usize - done);
+        crc = crc32(crc, buf + done, step);
+        done += step;
+    }
+    if ((uint32_t)crc != e->crc) {
+        free(buf);
+        return enpu_fail(err, ENPU_E_FORMAT, "%s: member '%s': CRC-32 mismatch (corrupt data)",
+                         what, e->name);
+    }
+    *out = buf;
+    return 0;
+}
+
+static int npz_parse_named(const uint8_t *d, size_t n, const char *what, enpu_buf **out,
+                           int *n_out, enpu_err *err) {
+    *out = NULL;
+    *n_out = 0;
+    if (n < 22) return zip_bad(err, what, "too short");
+    size_t eocd = n - 22, lowest = n > 22 + 65535 ? n - 22 - 65535 : 0;
+    while (le32(d + eocd) != ZIP_EOCD) {
+        if (eocd == lowest) return zip_bad(err, what, "no end-of-central-directory record");
+        eocd--;
+    }
+    uint64_t count = le16(d + eocd + 10), cd_size = le32(d + eocd + 12), cd_off = le32(d + eocd + 16);
+    if (count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_off == 0xFFFFFFFFu) {
+        if (eocd < 20 || le32(d + eocd - 20) != ZIP_LOC64)
+            return zip_bad(err, what, "zip64 locator missing");
+        uint64_t z64 = le64(d + eocd - 20 + 8);
+        if (z64 > n || n - z64 < 56 || le32(d + z64) != ZIP_EOCD64)
+            return zip_bad(err, what, "zip64 end-of-central-directory record missing");
+        count = le64(d + z64 + 32);
+        cd_size = le64(d + z64 + 40);
+        cd_off = le64(d + z64 + 48);
+    }
+    if (cd_off > n || n - cd_off < cd_size) return zip_bad(err, what, "central directory out of bounds");
+    if (count == 0) return enpu_fail(err, ENPU_E_FORMAT, "%s: the archive holds no arrays", what);
+    if (count > ENPU_MAX_NPZ_ARRAYS)
+        return enpu_fail(err, ENPU_E_LIMIT, "%s: %llu arrays, over the limit %d", what,
+                         (unsigned long long)count, ENPU_MAX_NPZ_ARRAYS);
+    if (count > (uint64_t)cd_size / 46)
+        return zip_bad(err, what, "more members than the central directory can hold");
+    enpu_buf *bufs = calloc((size_t)count, sizeof *bufs);
+    if (!bufs) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", what);
+    size_t at = (size_t)cd_off;
+    int rc = 0;
+    uint64_t i = 0;
+    for (; i < count && !rc; i++) {
+        zip_entry e;
+        uint8_t *data = NULL;
+        if ((rc = zip_entry_at(d, n, &at, what, &e, err))) break;
+        size_t nl = strlen(e.name);
+        if (nl < 5 || strcmp(e.name + nl - 4, ".npy") != 0) {
+            rc = enpu_fail(err, ENPU_E_FORMAT, "%s: member '%s' is not a .npy array", what, e.name);
+            break;
+        }
+        if ((rc = zip_member(d, n, &e, what, &data, err))) break;
+        char member[512];
+        snprintf(member, sizeof member, "%s: member '%s'", what, e.name);
+        rc = npy_parse_named(data, (size_t)e.usize, member, &bufs[i], err);
+        free(data);
+        if (rc) break;
+        e.name[nl - 4] = 0;
+        bufs[i].name = malloc(nl - 3);
+        if (!bufs[i].name) {
+            rc = enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", what);
+            break;
+        }
+        memcpy(bufs[i].name, e.name, nl - 3);
+    }
+    if (rc) {
+        for (uint64_t k = 0; k <= i && k < count; k++) enpu_buf_free(&bufs[k]);
+        free(bufs);
+        return rc;
+    }
+    *out = bufs;
+    *n_out = (int)count;
+    return 0;
+}
+
+int enpu_npz_parse(const uint8_t *data, size_t n, enpu_buf **out, int *n_out, enpu_err *err) {
+    enpu_err e = {0};
+    return hand_over(err, &e, npz_parse_named(data, n, MEM_WHAT, out, n_out, &e));
+}
+
+int enpu_npz_read(const char *path, enpu_buf **out, int *n_out, enpu_err *err) {
+    enpu_err e = {0};
+    *out = NULL;
+    *n_out = 0;
+    uint8_t *data = NULL;
+    size_t n = 0;
+    int rc = enpu_file_read(path, ENPU_MAX_NPZ_FILE_BYTES, &data, &n, &e);
+    if (!rc) rc = npz_parse_named(data, n, path, out, n_out, &e);
+    free(data);
+    return hand_over(err, &e, rc);
 }
 
 /* --- by extension -------------------------------------------------------- */

@@ -221,6 +221,10 @@ int enpu_graph_add_tensor(enpu_graph *g, const char *name, enpu_dtype dt, int ra
         int rc = enpu_shape_numel(rank, dims, NULL, name, err);
         if (rc) return rc;
     }
+    /* dims may be another tensor's (a rewrite copying a shape): read them
+     * before the array moves */
+    int64_t d[ENPU_MAX_RANK];
+    for (int i = 0; i < rank; i++) d[i] = dims[i];
     if (g->n_tensors >= ENPU_MAX_TENSORS)
         return enpu_fail(err, ENPU_E_LIMIT, "model has more than %d tensors", ENPU_MAX_TENSORS);
     if (g->n_tensors == g->cap_tensors) {
@@ -236,7 +240,7 @@ int enpu_graph_add_tensor(enpu_graph *g, const char *name, enpu_dtype dt, int ra
     if (!t->name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory adding tensor '%s'", name);
     t->dtype = dt;
     t->rank = rank < 0 ? -1 : rank;
-    for (int i = 0; i < rank; i++) t->dims[i] = dims[i];
+    for (int i = 0; i < rank; i++) t->dims[i] = d[i];
     t->producer = -1;
     g->n_tensors++;
     name_index *ix = g->name_index;

@@ -145,6 +145,142 @@ int enpu_program_add_io(enpu_program *p, const enpu_io_desc *d, enpu_err *err) {
     return p->n_io++;
 }
 
+/* ---- host-op attributes (docs/program.md "HOSTOPS record") ---------------------- */
+
+/* Two values of 0..65535 (shape inference bounds kernels, strides,
+ * dilations and pads by 65535) in one parameter. */
+static int32_t pack16(int lo, int hi) {
+    uint32_t u = ((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi & 0xFFFFu) << 16;
+    int32_t v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+static void unpack16(int32_t v, int *lo, int *hi) {
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    *lo = (int)(u & 0xFFFFu), *hi = (int)(u >> 16);
+}
+
+/* The record holds finite floats only: an unbounded Clip side is the
+ * largest float, which clips nothing either. */
+static float finite_or_max(float v) {
+    if (v >= 3.4e38f) return 3.4028235e38f;
+    if (v <= -3.4e38f) return -3.4028235e38f;
+    return v == v ? v : 0.0f;
+}
+
+int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
+    memset(h->iparam, 0, sizeof h->iparam);
+    memset(h->fparam, 0, sizeof h->fparam);
+    switch (n->op) {
+    case ENPU_OP_SOFTMAX:
+        h->iparam[0] = n->attr.shape.axis;
+        h->iparam[1] = n->attr.shape.softmax_legacy;
+        break;
+    case ENPU_OP_FLATTEN:
+    case ENPU_OP_CONCAT: h->iparam[0] = n->attr.shape.axis; break;
+    case ENPU_OP_TRANSPOSE:
+        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
+            h->iparam[k] = n->attr.shape.axes[k];
+        break;
+    case ENPU_OP_LEAKY_RELU:
+    case ENPU_OP_HARD_SIGMOID:
+    case ENPU_OP_CLIP:
+        h->fparam[0] = finite_or_max(n->attr.act.alpha), h->fparam[1] = finite_or_max(n->attr.act.beta);
+        h->fparam[2] = finite_or_max(n->attr.act.min), h->fparam[3] = finite_or_max(n->attr.act.max);
+        break;
+    case ENPU_OP_GEMM:
+        h->fparam[0] = n->attr.gemm.alpha, h->fparam[1] = n->attr.gemm.beta;
+        h->iparam[0] = n->attr.gemm.trans_a, h->iparam[1] = n->attr.gemm.trans_b;
+        break;
+    case ENPU_OP_CONV:
+    case ENPU_OP_MAXPOOL:
+    case ENPU_OP_AVGPOOL: {
+        const enpu_window *w = n->op == ENPU_OP_CONV ? &n->attr.conv.w : &n->attr.pool.w;
+        h->iparam[0] = pack16(w->kernel[0], w->kernel[1]);
+        h->iparam[1] = pack16(w->stride[0], w->stride[1]);
+        h->iparam[2] = pack16(w->dilation[0], w->dilation[1]);
+        for (int k = 0; k < 4; k++) h->iparam[3 + k] = w->pads[k];
+        h->iparam[7] = n->op == ENPU_OP_CONV ? n->attr.conv.group
+                                             : (n->attr.pool.ceil_mode ? 1 : 0) |
+                                                   (n->attr.pool.count_include_pad ? 2 : 0);
+        break;
+    }
+    case ENPU_OP_PAD:
+        if (n->attr.pad.n_pads > ENPU_HOSTOP_IPARAMS)
+            return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                             "node '%s' (Pad): %d pads do not fit a host op's %d parameters "
+                             "(rank > 4)",
+                             n->name, n->attr.pad.n_pads, ENPU_HOSTOP_IPARAMS);
+        for (int k = 0; k < n->attr.pad.n_pads; k++) {
+            if (n->attr.pad.pads[k] < INT32_MIN || n->attr.pad.pads[k] > INT32_MAX)
+                return enpu_fail(err, ENPU_E_UNSUPPORTED, "node '%s' (Pad): pad %lld is out of range",
+                                 n->name, (long long)n->attr.pad.pads[k]);
+            h->iparam[k] = (int32_t)n->attr.pad.pads[k];
+        }
+        h->fparam[0] = n->attr.pad.value;
+        break;
+    default: break;
+    }
+    return 0;
+}
+
+void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0) {
+    switch (n->op) {
+    case ENPU_OP_SOFTMAX:
+    case ENPU_OP_FLATTEN:
+    case ENPU_OP_CONCAT: {
+        int ax = h->iparam[0];
+        if (ax < 0) ax += rank0;
+        n->attr.shape.axis = ax;
+        n->attr.shape.softmax_legacy = n->op == ENPU_OP_SOFTMAX && h->iparam[1] != 0;
+        break;
+    }
+    case ENPU_OP_TRANSPOSE:
+        n->attr.shape.n_axes = rank0;
+        for (int i = 0; i < rank0 && i < ENPU_HOSTOP_IPARAMS; i++) n->attr.shape.axes[i] = h->iparam[i];
+        break;
+    case ENPU_OP_LEAKY_RELU:
+    case ENPU_OP_HARD_SIGMOID:
+    case ENPU_OP_CLIP:
+        n->attr.act.alpha = h->fparam[0];
+        n->attr.act.beta = h->fparam[1];
+        n->attr.act.min = h->fparam[2];
+        n->attr.act.max = h->fparam[3];
+        break;
+    case ENPU_OP_GEMM:
+        n->attr.gemm.alpha = h->fparam[0];
+        n->attr.gemm.beta = h->fparam[1];
+        n->attr.gemm.trans_a = h->iparam[0] != 0;
+        n->attr.gemm.trans_b = h->iparam[1] != 0;
+        break;
+    case ENPU_OP_CONV:
+    case ENPU_OP_MAXPOOL:
+    case ENPU_OP_AVGPOOL: {
+        enpu_window *w = n->op == ENPU_OP_CONV ? &n->attr.conv.w : &n->attr.pool.w;
+        unpack16(h->iparam[0], &w->kernel[0], &w->kernel[1]);
+        unpack16(h->iparam[1], &w->stride[0], &w->stride[1]);
+        unpack16(h->iparam[2], &w->dilation[0], &w->dilation[1]);
+        for (int k = 0; k < 4; k++) w->pads[k] = h->iparam[3 + k];
+        w->auto_pad = ENPU_PAD_NOTSET;
+        if (n->op == ENPU_OP_CONV) {
+            n->attr.conv.group = h->iparam[7];
+        } else {
+            n->attr.pool.ceil_mode = (h->iparam[7] & 1) != 0;
+            n->attr.pool.count_include_pad = (h->iparam[7] & 2) != 0;
+        }
+        break;
+    }
+    case ENPU_OP_PAD:
+        n->attr.pad.n_pads = 2 * rank0 <= ENPU_HOSTOP_IPARAMS ? 2 * rank0 : ENPU_HOSTOP_IPARAMS;
+        for (int k = 0; k < n->attr.pad.n_pads; k++) n->attr.pad.pads[k] = h->iparam[k];
+        n->attr.pad.value = h->fparam[0];
+        break;
+    default: break;
+    }
+}
+
 int enpu_program_add_hostop(enpu_program *p, const enpu_hostop *h, enpu_err *err) {
     if (p->n_hostops >= ENPU_PROG_MAX_HOSTOPS)
         return enpu_fail(err, ENPU_E_LIMIT, "more than %d host ops", ENPU_PROG_MAX_HOSTOPS);

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "easynpu/file.h"
 #include "easynpu/float_ref.h"
 #include "easynpu/quant.h"
 #include "quant/qinternal.h"
@@ -50,25 +51,33 @@ static int cmp_str(const void *a, const void *b) {
 
 static bool tensor_file(const char *name) {
     const char *e = strrchr(name, '.');
-    return e && (strcmp(e, ".npy") == 0 || strcmp(e, ".pb") == 0);
+    return e && (strcmp(e, ".npy") == 0 || strcmp(e, ".pb") == 0 || strcmp(e, ".npz") == 0);
 }
 
 /* The tensor files of a folder, sorted by name; only input_* ones when
- * there are some (the ONNX test_data_set layout also holds output_*.pb). */
-static int list_dir(const char *dir, strlist *out, enpu_err *err) {
+ * there are some (the ONNX test_data_set layout also holds output_*.pb).
+ * A folder with no tensor files but subfolders that have some (a model
+ * folder of test_data_set_N) gives those subfolders' files, subfolders
+ * sorted by name. */
+static int list_dir(const char *dir, strlist *out, bool descend, enpu_err *err) {
     DIR *d = opendir(dir);
     if (!d) return enpu_fail(err, ENPU_E_IO, "%s: cannot open folder", dir);
-    strlist names = {0};
+    strlist names = {0}, subdirs = {0};
     bool have_input = false;
     int rc = 0;
     struct dirent *e;
     while (!rc && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.' || !tensor_file(e->d_name)) continue;
-        if (strncmp(e->d_name, "input_", 6) == 0) have_input = true;
-        rc = sl_push(&names, e->d_name, err);
+        if (e->d_name[0] == '.') continue;
+        if (tensor_file(e->d_name)) {
+            if (strncmp(e->d_name, "input_", 6) == 0) have_input = true;
+            rc = sl_push(&names, e->d_name, err);
+        } else if (descend) {
+            rc = sl_push(&subdirs, e->d_name, err);
+        }
     }
     closedir(d);
-    if (!rc) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
+    if (!rc && names.n) qsort(names.v, (size_t)names.n, sizeof *names.v, cmp_str);
+    if (!rc && subdirs.n) qsort(subdirs.v, (size_t)subdirs.n, sizeof *subdirs.v, cmp_str);
     for (int i = 0; i < names.n && !rc; i++) {
         if (have_input && strncmp(names.v[i], "input_", 6) != 0) continue;
         size_t n = strlen(dir) + strlen(names.v[i]) + 2;
@@ -81,8 +90,20 @@ static int list_dir(const char *dir, strlist *out, enpu_err *err) {
         rc = sl_push(out, p, err);
         free(p);
     }
+    for (int i = 0; names.n == 0 && i < subdirs.n && !rc; i++) {
+        size_t n = strlen(dir) + strlen(subdirs.v[i]) + 2;
+        char *p = malloc(n);
+        struct stat st;
+        if (!p) {
+            rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(p, n, "%s/%s", dir, subdirs.v[i]);
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) rc = list_dir(p, out, false, err);
+        free(p);
+    }
     sl_free(&names);
-    if (!rc && out->n == 0) rc = enpu_fail(err, ENPU_E_USAGE, "%s: no .npy or .pb files", dir);
+    sl_free(&subdirs);
     return rc;
 }
 
@@ -99,7 +120,10 @@ static int expand_spec(const char *spec, strlist *out, enpu_err *err) {
         if (stat(item, &st) != 0) {
             rc = enpu_fail(err, ENPU_E_IO, "%s: no such file or folder", item);
         } else if (S_ISDIR(st.st_mode)) {
-            rc = list_dir(item, out, err);
+            int before = out->n;
+            rc = list_dir(item, out, true, err);
+            if (!rc && out->n == before)
+                rc = enpu_fail(err, ENPU_E_USAGE, "%s: no .npy, .npz or .pb files", item);
         } else {
             rc = sl_push(out, item, err);
         }
@@ -136,66 +160,203 @@ void enpu_calib_free(enpu_buf *bufs, int n_bufs) {
     free(bufs);
 }
 
+void enpu_dataset_free(enpu_dataset *ds) {
+    if (!ds) return;
+    enpu_calib_free(ds->bufs, ds->n_samples * ds->n_inputs);
+    for (int i = 0; ds->names && i < ds->n_samples; i++) free(ds->names[i]);
+    free(ds->names);
+    memset(ds, 0, sizeof *ds);
+}
+
+/* One array read from a file, waiting for the rest of its input set. */
+typedef struct pending {
+    enpu_buf b;
+    char *name; /* the file, or "file:member" for an .npz member */
+} pending;
+
+/* a, or "a:b" when b is given, or "a[i]" when i >= 0, in a new string. */
+static char *sample_name(const char *a, const char *b, long long i) {
+    int n = b ? snprintf(NULL, 0, "%s:%s", a, b)
+              : (i >= 0 ? snprintf(NULL, 0, "%s[%lld]", a, i) : (int)strlen(a));
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (!s) return NULL;
+    if (b) snprintf(s, (size_t)n + 1, "%s:%s", a, b);
+    else if (i >= 0) snprintf(s, (size_t)n + 1, "%s[%lld]", a, i);
+    else memcpy(s, a, (size_t)n + 1);
+    return s;
+}
+
+/* Turns one input set of arrays (one per graph input, each the input's shape
+ * or a stack [N, ...] of it, the same N for all) into N samples. */
+static int add_group(const enpu_graph *g, pending *grp, int limit, int max_samples,
+                     enpu_dataset *ds, int *cap, enpu_err *err) {
+    int ni = g->n_inputs;
+    int64_t n_stack = -1;
+    bool stacked = false;
+    for (int k = 0; k < ni; k++) {
+        const enpu_tensor *t = &g->tensors[g->inputs[k]];
+        enpu_buf *b = &grp[k].b;
+        int64_t nk;
+        bool sk = false;
+        if (compatible(b->rank, b->dims, t->rank, t->dims)) {
+            nk = 1;
+        } else if (b->rank >= 1 && compatible(b->rank - 1, b->dims + 1, t->rank, t->dims)) {
+            nk = b->dims[0];
+            sk = true;
+        } else {
+            char have_s[200], want_s[200];
+            dims_str(b->rank, b->dims, have_s, sizeof have_s);
+            dims_str(t->rank, t->dims, want_s, sizeof want_s);
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "%s: shape %s does not match graph input '%s' (%s), nor a stack "
+                             "[N, ...] of it",
+                             grp[k].name, have_s, t->name, want_s);
+        }
+        if (k > 0 && (nk != n_stack || sk != stacked))
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "%s: %lld input set(s), but %s has %lld for the graph's first input",
+                             grp[k].name, (long long)nk, grp[0].name, (long long)n_stack);
+        n_stack = nk;
+        stacked = sk;
+        int rc = enpu_buf_to_f32(b, err);
+        if (rc) return enpu_err_prefix(err, "%s", grp[k].name);
+    }
+    for (int64_t i = 0; i < n_stack; i++) {
+        if (limit > 0 && ds->n_samples >= limit) {
+            ds->truncated = true;
+            return 0;
+        }
+        if (ds->n_samples >= max_samples)
+            return enpu_fail(err, ENPU_E_LIMIT, "more than %d input sets", max_samples);
+        if (ds->n_samples == *cap) {
+            int nc = *cap ? 2 * *cap : 64;
+            if (nc > max_samples) nc = max_samples;
+            enpu_buf *nb = realloc(ds->bufs, (size_t)nc * ni * sizeof *nb);
+            if (nb) ds->bufs = nb;
+            char **nn = nb ? realloc(ds->names, (size_t)nc * sizeof *nn) : NULL;
+            if (nn) ds->names = nn;
+            if (!nb || !nn) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            *cap = nc;
+        }
+        enpu_buf *dst = ds->bufs + (size_t)ds->n_samples * ni;
+        memset(dst, 0, (size_t)ni * sizeof *dst);
+        char *name = sample_name(grp[0].name, NULL, stacked ? (long long)i : -1);
+        if (!name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        ds->names[ds->n_samples] = name;
+        for (int k = 0; k < ni; k++) {
+            const enpu_tensor *t = &g->tensors[g->inputs[k]];
+            int rc = enpu_buf_alloc(&dst[k], ENPU_DT_FLOAT32, t->rank, t->dims, err);
+            if (rc) {
+                for (int q = 0; q < k; q++) enpu_buf_free(&dst[q]);
+                free(name);
+                return rc;
+            }
+            int64_t cnt = enpu_tensor_numel(t);
+            if (cnt) memcpy(dst[k].data, (const float *)grp[k].b.data + i * cnt, (size_t)cnt * sizeof(float));
+        }
+        ds->n_samples++;
+    }
+    return 0;
+}
+
+/* Loads every input set of spec into ds (appending). */
+static int load_sets(const enpu_graph *g, const char *spec, int limit, int max_samples,
+                     enpu_dataset *ds, int *cap, enpu_err *err) {
+    if (!g || !spec || !ds) return enpu_fail(err, ENPU_E_USAGE, "loading inputs: NULL argument");
+    if (g->n_inputs < 1) return enpu_fail(err, ENPU_E_USAGE, "the graph has no inputs");
+    strlist files = {0};
+    int rc = expand_spec(spec, &files, err), ni = g->n_inputs, have = 0;
+    pending *grp = calloc((size_t)ni, sizeof *grp);
+    if (!rc && !grp) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    for (int f = 0; f < files.n && !rc; f++) {
+        if (limit > 0 && ds->n_samples >= limit) {
+            ds->truncated = true;
+            break;
+        }
+        const char *path = files.v[f];
+        enpu_buf *arr = NULL, one;
+        int n_arr = 0;
+        bool npz = strcmp(enpu_path_ext(path), ".npz") == 0;
+        if (npz) {
+            rc = enpu_npz_read(path, &arr, &n_arr, err);
+        } else {
+            rc = enpu_tensor_read(path, &one, err);
+            if (!rc) {
+                arr = &one;
+                n_arr = 1;
+            }
+        }
+        for (int a = 0; a < n_arr; a++) {
+            if (rc) {
+                enpu_buf_free(&arr[a]);
+                continue;
+            }
+            grp[have].b = arr[a];
+            memset(&arr[a], 0, sizeof arr[a]);
+            grp[have].name = sample_name(path, npz ? (grp[have].b.name ? grp[have].b.name : "") : NULL, -1);
+            if (!grp[have].name) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            have++;
+            if (!rc && have == ni) rc = add_group(g, grp, limit, max_samples, ds, cap, err);
+            if (have == ni || rc) {
+                for (int k = 0; k < have; k++) {
+                    enpu_buf_free(&grp[k].b);
+                    free(grp[k].name);
+                }
+                memset(grp, 0, (size_t)ni * sizeof *grp);
+                have = 0;
+            }
+        }
+        if (npz) free(arr);
+    }
+    if (!rc && have)
+        rc = enpu_fail(err, ENPU_E_USAGE, "%s: the arrays are not a multiple of the graph's %d inputs",
+                       spec, ni);
+    for (int k = 0; grp && k < have; k++) {
+        enpu_buf_free(&grp[k].b);
+        free(grp[k].name);
+    }
+    free(grp);
+    sl_free(&files);
+    return rc;
+}
+
+int enpu_dataset_load(const enpu_graph *g, const char *spec, int limit, enpu_dataset *ds,
+                      enpu_err *err) {
+    if (!ds) return enpu_fail(err, ENPU_E_USAGE, "enpu_dataset_load: NULL argument");
+    memset(ds, 0, sizeof *ds);
+    if (g) ds->n_inputs = g->n_inputs;
+    int cap = 0;
+    int rc = load_sets(g, spec, limit, ENPU_DATASET_MAX_SAMPLES, ds, &cap, err);
+    if (rc) enpu_dataset_free(ds);
+    return rc;
+}
+
 int enpu_calib_append(const enpu_graph *g, const char *spec, enpu_buf **bufs, int *n_samples,
                       enpu_err *err) {
     if (!g || !spec || !bufs || !n_samples)
         return enpu_fail(err, ENPU_E_USAGE, "enpu_calib_load: NULL argument");
-    if (g->n_inputs < 1) return enpu_fail(err, ENPU_E_USAGE, "the graph has no inputs");
-    strlist files = {0};
-    int rc = expand_spec(spec, &files, err);
+    enpu_dataset ds = {0};
+    ds.n_inputs = g->n_inputs;
+    int cap = 0;
+    int rc = load_sets(g, spec, 0, ENPU_CALIB_MAX_FILES - *n_samples, &ds, &cap, err);
     if (rc) {
-        sl_free(&files);
+        enpu_dataset_free(&ds);
         return rc;
     }
     int ni = g->n_inputs;
-    if (files.n % ni != 0) {
-        rc = enpu_fail(err, ENPU_E_USAGE,
-                       "%s: %d file(s) is not a multiple of the graph's %d inputs", spec,
-                       files.n, ni);
-        sl_free(&files);
-        return rc;
-    }
-    int have = *n_samples, add = files.n / ni;
-    if (have + add > ENPU_CALIB_MAX_FILES) {
-        sl_free(&files);
-        return enpu_fail(err, ENPU_E_LIMIT, "more than %d input sets", ENPU_CALIB_MAX_FILES);
-    }
-    enpu_buf *nb = realloc(*bufs, (size_t)(have + add) * (size_t)ni * sizeof *nb);
+    enpu_buf *nb = realloc(*bufs, (size_t)(*n_samples + ds.n_samples) * (size_t)ni * sizeof *nb + 1);
     if (!nb) {
-        sl_free(&files);
+        enpu_dataset_free(&ds);
         return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
     *bufs = nb;
-    memset(nb + (size_t)have * ni, 0, (size_t)add * ni * sizeof *nb);
-    int done = 0;
-    for (; done < files.n && !rc; done++) {
-        enpu_buf *b = &nb[(size_t)have * ni + done];
-        const enpu_tensor *t = &g->tensors[g->inputs[done % ni]];
-        rc = enpu_tensor_read(files.v[done], b, err);
-        if (!rc) {
-            rc = enpu_buf_to_f32(b, err);
-            if (rc) enpu_err_prefix(err, "%s", files.v[done]);
-        }
-        if (!rc && !compatible(b->rank, b->dims, t->rank, t->dims)) {
-            char have_s[200], want_s[200];
-            dims_str(b->rank, b->dims, have_s, sizeof have_s);
-            dims_str(t->rank, t->dims, want_s, sizeof want_s);
-            rc = enpu_fail(err, ENPU_E_INVALID,
-                           "%s: shape %s does not match graph input '%s' (%s)", files.v[done],
-                           have_s, t->name, want_s);
-        }
-        if (!rc) {
-            b->rank = t->rank;
-            memcpy(b->dims, t->dims, sizeof b->dims);
-        }
-    }
-    if (rc) {
-        for (int i = 0; i < done; i++) enpu_buf_free(&nb[(size_t)have * ni + i]);
-    } else {
-        *n_samples = have + add;
-    }
-    sl_free(&files);
-    return rc;
+    if (ds.n_samples)
+        memcpy(nb + (size_t)*n_samples * ni, ds.bufs, (size_t)ds.n_samples * ni * sizeof *nb);
+    *n_samples += ds.n_samples;
+    free(ds.bufs);
+    ds.bufs = NULL;
+    enpu_dataset_free(&ds);
+    return 0;
 }
 
 int enpu_calib_load(const enpu_graph *g, const char *spec, enpu_buf **out, int *n_samples,

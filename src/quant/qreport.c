@@ -45,7 +45,7 @@ int enpu_qreport_add_note(enpu_qreport *r, const char *fmt, ...) {
     return 0;
 }
 
-static const char *layer_op(const enpu_graph *qg, const enpu_node *n) {
+const char *enpu_q_layer_op(const enpu_graph *qg, const enpu_node *n) {
     const enpu_qnode *q = n->q;
     switch (q->kind) {
     case ENPU_Q_CONV:
@@ -86,7 +86,7 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
         if (!l->name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         memcpy(l->name, n->name, len);
         l->kind = enpu_qkind_name(n->q->kind);
-        l->op = layer_op(qg, n);
+        l->op = enpu_q_layer_op(qg, n);
         const enpu_tensor *x = NULL;
         for (int k = 0; k < n->n_in && !x; k++) {
             const enpu_tensor *t = enpu_node_input(qg, n, k);
@@ -106,6 +106,21 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
         l->max_abs_err = NAN;
     }
     return 0;
+}
+
+int enpu_q_float_twin(const enpu_graph *g, const enpu_graph *qg, int qt) {
+    const enpu_tensor *y = &qg->tensors[qt];
+    const char *name = y->name;
+    if (y->producer >= 0) {
+        const enpu_node *n = &qg->nodes[y->producer];
+        if (n->q && n->q->kind == ENPU_Q_CONV && n->q->origin == ENPU_QO_RESCALE)
+            name = qg->tensors[n->in[0]].name; /* same value as its input */
+    }
+    int t = enpu_graph_find_tensor(g, name);
+    if (t >= 0 && (g->tensors[t].dtype != ENPU_DT_FLOAT32 || g->tensors[t].rank < 0 ||
+                   enpu_tensor_numel(&g->tensors[t]) != enpu_tensor_numel(y)))
+        t = -1;
+    return t;
 }
 
 static double sqnr_db(double sig, double noise) {
@@ -163,14 +178,7 @@ int enpu_qreport_eval(const enpu_graph *g, const enpu_graph *qg, const enpu_buf 
     for (int i = 0; i < nl; i++) {
         const enpu_node *n = &qg->nodes[i];
         const enpu_tensor *y = enpu_node_output(qg, n, 0);
-        const char *name = y->name;
-        if (n->q->kind == ENPU_Q_CONV && n->q->origin == ENPU_QO_RESCALE)
-            name = qg->tensors[n->in[0]].name; /* same value as its input */
-        int t = enpu_graph_find_tensor(g, name);
-        if (t >= 0 && (g->tensors[t].dtype != ENPU_DT_FLOAT32 || g->tensors[t].rank < 0 ||
-                       enpu_tensor_numel(&g->tensors[t]) != enpu_tensor_numel(y)))
-            t = -1;
-        gt[i] = t;
+        gt[i] = enpu_q_float_twin(g, qg, n->out[0]);
         if (enpu_tensor_numel(y) > most) most = enpu_tensor_numel(y);
     }
     const enpu_tensor *fo = &g->tensors[g->outputs[0]], *qo = &qg->tensors[qg->outputs[0]];

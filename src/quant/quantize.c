@@ -36,6 +36,13 @@ void enpu_quant_opts_default(enpu_quant_opts *o) {
     o->wide_acc_bits = ENPU_ACC_BITS_WIDE_MAX;
 }
 
+void enpu_quant_opts_for_arch(enpu_quant_opts *o, const enpu_arch *a) {
+    enpu_quant_opts_default(o);
+    o->mult_bits = (int)a->mult_bits;
+    o->acc_bits = (int)a->acc_bits;
+    o->act_segments = (int)a->act_segments;
+}
+
 void enpu_qnode_free(enpu_qnode *q) {
     if (!q) return;
     free(q->w);
@@ -419,8 +426,10 @@ static void table_input_ranges(qctx *c) {
             lim_lo = -(double)n->attr.act.beta / n->attr.act.alpha;
             lim_hi = (1.0 - n->attr.act.beta) / n->attr.act.alpha;
         }
-        if (r->lo < lim_lo && lim_lo < 0) r->lo = (float)lim_lo;
-        if (r->hi > lim_hi && lim_hi > 0) r->hi = (float)lim_hi;
+        /* a range wholly in the flat part keeps its nearest end, not an
+         * empty interval */
+        if (r->lo < lim_lo && lim_lo < 0) r->lo = (float)fmin(lim_lo, r->hi);
+        if (r->hi > lim_hi && lim_hi > 0) r->hi = (float)fmax(lim_hi, r->lo);
         int width = 256 / c->o->act_segments;
         if (n->op == ENPU_OP_LEAKY_RELU && width >= 2 && r->lo < 0 && r->hi > 0) {
             double best = INFINITY;
@@ -1155,6 +1164,10 @@ static int build_plain_node(qctx *c, int i) {
             c->qg->tensors[ins[k]].quant)
             q->zp_in[a++] = c->qg->tensors[ins[k]].quant->zero_point[0];
     if (c->qg->tensors[out].quant) q->zp_out = c->qg->tensors[out].quant->zero_point[0];
+    /* a Relu/Clip folded into a MaxPool (classify) is its clamp */
+    if (p->kind == ENPU_Q_MAXPOOL && c->qg->tensors[out].quant)
+        clamp_of(p->clip_lo, p->clip_hi, c->qg->tensors[out].quant->scale[0], q->zp_out, &q->lo,
+                 &q->hi);
     char *note = p->note ? xstrdup(p->note) : NULL;
     rc = add_qnode(c, n->name, n->op, n->n_in, ins, out, &n->attr, q, note);
     return rc < 0 ? rc : 0;

@@ -14,6 +14,7 @@
 #include "easynpu/float_ref.h"
 #include "easynpu/quant.h"
 #include "quant/qinternal.h"
+#include "ref/gfast.h"
 
 #define WIN_LIMIT ENPU_WIN_LIMIT
 
@@ -899,7 +900,76 @@ struct enpu_gexec {
     host_twin *host; /* per node */
     int16_t **v16;   /* a 16-bit graph's int16 tensors */
     bool *own16;
+    enpu_gexec_kernels kernels;
+    const gf_simd *simd; /* NULL: the reference loops */
+    gf_node **fast;      /* per node, NULL where the reference loops run */
 };
+
+static void free_fast(enpu_gexec *ex) {
+    if (ex->fast)
+        for (int i = 0; i < ex->qg->n_nodes; i++) gf_free(ex->fast[i]);
+    free(ex->fast);
+    ex->fast = NULL;
+    ex->simd = NULL;
+}
+
+static const char *const kernel_labels[ENPU_GK_COUNT] = {"fast", "portable", "reference", "avx2",
+                                                         "avx512vnni"};
+
+const char *enpu_gexec_kernels_label(enpu_gexec_kernels k) {
+    return (int)k >= 0 && k < ENPU_GK_COUNT ? kernel_labels[k] : NULL;
+}
+
+int enpu_gexec_kernels_parse(const char *name) {
+    for (int k = 0; name && k < ENPU_GK_COUNT; k++)
+        if (strcmp(name, kernel_labels[k]) == 0) return k;
+    return -1;
+}
+
+/* The microkernels of k; NULL when this CPU lacks them. */
+static const gf_simd *simd_of(enpu_gexec_kernels k) {
+    const gf_simd *s = NULL;
+    switch (k) {
+    case ENPU_GK_FAST:
+        s = gf_simd_vnni_table();
+        if (!s) s = gf_simd_avx2_table();
+        return s ? s : &gf_simd_portable;
+    case ENPU_GK_AVX2: return gf_simd_avx2_table();
+    case ENPU_GK_AVX512VNNI: return gf_simd_vnni_table();
+    default: return &gf_simd_portable;
+    }
+}
+
+int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err) {
+    if (!ex) return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_set_kernels: NULL executor");
+    if (!enpu_gexec_kernels_label(k))
+        return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_set_kernels: unknown kernels %d", (int)k);
+    const gf_simd *simd = k == ENPU_GK_REFERENCE ? NULL : simd_of(k);
+    if (k != ENPU_GK_REFERENCE && !simd)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "the %s kernels need a CPU with %s",
+                         kernel_labels[k], kernel_labels[k]);
+    free_fast(ex);
+    ex->kernels = ENPU_GK_REFERENCE;
+    /* the fast kernels are int8's: a 16-bit graph runs the reference loops */
+    if (k == ENPU_GK_REFERENCE || enpu_qgraph_bits(ex->qg) == 16) return 0;
+    const enpu_graph *qg = ex->qg;
+    ex->fast = calloc((size_t)(qg->n_nodes ? qg->n_nodes : 1), sizeof *ex->fast);
+    if (!ex->fast) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    for (int i = 0; i < qg->n_nodes; i++) {
+        int rc = gf_prepare(qg, &qg->nodes[i], simd, &ex->fast[i], err);
+        if (rc) {
+            free_fast(ex);
+            return rc;
+        }
+    }
+    ex->kernels = k;
+    ex->simd = simd;
+    return 0;
+}
+
+const char *enpu_gexec_kernels_name(const enpu_gexec *ex) {
+    return ex && ex->simd ? ex->simd->name : "reference";
+}
 
 void enpu_gexec_free(enpu_gexec *ex) {
     if (!ex) return;
@@ -912,6 +982,7 @@ void enpu_gexec_free(enpu_gexec *ex) {
     if (ex->host)
         for (int i = 0; i < qg->n_nodes; i++) twin_free(&ex->host[i]);
     free(ex->host);
+    free_fast(ex);
     free(ex->v8);
     free(ex->vf);
     free(ex->own8);
@@ -972,6 +1043,7 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
         if (!qg->nodes[i].dead && (qg->nodes[i].q->kind == ENPU_Q_HOST ||
                                    (b16 && qg->nodes[i].q->kind == ENPU_Q_MOVE)))
             rc = build_twin(qg, &qg->nodes[i], &ex->host[i], err);
+    if (!rc) rc = enpu_gexec_set_kernels(ex, ENPU_GK_FAST, err);
     if (rc) {
         enpu_gexec_free(ex);
         return rc;
@@ -1254,6 +1326,11 @@ static int run_nodes(enpu_gexec *ex, enpu_err *err) {
             if (rc) return rc;
             continue;
         }
+        if (ex->fast && ex->fast[i]) {
+            const int8_t *ins[2] = {ex->v8[n->in[0]], n->n_in > 1 && n->in[1] >= 0 ? ex->v8[n->in[1]] : NULL};
+            gf_run(ex->fast[i], ins, ex->v8[n->out[0]]);
+            continue;
+        }
         switch (n->q->kind) {
         case ENPU_Q_CONV: run_conv(ex, n); break;
         case ENPU_Q_MAXPOOL: run_maxpool(ex, n); break;
@@ -1386,4 +1463,48 @@ int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err)
     }
     memcpy(out->name, tt->name, n);
     return 0;
+}
+
+int enpu_gexec_compare_kernels(const enpu_graph *qg, const enpu_buf *inputs, enpu_gexec_kernels a,
+                               enpu_gexec_kernels b, enpu_err *err) {
+    enpu_gexec *ea = NULL, *eb = NULL;
+    int rc = enpu_gexec_new(qg, &ea, err);
+    if (!rc) rc = enpu_gexec_new(qg, &eb, err);
+    if (!rc) rc = enpu_gexec_set_kernels(ea, a, err);
+    if (!rc) rc = enpu_gexec_set_kernels(eb, b, err);
+    if (!rc) rc = enpu_gexec_run(ea, inputs, err);
+    if (!rc) rc = enpu_gexec_run(eb, inputs, err);
+    for (int i = 0; i < qg->n_nodes && !rc; i++) {
+        const enpu_node *n = &qg->nodes[i];
+        if (n->dead) continue;
+        for (int o = 0; o < n->n_out && !rc; o++) {
+            int t = n->out[o];
+            if (t < 0) continue;
+            int64_t cnt = enpu_tensor_numel(&qg->tensors[t]);
+            const int8_t *va = ea->v8[t], *vb = eb->v8[t];
+            const float *fa = ea->vf[t], *fb = eb->vf[t];
+            for (int64_t k = 0; k < cnt && !rc; k++) {
+                bool same = va && vb ? va[k] == vb[k]
+                                     : (fa && fb ? memcmp(&fa[k], &fb[k], sizeof *fa) == 0 : true);
+                if (same) continue;
+                char ga[32], gb[32];
+                if (va && vb) {
+                    snprintf(ga, sizeof ga, "%d", va[k]);
+                    snprintf(gb, sizeof gb, "%d", vb[k]);
+                } else {
+                    snprintf(ga, sizeof ga, "%.9g", (double)fa[k]);
+                    snprintf(gb, sizeof gb, "%.9g", (double)fb[k]);
+                }
+                rc = enpu_fail(err, ENPU_E_MISMATCH,
+                               "node '%s' (%s): output '%s' element %lld: %s kernels (%s) give "
+                               "%s, %s kernels (%s) give %s",
+                               nm(n), enpu_qkind_name(n->q->kind), qg->tensors[t].name,
+                               (long long)k, kernel_labels[a], enpu_gexec_kernels_name(ea), ga,
+                               kernel_labels[b], enpu_gexec_kernels_name(eb), gb);
+            }
+        }
+    }
+    enpu_gexec_free(ea);
+    enpu_gexec_free(eb);
+    return rc;
 }

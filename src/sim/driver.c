@@ -451,54 +451,6 @@ int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err) {
 
 /* ---- host ops ------------------------------------------------------------------------- */
 
-static void set_attrs(enpu_node *n, const enpu_hostop *h, int rank0) {
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: {
-        int ax = h->iparam[0];
-        if (ax < 0) ax += rank0;
-        n->attr.shape.axis = ax;
-        n->attr.shape.softmax_legacy = n->op == ENPU_OP_SOFTMAX && h->iparam[1] != 0;
-        break;
-    }
-    case ENPU_OP_TRANSPOSE:
-        n->attr.shape.n_axes = rank0;
-        for (int i = 0; i < rank0 && i < ENPU_HOSTOP_IPARAMS; i++) n->attr.shape.axes[i] = h->iparam[i];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        n->attr.act.alpha = h->fparam[0];
-        n->attr.act.beta = h->fparam[1];
-        n->attr.act.min = h->fparam[2];
-        n->attr.act.max = h->fparam[3];
-        break;
-    case ENPU_OP_MAXPOOL:
-    case ENPU_OP_AVGPOOL: {
-        /* kernel, strides, pads in iparam[0..7]; ceil mode, dilations and
-         * count_include_pad in fparam[0..3] */
-        enpu_pool_attr *a = &n->attr.pool;
-        for (int i = 0; i < 2; i++) {
-            a->w.kernel[i] = h->iparam[i];
-            a->w.stride[i] = h->iparam[2 + i];
-            a->w.dilation[i] = h->fparam[1 + i] >= 1 ? (int)h->fparam[1 + i] : 1;
-        }
-        for (int i = 0; i < 4; i++) a->w.pads[i] = h->iparam[4 + i];
-        a->ceil_mode = h->fparam[0] != 0;
-        a->count_include_pad = h->fparam[3] != 0;
-        break;
-    }
-    case ENPU_OP_GEMM:
-        n->attr.gemm.alpha = h->fparam[0];
-        n->attr.gemm.beta = h->fparam[1];
-        n->attr.gemm.trans_a = h->iparam[0] != 0;
-        n->attr.gemm.trans_b = h->iparam[1] != 0;
-        break;
-    default: break;
-    }
-}
-
 int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     const enpu_program *p = sim->prog;
     const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
@@ -549,7 +501,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int k = enpu_graph_add_node(g, h->name, op, h->n_in, ten, h->n_out, ten + h->n_in, err);
         if (k < 0) rc = k;
         else {
-            set_attrs(&g->nodes[k], h, p->io[h->io[0]].rank);
+            enpu_hostop_get_attrs(h, &g->nodes[k], p->io[h->io[0]].rank);
             rc = enpu_fref_node(g, &g->nodes[k], (const float *const *)val, val + h->n_in, err);
         }
         if (rc) enpu_err_prefix(err, "host op '%s' (instruction %d)", h->name, instr);

@@ -363,7 +363,8 @@ static void test_manifest_complete(void **state) {
     uint8_t *m = slurp("tests/bad/MANIFEST", &n);
     static const char *const dirs[] = {"tests/bad/onnx", "tests/bad/npy", "tests/bad/pb",
                                        "tests/bad/arch", "tests/bad/program", "tests/bad/limits",
-                                       "tests/bad/bind", NULL};
+                                       "tests/bad/bind", "tests/bad/npz", "tests/bad/labels",
+                                       NULL};
     int missing = 0;
     for (int i = 0; dirs[i]; i++) {
         DIR *d = opendir(dirs[i]);
@@ -407,6 +408,15 @@ static int read_pb(const uint8_t *d, size_t n, enpu_err *err) {
     int rc = enpu_pb_parse(d, n, &b, err);
     if (rc) assert_null(b.data);
     enpu_buf_free(&b);
+    return rc;
+}
+static int read_npz(const uint8_t *d, size_t n, enpu_err *err) {
+    enpu_buf *b = NULL;
+    int k = 0;
+    int rc = enpu_npz_parse(d, n, &b, &k, err);
+    if (rc) assert_null(b);
+    for (int i = 0; i < k; i++) enpu_buf_free(&b[i]);
+    free(b);
     return rc;
 }
 static int read_program(const uint8_t *d, size_t n, enpu_err *err) {
@@ -454,6 +464,7 @@ static reader_fn reader_for(const char *name) {
     if (strcmp(ext, ".onnx") == 0) return read_onnx;
     if (strcmp(ext, ".npy") == 0) return read_npy;
     if (strcmp(ext, ".pb") == 0) return read_pb;
+    if (strcmp(ext, ".npz") == 0) return read_npz;
     if (strcmp(ext, ".enpu") == 0) return read_program;
     if (strcmp(ext, ".s") == 0) return read_listing;
     if (strcmp(ext, ".json") == 0) return read_arch;
@@ -587,6 +598,8 @@ static void test_mutation_sweep(void **state) {
     sweep_file("tests/bad/onnx/good_opset7.onnx", 64, 256, 0);
     sweep_file("tests/bad/onnx/good_opset1.onnx", 64, 256, 0);
     sweep_file("models/kws_cnn/sample_0.npy", 64, 256, 1);
+    sweep_file("tests/data/npz/kws_stored.npz", 64, 256, 1);
+    sweep_file("tests/data/npz/kws_deflated.npz", 64, 256, 1);
     sweep_file("fuzz/corpus/asm/hand_written.s", 64, 256, 0);
     sweep_file("fuzz/corpus/asm/kws_shaped.s", 64, 256, 0);
     size_t ln, n;

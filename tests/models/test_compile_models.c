@@ -40,22 +40,6 @@ static double nrand(void) {
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
-static enpu_graph *quantize(const char *model, const char *calib, const enpu_arch *a) {
-    enpu_err err = {0};
-    enpu_graph *g, *qg;
-    if (enpu_onnx_load(model, &g, &err)) fail_msg("%s", err.msg);
-    enpu_buf *cal = NULL;
-    int n_cal = 0;
-    if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) fail_msg("%s", err.msg);
-    enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)a->mult_bits, qo.acc_bits = (int)a->acc_bits, qo.act_segments = (int)a->act_segments;
-    qo.quiet = true;
-    if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) fail_msg("quantize %s: %s", model, err.msg);
-    enpu_calib_free(cal, n_cal * g->n_inputs);
-    enpu_graph_free(g);
-    return qg;
-}
 
 /* Compiles, checks validation round trip, bit-exactness and the 15% rule;
  * returns the overall utilization. */
@@ -63,7 +47,7 @@ static double check_model(const char *model, const char *calib, const char *arch
     enpu_err err = {0};
     enpu_arch a;
     assert_int_equal(enpu_arch_load(arch, &a, &err), 0);
-    enpu_graph *qg = quantize(model, calib, &a);
+    enpu_graph *qg = enpu_test_quantize(model, calib, &a);
     enpu_program p, q;
     enpu_compile_report rep;
     if (enpu_compile(qg, &a, NULL, &p, &rep, &err)) fail_msg("compile %s: %s", model, err.msg);
@@ -155,7 +139,7 @@ static void test_vww(void **state) {
     enpu_err err = {0};
     enpu_arch a;
     assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
-    enpu_graph *qg = quantize(m, NULL, &a);
+    enpu_graph *qg = enpu_test_quantize(m, NULL, &a);
     enpu_program p;
     enpu_compile_report rep;
     if (enpu_compile(qg, &a, NULL, &p, &rep, &err)) fail_msg("%s", err.msg);

@@ -69,7 +69,6 @@ static void test_alexnet(void **state) {
         enpu_graph *g = NULL, *qg = NULL;
         assert_int_equal(enpu_onnx_load(path, &g, &err), 0);
         enpu_quant_opts qo;
-        enpu_quant_opts_default(&qo);
         enpu_compile_quant_opts(&a, &qo);
         qo.bits = 16;
         qo.quiet = true;

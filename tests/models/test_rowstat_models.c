@@ -40,7 +40,6 @@ static void sqnr_case(const char *onnx, const char *calib, double want8, double 
     const double want[3] = {want8, want16, want_q};
     for (int k = 0; k < 3; k++) {
         enpu_quant_opts qo;
-        enpu_quant_opts_default(&qo);
         enpu_compile_quant_opts(&a, &qo);
         qo.bits = k ? 16 : 8;
         qo.pow2 = k == 2;

@@ -194,6 +194,25 @@ static void test_pool_ceil_and_broadcast(void **state) {
     enpu_graph_free(g);
 }
 
+/* A tensor whose dims are another tensor's, added when the tensor array is
+ * full and moves (the quantizer's BN folding does this: the graph fuzzer
+ * found the read after free under ASan). */
+static void test_add_tensor_dims_from_graph(void **state) {
+    (void)state;
+    enpu_graph *g = enpu_graph_new("g");
+    int64_t d[4] = {7, 3, 5, 2};
+    char nm[16];
+    tensor(g, "t0", 4, d);
+    for (int i = 1; g->n_tensors < g->cap_tensors; i++) {
+        snprintf(nm, sizeof nm, "t%d", i);
+        tensor(g, nm, 1, d);
+    }
+    int t = tensor(g, "copy", g->tensors[0].rank, g->tensors[0].dims);
+    assert_int_equal(g->tensors[t].rank, 4);
+    assert_memory_equal(g->tensors[t].dims, d, sizeof d);
+    enpu_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numel_limits),
@@ -203,6 +222,7 @@ int main(void) {
         cmocka_unit_test(test_dangling_and_double_producer),
         cmocka_unit_test(test_shape_errors_name_node),
         cmocka_unit_test(test_pool_ceil_and_broadcast),
+        cmocka_unit_test(test_add_tensor_dims_from_graph),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

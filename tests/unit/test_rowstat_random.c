@@ -247,7 +247,6 @@ static void random_case(uint64_t seed, int bits) {
     enpu_graph *g = random_layer(&r, &fc);
     enpu_arch a = random_arch(&r);
     enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
     enpu_compile_quant_opts(&a, &qo);
     qo.bits = bits;
     qo.quiet = true;

@@ -382,7 +382,6 @@ void rs_lay_weights(const enpu_arch *a, const enpu_qnode *q, const enpu_instr *i
         }
 }
 
-static void set_host_params(const enpu_node *n, enpu_hostop *h);
 
 static int emit(rc_ctx *c, enpu_program *p) {
     const enpu_graph *g = c->g;
@@ -451,7 +450,7 @@ static int emit(rc_ctx *c, enpu_program *p) {
                 if (d < 0) return d;
                 h.io[h.n_in + h.n_out++] = d;
             }
-            set_host_params(n, &h);
+            if ((rc = enpu_hostop_set_attrs(&h, n, c->err))) return rc;
             int hi = enpu_program_add_hostop(p, &h, c->err);
             if (hi < 0) return hi;
             enpu_instr in;
@@ -478,41 +477,6 @@ static int emit(rc_ctx *c, enpu_program *p) {
     memset(&end, 0, sizeof end);
     end.opcode = ENPU_OPC_END;
     return enpu_program_add_instr(p, &end, "end", 0, NULL, c->err);
-}
-
-/* The host op's attributes, as the simulator's host reads them (sim.h). */
-static void set_host_params(const enpu_node *n, enpu_hostop *h) {
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-        h->iparam[0] = n->attr.shape.axis;
-        h->iparam[1] = n->attr.shape.softmax_legacy;
-        break;
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: h->iparam[0] = n->attr.shape.axis; break;
-    case ENPU_OP_TRANSPOSE:
-        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
-            h->iparam[k] = n->attr.shape.axes[k];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        h->fparam[0] = n->attr.act.alpha, h->fparam[1] = n->attr.act.beta;
-        h->fparam[2] = n->attr.act.min, h->fparam[3] = n->attr.act.max;
-        for (int k = 0; k < 4; k++)
-            if (!(h->fparam[k] > -3e38f && h->fparam[k] < 3e38f)) h->fparam[k] = 0;
-        break;
-    case ENPU_OP_MAXPOOL:
-    case ENPU_OP_AVGPOOL: {
-        const enpu_pool_attr *a = &n->attr.pool;
-        const int v[8] = {a->w.kernel[0], a->w.kernel[1], a->w.stride[0], a->w.stride[1],
-                          a->w.pads[0],   a->w.pads[1],   a->w.pads[2],   a->w.pads[3]};
-        for (int k = 0; k < 8; k++) h->iparam[k] = v[k];
-        h->fparam[0] = a->ceil_mode, h->fparam[1] = (float)a->w.dilation[0];
-        h->fparam[2] = (float)a->w.dilation[1], h->fparam[3] = a->count_include_pad;
-        break;
-    }
-    default: break;
-    }
 }
 
 /* ---- the report ------------------------------------------------------------------ */
