@@ -1,14 +1,21 @@
-/* Simulator speed: simulated MACs per second and simulated cycles per
- * second of wall time, in both modes, on the default model
- * (models/kws_cnn.onnx, arch easynpu) and on mlperf-vww-float (arch large,
- * from ../shared/models when present).  Each model is imported, quantized
- * on its calibration inputs and compiled; the simulation alone is timed
- * (best of several runs).  Run from the project root:
+/* Simulator speed: per model, engine and mode, the host time of one
+ * inference, simulated cycles and PE-cycles (cycles x PEs x PE rows) per
+ * host second, and the speed-up of cycle mode (which fast-forwards the
+ * stretches where the PE array provably computes, docs/microarch.md §15)
+ * over its per-cycle path (opts.per_cycle: every unit stepped in every
+ * cycle), measured in the same run: the two are run alternately, so a
+ * change of the machine's load hits both alike.  Times are CPU time of the
+ * process (CLOCK_PROCESS_CPUTIME_ID) of enpu_sim_run alone, the best of
+ * several runs; the model is imported, quantized and compiled before.
  *
- *   build/bench_sim [ROOT]        ROOT: project root (default ".")
+ *   build/bench_sim [ROOT [MODELS]]   ROOT: project root (default "."),
+ *                                     MODELS: the real test models
+ *                                     (default $ENPU_SHARED_MODELS, else
+ *                                     ROOT/../shared/models; absent ones
+ *                                     are skipped)
  *
- * Functional mode has no time of its own: its "cycles/s" is the cycle-mode
- * cycle count of the same run divided by the functional wall time. */
+ * Functional mode has no time of its own: its cycles/s is the cycle-mode
+ * cycle count of the same run divided by the functional time. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +27,9 @@
 #include "easynpu/quant.h"
 #include "easynpu/sim.h"
 
-static double now_s(void) {
+static double cpu_s(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -30,6 +37,9 @@ static int exists(const char *p) {
     struct stat st;
     return stat(p, &st) == 0;
 }
+
+enum { V_FAST, V_PER_CYCLE, V_FUNCTIONAL, N_VARIANT };
+static const char *const variant_name[N_VARIANT] = {"cycle", "cycle --per-cycle", "functional"};
 
 static int bench(const char *name, const char *onnx, const char *calib, const char *input,
                  const char *arch_name) {
@@ -58,42 +68,50 @@ static int bench(const char *name, const char *onnx, const char *calib, const ch
         fprintf(stderr, "%s: %s\n", name, err.msg);
         return 1;
     }
-    uint64_t cycles = 0, macs = 0;
-    for (int mode = 0; mode < 2 && !rc; mode++) {
+    enpu_sim *sim[N_VARIANT] = {NULL};
+    double best[N_VARIANT];
+    uint64_t cycles = 0;
+    for (int v = 0; v < N_VARIANT && !rc; v++) {
         enpu_sim_opts o = {0};
-        o.mode = mode ? ENPU_SIM_FUNCTIONAL : ENPU_SIM_CYCLE;
-        enpu_sim *sim = NULL;
-        if (enpu_sim_new(&prog, &arch, &o, &sim, &err)) {
+        o.mode = v == V_FUNCTIONAL ? ENPU_SIM_FUNCTIONAL : ENPU_SIM_CYCLE;
+        o.per_cycle = v == V_PER_CYCLE;
+        best[v] = 1e30;
+        if (enpu_sim_new(&prog, &arch, &o, &sim[v], &err)) {
             fprintf(stderr, "%s: %s\n", name, err.msg);
             rc = 1;
-            break;
         }
-        double best = 1e30;
-        int runs = 0;
-        double start = now_s();
-        while (runs < 3 || (now_s() - start < 1.0 && runs < 50)) {
+    }
+    /* rounds of one run of each variant, until each has had 3 runs and 2 s
+     * of CPU have passed (at most 50 rounds) */
+    double start = cpu_s();
+    for (int round = 0; !rc && (round < 3 || (cpu_s() - start < 2.0 && round < 50)); round++)
+        for (int v = 0; v < N_VARIANT && !rc; v++) {
             enpu_sim_result res;
-            double t0 = now_s();
-            if (enpu_sim_run(sim, &in, 1, &res, &err)) {
-                fprintf(stderr, "%s: %s\n", name, err.msg);
+            double t0 = cpu_s();
+            if (enpu_sim_run(sim[v], &in, 1, &res, &err)) {
+                fprintf(stderr, "%s (%s): %s\n", name, variant_name[v], err.msg);
                 rc = 1;
                 break;
             }
-            double dt = now_s() - t0;
-            if (dt < best) best = dt;
-            if (mode == 0) cycles = res.total_cycles;
-            macs = res.total_macs;
+            double dt = cpu_s() - t0;
+            if (dt < best[v]) best[v] = dt;
+            if (v == V_FAST) cycles = res.total_cycles;
+            if (v == V_PER_CYCLE && res.total_cycles != cycles) {
+                fprintf(stderr, "%s: %llu cycles per cycle, %llu fast-forwarded\n", name,
+                        (unsigned long long)res.total_cycles, (unsigned long long)cycles);
+                rc = 1;
+            }
             enpu_sim_result_free(&res);
-            runs++;
         }
-        if (!rc)
-            printf("%-18s %-7s %-10s %12.1f M simulated MACs/s %12.2f M simulated cycles/s  "
-                   "(%llu cycles, %llu MACs, %.2f ms per inference, best of %d)\n",
-                   name, arch.name, enpu_sim_mode_name(o.mode), (double)macs / best / 1e6,
-                   (double)cycles / best / 1e6, (unsigned long long)cycles,
-                   (unsigned long long)macs, best * 1e3, runs);
-        enpu_sim_free(sim);
+    double pes = (double)(arch.pes * arch.pe_rows);
+    for (int v = 0; v < N_VARIANT && !rc; v++) {
+        char up[32] = "";
+        if (v != V_FUNCTIONAL) snprintf(up, sizeof up, "%.1fx", best[V_PER_CYCLE] / best[v]);
+        printf("%-18s %-8s %-8s %-18s %9.3f %12.2f %14.1f %9s\n", name, arch.name,
+               enpu_engine_name(arch.engine), variant_name[v], best[v] * 1e3,
+               (double)cycles / best[v] / 1e6, (double)cycles * pes / best[v] / 1e6, up);
     }
+    for (int v = 0; v < N_VARIANT; v++) enpu_sim_free(sim[v]);
     enpu_buf_free(&in);
     enpu_program_free(&prog);
     enpu_calib_free(cal, n_cal * g->n_inputs);
@@ -104,15 +122,38 @@ static int bench(const char *name, const char *onnx, const char *calib, const ch
 
 int main(int argc, char **argv) {
     const char *root = argc > 1 ? argv[1] : ".";
-    char a[4][1024], b[4][1024];
-    snprintf(a[0], sizeof a[0], "%s/models/kws_cnn.onnx", root);
-    snprintf(a[1], sizeof a[1], "%s/models/kws_cnn/calib", root);
-    snprintf(a[2], sizeof a[2], "%s/models/kws_cnn/sample_0.npy", root);
-    snprintf(b[0], sizeof b[0], "%s/../shared/models/mlperf-vww-float/model.onnx", root);
-    snprintf(b[1], sizeof b[1], "%s/../shared/models/mlperf-vww-float/test_data_set_0", root);
-    snprintf(b[2], sizeof b[2], "%s/../shared/models/mlperf-vww-float/test_data_set_1/input_0.pb", root);
-    printf("easynpu simulator speed (wall time of enpu_sim_run only)\n");
-    int rc = bench("kws_cnn (default)", a[0], a[1], a[2], "easynpu");
-    rc |= bench("mlperf-vww-float", b[0], b[1], b[2], "large");
+    char shared[1024];
+    if (argc > 2) snprintf(shared, sizeof shared, "%s", argv[2]);
+    else if (getenv("ENPU_SHARED_MODELS")) snprintf(shared, sizeof shared, "%s", getenv("ENPU_SHARED_MODELS"));
+    else snprintf(shared, sizeof shared, "%s/../shared/models", root);
+    static const struct {
+        const char *name, *onnx, *calib, *input, *arch;
+        int in_repo;
+    } models[] = {
+        {"kws_cnn (default)", "models/kws_cnn.onnx", "models/kws_cnn/calib", "models/kws_cnn/sample_0.npy", "easynpu", 1},
+        {"mlp1m (off-chip)", "models/offchip/mlp1m.onnx", "models/offchip/mlp1m/calib",
+         "models/offchip/mlp1m/sample_0.npy", "easynpu", 1},
+        {"det320 (off-chip)", "models/offchip/det320.onnx", "models/offchip/det320/calib",
+         "models/offchip/det320/sample_0.npy", "easynpu", 1},
+        {"mnist-8", "mnist-8/model.onnx", "mnist-8/test_data_set_0", "mnist-8/test_data_set_1/input_0.pb",
+         "easynpu", 0},
+        {"alibaba-kws", "alibaba-kws/model.onnx", "alibaba-kws/test_data_set_0",
+         "alibaba-kws/test_data_set_0/input_0.pb", "easynpu", 0},
+        {"mlperf-vww-float", "mlperf-vww-float/model.onnx", "mlperf-vww-float/test_data_set_0",
+         "mlperf-vww-float/test_data_set_1/input_0.pb", "large", 0},
+    };
+    printf("easynpu simulator speed (CPU time of enpu_sim_run only, best of alternating runs)\n");
+    printf("%-18s %-8s %-8s %-18s %9s %12s %14s %9s\n", "model", "arch", "engine", "mode",
+           "ms/inf", "M cycles/s", "M PE-cycles/s", "speed-up");
+    int rc = 0;
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        const char *base = models[i].in_repo ? root : shared;
+        char p[3][1200];
+        snprintf(p[0], sizeof p[0], "%s/%s", base, models[i].onnx);
+        snprintf(p[1], sizeof p[1], "%s/%s", base, models[i].calib);
+        snprintf(p[2], sizeof p[2], "%s/%s", base, models[i].input);
+        rc |= bench(models[i].name, p[0], p[1], p[2], models[i].arch);
+    }
+    printf("speed-up: host time of the per-cycle path over this mode's, same run\n");
     return rc;
 }

@@ -8,9 +8,13 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include "easynpu/compiler.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
+#include "report/sim_report.h"
+#include "sim/sim_internal.h"
 
 int enpu_test_have_shared_models(void) {
     struct stat st;
@@ -311,4 +315,210 @@ uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *cali
     enpu_program_free(&prog);
     enpu_graph_free(qg);
     return sim_cycles;
+}
+
+/* ---- fast-forward against the per-cycle path ------------------------------------------ */
+
+typedef struct ff_run {
+    int rc;
+    char msg[512];
+    enpu_sim_result res;
+    uint8_t *mem[4];
+    int64_t mem_n[4];
+    uint64_t *wc[3];
+    int64_t wc_n[3];
+    char *trace, *vcd;
+    size_t trace_n, vcd_n;
+    uint64_t ff;                     /* cycles fast-forwarded */
+} ff_run;
+
+static char *slurp(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)len + 1);
+    if (b && fread(b, 1, (size_t)len, f) != (size_t)len) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (b) b[len] = 0;
+    *n = (size_t)len;
+    return b;
+}
+
+static void ff_one(const enpu_program *p, const enpu_arch *a, const enpu_buf *in_f,
+                   const int8_t *const *in_i8, int n_in, bool per_cycle, bool portable, int obs,
+                   uint64_t from, uint64_t to, ff_run *r) {
+    memset(r, 0, sizeof *r);
+    enpu_err err = {0};
+    enpu_sim_opts o = {0};
+    o.per_cycle = per_cycle;
+    o.trace = obs == 1;
+    o.vcd = obs == 2;
+    o.vcd_from = from;
+    o.vcd_to = to;
+    enpu_sim *sim = NULL;
+    if (enpu_sim_new(p, a, &o, &sim, &err)) fail_msg("enpu_sim_new: %s", err.msg);
+    sim->ff_portable = portable;
+    r->rc = in_f ? enpu_sim_run(sim, in_f, n_in, &r->res, &err) : enpu_sim_run_i8(sim, in_i8, n_in, &r->res, &err);
+    snprintf(r->msg, sizeof r->msg, "%s", r->rc ? err.msg : "");
+    r->ff = sim->ff_cycles;
+    static const int mems[4] = {ENPU_MEM_MAIN, ENPU_MEM_SKIP, ENPU_MEM_WEIGHT, ENPU_MEM_DRAM};
+    for (int m = 0; m < 4; m++) {
+        const uint8_t *d = enpu_sim_memory(sim, mems[m], &r->mem_n[m]);
+        if (!d) r->mem_n[m] = 0;
+        r->mem[m] = malloc((size_t)r->mem_n[m] + 1);
+        if (d) memcpy(r->mem[m], d, (size_t)r->mem_n[m]);
+    }
+    const sim_mem *sm = &sim->mem;
+    const uint64_t *wc[3] = {sm->main_wc, sm->skip_wc, sm->dram_wc};
+    const int64_t wn[3] = {sm->main_words, sm->skip_words, sm->dram_words};
+    for (int m = 0; m < 3; m++) {
+        r->wc_n[m] = wc[m] ? wn[m] : 0;
+        r->wc[m] = malloc((size_t)r->wc_n[m] * sizeof(uint64_t) + 1);
+        if (wc[m]) memcpy(r->wc[m], wc[m], (size_t)r->wc_n[m] * sizeof(uint64_t));
+    }
+    if (obs && r->rc == 0) {
+        char path[] = "/tmp/enpu_test_ff_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        int rc = obs == 1 ? enpu_report_trace(sim, path, &err) : enpu_report_vcd(sim, path, &err);
+        if (rc) fail_msg("writing the %s: %s", obs == 1 ? "trace" : "VCD", err.msg);
+        if (obs == 1) r->trace = slurp(path, &r->trace_n);
+        else r->vcd = slurp(path, &r->vcd_n);
+        unlink(path);
+    }
+    enpu_sim_free(sim);
+}
+
+static void ff_free(ff_run *r) {
+    enpu_sim_result_free(&r->res);
+    for (int m = 0; m < 4; m++) free(r->mem[m]);
+    for (int m = 0; m < 3; m++) free(r->wc[m]);
+    free(r->trace);
+    free(r->vcd);
+}
+
+static bool same_stats(const char *what, const char *kind, int i, const enpu_layer_stats *x,
+                       const enpu_layer_stats *y) {
+    bool same = !strcmp(x->name, y->name) && !strcmp(x->op, y->op) && x->instr == y->instr &&
+                x->chain_head == y->chain_head && x->start_cycle == y->start_cycle &&
+                x->end_cycle == y->end_cycle && x->cycles == y->cycles && x->macs == y->macs &&
+                x->ideal_cycles == y->ideal_cycles && x->compute_model == y->compute_model &&
+                x->psum_peak == y->psum_peak && x->host == y->host && x->group == y->group &&
+                x->chain_pos == y->chain_pos && x->n_instr == y->n_instr && x->n_dma == y->n_dma &&
+                !memcmp(x->activity, y->activity, sizeof x->activity) &&
+                !memcmp(x->reads, y->reads, sizeof x->reads) &&
+                !memcmp(x->writes, y->writes, sizeof x->writes);
+    if (!same) {
+        fprintf(stderr, "%s: %s %d (%s) differs between the per-cycle path and fast-forward:\n", what,
+                kind, i, x->name);
+        fprintf(stderr, "  cycles %llu / %llu, start %llu / %llu, end %llu / %llu, psum_peak %d / %d\n",
+                (unsigned long long)x->cycles, (unsigned long long)y->cycles,
+                (unsigned long long)x->start_cycle, (unsigned long long)y->start_cycle,
+                (unsigned long long)x->end_cycle, (unsigned long long)y->end_cycle, x->psum_peak,
+                y->psum_peak);
+        for (int k = 0; k < ENPU_ACT_COUNT; k++)
+            if (x->activity[k] != y->activity[k])
+                fprintf(stderr, "  %s %llu / %llu\n", enpu_activity_name((enpu_activity)k),
+                        (unsigned long long)x->activity[k], (unsigned long long)y->activity[k]);
+        for (int m = 0; m < ENPU_MEM_COUNT; m++)
+            if (x->reads[m] != y->reads[m] || x->writes[m] != y->writes[m])
+                fprintf(stderr, "  %s reads %llu / %llu, writes %llu / %llu\n",
+                        enpu_memory_name((enpu_memory)m), (unsigned long long)x->reads[m],
+                        (unsigned long long)y->reads[m], (unsigned long long)x->writes[m],
+                        (unsigned long long)y->writes[m]);
+    }
+    return same;
+}
+
+/* The first difference of two byte strings, reported with its context. */
+static bool same_bytes(const char *what, const char *kind, const void *x, size_t nx, const void *y,
+                       size_t ny) {
+    if (nx == ny && (nx == 0 || !memcmp(x, y, nx))) return true;
+    size_t i = 0, n = nx < ny ? nx : ny;
+    const unsigned char *a = x, *b = y;
+    while (i < n && a[i] == b[i]) i++;
+    fprintf(stderr, "%s: %s differs between the per-cycle path and fast-forward at byte %zu "
+                    "(%zu / %zu bytes)\n", what, kind, i, nx, ny);
+    if (!strcmp(kind, "trace") || !strcmp(kind, "VCD")) {
+        size_t lo = i > 120 ? i - 120 : 0;
+        fprintf(stderr, "  per-cycle: ...%.*s...\n  fast:      ...%.*s...\n",
+                (int)((i + 120 < nx ? i + 120 : nx) - lo), a + lo,
+                (int)((i + 120 < ny ? i + 120 : ny) - lo), b + lo);
+    }
+    return false;
+}
+
+static bool same_runs(const char *what, const ff_run *x, const ff_run *y) {
+    bool ok = true;
+    if (x->rc != y->rc || strcmp(x->msg, y->msg)) {
+        fprintf(stderr, "%s: per-cycle path: status %d '%s'; fast-forward: status %d '%s'\n", what,
+                x->rc, x->msg, y->rc, y->msg);
+        return false;
+    }
+    const enpu_sim_result *a = &x->res, *b = &y->res;
+    if (a->total_cycles != b->total_cycles || a->n_layers != b->n_layers || a->n_rows != b->n_rows ||
+        a->n_outputs != b->n_outputs || a->bit_exact != b->bit_exact) {
+        fprintf(stderr, "%s: per-cycle path %llu cycles, fast-forward %llu\n", what,
+                (unsigned long long)a->total_cycles, (unsigned long long)b->total_cycles);
+        return false;
+    }
+    for (int i = 0; i < a->n_layers; i++) ok &= same_stats(what, "instruction", i, &a->layers[i], &b->layers[i]);
+    for (int i = 0; i < a->n_rows; i++) ok &= same_stats(what, "row", i, &a->rows[i], &b->rows[i]);
+    for (int i = 0; i < a->n_outputs; i++) {
+        ok &= same_bytes(what, "output", a->outputs[i].data, (size_t)enpu_buf_numel(&a->outputs[i]) * 4,
+                         b->outputs[i].data, (size_t)enpu_buf_numel(&b->outputs[i]) * 4);
+        if (a->raw_outputs && a->raw_outputs[i].data)
+            ok &= same_bytes(what, "raw output", a->raw_outputs[i].data,
+                             (size_t)enpu_buf_numel(&a->raw_outputs[i]), b->raw_outputs[i].data,
+                             (size_t)enpu_buf_numel(&b->raw_outputs[i]));
+    }
+    static const char *const mn[4] = {"main DTCM", "skip DTCM", "weight memory", "DRAM"};
+    for (int m = 0; m < 4; m++) ok &= same_bytes(what, mn[m], x->mem[m], (size_t)x->mem_n[m], y->mem[m], (size_t)y->mem_n[m]);
+    static const char *const wn[3] = {"main DTCM write cycles", "skip DTCM write cycles", "DRAM write cycles"};
+    for (int m = 0; m < 3; m++)
+        ok &= same_bytes(what, wn[m], x->wc[m], (size_t)x->wc_n[m] * 8, y->wc[m], (size_t)y->wc_n[m] * 8);
+    ok &= same_bytes(what, "trace", x->trace, x->trace_n, y->trace, y->trace_n);
+    ok &= same_bytes(what, "VCD", x->vcd, x->vcd_n, y->vcd, y->vcd_n);
+    return ok;
+}
+
+uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, const enpu_arch *a,
+                                   const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
+                                   bool trace, uint64_t *ff_cycles, uint64_t *compute_cycles) {
+    ff_run x, y;
+    bool ok = true;
+    uint64_t cycles = 0;
+    /* no record (the fast path's datapath as compiled, then its portable
+     * one), a trace, then VCD windows: the start, one in the middle of the
+     * run (so that spans end at it and resume after it) */
+    for (int obs = 0; obs < 5 && ok; obs++) {
+        uint64_t from = 0, to = 0;
+        int rec = obs < 2 ? 0 : obs == 2 ? 1 : 2;
+        if (obs == 2 && !trace) continue;
+        if (obs == 3) from = 0, to = 700;
+        if (obs == 4) from = cycles / 2, to = cycles / 2 + 1500;
+        ff_one(p, a, in_f32, in_i8, n_in, true, false, rec, from, to, &x);
+        ff_one(p, a, in_f32, in_i8, n_in, false, obs == 1, rec, from, to, &y);
+        char w[300];
+        static const char *const on[5] = {"", " (portable datapath)", " (trace)", " (VCD at 0)",
+                                          " (VCD in the middle)"};
+        snprintf(w, sizeof w, "%s%s", what, on[obs]);
+        ok = same_runs(w, &x, &y);
+        assert_int_equal(x.ff, 0);
+        if (obs == 0) {
+            cycles = x.res.total_cycles;
+            if (ff_cycles) *ff_cycles = y.ff;
+            if (compute_cycles) *compute_cycles = x.res.activity[ENPU_ACT_COMPUTE];
+        }
+        ff_free(&x);
+        ff_free(&y);
+    }
+    assert_true(ok);
+    return cycles;
 }

@@ -84,4 +84,18 @@ uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *cali
                             const enpu_arch *arch, const enpu_compile_opts *co, int bits,
                             enpu_test_e2e_result *out);
 
+/* Fast-forward (docs/microarch.md §15) changes nothing: runs p on arch a
+ * (float inputs in_f32, or int8 ones in_i8 when in_f32 is NULL) with
+ * opts.per_cycle and without it, five times each (no record, no record with
+ * the fast path's portable datapath, a trace when `trace`, a VCD window at
+ * the start and one in the middle), and fails the test on
+ * any difference: status and message, cycles, every statistic of every
+ * instruction and row, the outputs, every memory and its write cycles,
+ * the trace and VCD files byte for byte.  Returns the cycles; *ff_cycles
+ * and *compute_cycles (when not NULL) get how many of them the fast path
+ * took in one piece, and how many were compute cycles. */
+uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, const enpu_arch *a,
+                                   const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
+                                   bool trace, uint64_t *ff_cycles, uint64_t *compute_cycles);
+
 #endif

@@ -198,6 +198,9 @@ typedef struct enpu_sim_opts {
                                         (cycle mode; enpu_report_vcd) */
     uint64_t vcd_from, vcd_to;
     uint64_t max_cycles;             /* stop with ENPU_E_LIMIT past this (0: 2^40) */
+    bool per_cycle;                  /* cycle mode: step every unit in every cycle, never
+                                        fast-forward (docs/microarch.md §15; a debug switch,
+                                        the same results, slower) */
     enpu_sim_layer_cb on_layer;
     void *cb_ctx;
 } enpu_sim_opts;

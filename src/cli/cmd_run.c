@@ -25,7 +25,7 @@ static const char *HELP =
     "usage: easynpu run MODEL.onnx|MODEL.qjson|PROG.enpu [--input FILE...] [--output FILE...]\n"
     "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
-    "                   [--bits 8|16 [--qformat]] [--bind NAME=FILE...]\n"
+    "                   [--bits 8|16 [--qformat]] [--bind NAME=FILE...] [--per-cycle]\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -59,6 +59,8 @@ static const char *HELP =
     "                   --window A:B (default 0:100000)\n"
     "  --svg FILE       per-layer chart: cycles split by activity, utilization\n"
     "  --quiet          no quantizer warnings\n"
+    "  --per-cycle      cycle mode: step every unit in every cycle, no\n"
+    "                   fast-forward (docs/microarch.md §15; same results, slower)\n"
     ENPU_CLI_BIND_HELP
     "\n"
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
@@ -389,13 +391,13 @@ int enpu_cmd_run(int argc, char **argv) {
         {"window", required_argument, 0, 'w'}, {"svg", required_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},       {"bind", required_argument, 0, 'b'},
         {"bits", required_argument, 0, 'B'},  {"qformat", no_argument, 0, 'Q'},
-        {0, 0, 0, 0}};
+        {"per-cycle", no_argument, 0, 'p'},   {0, 0, 0, 0}};
     enpu_model bits = {0};
     enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
     const char *calib = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL, *svg = NULL;
-    bool quiet = false;
+    bool quiet = false, per_cycle = false;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -421,6 +423,7 @@ int enpu_cmd_run(int argc, char **argv) {
         case 'w': window = optarg; break;
         case 's': svg = optarg; break;
         case 'q': quiet = true; break;
+        case 'p': per_cycle = true; break;
         case 'b':
             if (enpu_cli_bind_add("run", &binds, optarg)) return 2;
             break;
@@ -537,6 +540,7 @@ int enpu_cmd_run(int argc, char **argv) {
     }
 
     enpu_sim_opts base = {0};
+    base.per_cycle = per_cycle;
     int worst = 0;
     for (int a = 0; a < n_arch; a++) {
         runs[a].trace = a == 0 ? trace : NULL;

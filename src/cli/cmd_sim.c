@@ -1,6 +1,6 @@
 /* easynpu sim PROG.enpu --input FILE... [--output FILE...] [--arch A]
  *             [--mode cycle|functional] [--json FILE] [--trace FILE]
- *             [--vcd FILE [--window A:B]] [--no-check] */
+ *             [--vcd FILE [--window A:B]] [--no-check] [--per-cycle] */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@ static const char *HELP =
     "usage: easynpu sim PROG.enpu --input FILE [--input FILE...] [--output FILE...]\n"
     "                   [--arch A] [--mode cycle|functional] [--json FILE]\n"
     "                   [--trace FILE] [--vcd FILE [--window A:B]] [--no-check]\n"
-    "                   [--golden MODEL.qjson]\n"
+    "                   [--golden MODEL.qjson] [--per-cycle]\n"
     "\n"
     "Runs a compiled program on the simulated EasyNPU (docs/microarch.md) and\n"
     "prints the per-layer table: cycles, ideal cycles (MACs / MAC units),\n"
@@ -52,6 +52,10 @@ static const char *HELP =
     "  --vcd FILE        VCD of the PE control signals (ps_addr, if_hw_addr,\n"
     "                    if_ch_addr, w_och_gcnt, ...) and bus valid/ready\n"
     "  --window A:B      cycles [A, B) dumped to the VCD (default 0:100000)\n"
+    "  --per-cycle       cycle mode: step every unit in every cycle instead of\n"
+    "                    fast-forwarding the stretches where the PE array\n"
+    "                    provably computes (docs/microarch.md §15): the same\n"
+    "                    results, slower; a debug switch\n"
     "\n"
     "Exit status: 0 success; 1 the check found a mismatch; 2 bad input or usage.\n";
 
@@ -104,13 +108,13 @@ int enpu_cmd_sim(int argc, char **argv) {
         {"json", required_argument, 0, 'j'},  {"trace", required_argument, 0, 't'},
         {"vcd", required_argument, 0, 'v'},   {"window", required_argument, 0, 'w'},
         {"no-check", no_argument, 0, 'n'},    {"golden", required_argument, 0, 'g'},
-        {0, 0, 0, 0}};
+        {"per-cycle", no_argument, 0, 'p'},   {0, 0, 0, 0}};
     const char *ins[MAX_FILES], *outs[MAX_FILES];
     int n_in = 0, n_out = 0, c;
     const char *arch_spec = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL;
     const char *golden = NULL;
     int mode = ENPU_SIM_CYCLE;
-    bool check = true;
+    bool check = true, per_cycle = false;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -132,6 +136,7 @@ int enpu_cmd_sim(int argc, char **argv) {
         case 'w': window = optarg; break;
         case 'n': check = false; break;
         case 'g': golden = optarg; break;
+        case 'p': per_cycle = true; break;
         default: return enpu_cli_usage("sim", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -224,6 +229,7 @@ int enpu_cmd_sim(int argc, char **argv) {
     o.vcd = vcd != NULL;
     o.vcd_from = w0;
     o.vcd_to = w1;
+    o.per_cycle = per_cycle;
     if (enpu_sim_new(&prog, &arch, &o, &sim, &err)) {
         rc = enpu_cli_fail("sim", &err);
         goto done;

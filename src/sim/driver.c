@@ -101,11 +101,14 @@ static void io_store(sim_mem *m, const enpu_io_desc *d, const int32_t *src) {
     int64_t wpp = (C * es + wb - 1) / wb;
     for (int64_t row = 0; row < rows; row++) {
         uint8_t *dst = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
-        memset(dst, 0, (size_t)(wpp * wb));
+        /* channel c of the row is user_index(row, c): stride S apart */
+        const int32_t *s = src + user_index(row, 0, C, S);
+        int64_t stride = S ? S : 1;
         for (int64_t c = 0; c < C; c++) {
-            uint32_t v = (uint32_t)src[user_index(row, c, C, S)];
+            uint32_t v = (uint32_t)s[c * stride];
             for (int64_t b = 0; b < es; b++) dst[c * es + b] = (uint8_t)(v >> (8 * b));
         }
+        memset(dst + C * es, 0, (size_t)(wpp * wb - C * es));
     }
 }
 

@@ -81,8 +81,10 @@ void sim_mem_free(sim_mem *m) {
 }
 
 static void load_image(uint8_t *dst, size_t cap, const uint8_t *img, size_t n) {
-    memset(dst, 0, cap);
-    if (img && n) memcpy(dst, img, n < cap ? n : cap);
+    if (!img) n = 0;
+    if (n > cap) n = cap;
+    if (n) memcpy(dst, img, n);
+    memset(dst + n, 0, cap - n);
 }
 
 void sim_mem_reset(sim_mem *m, const enpu_program *p) {

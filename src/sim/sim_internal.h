@@ -262,6 +262,12 @@ struct enpu_sim {
     /* white-box tests: evaluate every unit in every cycle, even where the
      * cycle engine knows that nothing can happen (it must not matter) */
     bool step_every_cycle;
+    /* white-box tests: cycles the cycle engine fast-forwarded in the last
+     * run (docs/microarch.md §15) */
+    uint64_t ff_cycles;
+    /* white-box tests: the fast-forward's portable datapath even where the
+     * SSE2 one is compiled in */
+    bool ff_portable;
     bool dma_weights;            /* a dma loads into weight memory (the check's
                                     shadow then copies it per chain) */
     int8_t *fbuf[4];             /* functional execution: whole feature maps */

@@ -84,6 +84,42 @@ static void test_json_and_svg(void **state) {
     unlink(svg);
 }
 
+/* --per-cycle (docs/microarch.md §15) steps every unit in every cycle: the
+ * output, the JSON report and the trace are the same bytes as without it
+ * (where the PE array provably computes, the run fast-forwards). */
+static void test_per_cycle(void **state) {
+    (void)state;
+    char *outs[2], *files[2][2];
+    size_t lens[2][2];
+    for (int pc = 0; pc < 2; pc++) {
+        char args[1024], json[128], trace[128];
+        snprintf(json, sizeof json, "%s/pc.json", dir); /* the same names: they are printed */
+        snprintf(trace, sizeof trace, "%s/pc.trace", dir);
+        snprintf(args, sizeof args, KWS " --json %s --trace %s%s", json, trace, pc ? " --per-cycle" : "");
+        int st;
+        outs[pc] = run(args, &st);
+        if (st != 0) fail_msg("exit %d:\n%s", st, outs[pc]);
+        const char *paths[2] = {json, trace};
+        for (int f = 0; f < 2; f++) {
+            enpu_err err = {0};
+            uint8_t *b = NULL;
+            assert_int_equal(enpu_file_read(paths[f], 1 << 28, &b, &lens[pc][f], &err), 0);
+            files[pc][f] = (char *)b;
+            unlink(paths[f]);
+        }
+    }
+    assert_string_equal(outs[0], outs[1]);
+    assert_non_null(strstr(outs[0], "310511 cycles"));
+    for (int f = 0; f < 2; f++) {
+        assert_int_equal(lens[0][f], lens[1][f]);
+        assert_memory_equal(files[0][f], files[1][f], lens[0][f]);
+        free(files[0][f]);
+        free(files[1][f]);
+    }
+    free(outs[0]);
+    free(outs[1]);
+}
+
 static void test_compare_archs(void **state) {
     (void)state;
     int st;
@@ -186,6 +222,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
+        cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_errors),
     };
     const struct CMUnitTest shared[] = {

@@ -13,7 +13,9 @@
  * output with the float reference (a net for gross quantizer errors, below),
  * and the simulated cycles of every instruction and activity with the
  * compiler's cost model (enpu_cost_program), which docs/microarch.md says
- * are equal.
+ * are equal; and runs cycle mode again on its per-cycle path
+ * (opts.per_cycle), which must give the same cycles, statistics and outputs
+ * as the fast-forwarded run (docs/microarch.md §15).
  *
  * The same seed always gives the same case (the generator uses its own
  * generator, no clock, no global state), so a failure is replayed from its

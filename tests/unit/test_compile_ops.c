@@ -237,6 +237,9 @@ static void compile_check(enpu_graph *g, int y, result *r, const char *arch) {
     char what[64];
     snprintf(what, sizeof what, "program of '%s' on %s", q.layers[0].name, arch);
     r->outside = enpu_test_assert_cost_exact(what, &q, &res);
+    /* and the fast-forward changes nothing (docs/microarch.md §15) */
+    assert_int_equal(enpu_test_assert_ff_equal(what, &q, &a, in, NULL, r->qg->n_inputs, true, NULL, NULL),
+                     res.total_cycles);
     enpu_sim_result_free(&res);
     enpu_sim_free(sim);
     for (int k = 0; k < r->qg->n_inputs; k++) enpu_buf_free(&in[k]);

@@ -57,6 +57,7 @@ static void expect_same(const char *what, const int8_t *got, const int8_t *want,
  * modes and compares with `want` ([h][w][c]).  Returns the cycle result
  * (caller frees). */
 static int n_cost_compared, n_cost_outside;
+static uint64_t n_ff_cycles, n_all_cycles; /* fast-forwarded, simulated (random cases) */
 
 static void run_both(const char *name, tprog *t, const int8_t *x, layer_io xi, int oio, layer_io o,
                      const int8_t *want, enpu_sim_result *cyc) {
@@ -98,6 +99,13 @@ static void run_both(const char *name, tprog *t, const int8_t *x, layer_io xi, i
             int outside = enpu_test_assert_cost_exact(name, &t->p, &res);
             n_cost_compared += t->p.n_instr - outside;
             n_cost_outside += outside;
+            /* and the fast-forward changes nothing (docs/microarch.md §15) */
+            const int8_t *ins[1] = {xc};
+            uint64_t ff = 0;
+            assert_int_equal(enpu_test_assert_ff_equal(name, &t->p, &t->arch, NULL, ins, 1, true, &ff, NULL),
+                             res.total_cycles);
+            n_ff_cycles += ff;
+            n_all_cycles += res.total_cycles;
             *cyc = res;
         } else {
             assert_int_equal(res.total_cycles, 0);
@@ -455,6 +463,7 @@ static void build_window(tprog *t, const conv_case *cc, built *b, int8_t **wout)
     in->hk = cc->hk, in->wk = cc->wk, in->stride_h = cc->sh, in->stride_w = cc->sw;
     in->pad_top = cc->pt, in->pad_bottom = cc->pb, in->pad_left = cc->pl, in->pad_right = cc->pr;
     in->dil_h = cc->dh, in->dil_w = cc->dw, in->groups = cc->groups;
+    in->zs = cc->zs, in->band_h = cc->band_h;
     tp_defaults(in);
     in->ho = tp_out_extent(in->hi, in->pad_top, in->pad_bottom, in->hk, in->stride_h, in->dil_h);
     in->wo = tp_out_extent(in->wi, in->pad_left, in->pad_right, in->wk, in->stride_w, in->dil_w);
@@ -757,6 +766,91 @@ static void test_cost_coverage(void **state) {
     assert_int_equal(n_cost_outside, 82);
 }
 
+/* ---- random layers: the fast-forward against the per-cycle path ------------------------ */
+
+/* Random window layers (conv, group conv, fc, dwconv, avgpool, maxpool with
+ * random shapes, strides, dilations, pads, tiles, output-channel blocks and
+ * bands), alone and fused with random members, on random archs (latencies,
+ * pad and psum depths, 8 or 16 lanes, one or two PE rows): each through
+ * run_conv_case / run_chain, so checked against the reference, the cost
+ * model where it covers the chain and, in run_both, the per-cycle path.
+ * Runs after test_cost_coverage (its figures are of the cases above). */
+static void test_random_layers(void **state) {
+    (void)state;
+    tprog r;
+    tp_init(&r, "easynpu", 20260520);
+    n_ff_cycles = n_all_cycles = 0;
+    static const int64_t ops[] = {ENPU_OPC_CONV, ENPU_OPC_CONV, ENPU_OPC_CONV_RELU, ENPU_OPC_FC,
+                                  ENPU_OPC_DWCONV, ENPU_OPC_AVGPOOL, ENPU_OPC_MAXPOOL};
+    for (int it = 0; it < 120; it++) {
+        char arch[400], name[32];
+        int P = tp_rint(&r, 0, 3) ? 16 : 8, rows = tp_rint(&r, 0, 4) ? 1 : 2;
+        int dif = 16 << tp_rint(&r, 1, 3), dps = 16 << tp_rint(&r, 0, 2), dw = 4 << tp_rint(&r, 0, 2);
+        int lw = tp_rint(&r, 1, tp_rint(&r, 0, 5) ? 3 : 5);
+        int ld = tp_rint(&r, 1, 3), D = tp_rint(&r, 1, 3), rq = tp_rint(&r, 0, 3); /* in this order */
+        snprintf(arch, sizeof arch,
+                 "{\"base\":\"easynpu\",\"name\":\"r%d\",\"pes\":%d,\"ifmap_pads\":%d,"
+                 "\"weight_pad_groups\":%d,\"bus_bits\":%d,\"pe_rows\":%d,\"ifmap_pad_depth\":%d,"
+                 "\"psum_depth\":%d,\"weight_pad_depth\":%d,\"weight_mem_latency\":%d,"
+                 "\"dtcm_read_latency\":%d,\"pe_pipeline_depth\":%d,\"requant_latency\":%d}",
+                 it, P, P, P, 8 * P, rows, dif, dps, dw, lw, ld, D, rq);
+        conv_case cc = {0};
+        snprintf(name, sizeof name, "random%d", it);
+        cc.name = name;
+        cc.arch = arch;
+        cc.op = ops[tp_rint(&r, 0, 6)];
+        bool fc = cc.op == ENPU_OPC_FC, conv = enpu_opcode_class(cc.op) == ENPU_CLASS_CONV;
+        for (;;) {
+            cc.hk = fc ? 1 : tp_rint(&r, 1, 4), cc.wk = fc ? 1 : tp_rint(&r, 1, 4);
+            cc.dh = fc || tp_rint(&r, 0, 3) ? 1 : 2, cc.dw = fc || tp_rint(&r, 0, 3) ? 1 : 2;
+            cc.sh = fc ? 1 : tp_rint(&r, 1, 2), cc.sw = fc ? 1 : tp_rint(&r, 1, 2);
+            cc.pt = fc ? 0 : tp_rint(&r, 0, cc.hk - 1), cc.pb = fc ? 0 : tp_rint(&r, 0, cc.hk - 1);
+            cc.pl = fc ? 0 : tp_rint(&r, 0, cc.wk - 1), cc.pr = fc ? 0 : tp_rint(&r, 0, cc.wk - 1);
+            cc.hi = tp_rint(&r, 1, fc ? 4 : 14), cc.wi = tp_rint(&r, 1, fc ? 4 : 14);
+            cc.ci = tp_rint(&r, 1, fc ? 40 : 48);
+            cc.co = conv ? tp_rint(&r, 1, 48) : cc.ci;
+            cc.groups = 1;
+            if (cc.op == ENPU_OPC_CONV && tp_rint(&r, 0, 3) == 0) {
+                int g = tp_rint(&r, 2, 4);
+                cc.ci = g * tp_rint(&r, 1, 12), cc.co = g * tp_rint(&r, 1, 12), cc.groups = g;
+            }
+            int64_t ekh = cc.dh * (cc.hk - 1) + 1, ekw = cc.dw * (cc.wk - 1) + 1;
+            if (cc.hi + cc.pt + cc.pb < ekh || cc.wi + cc.pl + cc.pr < ekw) continue;
+            if (ekh * ekw > dif / 2 && ekh * ekw > dif) continue;
+            if (ekh * ekw > dif) continue;
+            break;
+        }
+        int64_t opg = cc.co / cc.groups, wpg = (opg + P - 1) / P;
+        if (conv && wpg > 1 && tp_rint(&r, 0, 2) == 0) cc.zs = tp_rint(&r, 1, (int)wpg);
+        if (conv && wpg > dw) cc.zs = tp_rint(&r, 1, dw); /* zs <= weight_pad_depth */
+        if (!fc && cc.op != ENPU_OPC_MAXPOOL && cc.hk > 1 && tp_rint(&r, 0, 3) == 0)
+            cc.band_h = tp_rint(&r, 1, (int)cc.hk - 1);
+        if (!fc && tp_rint(&r, 0, 2) == 0) cc.tx = tp_rint(&r, 1, 4), cc.ty = tp_rint(&r, 1, 4);
+        /* a layer alone (run_conv_case has no max pool: it goes in a chain) */
+        if (cc.op != ENPU_OPC_MAXPOOL && ((cc.groups > 1 && tp_rint(&r, 0, 1)) || fc || tp_rint(&r, 0, 2))) {
+            run_conv_case(&cc, 5000u + (uint32_t)it);
+            continue;
+        }
+        /* a chain: the head and one or two members (at most one
+         * activation; an add or mul needs whole words per group) */
+        const member_spec bn = {ENPU_OPC_BN, 0, false, 0, 0, 0, 0};
+        const member_spec relu = {ENPU_OPC_RELU, 0, false, 0, 0, 0, 0};
+        const member_spec act = {ENPU_OPC_ACT, 0, true, 0, 0, 0, 0};
+        const member_spec add = {ENPU_OPC_ADD, ENPU_MEM_SKIP, false, 0, 0, 0, 0};
+        const member_spec mul = {ENPU_OPC_MUL, ENPU_MEM_MAIN, false, 0, 0, 0, 0};
+        const member_spec combos[][2] = {{bn, act}, {act, bn}, {relu, bn}, {bn, relu}, {add, relu},
+                                         {bn, mul}, {bn, add}, {act, add}};
+        bool unaligned = cc.groups > 1 && (cc.co / cc.groups) % P;
+        int pick = tp_rint(&r, 0, unaligned ? 3 : 7), nm = tp_rint(&r, 1, 2);
+        member_spec ms[2] = {combos[pick][0], combos[pick][1]};
+        run_chain(name, &cc, ms, nm, 6000u + (uint32_t)it, 0);
+    }
+    tp_free(&r);
+    fprintf(stderr, "random layers: %llu cycles, %llu of them fast-forwarded\n",
+            (unsigned long long)n_all_cycles, (unsigned long long)n_ff_cycles);
+    assert_true(n_ff_cycles * 2 > n_all_cycles);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_family),
@@ -767,6 +861,7 @@ int main(void) {
         cmocka_unit_test(test_arch_variants),
         cmocka_unit_test(test_acc_overflow),
         cmocka_unit_test(test_cost_coverage),
+        cmocka_unit_test(test_random_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

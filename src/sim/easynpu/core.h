@@ -125,6 +125,7 @@ static inline void sim_wfifo_pop(wfifo *f, int n) {
 typedef struct wq_entry {
     int64_t addr;
     uint64_t ready;
+    uint64_t wt;                 /* fast-forward: the cycle its writer writes it */
     int dst, len;                /* lanes written: [dst, dst+len) (incl. zero fill) */
 } wq_entry;
 
@@ -185,6 +186,43 @@ typedef struct trk_run {
     uint64_t start;
 } trk_run;
 
+/* A trace record held back during a fast-forward span (fastfwd.c): spans are
+ * recorded in the order the per-cycle loop records them, by `key` (cycle *
+ * 8 + the step of the unit that records it, §13.6). */
+typedef struct ff_rec {
+    uint64_t key, start, end;
+    int track, label;            /* label -1: the loader's "unit N" span */
+    int64_t unit;
+} ff_rec;
+
+/* Fast-forward (fastfwd.c, docs/microarch.md §15). */
+typedef struct ffstate {
+    bool on;                     /* the run may fast-forward (not opts.per_cycle, ...) */
+    bool chain_ok;               /* the executing chain qualifies (sim_ff_chain) */
+    int32_t *ps;                 /* [psum_depth][P] 32-bit psums of row 0 during a span */
+    int64_t *hw;                 /* [psum_depth] pad entry of tile position j at tap 0 */
+    int64_t *hwb;                /* [psum_depth] the same in bytes (entry * P) */
+    int64_t *toff, *wtap;        /* [max taps] pad offset and weight word offset of a tap */
+    int64_t max_taps;
+    bool geo_ok;                 /* hw, hwb, toff, wtap hold the tile shape geo[] */
+    int64_t geo[5];              /* x, xi, npos, kh0, nkh */
+    uint64_t last_wt[2];         /* write cycle of the last entry of each write queue */
+    int bus_lbl[3];              /* label of the last event cycle: DTCM bus, weight bus, skip port */
+    uint64_t bus_last[3];        /* that cycle */
+    bool buffering;              /* trace records go to rec (a span is running) */
+    ff_rec *rec;
+    size_t n_rec, cap_rec;
+    bool rec_oom;
+    /* the datapath of whole passes: operand pairs and repacked weights */
+    bool portable;               /* the portable kernels even where SSE2 is there */
+    int64_t max_pairs;           /* pass pairs of a unit, at most */
+    int16_t *x2;                 /* [psum_depth][max_pairs][2] operand pairs */
+    int16_t *w2;                 /* a unit's weights, pass pairs interleaved per lane */
+    size_t w2_n, w2_cap;         /* int16s used, allocated */
+    int64_t *w2_at;              /* [w2_keys] where a weight set starts in w2 (-1: not yet) */
+    int64_t w2_keys, w2_keys_cap;
+} ffstate;
+
 typedef struct core {
     enpu_sim *sim;
     const sim_chain *ch;
@@ -237,6 +275,7 @@ typedef struct core {
     trk_run trk[8];
     bool trace;                  /* spans are recorded */
     uint64_t stall_guard;        /* last cycle anything progressed */
+    ffstate ff;
 } core;
 
 /* scheduler.c */
@@ -267,8 +306,49 @@ int sim_pe_issue(core *k, enpu_err *err);
 /* Words the issue would produce into queue q (for the room check). */
 int sim_pe_count_writes(core *k, int q);
 
-/* Attribution helpers (engine.c) */
+/* pe.c: the requantizer's output word from the accumulators of n lanes
+ * (channels chan[i]; a max pool's empty accumulator gives 0), zero past n;
+ * an accumulator outside acc_bits is the run's error (output (oy, ox)). */
+int sim_pe_output(const core *k, const sim_stage *s, const int32_t *chan, int n,
+                  const int64_t *acc, int64_t oy, int64_t ox, int8_t *out, enpu_err *err);
+/* pe.c: the write runs stage s produces into queue q at output (oy, ox)
+ * for psum word wdx (lane table), into out; returns their count. */
+int sim_pe_runs(const core *k, int q, int s, int64_t oy, int64_t ox, int64_t wdx, sim_run *out);
+
+/* pe_ctrl.c: puts the PE controller on pass `pass`, cycle kk of its
+ * current unit (pc.u) as the per-cycle steps would have left it. */
+void sim_pectl_seek(core *k, int64_t pass, int64_t kk);
+/* pe_ctrl.c: the psum entries unit u uses, into every stage row's peak. */
+void sim_pectl_peak(core *k, const unit_cur *u);
+
+/* Attribution helpers (cycle.c) */
 void sim_core_account(core *k, int row, enpu_activity a, uint64_t n, uint64_t start);
+/* Counts n cycles of activity a from `start` on a row, without a trace record. */
+void sim_core_count(core *k, int row, enpu_activity a, uint64_t n, uint64_t start);
 void sim_core_track(core *k, int track, int label);
+/* sim_core_track with the label changing at cycle x (x >= the run's start). */
+void sim_core_track_at(core *k, int track, int label, uint64_t x);
+/* Records a span of a track's label (the loader's unit spans: label -1,
+ * named after `unit`) now, or into the fast-forward buffer. */
+void sim_core_emit(core *k, int track, int label, int64_t unit, uint64_t start, uint64_t end);
+
+/* ---- fast-forward (fastfwd.c) ------------------------------------------------ */
+
+int sim_ff_init(core *k, int64_t max_taps, enpu_err *err);
+void sim_ff_free(core *k);
+/* At chain start: whether the chain can be fast-forwarded at all. */
+void sim_ff_chain(core *k);
+/* Steps (1)-(4) of §13.6 in cycle t (the top controller, the DMA side);
+ * *wake gets the next cycle they may act in. */
+typedef int (*sim_ff_top)(void *ctx, uint64_t t, uint64_t *wake, enpu_err *err);
+/* From cycle k->t (none of its steps run yet), advances every unit of the
+ * executing chain through the cycles [k->t, k->t + *adv) exactly as the
+ * per-cycle steps would, when the state proves that the PE array issues in
+ * each of them; *adv = 0 when it does not (or the stretch would be short).
+ * Never past `end` (exclusive); in each cycle t = *wake on the way it runs
+ * top(ctx, t, wake) first, as the per-cycle loop does.  Returns 0 or an
+ * error (accumulator overflow, or top's). */
+int sim_ff_span(core *k, uint64_t end, uint64_t *wake, sim_ff_top top, void *ctx, uint64_t *adv,
+                enpu_err *err);
 
 #endif

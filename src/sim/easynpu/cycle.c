@@ -77,32 +77,84 @@ static const char *bus_label(int l) {
     }
 }
 
-static void emit_run(core *k, int track, int label, uint64_t start, uint64_t end) {
-    if (!k->trace || label < 0 || end <= start) return;
-    if (track != TRK_PE && label == BUS_IDLE) return;
+/* The unit step (§13.6) that records a track's spans: a fast-forward span
+ * replays its records in this order within a cycle. */
+static int track_step(int track) {
+    switch (track) {
+    case TRK_LOAD: return 2;
+    case TRK_WBUS: return 3;
+    case TRK_PE: return 4;
+    case TRK_BUS: return 5;
+    default: return 6;
+    }
+}
+
+/* Records a span recorded in cycle `at` (or holds it back during a span). */
+static void emit_at(core *k, int track, int label, int64_t unit, uint64_t start, uint64_t end,
+                    uint64_t at) {
+    if (!k->trace || end <= start) return;
+    if (label >= 0 && track != TRK_PE && label == BUS_IDLE) return;
+    if (label < -1) return;
+    ffstate *f = &k->ff;
+    if (f->buffering) {
+        if (f->n_rec == f->cap_rec) {
+            size_t cap = f->cap_rec ? 2 * f->cap_rec : 1024;
+            ff_rec *r = realloc(f->rec, cap * sizeof *r);
+            if (!r) {
+                f->rec_oom = true;
+                return;
+            }
+            f->rec = r;
+            f->cap_rec = cap;
+        }
+        f->rec[f->n_rec++] = (ff_rec){at * 8 + (uint64_t)track_step(track), start, end, track, label,
+                                      unit};
+        return;
+    }
+    if (label == -1) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "unit %lld", (long long)unit);
+        sim_obs_span(k->sim->obs, track, nm, start, end, NULL, NULL);
+        return;
+    }
     const char *name = track == TRK_PE ? enpu_activity_name((enpu_activity)label) : bus_label(label);
     sim_obs_span(k->sim->obs, track, name, start, end, NULL, NULL);
 }
 
-void sim_core_track(core *k, int track, int label) {
+static void emit_run(core *k, int track, int label, uint64_t start, uint64_t end) {
+    if (label < 0) return;
+    emit_at(k, track, label, 0, start, end, end);
+}
+
+void sim_core_emit(core *k, int track, int label, int64_t unit, uint64_t start, uint64_t end) {
+    emit_at(k, track, label, unit, start, end, end - 1);
+}
+
+void sim_core_track_at(core *k, int track, int label, uint64_t x) {
     if (!k->trace) return;
     trk_run *r = &k->trk[track];
     if (r->label == label) return;
-    emit_run(k, track, r->label, r->start, k->t);
+    if (r->label >= 0) emit_at(k, track, r->label, 0, r->start, x, x);
     r->label = label;
-    r->start = k->t;
+    r->start = x;
 }
+
+void sim_core_track(core *k, int track, int label) { sim_core_track_at(k, track, label, k->t); }
 
 static void row_touch(enpu_layer_stats *st, uint64_t start, uint64_t n) {
     if (st->start_cycle == NEVER || start < st->start_cycle) st->start_cycle = start;
     if (start + n > st->end_cycle) st->end_cycle = start + n;
 }
 
-void sim_core_account(core *k, int row, enpu_activity a, uint64_t n, uint64_t start) {
+void sim_core_count(core *k, int row, enpu_activity a, uint64_t n, uint64_t start) {
     enpu_layer_stats *st = &k->sim->rows[row];
     st->activity[a] += n;
     st->cycles += n;
     row_touch(st, start, n);
+}
+
+void sim_core_account(core *k, int row, enpu_activity a, uint64_t n, uint64_t start) {
+    sim_core_count(k, row, a, n, start);
     if (!k->trace) return;
     if (n == 1 && start == k->t) sim_core_track(k, TRK_PE, (int)a);
     else emit_run(k, TRK_PE, (int)a, start, start + n);
@@ -239,6 +291,7 @@ static void cyc_destroy(void *state) {
     sim_wfifo_free(&k->op2);
     sim_pe_free(&k->pe);
     sim_sched_free(k);
+    sim_ff_free(k);
     free(k->pc.hw_base);
     sim_dma_free(&es->dma);
     free(es);
@@ -262,8 +315,11 @@ static int cyc_create(enpu_sim *sim, void **out, enpu_err *err) {
     int op2_depth = (int)(a->weight_pad_depth > a->pe_rows ? a->weight_pad_depth : a->pe_rows);
     es->offchip = enpu_program_dram_instr_words(p) > 0;
     for (int i = 0; i < p->n_instr; i++) es->offchip |= p->instr[i].opcode == ENPU_OPC_DMA;
+    int64_t max_taps = 1;
+    for (int i = 0; i < p->n_instr; i++)
+        if (p->instr[i].hk * p->instr[i].wk > max_taps) max_taps = p->instr[i].hk * p->instr[i].wk;
     int rc;
-    if ((rc = sim_ifpad_init(&k->pad, a, err)) ||
+    if ((rc = sim_ifpad_init(&k->pad, a, err)) || (rc = sim_ff_init(k, max_taps, err)) ||
         (rc = sim_wfifo_init(&k->wpad, (int)a->weight_pad_depth, k->P, err)) ||
         (rc = sim_wfifo_init(&k->op2, op2_depth, k->P, err)) ||
         (rc = sim_pe_init(&k->pe, a, sim->dec.max_lanes, err)) || (rc = sim_sched_init(k, err)) ||
@@ -312,6 +368,7 @@ static int chain_start(cyc_state *es, enpu_sim *sim, uint64_t t0, enpu_err *err)
     memset(&k->sig, 0, sizeof k->sig);
     sim_sched_start(k);
     sim_pectl_start(k);
+    sim_ff_chain(k);
     k->stall_guard = t0;
     es->dp.state = DP_EXEC;
     es->dp.t0 = t0;
@@ -490,6 +547,15 @@ static uint64_t next_wake(const cyc_state *es, uint64_t t) {
 
 /* ---- the executing chain ---------------------------------------------------------------- */
 
+/* Steps (1)-(4) of cycle t for a fast-forward span (sim_ff_span). */
+static int ff_top(void *ctx, uint64_t t, uint64_t *wake, enpu_err *err) {
+    cyc_state *es = ctx;
+    bool ended = false; /* `end` cannot start: the datapath is busy */
+    int rc = top_steps(es, es->k.sim, t, &ended, err);
+    if (!rc) *wake = es->wake = next_wake(es, t);
+    return rc;
+}
+
 /* Runs the executing chain from cycle *tp (whose steps (1)-(4) have run)
  * through its last cycle, one cycle at a time: its units in the order of
  * core.h, and steps (1)-(4) of the cycles in which they can change anything
@@ -498,24 +564,38 @@ static int chain_run(cyc_state *es, enpu_sim *sim, uint64_t *tp, enpu_err *err) 
     core *k = &es->k;
     const uint64_t limit = max_cycles(sim);
     const bool offchip = es->offchip;
+    const sim_obs *vcd = sim->obs && sim->obs->vcd ? sim->obs : NULL;
     uint64_t t = *tp, wake = es->wake;
     for (;;) {
         k->t = t;
-        sim_sched_writers(k);
-        sim_sched_op2(k);
-        sim_sched_loader(k);
-        sim_sched_weights(k);
-        int rc = sim_pectl_step(k, err);
-        if (rc) return rc;
-        if (k->trace) {
-            sim_core_track(k, TRK_BUS, k->main_use);
-            sim_core_track(k, TRK_SKIP, k->skip_use);
+        int rc;
+        uint64_t adv = 0;
+        if (k->ff.chain_ok) {
+            /* fast-forward, never into the VCD window (it is sampled cycle
+             * by cycle) */
+            uint64_t end = limit;
+            if (vcd && t < vcd->to) end = t >= vcd->from ? t : (vcd->from < end ? vcd->from : end);
+            rc = sim_ff_span(k, end, &wake, ff_top, es, &adv, err);
+            sim->ff_cycles += adv;
+            if (rc) return rc;
+            t = k->t;
         }
-        if (sim->obs) {
-            if (offchip) sample_all(es, sim->obs, t, &k->sig);
-            else sample(sim->obs, t, &k->sig);
+        if (!adv) {
+            sim_sched_writers(k);
+            sim_sched_op2(k);
+            sim_sched_loader(k);
+            sim_sched_weights(k);
+            if ((rc = sim_pectl_step(k, err))) return rc;
+            if (k->trace) {
+                sim_core_track(k, TRK_BUS, k->main_use);
+                sim_core_track(k, TRK_SKIP, k->skip_use);
+            }
+            if (sim->obs) {
+                if (offchip) sample_all(es, sim->obs, t, &k->sig);
+                else sample(sim->obs, t, &k->sig);
+            }
+            if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, &k->sig);
         }
-        if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, &k->sig);
         if (k->pe_done && sim_sched_queues_empty(k)) {
             *tp = t + 1;
             return chain_finish(es, sim, t, err);
@@ -547,6 +627,9 @@ static int cyc_run(cyc_state *es, enpu_sim *sim, enpu_err *err) {
     es->wake = 0;
     es->progress = 0;
     es->run = RUN_NONE;
+    es->k.ff.on = !sim->opts.per_cycle && !sim->step_every_cycle && !sim->cycle_hook;
+    es->k.ff.portable = sim->ff_portable;
+    sim->ff_cycles = 0;
     if (es->offchip) sim_dma_reset(&es->dma);
     k_observe_start(es, sim);
     if (!es->offchip) sample(sim->obs, 0, &idle_signals);

@@ -72,6 +72,10 @@ static int gen_runs(const core *k, int q, int s, int64_t oy, int64_t ox, int64_t
     return nr;
 }
 
+int sim_pe_runs(const core *k, int q, int s, int64_t oy, int64_t ox, int64_t wdx, sim_run *out) {
+    return gen_runs(k, q, s, oy, ox, wdx, out);
+}
+
 int sim_pe_count_writes(core *k, int q) {
     const pectl *pc = &k->pc;
     const unit_cur *u = &pc->u;
@@ -95,6 +99,38 @@ static int overflow(const core *k, const sim_stage *s, int64_t acc, int64_t oy, 
                      "does not fit acc_bits=%lld",
                      s->instr, nm, (long long)acc, (long long)oy, (long long)ox, (int)ch,
                      (long long)k->a->acc_bits);
+}
+
+int sim_pe_output(const core *k, const sim_stage *s, const int32_t *chan, int n,
+                  const int64_t *acc, int64_t oy, int64_t ox, int8_t *out, enpu_err *err) {
+    const int acc_bits = (int)k->a->acc_bits;
+    const int64_t hi = ((int64_t)1 << (acc_bits - 1)) - 1;
+    bool fits = true;
+    /* the lanes are independent: checked together, the first one that does
+     * not fit is the error */
+    if (s->per_channel && s->kind != K_MAX) {
+        for (int i = 0; i < n; i++) {
+            int64_t a = acc[i];
+            int32_t c = chan[i];
+            bool f = a >= -hi - 1 && a <= hi;
+            fits &= f;
+            out[i] = (int8_t)enpu_requant(f ? a : 0, s->M[c], s->S[c], s->rq.zp, s->rq.lo, s->rq.hi);
+        }
+    } else {
+        for (int i = 0; i < n; i++) {
+            int64_t a = acc[i];
+            if (s->kind == K_MAX && a == SIM_MAX_EMPTY) a = 0;
+            bool f = a >= -hi - 1 && a <= hi;
+            fits &= f;
+            out[i] = (int8_t)sim_requant(s, f ? a : 0, chan[i]);
+        }
+    }
+    for (int i = 0; !fits && i < n; i++) {
+        int64_t a = s->kind == K_MAX && acc[i] == SIM_MAX_EMPTY ? 0 : acc[i];
+        if (!enpu_acc_fits(a, acc_bits)) return overflow(k, s, a, oy, ox, chan[i], err);
+    }
+    for (int i = n; i < k->P; i++) out[i] = 0;
+    return 0;
 }
 
 int sim_pe_issue(core *k, enpu_err *err) {
@@ -173,13 +209,8 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 st->writes[ENPU_MEM_PSUM] += (uint64_t)P;
                 if (!pc->first) st->reads[ENPU_MEM_PSUM] += (uint64_t)P;
                 if (pc->final) {
-                    for (int i = 0; i < n; i++) {
-                        int64_t acc = ps[i];
-                        if (s->kind == K_MAX && acc == SIM_MAX_EMPTY) acc = 0;
-                        if (!enpu_acc_fits(acc, acc_bits)) return overflow(k, s, acc, oy, ox, chan[i], err);
-                        out[i] = (int8_t)sim_requant(s, acc, chan[i]);
-                    }
-                    for (int i = n; i < P; i++) out[i] = 0;
+                    int rc = sim_pe_output(k, s, chan, n, ps, oy, ox, out, err);
+                    if (rc) return rc;
                 }
             }
         } else {

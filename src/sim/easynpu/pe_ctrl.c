@@ -42,7 +42,17 @@ static void enter_pass(core *k) {
     k->cur_row = s->instr;
 }
 
-static void enter_unit(core *k) {
+void sim_pectl_peak(core *k, const unit_cur *u) {
+    const sim_chain *c = k->ch;
+    int peak = (int)(u->zse * u->q);
+    for (int s = 0; s < c->n_st; s++) {
+        enpu_layer_stats *st = &k->sim->rows[c->st[s].instr];
+        if (peak > st->psum_peak) st->psum_peak = peak;
+    }
+}
+
+/* The unit's registers, its pass `pass` entered. */
+static void enter_unit_at(core *k, int64_t pass) {
     const sim_chain *c = k->ch;
     pectl *pc = &k->pc;
     const unit_cur *u = &pc->u;
@@ -51,13 +61,16 @@ static void enter_unit(core *k) {
     pc->n_conv = sim_unit_passes(c, u);
     pc->n_pass = pc->n_conv + (u->tile_last ? c->n_st - 1 : 0);
     pc->bank_base = (int64_t)sim_ifpad_bank_of(&k->pad, u->u) * k->pad.bank_size;
-    pc->pass = 0;
-    int peak = (int)(u->zse * u->q);
-    for (int s = 0; s < c->n_st; s++) {
-        enpu_layer_stats *st = &k->sim->rows[c->st[s].instr];
-        if (peak > st->psum_peak) st->psum_peak = peak;
-    }
+    pc->pass = pass;
+    sim_pectl_peak(k, u);
     enter_pass(k);
+}
+
+static void enter_unit(core *k) { enter_unit_at(k, 0); }
+
+void sim_pectl_seek(core *k, int64_t pass, int64_t kk) {
+    enter_unit_at(k, pass);
+    k->pc.k = kk;
 }
 
 void sim_pectl_start(core *k) {

@@ -12,8 +12,10 @@
 
 static void unit_fill(const sim_chain *c, unit_cur *u) {
     const int64_t P = c->P;
-    u->g = u->blk / c->nbk;
-    u->k = u->blk % c->nbk;
+    /* called for every unit by three cursors: no division where the
+     * common case needs none (one block per group, one PE row) */
+    u->g = c->nbk == 1 ? u->blk : u->blk / c->nbk;
+    u->k = c->nbk == 1 ? 0 : u->blk % c->nbk;
     if (c->bcast) {
         int64_t zk = c->opg - u->k * c->z;
         if (zk > c->z) zk = c->z;
@@ -54,7 +56,7 @@ static void unit_fill(const sim_chain *c, unit_cur *u) {
         }
     }
     u->npos = u->x * u->y;
-    u->q = (u->npos + c->rows - 1) / c->rows;
+    u->q = c->rows == 1 ? u->npos : (u->npos + c->rows - 1) / c->rows;
     if (c->bcast) {
         u->tile_first = u->kz == u->kz_lo && u->band == 0;
         u->tile_last = u->kz == u->kz_hi && u->band == c->nb - 1;
@@ -139,8 +141,10 @@ void sim_pass_info(const sim_chain *c, const unit_cur *u, int64_t p, pass_info *
 
 int sim_sched_init(core *k, enpu_err *err) {
     const enpu_arch *a = k->a;
-    /* one cycle pushes at most rows * (P + 2) words into a queue (§11.8) */
-    int P = k->P, extra = (int)(2 * a->pe_rows * (P + 2) + 1);
+    /* one cycle pushes at most rows * (P + 2) words into a queue (§11.8);
+     * a fast-forward window queues up to a final pass (psum_depth words)
+     * before it writes the words due (fastfwd.c) */
+    int P = k->P, extra = (int)(2 * a->pe_rows * (P + 2) + 1 + a->psum_depth);
     for (int q = 0; q < 2; q++) {
         wqueue *w = &k->wq[q];
         w->mem = q ? ENPU_MEM_SKIP : ENPU_MEM_MAIN;
@@ -380,11 +384,7 @@ void sim_sched_loader(core *k) {
         bk->valid_at = k->t + (uint64_t)k->Ld;
         k->ld_prev_issued = k->t;
         k->ld_busy = false;
-        if (k->trace) {
-            char nm[64];
-            snprintf(nm, sizeof nm, "unit %lld", (long long)u->u);
-            sim_obs_span(k->sim->obs, TRK_LOAD, nm, bk->start, k->t + 1, NULL, NULL);
-        }
+        sim_core_emit(k, TRK_LOAD, -1, u->u, bk->start, k->t + 1);
         sim_unit_next(c, u);
     }
 }
