@@ -129,6 +129,17 @@ int64_t enpu_rs_fblock_values(const enpu_rs_geom *g, const enpu_instr *in, int64
 int64_t enpu_rs_fblock_word(const enpu_rs_geom *g, const enpu_instr *in, int64_t fblock);
 int64_t enpu_rs_param_word(const enpu_rs_geom *g, const enpu_instr *in, int64_t gb, int64_t fb);
 
+/* The weight block's layout, value by value in DRAM order (the one
+ * definition the compiler writes and the functional model reads): fw(ctx,
+ * byte, idx) for each filter value, at byte offset `byte` from
+ * rs_weight_addr's first byte, which is weight idx of the quantized node
+ * (oc*K + (ic*hk + kernel row)*wk + column, K = (ci/groups)*hk*wk, ic within
+ * the group); then fp(ctx, byte, ch) for each (bias, M, S) entry of
+ * ENPU_RS_PARAM_BYTES, output channel ch. */
+void enpu_rs_weight_layout(const enpu_rs_geom *g, const enpu_instr *in,
+                           void (*fw)(void *ctx, int64_t byte, int64_t idx),
+                           void (*fp)(void *ctx, int64_t byte, int64_t ch), void *ctx);
+
 /* The pass whose filter block is fblock with strip 0 (the layout is the
  * same for every strip). */
 void enpu_rs_fblock_pass(const enpu_rs_geom *g, const enpu_instr *in, int64_t fblock,

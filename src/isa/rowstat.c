@@ -142,6 +142,40 @@ void enpu_rs_fblock_pass(const enpu_rs_geom *g, const enpu_instr *in, int64_t fb
     enpu_rs_pass_of(g, in, fblock, out);
 }
 
+void enpu_rs_weight_layout(const enpu_rs_geom *g, const enpu_instr *in,
+                           void (*fw)(void *ctx, int64_t byte, int64_t idx),
+                           void (*fp)(void *ctx, int64_t byte, int64_t ch), void *ctx) {
+    const int64_t K = g->cpg * in->hk * in->wk;
+    for (int64_t b = 0; b < g->n_fblocks; b++) {
+        enpu_rs_pass ps;
+        enpu_rs_fblock_pass(g, in, b, &ps);
+        int64_t byte = enpu_rs_fblock_word(g, in, b) * g->wb;
+        /* the filter network's order: v, kernel row, h, filter, column, channel */
+        for (int64_t v = 0; v < ps.ru; v++)
+            for (int64_t i = 0; i < ps.nk; i++)
+                for (int64_t h = 0; h < ps.tu; h++) {
+                    int64_t ph = enpu_rs_set_filters(g, &ps, h), qv = enpu_rs_set_channels(g, &ps, v);
+                    for (int64_t m = 0; m < ph; m++) {
+                        int64_t oc = enpu_rs_out_channel(g, &ps, h, m);
+                        for (int64_t s = 0; s < in->wk; s++)
+                            for (int64_t c = 0; c < qv; c++, byte += g->es) {
+                                int64_t ic = enpu_rs_in_channel(g, &ps, h, v, c) % g->cpg;
+                                fw(ctx, byte, oc * K + (ic * in->hk + ps.k0 + i) * in->wk + s);
+                            }
+                    }
+                }
+    }
+    for (int64_t gb = 0; gb < g->n_gb; gb++)
+        for (int64_t fb = 0; fb < g->n_fb; fb++) {
+            enpu_rs_pass ps;
+            /* the last pass of block (strip 0, gb, fb) */
+            enpu_rs_pass_of(g, in, enpu_rs_block_last_pass(g, gb * g->n_fb + fb), &ps);
+            int64_t byte = (g->filt_words + enpu_rs_param_word(g, in, gb, fb)) * g->wb;
+            int64_t nch = enpu_rs_block_channels(g, &ps);
+            for (int64_t i = 0; i < nch; i++) fp(ctx, byte + i * ENPU_RS_PARAM_BYTES, enpu_rs_block_channel(g, &ps, i));
+        }
+}
+
 int64_t enpu_rs_set_filters(const enpu_rs_geom *g, const enpu_rs_pass *ps, int64_t h) {
     return g->gpar ? ps->nf : imin(g->p, ps->nf - h * g->p);
 }

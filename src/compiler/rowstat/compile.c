@@ -337,51 +337,35 @@ static void put_le(uint8_t *p, uint64_t v, int n) {
     for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* The weight block of an rs_conv in the DRAM image: the filter blocks in the
- * order of the passes that load them (each in the filter network's order),
- * then the (bias, M, S) of each output block (include/easynpu/rowstat.h). */
+typedef struct lay_ctx {
+    const enpu_qnode *q;
+    uint8_t *base; /* rs_weight_addr's first byte in the image */
+    int64_t es;
+} lay_ctx;
+
+static void lay_w(void *ctx, int64_t byte, int64_t idx) {
+    lay_ctx *l = ctx;
+    if (l->es == 2) put_le(l->base + byte, (uint16_t)l->q->w16[idx], 2);
+    else l->base[byte] = (uint8_t)l->q->w[idx];
+}
+
+static void lay_p(void *ctx, int64_t byte, int64_t ch) {
+    lay_ctx *l = ctx;
+    uint8_t *o = l->base + byte;
+    put_le(o, (uint64_t)(int64_t)l->q->bias[ch], 8);
+    put_le(o + 8, l->q->M[ch], 4);
+    put_le(o + 12, (uint32_t)(int32_t)l->q->S[ch], 4);
+}
+
+/* The weight block of an rs_conv in the DRAM image, as
+ * enpu_rs_weight_layout orders it. */
 void rs_lay_weights(const enpu_arch *a, const enpu_qnode *q, const enpu_instr *in, uint8_t *img) {
     enpu_rs_geom g;
     enpu_err e = {0};
     ENPU_ASSERT(enpu_rs_geom_of(a, in, &g, &e) == 0);
-    const int64_t wb = g.wb, K = g.cpg * in->hk * in->wk;
-    uint8_t *base = img + in->rs_weight_addr * wb;
-    for (int64_t b = 0; b < g.n_fblocks; b++) {
-        enpu_rs_pass ps;
-        enpu_rs_fblock_pass(&g, in, b, &ps);
-        uint8_t *o = base + enpu_rs_fblock_word(&g, in, b) * wb;
-        int64_t k = 0;
-        for (int64_t v = 0; v < ps.ru; v++)
-            for (int64_t i = 0; i < ps.nk; i++)
-                for (int64_t h = 0; h < ps.tu; h++) {
-                    int64_t ph = enpu_rs_set_filters(&g, &ps, h), qv = enpu_rs_set_channels(&g, &ps, v);
-                    for (int64_t m = 0; m < ph; m++)
-                        for (int64_t s = 0; s < in->wk; s++)
-                            for (int64_t ch = 0; ch < qv; ch++, k++) {
-                                int64_t oc = enpu_rs_out_channel(&g, &ps, h, m);
-                                int64_t ic = enpu_rs_in_channel(&g, &ps, h, v, ch) % g.cpg;
-                                int64_t idx = oc * K + (ic * in->hk + ps.k0 + i) * in->wk + s;
-                                if (g.es == 2) put_le(o + k * 2, (uint16_t)q->w16[idx], 2);
-                                else o[k] = (uint8_t)q->w[idx];
-                            }
-                }
-    }
-    for (int64_t gb = 0; gb < g.n_gb; gb++)
-        for (int64_t fb = 0; fb < g.n_fb; fb++) {
-            enpu_rs_pass ps;
-            /* the last pass of block (strip 0, gb, fb) */
-            enpu_rs_pass_of(&g, in, enpu_rs_block_last_pass(&g, gb * g.n_fb + fb), &ps);
-            uint8_t *o = base + (g.filt_words + enpu_rs_param_word(&g, in, gb, fb)) * wb;
-            int64_t nch = enpu_rs_block_channels(&g, &ps);
-            for (int64_t i = 0; i < nch; i++) {
-                int64_t ch = enpu_rs_block_channel(&g, &ps, i);
-                put_le(o + i * ENPU_RS_PARAM_BYTES, (uint64_t)(int64_t)q->bias[ch], 8);
-                put_le(o + i * ENPU_RS_PARAM_BYTES + 8, q->M[ch], 4);
-                put_le(o + i * ENPU_RS_PARAM_BYTES + 12, (uint32_t)(int32_t)q->S[ch], 4);
-            }
-        }
+    lay_ctx l = {q, img + in->rs_weight_addr * g.wb, g.es};
+    enpu_rs_weight_layout(&g, in, lay_w, lay_p, &l);
 }
-
 
 static int emit(rc_ctx *c, enpu_program *p) {
     const enpu_graph *g = c->g;

@@ -11,6 +11,26 @@
 
 static int64_t get_le(const uint8_t *p, int bytes) { return rs_glb_get(p, 0, bytes); }
 
+typedef struct rd_ctx {
+    const uint8_t *base; /* rs_weight_addr's first byte */
+    int64_t es;
+    int64_t *w, *bias;
+    uint32_t *M;
+    int *S;
+} rd_ctx;
+
+static void rd_w(void *ctx, int64_t byte, int64_t idx) {
+    rd_ctx *r = ctx;
+    r->w[idx] = get_le(r->base + byte, (int)r->es);
+}
+
+static void rd_p(void *ctx, int64_t byte, int64_t ch) {
+    rd_ctx *r = ctx;
+    r->bias[ch] = get_le(r->base + byte, 8);
+    r->M[ch] = (uint32_t)get_le(r->base + byte + 8, 4);
+    r->S[ch] = (int)get_le(r->base + byte + 12, 4);
+}
+
 int rs_func_conv(const enpu_arch *a, const enpu_instr *in, uint8_t *dram, enpu_err *err) {
     enpu_rs_geom g;
     int rc = enpu_rs_geom_of(a, in, &g, err);
@@ -24,38 +44,8 @@ int rs_func_conv(const enpu_arch *a, const enpu_instr *in, uint8_t *dram, enpu_e
         free(w), free(bias), free(M), free(S);
         return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
-    const uint8_t *base = dram + in->rs_weight_addr * wb;
-    /* the filter blocks, in their order */
-    for (int64_t b = 0; b < g.n_fblocks; b++) {
-        enpu_rs_pass ps;
-        enpu_rs_fblock_pass(&g, in, b, &ps);
-        const uint8_t *o = base + enpu_rs_fblock_word(&g, in, b) * wb;
-        int64_t k = 0;
-        for (int64_t v = 0; v < ps.ru; v++)
-            for (int64_t i = 0; i < ps.nk; i++)
-                for (int64_t h = 0; h < ps.tu; h++) {
-                    int64_t ph = enpu_rs_set_filters(&g, &ps, h), qv = enpu_rs_set_channels(&g, &ps, v);
-                    for (int64_t m = 0; m < ph; m++)
-                        for (int64_t s = 0; s < in->wk; s++)
-                            for (int64_t c = 0; c < qv; c++, k++) {
-                                int64_t oc = enpu_rs_out_channel(&g, &ps, h, m);
-                                int64_t ic = enpu_rs_in_channel(&g, &ps, h, v, c) % g.cpg;
-                                w[oc * K + (ic * in->hk + ps.k0 + i) * in->wk + s] = get_le(o + k * es, (int)es);
-                            }
-                }
-    }
-    for (int64_t gb = 0; gb < g.n_gb; gb++)
-        for (int64_t fb = 0; fb < g.n_fb; fb++) {
-            enpu_rs_pass ps;
-            enpu_rs_pass_of(&g, in, enpu_rs_block_last_pass(&g, gb * g.n_fb + fb), &ps);
-            const uint8_t *o = base + (g.filt_words + enpu_rs_param_word(&g, in, gb, fb)) * wb;
-            for (int64_t i = 0; i < enpu_rs_block_channels(&g, &ps); i++) {
-                int64_t ch = enpu_rs_block_channel(&g, &ps, i);
-                bias[ch] = get_le(o + i * ENPU_RS_PARAM_BYTES, 8);
-                M[ch] = (uint32_t)get_le(o + i * ENPU_RS_PARAM_BYTES + 8, 4);
-                S[ch] = (int)get_le(o + i * ENPU_RS_PARAM_BYTES + 12, 4);
-            }
-        }
+    rd_ctx r = {dram + in->rs_weight_addr * wb, es, w, bias, M, S};
+    enpu_rs_weight_layout(&g, in, rd_w, rd_p, &r);
     uint8_t *out = dram;
     for (int64_t co = 0; co < in->co; co++) {
         int64_t grp = co / g.opg;
