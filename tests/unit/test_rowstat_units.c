@@ -4,6 +4,7 @@
  * than the kernel), the psum link, the 16-bit requantizer against 128-bit
  * arithmetic, the instruction's encoding and validation, and the contract's
  * DMA queue and buffer layout. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,37 @@ static void test_requant_wide(void **state) {
     }
 }
 
+/* The 16-bit scales and the accumulator proof (docs/numerics.md §10). */
+static void test_scales16(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    float s = 0;
+    assert_int_equal(enpu_choose_scale16(-1.0f, 0.5f, 0, &s, &err), 0);
+    assert_true(s == (float)(1.0 / 32767));
+    /* Q-format: rounded up to a power of two; 1/32767 is just above 2^-15 */
+    assert_int_equal(enpu_choose_scale16(-1.0f, 0.5f, 1, &s, &err), 0);
+    assert_true(s == ldexpf(1.0f, -14));
+    assert_int_equal(enpu_choose_scale16(0.0f, 32767.0f / 1024, 1, &s, &err), 0);
+    assert_true(s == ldexpf(1.0f, -10)); /* already a power of two: kept */
+    assert_int_equal(enpu_choose_scale16(0.0f, 0.0f, 0, &s, &err), 0);
+    assert_true(s == (float)(1.0 / 32767));
+    assert_int_equal(enpu_choose_scale16(0.0f, INFINITY, 0, &s, &err), ENPU_E_INVALID);
+    assert_true(enpu_weight_scale16(32767.0f / 4, 1) == 0.25f);
+    assert_true(enpu_weight_scale16(1.0f, 1) == ldexpf(1.0f, -14));
+    /* every partial sum at its extreme: bias 5 (first or last), 3*x then -2*x */
+    const int16_t w[2] = {3, -2};
+    int64_t lo, hi;
+    enpu_acc_range16(w, 2, 1, -32768, 32767, 5, &lo, &hi);
+    assert_int_equal(lo, -3 * 32768 - 2 * 32767);
+    assert_int_equal(hi, 5 + 3 * 32767 + 2 * 32768);
+    assert_int_equal(enpu_acc_check_wide("l", lo, hi, 18, &err), ENPU_E_NOFIT);
+    assert_int_equal(enpu_acc_check_wide("l", lo, hi, 19, &err), 0);
+    /* a bound past int64 saturates and is refused even at 64 bits */
+    enpu_acc_range16(w, 2, 1, -32768, 32767, INT64_MAX - 10, &lo, &hi);
+    assert_int_equal(hi, INT64_MAX);
+    assert_int_equal(enpu_acc_check_wide("l", lo, hi, 64, &err), ENPU_E_NOFIT);
+}
+
 /* ---- the instruction ----------------------------------------------------------- */
 
 static enpu_instr conv(void) {
@@ -316,7 +348,7 @@ static void test_contract(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_noc_tags),   cmocka_unit_test(test_pe_conv1d), cmocka_unit_test(test_pe_link),
-        cmocka_unit_test(test_requant_wide), cmocka_unit_test(test_instr),  cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_requant_wide), cmocka_unit_test(test_scales16), cmocka_unit_test(test_instr),  cmocka_unit_test(test_contract),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
