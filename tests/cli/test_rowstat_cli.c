@@ -63,6 +63,14 @@ static void test_comparison(void **state) {
     char *out = cli("run " KWS " --arch easynpu --arch rowstat --arch eyeriss", &st);
     if (st) fail_msg("exit %d:\n%s", st, out);
     has(out, "total                                310511 (78.8%)         110623 (49.1%)          58471 (39.8%)");
+    /* every row docs/rowstat.md "The default model on the engines" quotes */
+    has(out, "/features/features.0/Conv             11116 (81.6%)           6559 (30.7%)           7213 (12.0%)");
+    has(out, "/features/features.3/Conv            243960 (75.0%)          53985 (75.3%)          31259 (55.7%)");
+    has(out, "/features/features.6/Conv             43218 (100.0%)          17581 (54.6%)           8879 (46.3%)");
+    has(out, "/features/features.9/Conv             10383 (74.9%)           4267 (40.5%)           2581 (28.7%)");
+    has(out, "/fc1/Gemm                              1757 (92.2%)          27703 ( 1.3%)           8229 ( 1.9%)");
+    has(out, "/fc2/Gemm                                45 (51.1%)            523 ( 1.0%)            305 ( 1.0%)");
+    has(out, "total                        |     19.9   1853.0   1834.9  15133.5 |    149.7    898.2    493.4  16491.9 |    137.7    916.2    405.6  16223.4");
     has(out, "memory traffic by level (DRAM and the on-chip buffer in KB");
     has(out, " |  DRAM KB   buf KB  array k  local k |  DRAM KB   buf KB  array k  local k |");
     has(out, "/features/features.3/Conv    |      0.0   1125.0   1136.3  11937.4 |     47.0    282.0    289.3  12241.2 |");
