@@ -13,6 +13,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
+#include "energy_check.h"
 #include "report/sim_report.h"
 #include "sim/sim_internal.h"
 
@@ -73,9 +74,47 @@ int enpu_test_run(const char *cmd, char **out) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The systolic engine's: its model covers every instruction, activities and
+ * the words of every memory. */
+static int assert_sya_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
+    size_t n = (size_t)p->n_instr;
+    int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
+    int64_t *rd = calloc(n * ENPU_MEM_COUNT, sizeof *rd), *wr = calloc(n * ENPU_MEM_COUNT, sizeof *wr);
+    assert_true(act && rd && wr);
+    int64_t total = enpu_sya_model_program(p, act, rd, wr);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const enpu_layer_stats *l = &res->layers[i];
+        for (int k = 0; k < ENPU_ACT_COUNT; k++) {
+            int64_t m = act[i * ENPU_ACT_COUNT + (size_t)k];
+            if ((uint64_t)m == l->activity[k]) continue;
+            if (!bad++) fprintf(stderr, "%s: the systolic cost model is not the simulator:\n", what);
+            fprintf(stderr, "  %4zu %-28.28s %-10s %-15s %10llu simulated %10lld modelled\n", i, l->name, l->op,
+                    enpu_activity_name((enpu_activity)k), (unsigned long long)l->activity[k], (long long)m);
+        }
+        for (int k = 0; k < ENPU_MEM_COUNT; k++) {
+            int64_t mr = rd[i * ENPU_MEM_COUNT + (size_t)k], mw = wr[i * ENPU_MEM_COUNT + (size_t)k];
+            if ((uint64_t)mr == l->reads[k] && (uint64_t)mw == l->writes[k]) continue;
+            if (!bad++) fprintf(stderr, "%s: the systolic cost model is not the simulator:\n", what);
+            fprintf(stderr, "  %4zu %-28.28s %-10s %-15s read %llu / %lld, written %llu / %lld (simulated / modelled)\n",
+                    i, l->name, l->op, enpu_memory_name((enpu_memory)k), (unsigned long long)l->reads[k],
+                    (long long)mr, (unsigned long long)l->writes[k], (long long)mw);
+        }
+    }
+    if (res->total_cycles != (uint64_t)total) {
+        bad++;
+        fprintf(stderr, "%s: %llu simulated cycles in all, %lld modelled\n", what,
+                (unsigned long long)res->total_cycles, (long long)total);
+    }
+    free(act), free(rd), free(wr);
+    if (bad) fail_msg("%s: the systolic cost model differs from the simulator in %d figure(s)", what, bad);
+    return 0;
+}
+
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
     assert_int_equal(res->mode, ENPU_SIM_CYCLE);
     assert_int_equal(res->n_layers, p->n_instr);
+    if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return assert_sya_cost_exact(what, p, res);
     size_t n = (size_t)p->n_instr;
     int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
     assert_non_null(act);
@@ -252,7 +291,15 @@ uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *cali
         fprintf(stderr, "%s: golden: %s\n", name, err.msg);
         fail();
     }
-    int64_t model_total = enpu_cost_program(&prog, NULL, NULL);
+    int64_t model_total;
+    if (arch.engine == ENPU_ENGINE_SYSTOLIC) {
+        int64_t *act = calloc((size_t)prog.n_instr * ENPU_ACT_COUNT, sizeof *act);
+        assert_non_null(act);
+        model_total = enpu_sya_model_program(&prog, act, NULL, NULL);
+        free(act);
+    } else {
+        model_total = enpu_cost_program(&prog, NULL, NULL);
+    }
     if (out) {
         memset(out, 0, sizeof *out);
         out->modelled = model_total;
@@ -297,6 +344,18 @@ uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *cali
                     name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
+            /* and the energy model counts, without simulating, what the
+             * simulator counted (docs/energy.md) */
+            if (enpu_energy_modelled(&arch)) {
+                enpu_layer_stats *est = NULL, tot;
+                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
+                enpu_check_counts(name, &prog, &res, est, &tot, true);
+                free(est);
+            } else {
+                enpu_layer_stats *est = NULL, tot;
+                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), ENPU_E_UNSUPPORTED);
+                assert_null(est);
+            }
             if (out) {
                 out->cycles = res.total_cycles;
                 out->compared = m.compared;
@@ -413,7 +472,8 @@ static bool same_stats(const char *what, const char *kind, int i, const enpu_lay
                 x->chain_pos == y->chain_pos && x->n_instr == y->n_instr && x->n_dma == y->n_dma &&
                 !memcmp(x->activity, y->activity, sizeof x->activity) &&
                 !memcmp(x->reads, y->reads, sizeof x->reads) &&
-                !memcmp(x->writes, y->writes, sizeof x->writes);
+                !memcmp(x->writes, y->writes, sizeof x->writes) &&
+                !memcmp(x->uops, y->uops, sizeof x->uops);
     if (!same) {
         fprintf(stderr, "%s: %s %d (%s) differs between the per-cycle path and fast-forward:\n", what,
                 kind, i, x->name);
@@ -432,6 +492,10 @@ static bool same_stats(const char *what, const char *kind, int i, const enpu_lay
                         enpu_memory_name((enpu_memory)m), (unsigned long long)x->reads[m],
                         (unsigned long long)y->reads[m], (unsigned long long)x->writes[m],
                         (unsigned long long)y->writes[m]);
+        for (int o = 0; o < ENPU_UOP_COUNT; o++)
+            if (x->uops[o] != y->uops[o])
+                fprintf(stderr, "  %s operations %llu / %llu\n", enpu_unit_op_name((enpu_unit_op)o),
+                        (unsigned long long)x->uops[o], (unsigned long long)y->uops[o]);
     }
     return same;
 }

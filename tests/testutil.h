@@ -41,7 +41,9 @@ int enpu_test_have_shared_models(void);
 int enpu_test_run(const char *cmd, char **out);
 
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
- * §14): enpu_cost_program's row of every instruction of p, activity by
+ * §14; for a systolic arch enpu_sya_model_program's row of every
+ * instruction, its activities and the words of every memory, and the total,
+ * docs/systolic.md): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
  * chain enpu_cost_exact says the model covers, and the DRAM words each
  * instruction moves (enpu_model_program) for all.  On any difference prints
@@ -74,8 +76,9 @@ typedef struct enpu_test_e2e_result {
  * NULL), run on input in cycle mode (with the simulator's own check) and in
  * functional mode, comparing every layer output the program stores with the
  * golden int8 reference right after the layer ran, element by element, and
- * the outputs bit for bit; and the cost model with the simulator
- * (enpu_test_assert_cost_exact).  Returns the simulated cycles; fills *out
+ * the outputs bit for bit; the cost model with the simulator
+ * (enpu_test_assert_cost_exact); and the energy model's analytic access
+ * counts with the simulator's (energy_check.h).  Returns the simulated cycles; fills *out
  * when given. */
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);

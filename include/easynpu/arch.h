@@ -10,11 +10,13 @@
  *
  * JSON form: an object whose keys are "name", "engine", "base" (optional,
  * a preset name: the preset supplying every key that is absent; default
- * "easynpu") and the parameter names below.  An unknown key is an
- * error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
- * table order and no "base" (an arch whose engine is not rowstat leaves out
- * the rs_ parameters that have their defaults); its CRC32 is the arch
- * fingerprint stamped into compiled programs. */
+ * "systolic" when "engine" is "systolic", else "easynpu") and the parameter
+ * names below (the sya_ ones only when the engine is "systolic").  An
+ * unknown key is an error naming it.  The canonical JSON (enpu_arch_to_json)
+ * has every key in table order and no "base" (an arch whose engine is not
+ * rowstat leaves out the rs_ parameters that have their defaults); the
+ * CRC32 of its machine part (without the cost figures, ENPU_ARCH_COSTS) is
+ * the arch fingerprint stamped into compiled programs. */
 #ifndef EASYNPU_ARCH_H
 #define EASYNPU_ARCH_H
 
@@ -32,9 +34,9 @@ extern "C" {
 #define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one on-chip memory: 1 GiB */
 #define ENPU_ARCH_DRAM_MAX ((int64_t)1 << 36)  /* off-chip DRAM: 64 GiB */
 
-/* Compute engines: EASYNPU (docs/microarch.md) and ROWSTAT, a
- * row-stationary PE array (docs/rowstat.md); SYSTOLIC (an output-stationary
- * systolic array) is a reserved name, refused by enpu_arch_validate. */
+/* Compute engines: EASYNPU (docs/microarch.md), SYSTOLIC, an
+ * output-stationary systolic array (docs/systolic.md), and ROWSTAT, a
+ * row-stationary PE array (docs/rowstat.md). */
 typedef enum enpu_engine {
     ENPU_ENGINE_EASYNPU = 0,
     ENPU_ENGINE_SYSTOLIC,
@@ -141,26 +143,104 @@ typedef enum enpu_engine {
     X(rs_config_cycles, "cycles", 0, 1000000, 32, 32,                                           \
       "row-stationary: loading a layer's node IDs and PE registers (scan chain)")
 
+/* X(key, unit, min, max, default, meaning)
+ * Parameters of the systolic engine only (docs/systolic.md), in JSON/table
+ * order after the shared ones.  They are part of an arch whose engine is
+ * "systolic" (its JSON, table and fingerprint); any other engine holds the
+ * defaults and its JSON may not name them.  The SRAM word is bus_bits wide
+ * (the design's SRAM_WIDTH); the act/ofm SRAM is the main DTCM and the weight
+ * SRAM the weight memory, their depths are their bytes / word bytes. */
+#define ENPU_ARCH_SYA_PARAMS(X)                                                                 \
+    X(sya_rows, "rows", 1, 64, 16, "PE rows of one bank (NUM_ROW)")                             \
+    X(sya_cols, "columns", 1, 64, 16, "PE columns of one bank (NUM_COL)")                       \
+    X(sya_banks, "banks", 1, 16, 4, "PE banks (NUM_BANK)")                                      \
+    X(sya_bank_rows, "banks", 1, 16, 2,                                                         \
+      "banks stacked north-south, the rest side by side (CfgMod: 2 = 2x2, 1 = 1x4, 4 = 4x1)")   \
+    X(sya_acc_bits, "bits", 16, 32, 26, "PE accumulator width, signed (ACC_WIDTH)")             \
+    X(sya_scheme, "scheme", 0, 4, 1,                                                            \
+      "stream scheduling: 0 wait for the array to empty, 1 one skewed block per unit, "         \
+      "3 blocks merged, 4 blocks merged while the filter tile stays")                           \
+    X(sya_cfg_cycles, "cycles", 0, 64, 1,                                                       \
+      "configuration handshake before a unit that starts a new skewed block")                   \
+    X(sya_host_elem_cycles, "cycles", 0, 100000, 1,                                             \
+      "host op time per output element (host ops are timed on this engine)")
+
+/* X(key, unit, lo, hi, default, source, meaning)
+ * The cost figures: what one action of a unit costs in energy and what a
+ * unit costs in area, at the 45 nm reference node of their sources, and the
+ * node and supply they are scaled to (tech_nm, vdd_v; the scaling rule and
+ * how the per-action energies and per-unit areas are derived from these
+ * figures are in docs/energy.md, implemented in src/energy/energy.c).
+ * Doubles, because they are fractional; one default for both presets (they
+ * describe the technology, not the machine).  They come after clock_mhz in
+ * the canonical JSON and are not part of the fingerprint: a program compiled
+ * for an arch runs on it whatever its cost figures. */
+#define ENPU_ARCH_COSTS(X)                                                                      \
+    X(tech_nm, "nm", 7, 130, 45, "Stillmaker and Baas 2017 (scaling factors)",                 \
+      "technology node the 45 nm figures below are scaled to")                                 \
+    X(vdd_v, "V", 0.3, 1.5, 0.9, "Horowitz 2014 (his 45 nm figures are at 0.9 V)",             \
+      "supply voltage the energies are scaled to")                                             \
+    X(mult8_pj, "pJ", 0, 1e6, 0.2, "Horowitz 2014", "8-bit integer multiply")                    \
+    X(mult32_pj, "pJ", 0, 1e6, 3.1, "Horowitz 2014", "32-bit integer multiply")                  \
+    X(add8_pj, "pJ", 0, 1e6, 0.03, "Horowitz 2014", "8-bit integer add")                         \
+    X(add32_pj, "pJ", 0, 1e6, 0.1, "Horowitz 2014", "32-bit integer add")                        \
+    X(sram_pj, "pJ", 0, 1e6, 10, "Horowitz 2014: 64-bit access of an 8 KB SRAM (cache)",        \
+      "storage access: w bits of a C-byte memory cost sram_pj * w/64 * sqrt(C/8192)")          \
+    X(wire_pj, "pJ/bit/mm", 0, 1e6, 0.121,                                                      \
+      "Keckler et al. 2011 (40 nm): 310 pJ for 256 random bits over 10 mm",                    \
+      "on-chip wire, per bit and mm")                                                          \
+    X(bus_mm, "mm", 0, 1000, 1, "assumption",                                                   \
+      "distance a bus word travels between a memory and the PE array")                         \
+    X(dram_pj, "pJ/byte", 0, 1e6, 162.5,                                                        \
+      "Horowitz 2014: 1.3 nJ per 64-bit DRAM access (low end of 1.3-2.6)",                     \
+      "off-chip DRAM, per byte moved (another chip: not scaled)")                              \
+    X(mult8_um2, "um2", 0, 1e9, 282, "Horowitz 2014", "8-bit integer multiplier")                \
+    X(mult32_um2, "um2", 0, 1e9, 3495, "Horowitz 2014", "32-bit integer multiplier")             \
+    X(add8_um2, "um2", 0, 1e9, 36, "Horowitz 2014", "8-bit integer adder")                       \
+    X(add32_um2, "um2", 0, 1e9, 137, "Horowitz 2014", "32-bit integer adder")                    \
+    X(sram_um2, "um2/bit", 0, 1e6, 1.215,                                                       \
+      "Greaves (Cambridge SoC D/M notes, from CACTI): 600 F^2 per bit at F = 45 nm",           \
+      "SRAM macro area per bit, periphery included")                                           \
+    X(ff_um2, "um2/bit", 0, 1e6, 4.522, "Nangate 45 nm Open Cell Library, DFF_X1",              \
+      "register-file bit (one flip-flop)")
+
 typedef struct enpu_arch {
     char name[ENPU_ARCH_NAME_MAX];
     enpu_engine engine;
 #define ENPU_X_MEMBER(key, unit, lo, hi, d0, d1, doc) int64_t key;
     ENPU_ARCH_PARAMS(ENPU_X_MEMBER)
 #undef ENPU_X_MEMBER
+#define ENPU_X_SYA_MEMBER(key, unit, lo, hi, d, doc) int64_t key;
+    ENPU_ARCH_SYA_PARAMS(ENPU_X_SYA_MEMBER)
+#undef ENPU_X_SYA_MEMBER
     double clock_mhz; /* clock for time figures, > 0 (MHz) */
+#define ENPU_X_COST(key, unit, lo, hi, dflt, src, doc) double key;
+    ENPU_ARCH_COSTS(ENPU_X_COST)
+#undef ENPU_X_COST
 } enpu_arch;
 
-/* Multipliers of the arch's compute engine: pes * pe_rows (easynpu),
- * rs_rows * rs_cols (rowstat).  Ideal cycles and utilization divide by it. */
+/* Rows and columns of the systolic array: the banks arranged sya_bank_rows
+ * high (meaningful for engine systolic only). */
+static inline int64_t enpu_arch_sya_rows(const enpu_arch *a) { return a->sya_rows * a->sya_bank_rows; }
+static inline int64_t enpu_arch_sya_cols(const enpu_arch *a) {
+    return a->sya_cols * (a->sya_banks / (a->sya_bank_rows > 0 ? a->sya_bank_rows : 1));
+}
+
+/* Multiply-accumulate units of the engine: pes * pe_rows for EasyNPU, the
+ * array's rows x columns for the systolic engine, rs_rows * rs_cols for the
+ * row-stationary one.  Utilization and ideal cycles are MACs over this. */
 static inline int64_t enpu_arch_mac_units(const enpu_arch *a) {
-    return a->engine == ENPU_ENGINE_ROWSTAT ? a->rs_rows * a->rs_cols : a->pes * a->pe_rows;
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) return enpu_arch_sya_rows(a) * enpu_arch_sya_cols(a);
+    if (a->engine == ENPU_ENGINE_ROWSTAT) return a->rs_rows * a->rs_cols;
+    return a->pes * a->pe_rows;
 }
 
 /* Bytes of one bus word (bus_bits / 8): the unit of every memory address. */
 static inline int64_t enpu_arch_word_bytes(const enpu_arch *a) { return a->bus_bits / 8; }
 
-/* Fills *out with the preset `name` ("easynpu", "large", "rowstat",
- * "eyeriss").  ENPU_E_USAGE
+/* Fills *out with the preset `name` (enpu_arch_preset_names: "easynpu",
+ * "large", the systolic engine's "systolic", "systolic-1x4",
+ * "systolic-4x1", the row-stationary engine's "rowstat", "eyeriss").  ENPU_E_USAGE
  * naming the preset and listing the known ones if unknown. */
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err);
 
@@ -184,12 +264,19 @@ int enpu_arch_load(const char *spec, enpu_arch *out, enpu_err *err);
  * an engine that is not implemented. */
 int enpu_arch_validate(const enpu_arch *a, enpu_err *err);
 
-/* Canonical JSON (every key, table order, no "base"): compact on one line
- * when pretty == 0, else indented with a trailing newline.  malloc'd, freed
- * by the caller; NULL only when out of memory. */
+/* Canonical JSON (every key, table order, no "base": the parameters,
+ * clock_mhz, then the cost figures): compact on one line when pretty == 0,
+ * else indented with a trailing newline.  malloc'd, freed by the caller;
+ * NULL only when out of memory. */
 char *enpu_arch_to_json(const enpu_arch *a, int pretty);
 
-/* CRC32 (zlib) of the compact canonical JSON: stamped into programs. */
+/* The machine part of the canonical JSON, compact: every key but the cost
+ * figures.  It is what a program's ARCH section holds and what the
+ * fingerprint is computed over.  malloc'd; NULL only when out of memory. */
+char *enpu_arch_machine_json(const enpu_arch *a);
+
+/* CRC32 (zlib) of enpu_arch_machine_json: stamped into programs, so cost
+ * figures never make a program incompatible. */
 uint32_t enpu_arch_fingerprint(const enpu_arch *a);
 
 /* "easynpu", "systolic", "rowstat"; enpu_engine_parse returns -1 if unknown. */
@@ -204,6 +291,19 @@ void enpu_arch_print(const enpu_arch *a, FILE *f);
 /* Markdown table of the parameters (key, unit, range, easynpu, large,
  * meaning), as embedded in docs/arch.md.  malloc'd. */
 char *enpu_arch_param_table_md(void);
+/* Markdown table of the systolic engine's parameters (key, unit, range,
+ * default, meaning) and of its presets, as embedded in docs/systolic.md.
+ * malloc'd. */
+char *enpu_arch_sya_table_md(void);
+
+/* Markdown table of the cost figures (key, unit, range, default, source,
+ * meaning), as embedded in docs/arch.md and docs/energy.md.  malloc'd. */
+char *enpu_arch_cost_table_md(void);
+
+/* Cost figure by key: its address in a (NULL if unknown); the sweep sets
+ * fields by name.  enpu_arch_param_ref likewise for the integer parameters. */
+double *enpu_arch_cost_ref(enpu_arch *a, const char *key);
+int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key);
 
 /* Words of a memory in this arch (bytes / word bytes). */
 static inline int64_t enpu_arch_words(const enpu_arch *a, int64_t bytes) {

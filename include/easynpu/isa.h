@@ -47,22 +47,24 @@ typedef enum enpu_opclass {
     ENPU_CLASS_MOVE,     /* data movement (reshape) */
     ENPU_CLASS_CTRL,     /* end, sync */
     ENPU_CLASS_DMA,      /* a DMA transfer (format DMA) */
+    ENPU_CLASS_SYA,      /* the systolic engine's (format SYA, docs/systolic.md) */
     ENPU_CLASS_RS        /* the row-stationary engine (format RS, docs/rowstat.md) */
 } enpu_opclass;
 
 /* Instruction formats: which fields an instruction holds (isa_fields.def):
- * conv (class CONV), channel-wise (CW and MOVE), control (CTRL), dma and
- * row-stationary (RS). */
+ * conv (class CONV), channel-wise (CW and MOVE), control (CTRL), dma, the
+ * systolic engine's (SYA) and the row-stationary engine's (RS). */
 typedef enum enpu_format {
-    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_RS, ENPU_FMT_COUNT
+    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_SYA, ENPU_FMT_RS, ENPU_FMT_COUNT
 } enpu_format;
 /* Field format masks: bit f set when the field is in format f. */
 enum { ENPU_FM_CONV = 1 << ENPU_FMT_CONV, ENPU_FM_CW = 1 << ENPU_FMT_CW,
        ENPU_FM_CTRL = 1 << ENPU_FMT_CTRL, ENPU_FM_DMA = 1 << ENPU_FMT_DMA,
+       ENPU_FM_SYA = 1 << ENPU_FMT_SYA,
        ENPU_FM_RS = 1 << ENPU_FMT_RS,
        ENPU_FM_LAYER = ENPU_FM_CONV | ENPU_FM_CW,
-       ENPU_FM_GEOM = ENPU_FM_LAYER | ENPU_FM_RS,
-       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA | ENPU_FM_RS };
+       ENPU_FM_GEOM = ENPU_FM_LAYER | ENPU_FM_SYA | ENPU_FM_RS,
+       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA | ENPU_FM_SYA | ENPU_FM_RS };
 
 /* Command queues (the dependency tokens' push/pop masks): queue 0 is the
  * compute datapath (every LAYER-format instruction), queue 1 + e is DMA
@@ -209,6 +211,17 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
  * ho*wo*co*hk*wk; every other opcode 0 (bn, act, add, mul, maxpool, relu,
  * reshape, sync, end: no reduction over inputs). */
 int64_t enpu_instr_macs(const enpu_instr *in);
+
+/* Parameter words an instruction reads at its chain's start
+ * (docs/microarch.md §11.3, §12.4): bias and requantization blocks for
+ * conv, conv_relu, fc, dwconv, avgpool, bn (bn also its multipliers), the
+ * table block for act, none otherwise. */
+int64_t enpu_instr_param_words(const enpu_arch *arch, const enpu_instr *in);
+
+/* Rank of element (h, w, c) of an H x W x C map in the reading order of
+ * reshape permutation `perm` (ENPU_PERM_*; docs/microarch.md §11.9). */
+int64_t enpu_perm_rank(int64_t perm, int64_t H, int64_t W, int64_t C, int64_t h, int64_t w,
+                       int64_t c);
 
 /* Words of a feature map [h][w][c] with c folded into pes-channel words. */
 int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c);

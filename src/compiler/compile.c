@@ -9,6 +9,7 @@
 
 #include "compiler/cc.h"
 #include "compiler/rowstat/rs.h"
+#include "compiler/systolic/sya_cc.h"
 
 void enpu_compile_opts_default(enpu_compile_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -75,6 +76,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = &p->arch;
     memset(r, 0, sizeof *r);
     r->arch_name = dups(a->name);
+    r->engine = a->engine;
     r->pes = (int)a->pes, r->pe_rows = (int)a->pe_rows;
     int n = p->n_instr;
     int64_t *act = calloc(((size_t)n + 1) * ENPU_ACT_COUNT, sizeof *act);
@@ -262,7 +264,7 @@ int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
     /* Every phase (tiling, cost model, emission) maps a layer onto one row
      * of PEs; compiling for more would leave the other rows idle while the
      * reports counted them (half the utilization at the same cycles). */
-    if (arch->pe_rows != 1)
+    if (arch->engine == ENPU_ENGINE_EASYNPU && arch->pe_rows != 1)
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
                          "arch '%s': pe_rows = %" PRId64 ": the compiler maps onto one PE row only",
                          arch->name, arch->pe_rows);
@@ -281,9 +283,10 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
     if (arch->engine == ENPU_ENGINE_ROWSTAT) return enpu_rs_compile(qg, arch, o, prog, rep, err);
     if (enpu_qgraph_bits(qg) != 8)
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': the easynpu engine computes on int8 data; the model is quantized "
+                         "arch '%s': the %s engine computes on int8 data; the model is quantized "
                          "to %d bits (the row-stationary engine runs 16-bit data: --arch rowstat)",
-                         arch->name, enpu_qgraph_bits(qg));
+                         arch->name, enpu_engine_name(arch->engine), enpu_qgraph_bits(qg));
+    if (arch->engine == ENPU_ENGINE_SYSTOLIC) return sya_compile(qg, arch, o, prog, rep, err);
     cc c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err, c.P = (int)arch->pes;

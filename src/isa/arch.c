@@ -3,6 +3,7 @@
 #include "easynpu/arch.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -36,16 +37,50 @@ static const param_info params[] = {
 enum { N_RS_PARAMS = 0 ENPU_ARCH_PARAMS_ROWSTAT(ENPU_X_ONE) };
 #undef ENPU_X_ONE
 
-static const char *const preset_names[] = {"easynpu", "large", "rowstat", "eyeriss", NULL};
-static const double preset_clock[] = {100.0, 200.0};
-/* Presets past the two columns of the parameter table: JSON applied on a
- * base preset.  "rowstat" is the design note's row-stationary engine (a
- * 3 x 24 array: the table's rs_ defaults); "eyeriss" the engine at the size
- * of the Eyeriss chip (Chen et al., JSSC 2017): 12 x 14 PEs, a 108 KB
- * global buffer, 12 / 224 / 24-entry ifmap, filter and psum scratch pads,
- * 64-bit (four 16-bit values) networks and DRAM word, 200 MHz. */
+typedef struct sya_param_info {
+    const char *key;
+    const char *unit;
+    int64_t lo, hi, dflt;
+    const char *meaning;
+    size_t offset;
+} sya_param_info;
+
+static const sya_param_info sya_params[] = {
+#define ENPU_X_SYA_INFO(key, unit, lo, hi, d, doc) {#key, unit, lo, hi, d, doc, offsetof(enpu_arch, key)},
+    ENPU_ARCH_SYA_PARAMS(ENPU_X_SYA_INFO)
+#undef ENPU_X_SYA_INFO
+};
+#define N_SYA ((int)(sizeof sya_params / sizeof sya_params[0]))
+
+static const char *const preset_names[] = {"easynpu", "large", "systolic", "systolic-1x4",
+                                           "systolic-4x1", "rowstat", "eyeriss", NULL};
+static const double preset_clock[] = {100.0, 200.0, 100.0, 100.0, 100.0};
+/* The systolic presets: preset easynpu's shared parameters but for these
+ * (a 256-bit SRAM word, the note's SRAM_WIDTH; feature maps and weights on
+ * chip, no DRAM), and the three bank arrangements of the note's CfgMod. */
+static const struct {
+    const char *key;
+    int64_t v;
+} sya_shared[] = {{"pes", 32},
+                  {"ifmap_pads", 32},
+                  {"weight_pad_groups", 32},
+                  {"bus_bits", 256},
+                  {"main_dtcm_bytes", (int64_t)1 << 20},
+                  {"skip_dtcm_bytes", 1024},
+                  {"weight_mem_bytes", (int64_t)512 << 10},
+                  {"itcm_bytes", 16384},
+                  {"dram_bytes", 0}};
+static const int64_t sya_preset_bank_rows[] = {2, 1, 4}; /* systolic, -1x4, -4x1 */
+#define N_PRESETS ((int)(sizeof preset_clock / sizeof preset_clock[0]))
+#define FIRST_SYA_PRESET 2
+/* Presets past those: JSON applied on a base preset.  "rowstat" is the
+ * design note's row-stationary engine (a 3 x 24 array: the table's rs_
+ * defaults); "eyeriss" the engine at the size of the Eyeriss chip (Chen et
+ * al., JSSC 2017): 12 x 14 PEs, a 108 KB global buffer, 12 / 224 / 24-entry
+ * ifmap, filter and psum scratch pads, 64-bit (four 16-bit values) networks
+ * and DRAM word, 200 MHz. */
 static const char *const preset_json[] = {
-    NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\"}",
+    NULL, NULL, NULL, NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\"}",
     "{\"base\": \"easynpu\", \"name\": \"eyeriss\", \"engine\": \"rowstat\", \"pes\": 8, "
     "\"ifmap_pads\": 8, \"weight_pad_groups\": 8, \"bus_bits\": 64, \"rs_rows\": 12, "
     "\"rs_cols\": 14, \"rs_ifmap_lb_depth\": 12, \"rs_filter_lb_depth\": 224, "
@@ -53,9 +88,46 @@ static const char *const preset_json[] = {
     "\"rs_ifmap_net_values\": 4, \"rs_filter_net_values\": 4, \"rs_psum_net_values\": 4, "
     "\"clock_mhz\": 200}"};
 
+typedef struct cost_info {
+    const char *key;
+    const char *unit;
+    double lo, hi, dflt;
+    const char *source;
+    const char *meaning;
+    size_t offset;
+} cost_info;
+
+static const cost_info costs[] = {
+#define ENPU_X_COST_INFO(key, unit, lo, hi, dflt, src, doc) \
+    {#key, unit, lo, hi, dflt, src, doc, offsetof(enpu_arch, key)},
+    ENPU_ARCH_COSTS(ENPU_X_COST_INFO)
+#undef ENPU_X_COST_INFO
+};
+#define N_COSTS ((int)(sizeof costs / sizeof costs[0]))
+
 static int64_t *param_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + params[i].offset); }
 static int64_t param_get(const enpu_arch *a, int i) {
     return *(const int64_t *)((const char *)a + params[i].offset);
+}
+static int64_t *sya_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + sya_params[i].offset); }
+static int64_t sya_get(const enpu_arch *a, int i) {
+    return *(const int64_t *)((const char *)a + sya_params[i].offset);
+}
+static double *cost_ref(enpu_arch *a, int i) { return (double *)((char *)a + costs[i].offset); }
+static double cost_get(const enpu_arch *a, int i) {
+    return *(const double *)((const char *)a + costs[i].offset);
+}
+
+double *enpu_arch_cost_ref(enpu_arch *a, const char *key) {
+    for (int i = 0; i < N_COSTS; i++)
+        if (strcmp(costs[i].key, key) == 0) return cost_ref(a, i);
+    return NULL;
+}
+
+int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key) {
+    for (int i = 0; i < N_PARAMS; i++)
+        if (strcmp(params[i].key, key) == 0) return param_ref(a, i);
+    return NULL;
 }
 
 const char *const *enpu_arch_preset_names(void) { return preset_names; }
@@ -82,6 +154,7 @@ static int preset_index(const char *name) {
 }
 
 static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err);
+static int find_param(const char *key);
 
 static void fill_preset(int p, enpu_arch *out) {
     if (preset_json[p]) {
@@ -94,15 +167,25 @@ static void fill_preset(int p, enpu_arch *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", preset_names[p]);
     out->engine = ENPU_ENGINE_EASYNPU;
-    for (int i = 0; i < N_PARAMS; i++) *param_ref(out, i) = params[i].preset[p];
+    for (int i = 0; i < N_PARAMS; i++) *param_ref(out, i) = params[i].preset[p < 2 ? p : 0];
+    for (int i = 0; i < N_SYA; i++) *sya_ref(out, i) = sya_params[i].dflt;
+    if (p >= FIRST_SYA_PRESET) {
+        out->engine = ENPU_ENGINE_SYSTOLIC;
+        for (size_t k = 0; k < sizeof sya_shared / sizeof sya_shared[0]; k++)
+            *param_ref(out, find_param(sya_shared[k].key)) = sya_shared[k].v;
+        out->sya_bank_rows = sya_preset_bank_rows[p - FIRST_SYA_PRESET];
+    }
     out->clock_mhz = preset_clock[p];
+    for (int i = 0; i < N_COSTS; i++) *cost_ref(out, i) = costs[i].dflt;
 }
 
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
     int p = preset_index(name);
     if (p < 0)
         return enpu_fail(err, ENPU_E_USAGE,
-                         "unknown arch preset '%s' (known: easynpu, large, rowstat, eyeriss)", name);
+                         "unknown arch preset '%s' (known: easynpu, large, systolic, systolic-1x4, "
+                         "systolic-4x1, rowstat, eyeriss)",
+                         name);
     fill_preset(p, out);
     return 0;
 }
@@ -124,10 +207,6 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
     if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
         return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
                          (int)a->engine);
-    if (a->engine == ENPU_ENGINE_SYSTOLIC)
-        return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': field 'engine': '%s' is not implemented yet (easynpu, rowstat)",
-                         nm, enpu_engine_name(a->engine));
     for (int i = 0; i < N_PARAMS; i++) {
         int64_t v = param_get(a, i);
         if (v < params[i].lo || v > params[i].hi)
@@ -140,6 +219,13 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'clock_mhz': value %g out of range (0, 1000000] MHz", nm,
                          a->clock_mhz);
+    for (int i = 0; i < N_COSTS; i++) {
+        double v = cost_get(a, i);
+        if (!(v >= costs[i].lo && v <= costs[i].hi))
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %g out of range %g..%g %s", nm,
+                             costs[i].key, v, costs[i].lo, costs[i].hi, costs[i].unit);
+    }
     if (a->bus_bits % 8 != 0 || a->pes != a->bus_bits / 8)
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'pes': value %" PRId64 " must equal bus_bits/8 (bus_bits=%"
@@ -160,6 +246,32 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'act_segments': value %" PRId64
                          " must be a power of two in 1..256",
                          nm, a->act_segments);
+    for (int i = 0; i < N_SYA; i++) {
+        int64_t v = sya_get(a, i);
+        if (v < sya_params[i].lo || v > sya_params[i].hi)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %" PRId64 " out of range %" PRId64
+                             "..%" PRId64 " %s",
+                             nm, sya_params[i].key, v, sya_params[i].lo, sya_params[i].hi,
+                             sya_params[i].unit);
+    }
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) {
+        if (a->sya_banks % a->sya_bank_rows != 0)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field 'sya_bank_rows': value %" PRId64
+                             " must divide sya_banks=%" PRId64 " (the banks form a grid)",
+                             nm, a->sya_bank_rows, a->sya_banks);
+        if (a->sya_scheme == 2)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field 'sya_scheme': value 2 (the note's unskewed storage "
+                             "with a re-shaping delay unit) is not modelled; use 0, 1, 3 or 4",
+                             nm);
+        if (a->dram_bytes != 0)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field 'dram_bytes': value %" PRId64
+                             " but the systolic engine has no DMA (everything on chip): use 0",
+                             nm, a->dram_bytes);
+    }
     int64_t wb = a->bus_bits / 8;
     static const char *const mems[] = {"main_dtcm_bytes", "skip_dtcm_bytes", "weight_mem_bytes"};
     const int64_t vals[] = {a->main_dtcm_bytes, a->skip_dtcm_bytes, a->weight_mem_bytes};
@@ -180,7 +292,7 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
+static char *to_json(const enpu_arch *a, int pretty, int with_costs) {
     enpu_sb b = {0};
     const char *sep = pretty ? ",\n  " : ",";
     const char *colon = pretty ? ": " : ":";
@@ -198,15 +310,26 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
             continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     }
+    if (a->engine == ENPU_ENGINE_SYSTOLIC)
+        for (int i = 0; i < N_SYA; i++)
+            enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, sya_params[i].key, colon, sya_get(a, i));
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
+    for (int i = 0; with_costs && i < N_COSTS; i++) {
+        enpu_fmt_double(d, sizeof d, cost_get(a, i));
+        enpu_sb_printf(&b, "%s\"%s\"%s%s", sep, costs[i].key, colon, d);
+    }
     enpu_sb_puts(&b, pretty ? "\n}\n" : "}");
     return enpu_sb_take(&b);
 }
 
+char *enpu_arch_to_json(const enpu_arch *a, int pretty) { return to_json(a, pretty, 1); }
+
+char *enpu_arch_machine_json(const enpu_arch *a) { return to_json(a, 0, 0); }
+
 uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
-    char *s = enpu_arch_to_json(a, 0);
+    char *s = enpu_arch_machine_json(a);
     ENPU_ASSERT(s != NULL);
     uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)s, (uInt)strlen(s));
     free(s);
@@ -216,6 +339,18 @@ uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
 static int find_param(const char *key) {
     for (int i = 0; i < N_PARAMS; i++)
         if (strcmp(params[i].key, key) == 0) return i;
+    return -1;
+}
+
+static int find_sya(const char *key) {
+    for (int i = 0; i < N_SYA; i++)
+        if (strcmp(sya_params[i].key, key) == 0) return i;
+    return -1;
+}
+
+static int find_cost(const char *key) {
+    for (int i = 0; i < N_COSTS; i++)
+        if (strcmp(costs[i].key, key) == 0) return i;
     return -1;
 }
 
@@ -263,18 +398,22 @@ done:
 static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err) {
     int rc = 0;
     int base = 0;
-    json_t *jb = json_object_get(root, "base");
+    json_t *jb = json_object_get(root, "base"), *je2 = json_object_get(root, "engine");
     if (jb) {
         if (!json_is_string(jb) || (base = preset_index(json_string_value(jb))) < 0) {
             rc = enpu_fail(err, ENPU_E_INVALID,
-                           "%s: field 'base': must be \"easynpu\", \"large\", \"rowstat\" or "
-                           "\"eyeriss\"", what);
+                           "%s: field 'base': must be a preset name (easynpu, large, systolic, "
+                           "systolic-1x4, systolic-4x1, rowstat, eyeriss)",
+                           what);
             goto done;
         }
+    } else if (je2 && json_is_string(je2) && strcmp(json_string_value(je2), "systolic") == 0) {
+        base = FIRST_SYA_PRESET;
     }
     fill_preset(base, out);
     const char *key;
     json_t *v;
+    const char *sya_key = NULL; /* a systolic parameter named: the engine must be systolic */
     json_object_foreach(root, key, v) {
         if (strcmp(key, "base") == 0) continue;
         if (strcmp(key, "name") == 0) {
@@ -301,19 +440,40 @@ static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *
                 goto done;
             }
             out->clock_mhz = json_number_value(v);
+        } else if (find_cost(key) >= 0) {
+            int i = find_cost(key);
+            if (!json_is_number(v)) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': must be a number (%s)", what,
+                               key, costs[i].unit);
+                goto done;
+            }
+            *cost_ref(out, i) = json_number_value(v);
         } else {
-            int i = find_param(key);
-            if (i < 0) {
+            int i = find_param(key), k = i < 0 ? find_sya(key) : -1;
+            if (i < 0 && k < 0) {
                 rc = enpu_fail(err, ENPU_E_INVALID, "%s: unknown key '%s'", what, key);
                 goto done;
             }
             if (!json_is_integer(v)) {
                 rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': must be an integer (%s)", what,
-                               key, params[i].unit);
+                               key, i >= 0 ? params[i].unit : sya_params[k].unit);
                 goto done;
             }
-            *param_ref(out, i) = (int64_t)json_integer_value(v);
+            if (i >= 0) {
+                *param_ref(out, i) = (int64_t)json_integer_value(v);
+            } else {
+                *sya_ref(out, k) = (int64_t)json_integer_value(v);
+                sya_key = sya_params[k].key;
+            }
         }
+    }
+    if (!sya_key && out->engine != ENPU_ENGINE_SYSTOLIC)
+        for (int i = 0; i < N_SYA; i++) *sya_ref(out, i) = sya_params[i].dflt;
+    if (sya_key && out->engine != ENPU_ENGINE_SYSTOLIC) {
+        rc = enpu_fail(err, ENPU_E_INVALID,
+                       "%s: field '%s': a systolic-engine parameter, but the engine is '%s'", what,
+                       sya_key, enpu_engine_name(out->engine));
+        goto done;
     }
 done:
     return rc;
@@ -344,13 +504,30 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     for (int i = 0; i < N_PARAMS; i++)
         fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", params[i].key, param_get(a, i), params[i].unit,
                 params[i].meaning);
+    const bool sya = a->engine == ENPU_ENGINE_SYSTOLIC;
+    if (sya)
+        for (int i = 0; i < N_SYA; i++)
+            fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", sya_params[i].key, sya_get(a, i),
+                    sya_params[i].unit, sya_params[i].meaning);
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     fprintf(f, "  %-20s %12s  %-9s %s\n", "clock_mhz", d, "MHz", "clock for time figures");
+    fprintf(f, "cost figures (energy and area per action and unit; docs/energy.md):\n");
+    for (int i = 0; i < N_COSTS; i++) {
+        enpu_fmt_double(d, sizeof d, cost_get(a, i));
+        fprintf(f, "  %-20s %12s  %-9s %s\n", costs[i].key, d, costs[i].unit, costs[i].meaning);
+    }
+    enpu_fmt_double(d, sizeof d, a->clock_mhz);
     int64_t wb = enpu_arch_word_bytes(a);
-    double peak = 2.0 * (double)enpu_arch_mac_units(a) * a->clock_mhz / 1000.0;
+    int64_t units = enpu_arch_mac_units(a);
+    double peak = 2.0 * (double)units * a->clock_mhz / 1000.0;
     fprintf(f, "derived:\n");
-    fprintf(f, "  MAC units            %12" PRId64 "%s\n", enpu_arch_mac_units(a),
+    if (sya)
+        fprintf(f, "  PE array             %5" PRId64 " x %-5" PRId64 " rows x columns (%" PRId64 " x %" PRId64
+                   " banks of %" PRId64 " x %" PRId64 ")\n",
+                enpu_arch_sya_rows(a), enpu_arch_sya_cols(a), a->sya_bank_rows,
+                a->sya_banks / a->sya_bank_rows, a->sya_rows, a->sya_cols);
+    fprintf(f, "  MAC units            %12" PRId64 "%s\n", units,
             a->engine == ENPU_ENGINE_ROWSTAT ? "  (the row-stationary PE array, rs_rows x rs_cols)" : "");
     fprintf(f, "  peak                 %12.3f  GOPS (2 ops per MAC)\n", peak);
     fprintf(f, "  bus word             %12" PRId64 "  bytes\n", wb);
@@ -376,7 +553,7 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
         fprintf(f, "  DRAM bandwidth       %12.1f  MB/s (%" PRId64 " bytes per cycle reach a DMA)\n",
                 (double)bpc * a->clock_mhz, bpc);
         fprintf(f, "  balance point        %12.1f  MACs per DRAM byte (compute-bound above)\n",
-                (double)enpu_arch_mac_units(a) / (double)bpc);
+                (double)units / (double)bpc);
     } else {
         fprintf(f, "  DRAM                 %12s  (everything on chip)\n", "none");
     }
@@ -386,6 +563,9 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     if (have_layout && a->engine == ENPU_ENGINE_ROWSTAT)
         fprintf(f, "  instruction          %12d  bits used of %d (rs_conv)\n", l.used_bits[ENPU_FMT_RS],
                 ENPU_INSTR_BITS);
+    else if (have_layout && sya)
+        fprintf(f, "  instruction          %12d  bits used of %d (systolic format)\n", l.used_bits[ENPU_FMT_SYA],
+                ENPU_INSTR_BITS);
     else if (have_layout)
         fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
                 l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
@@ -393,23 +573,34 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     /* What differs from the default preset, the clock above all: a preset
      * that is also faster changes every time figure at the same cycles. */
     enpu_arch base;
-    if (enpu_arch_preset("easynpu", &base, &e) != 0) return;
+    const char *bn = sya ? "systolic" : "easynpu";
+    if (enpu_arch_preset(bn, &base, &e) != 0) return;
     int n = 0;
     for (int i = 0; i < N_PARAMS; i++) {
         if (param_get(a, i) == param_get(&base, i)) continue;
-        fprintf(f, "%s%s %" PRId64 " (easynpu %" PRId64 ")", n++ ? ", " : "vs preset 'easynpu': ",
-                params[i].key, param_get(a, i), param_get(&base, i));
+        fprintf(f, "%s%s %" PRId64 " (%s %" PRId64 ")", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ",
+                params[i].key, param_get(a, i), bn, param_get(&base, i));
+    }
+    for (int i = 0; i < N_SYA && sya; i++) {
+        if (sya_get(a, i) == sya_get(&base, i)) continue;
+        fprintf(f, "%s%s %" PRId64 " (%s %" PRId64 ")", n++ ? ", " : "vs preset 'systolic': ",
+                sya_params[i].key, sya_get(a, i), bn, sya_get(&base, i));
     }
     char bc[40];
     enpu_fmt_double(bc, sizeof bc, base.clock_mhz);
     if (a->clock_mhz != base.clock_mhz)
-        fprintf(f, "%sclock_mhz %s (easynpu %s)", n++ ? ", " : "vs preset 'easynpu': ", d, bc);
+        fprintf(f, "%sclock_mhz %s (%s %s)", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ", d, bn, bc);
+    for (int i = 0; i < N_COSTS; i++) {
+        if (cost_get(a, i) == cost_get(&base, i)) continue;
+        fprintf(f, "%s%s %g (%s %g)", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ",
+                costs[i].key, cost_get(a, i), bn, cost_get(&base, i));
+    }
     if (n) fprintf(f, "\n");
     if (a->clock_mhz != base.clock_mhz) {
         char r[40], t[40];
         enpu_fmt_double(r, sizeof r, a->clock_mhz / base.clock_mhz);
         enpu_fmt_double(t, sizeof t, base.clock_mhz / a->clock_mhz);
-        fprintf(f, "note: clock_mhz %s is %sx easynpu's %s: the same cycles take %sx the time\n", d, r, bc, t);
+        fprintf(f, "note: clock_mhz %s is %sx %s's %s: the same cycles take %sx the time\n", d, r, bn, bc, t);
     }
 }
 
@@ -417,12 +608,41 @@ char *enpu_arch_param_table_md(void) {
     enpu_sb b = {0};
     enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
     enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
-    enpu_sb_puts(&b, "| `engine` | | easynpu, rowstat (systolic reserved) | easynpu | easynpu | compute engine |\n");
+    enpu_sb_puts(&b, "| `engine` | | easynpu, systolic, rowstat | easynpu | easynpu | compute engine |\n");
     for (int i = 0; i < N_PARAMS; i++)
         enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
                        params[i].key, params[i].unit, params[i].lo, params[i].hi, params[i].preset[0],
                        params[i].preset[1], params[i].meaning);
     enpu_sb_printf(&b, "| `clock_mhz` | MHz | (0, 1000000] | %g | %g | clock for time figures |\n",
                    preset_clock[0], preset_clock[1]);
+    return enpu_sb_take(&b);
+}
+
+char *enpu_arch_sya_table_md(void) {
+    enpu_sb b = {0};
+    enpu_sb_puts(&b, "| key | unit | range | default | meaning |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < N_SYA; i++)
+        enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %s |\n", sya_params[i].key,
+                       sya_params[i].unit, sya_params[i].lo, sya_params[i].hi, sya_params[i].dflt,
+                       sya_params[i].meaning);
+    enpu_sb_puts(&b, "\nPresets (the shared parameters are preset easynpu's but for ");
+    for (size_t k = 0; k < sizeof sya_shared / sizeof sya_shared[0]; k++)
+        enpu_sb_printf(&b, "%s`%s` %" PRId64, k ? ", " : "", sya_shared[k].key, sya_shared[k].v);
+    enpu_sb_puts(&b, "):\n\n| preset | `sya_bank_rows` | array (rows x columns) |\n|---|---|---|\n");
+    for (int p = FIRST_SYA_PRESET; p < N_PRESETS; p++) {
+        enpu_arch a;
+        fill_preset(p, &a);
+        enpu_sb_printf(&b, "| `%s` | %" PRId64 " | %" PRId64 " x %" PRId64 " |\n", preset_names[p],
+                       a.sya_bank_rows, enpu_arch_sya_rows(&a), enpu_arch_sya_cols(&a));
+    }
+    return enpu_sb_take(&b);
+}
+
+char *enpu_arch_cost_table_md(void) {
+    enpu_sb b = {0};
+    enpu_sb_puts(&b, "| key | unit | range | default | source | meaning |\n|---|---|---|---|---|---|\n");
+    for (int i = 0; i < N_COSTS; i++)
+        enpu_sb_printf(&b, "| `%s` | %s | %.10g..%.10g | %.10g | %s | %s |\n", costs[i].key, costs[i].unit,
+                       costs[i].lo, costs[i].hi, costs[i].dflt, costs[i].source, costs[i].meaning);
     return enpu_sb_take(&b);
 }

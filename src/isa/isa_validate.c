@@ -7,6 +7,7 @@
 
 #include "easynpu/isa.h"
 #include "easynpu/rowstat.h"
+#include "easynpu/systolic.h"
 #include "isa/isa_internal.h"
 
 /* Product of non-negative factors, saturated at INT64_MAX: a program file's
@@ -28,6 +29,9 @@ int64_t enpu_instr_macs(const enpu_instr *in) {
     case ENPU_OPC_DWCONV:
     case ENPU_OPC_AVGPOOL: return sat_mul(sat_mul(out, in->hk), in->wk);
     case ENPU_OPC_RS_CONV: return enpu_rs_macs(in);
+    case ENPU_OPC_SYA_CONV:
+    case ENPU_OPC_SYA_DWCONV:
+    case ENPU_OPC_SYA_FC: return enpu_sya_instr_macs(in);
     default: return 0;
     }
 }
@@ -56,6 +60,26 @@ int64_t enpu_table_words(const enpu_arch *arch) {
     return enpu_ceil_div(ENPU_TABLE_HEADER_BYTES, wb) + enpu_ceil_div(arch->act_segments * 8, wb);
 }
 
+int64_t enpu_instr_param_words(const enpu_arch *arch, const enpu_instr *in) {
+    int64_t wb = enpu_arch_word_bytes(arch), n = 0;
+    if (uses_params(in->opcode)) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
+    if (in->opcode == ENPU_OPC_BN) n += enpu_ceil_div(in->ci, arch->pes);
+    if (in->opcode == ENPU_OPC_ACT) n += enpu_table_words(arch);
+    return n;
+}
+
+int64_t enpu_perm_rank(int64_t perm, int64_t H, int64_t W, int64_t C, int64_t h, int64_t w,
+                       int64_t c) {
+    switch (perm) {
+    case ENPU_PERM_HCW: return (h * C + c) * W + w;
+    case ENPU_PERM_WHC: return (w * H + h) * C + c;
+    case ENPU_PERM_WCH: return (w * C + c) * H + h;
+    case ENPU_PERM_CHW: return (c * H + h) * W + w;
+    case ENPU_PERM_CWH: return (c * W + w) * H + h;
+    default: return (h * W + w) * C + c;
+    }
+}
+
 int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in) {
     int64_t g = enpu_ceil_div(in->co, arch->pes);
     int64_t wpp = in->ofmap_wpp ? in->ofmap_wpp : g;
@@ -75,6 +99,7 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     int64_t op = in->opcode;
     enpu_opclass k = enpu_opcode_class(op);
     if (k == ENPU_CLASS_NONE || k == ENPU_CLASS_CTRL) return 0;
+    if (k == ENPU_CLASS_SYA) return enpu_sya_instr_blocks(arch, in, out);
     if (k == ENPU_CLASS_DMA) {
         int load = in->dma_dir == ENPU_DMA_LOAD;
         out[n++] = (enpu_mem_block){"dma", (int)in->dma_mem, in->sram_addr,
@@ -409,6 +434,10 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
             FAIL("field 'host_op': value %" PRId64 " must be 0 for end (host_op is for sync)", in->host_op);
         return 0;
     }
+    if (k == ENPU_CLASS_SYA) return enpu_sya_instr_validate(arch, in, err);
+    if (arch->engine != ENPU_ENGINE_EASYNPU)
+        FAIL("%s: arch '%s' has engine '%s' (EasyNPU instructions need engine 'easynpu')",
+             enpu_opcode_mnemonic(in->opcode), arch->name, enpu_engine_name(arch->engine));
     rc = check_geometry(in, err);
     if (rc) return rc;
 

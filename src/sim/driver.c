@@ -45,8 +45,32 @@ bool enpu_memory_of_engine(enpu_memory m, enpu_engine e) {
     case ENPU_MEM_PE_FIFO:
     case ENPU_MEM_IFMAP_LB:
     case ENPU_MEM_FILTER_LB: return e == ENPU_ENGINE_ROWSTAT;
-    default: return e == ENPU_ENGINE_EASYNPU;
+    default: return e != ENPU_ENGINE_ROWSTAT;
     }
+}
+
+const char *enpu_unit_op_name(enpu_unit_op o) {
+    static const char *const names[] = {
+#define ENPU_X_UOP(id, name) name,
+        ENPU_UNIT_OP_LIST(ENPU_X_UOP)
+#undef ENPU_X_UOP
+    };
+    return (unsigned)o < ENPU_UOP_COUNT ? names[o] : "unknown";
+}
+
+void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops) {
+    switch (op) {
+    case ENPU_OPC_BN:
+    case ENPU_OPC_MUL: uops[ENPU_UOP_MAC] += lanes; break;
+    case ENPU_OPC_ADD: uops[ENPU_UOP_MAC] += 2 * lanes; break; /* both inputs are scaled */
+    case ENPU_OPC_ACT:
+        uops[ENPU_UOP_MAC] += lanes;
+        uops[ENPU_UOP_LOOKUP] += lanes;
+        break;
+    case ENPU_OPC_RELU: uops[ENPU_UOP_ALU] += lanes; break;
+    default: return;
+    }
+    uops[ENPU_UOP_REQUANT] += lanes;
 }
 
 const char *enpu_sim_mode_name(enpu_sim_mode m) {
@@ -284,7 +308,8 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     if (!rc) rc = eng->create(sim, &sim->es, err);
     /* Decode every chain once now, so that a program the simulator cannot
      * run is refused before it runs; a dma moves its words in program order
-     * first (a chain may take its parameters from a load). */
+     * first (a chain may take its parameters from a load).  (Another engine
+     * decodes its own instructions in its create.) */
     if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) {
         sim_mem_reset(&sim->mem, prog);
         sim_chain c;
@@ -372,11 +397,8 @@ int sim_dma_done(enpu_sim *sim, int instr, enpu_err *err) {
     return sim->opts.on_layer(sim->opts.cb_ctx, instr, st, sim, err);
 }
 
-/* Compares the words a chain stored for a [H][W][C] tensor (pixel p at
- * addr + p*stride) between the machine and the shadow; fills the mismatch
- * on the first difference. */
-static bool compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H,
-                          int64_t W, int64_t C, int instr, const char *tensor) {
+bool sim_compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H,
+                       int64_t W, int64_t C, int instr, const char *tensor) {
     const int64_t P = sim->P, wpp = (C + P - 1) / P;
     if (!stride) stride = wpp;
     for (int64_t pix = 0; pix < H * W; pix++) {
@@ -403,6 +425,14 @@ static bool compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, 
     return true;
 }
 
+int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err) {
+    const enpu_sim_mismatch *m = &sim->mismatch;
+    return enpu_fail(err, ENPU_E_MISMATCH,
+                     "layer '%s' (instruction %d): %s (h=%" PRId64 ", w=%" PRId64 ", c=%" PRId64
+                     "): cycle-accurate %d, functional reference %d, written at cycle %" PRIu64,
+                     m->layer_name, m->layer, m->tensor, m->h, m->w, m->c, m->got, m->want, m->cycle);
+}
+
 int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
     int rc;
     if (sim->have_shadow) {
@@ -412,29 +442,21 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
         for (int k = 0; k < c->n_st && ok; k++) {
             const sim_stage *s = &c->st[k];
             if (s->w_skip)
-                ok = compare_block(sim, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co,
+                ok = sim_compare_block(sim, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co,
                                    s->instr, "skip");
         }
         const sim_stage *last = &c->st[c->n_st - 1];
         if (ok && c->remap) {
-            ok = compare_block(sim, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp,
+            ok = sim_compare_block(sim, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp,
                                c->rs_ho, c->rs_wo, c->rs_co, c->rs_instr, "ofmap");
             if (ok && c->rs_w_skip)
-                ok = compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
+                ok = sim_compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
                                    c->rs_co, c->rs_instr, "skip");
         } else if (ok) {
-            ok = compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
+            ok = sim_compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
                                last->ho, last->wo, last->co, last->instr, "ofmap");
         }
-        if (!ok) {
-            const enpu_sim_mismatch *m = &sim->mismatch;
-            return enpu_fail(err, ENPU_E_MISMATCH,
-                             "layer '%s' (instruction %d): %s (h=%" PRId64 ", w=%" PRId64
-                             ", c=%" PRId64 "): cycle-accurate %d, functional reference %d, "
-                             "written at cycle %" PRIu64,
-                             m->layer_name, m->layer, m->tensor, m->h, m->w, m->c, m->got, m->want,
-                             m->cycle);
-        }
+        if (!ok) return sim_mismatch_fail(sim, err);
     }
     if (sim->opts.on_layer) {
         rc = sim->opts.on_layer(sim->opts.cb_ctx, c->first, &sim->rows[c->first], sim, err);
@@ -601,6 +623,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         *r = *st;
         memset(r->activity, 0, sizeof r->activity);
         memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
+        memset(r->uops, 0, sizeof r->uops);
         r->cycles = r->macs = r->compute_model = 0;
         r->n_instr = r->n_dma = 0;
         r->psum_peak = 0;
@@ -613,6 +636,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         r->n_instr++, r->n_dma += st->n_dma;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += st->uops[o];
         if (st->psum_peak > r->psum_peak) r->psum_peak = st->psum_peak;
         if (st->start_cycle < r->start_cycle || r->n_instr == 1) r->start_cycle = st->start_cycle;
         if (st->end_cycle > r->end_cycle) r->end_cycle = st->end_cycle;
@@ -652,6 +676,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
             res->reads[m] += st->reads[m];
             res->writes[m] += st->writes[m];
         }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) res->uops[o] += st->uops[o];
     }
     if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
     int rc0 = group_rows(p, res, units, err);

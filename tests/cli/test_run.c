@@ -1,6 +1,7 @@
 /* easynpu run: JSON report, SVG chart, comparison across architectures and
  * its errors. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,16 @@ static void test_json_and_svg(void **state) {
     assert_int_equal(json_integer_value(json_object_get(l1, "cycles")), 243960);
     json_t *acts = json_object_get(l1, "activities");
     assert_int_equal(json_integer_value(json_object_get(acts, "compute")), 243936);
+    /* energy (docs/energy.md): the layers' add up to the total, which is
+     * the default model's 18.991 uJ per inference */
+    double tot_e = json_real_value(json_object_get(total, "energy_pj")), sum_e = 0;
+    for (size_t i = 0; i < json_array_size(layers); i++)
+        sum_e += json_real_value(json_object_get(json_array_get(layers, i), "energy_pj"));
+    assert_true(fabs(tot_e - 22572174.386687234) < 1e-3);
+    assert_true(fabs(sum_e - tot_e) < 1e-6 * tot_e);
+    assert_int_equal(json_object_size(json_object_get(total, "energy_parts_pj")), 13);
+    assert_true(fabs(json_real_value(json_object_get(total, "energy_per_inference_uj")) - tot_e / 1e6) < 1e-9);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(root, "area"), "total_mm2")) - 1.835274608) < 1e-9);
     json_t *fv = json_array_get(json_object_get(root, "float_vs_int8"), 0);
     assert_true(json_is_true(json_object_get(fv, "top1_agree")));
     assert_int_equal(json_integer_value(json_object_get(fv, "top1_float")), 1);
@@ -128,10 +139,65 @@ static void test_compare_archs(void **state) {
     assert_non_null(strstr(out, "comparison across architectures"));
     assert_non_null(strstr(out, "easynpu32"));
     /* 32 PEs halve the big convolution and the totals */
-    assert_non_null(strstr(out, "243960 (75.0%)         121983 (75.0%)"));
-    assert_non_null(strstr(out, "310511 (78.8%)         182753 (66.9%)"));
+    assert_non_null(strstr(out, "243960  75.0%  1125.0K       121983  75.0%  3963.0K"));
+    assert_non_null(strstr(out, "310511  78.8%  1872.9K       182753  66.9%  4787.0K"));
     assert_non_null(strstr(out, "1.70x"));
     free(out);
+}
+
+/* The two engines side by side (docs/systolic.md "EasyNPU and the systolic
+ * array"), and the SVG draws both. */
+static void test_compare_engines(void **state) {
+    (void)state;
+    int st;
+    char args[512], svg[128];
+    snprintf(svg, sizeof svg, "%s/engines.svg", dir);
+    snprintf(args, sizeof args, KWS " --arch easynpu --arch systolic --svg %s", svg);
+    char *out = run(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    assert_non_null(strstr(out, "/features/features.3/Conv          243960  75.0%  1125.0K         4536  63.0%   277.5K"));
+    assert_non_null(strstr(out, "/fc1/Gemm                            1757  92.2%    28.5K          904   2.9%    29.7K"));
+    assert_non_null(strstr(out, "total                              310511  78.8%  1872.9K         8461  45.2%   639.8K"));
+    assert_non_null(strstr(out, "engine, MAC units                             easynpu, 16               systolic, 1024"));
+    assert_non_null(strstr(out, "36.70x"));
+    free(out);
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(svg, 1 << 24, &text, &n, &err), 0);
+    const char *s = (const char *)text;
+    assert_non_null(strstr(s, ">models/kws_cnn.onnx on easynpu</text>"));
+    assert_non_null(strstr(s, ">models/kws_cnn.onnx on systolic</text>"));
+    assert_non_null(strstr(s, "8461 cycles, 45.2% utilization"));
+    int groups = 0;
+    for (const char *p = s; (p = strstr(p, "<g transform=\"translate(0 ")); p++) groups++;
+    assert_int_equal(groups, 2);
+    free(text);
+    unlink(svg);
+}
+
+/* The energy model covers EasyNPU's units only: a systolic run says so and
+ * its JSON carries no energy or area, rather than a partial figure. */
+static void test_systolic_no_energy(void **state) {
+    (void)state;
+    int st;
+    char args[512], js[128];
+    snprintf(js, sizeof js, "%s/sya.json", dir);
+    snprintf(args, sizeof args, KWS " --arch systolic --json %s", js);
+    char *out = run(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    assert_non_null(strstr(out, "energy: not modelled for engine 'systolic' (the energy model's units are EasyNPU's)\n"));
+    assert_null(strstr(out, "energy per inference"));
+    free(out);
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(js, 1 << 24, &text, &n, &err), 0);
+    assert_non_null(strstr((const char *)text, "\"cycles\""));
+    assert_null(strstr((const char *)text, "energy_pj"));
+    assert_null(strstr((const char *)text, "\"area\""));
+    free(text);
+    unlink(js);
 }
 
 static void test_errors(void **state) {
@@ -222,6 +288,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
+        cmocka_unit_test(test_compare_engines), cmocka_unit_test(test_systolic_no_energy),
         cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_errors),
     };

@@ -92,7 +92,8 @@ static void test_json_roundtrip(void **state) {
         free(j);
     }
     char *j = enpu_arch_to_json(&a, 0);
-    assert_non_null(strstr(j, "\"clock_mhz\":433.3}"));
+    assert_non_null(strstr(j, "\"clock_mhz\":433.3,\"tech_nm\":45,"));
+    assert_non_null(strstr(j, ",\"ff_um2\":4.522}"));
     assert_null(strstr(j, "base"));
     assert_true(strncmp(j, "{\"name\":\"my-npu_v2.1\",\"engine\":\"easynpu\",\"pes\":16,", 50) == 0);
     free(j);
@@ -194,7 +195,10 @@ static void test_fixtures(void **state) {
         {"pes_bus_mismatch.json", ENPU_E_INVALID, "field 'pes': value 8 must equal bus_bits/8"},
         {"segments_not_pow2.json", ENPU_E_INVALID, "field 'act_segments': value 12"},
         {"mem_not_word_multiple.json", ENPU_E_INVALID, "field 'skip_dtcm_bytes': value 1000"},
-        {"engine_systolic.json", ENPU_E_UNSUPPORTED, "field 'engine': 'systolic'"},
+        {"engine_rowstat.json", ENPU_E_UNSUPPORTED, "field 'engine': 'rowstat'"},
+        {"systolic_bank_rows.json", ENPU_E_INVALID, "field 'sya_bank_rows': value 3 must divide sya_banks=4"},
+        {"sya_param_on_easynpu.json", ENPU_E_INVALID, "field 'sya_rows': a systolic-engine parameter"},
+        {"systolic_dram.json", ENPU_E_INVALID, "field 'dram_bytes': value 1048576 but the systolic engine"},
         {"bad_json.json", ENPU_E_FORMAT, "not valid JSON"},
         {"not_object.json", ENPU_E_FORMAT, "must be a JSON object"},
         {"string_value.json", ENPU_E_INVALID, "field 'psum_depth': must be an integer"},

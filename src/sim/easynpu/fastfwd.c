@@ -585,6 +585,8 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
         st->writes[ENPU_MEM_PSUM] += n * P;
         st->reads[ENPU_MEM_PSUM] += (n - first) * P;
         if (s->kind != K_MAX) st->reads[ENPU_MEM_WEIGHT_PAD] += n * P;
+        st->uops[s->kind == K_MAX ? ENPU_UOP_ALU : ENPU_UOP_MAC] += n * P;
+        if (i1 > nf) st->uops[ENPU_UOP_REQUANT] += (uint64_t)(i1 - (i0 > nf ? i0 : nf)) * P;
         sim_core_count(k, k->cur_row, ENPU_ACT_COMPUTE, n, a);
     }
     *b = a + n;

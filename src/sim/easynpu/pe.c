@@ -170,6 +170,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 else
                     for (int i = 0; i < P; i++) ps[i] += x * w[i];
                 st->reads[ENPU_MEM_IFMAP_PAD]++;
+                st->uops[ENPU_UOP_MAC] += (uint64_t)P;
                 break;
             }
             case K_DW:
@@ -178,6 +179,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 else
                     for (int i = 0; i < P; i++) ps[i] += xw[i] * w[i];
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
+                st->uops[ENPU_UOP_MAC] += (uint64_t)P;
                 break;
             case K_MAX:
                 if (k->pad.mark[entry]) {
@@ -190,6 +192,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                     }
                 }
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
+                st->uops[ENPU_UOP_ALU] += (uint64_t)P;
                 break;
             case K_MOVE:
                 for (int i = 0; i < P; i++) out[i] = i < n ? xw[i] : 0;
@@ -203,12 +206,14 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 }
                 for (int i = n; i < P; i++) out[i] = 0;
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
+                enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
                 break;
             }
             if (s->kind == K_CONV || s->kind == K_DW || s->kind == K_MAX) {
                 st->writes[ENPU_MEM_PSUM] += (uint64_t)P;
                 if (!pc->first) st->reads[ENPU_MEM_PSUM] += (uint64_t)P;
                 if (pc->final) {
+                    st->uops[ENPU_UOP_REQUANT] += (uint64_t)P;
                     int rc = sim_pe_output(k, s, chan, n, ps, oy, ox, out, err);
                     if (rc) return rc;
                 }
@@ -224,6 +229,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
             for (int i = n; i < P; i++) out[i] = 0;
             st->reads[ENPU_MEM_PSUM] += (uint64_t)P;
             st->writes[ENPU_MEM_PSUM] += (uint64_t)P;
+            enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
         }
         if (!pc->final) continue;
         memcpy(sv, out, (size_t)P);

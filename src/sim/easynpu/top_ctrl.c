@@ -21,29 +21,13 @@ static const char *lname(const enpu_program *p, int i) {
     return n && *n ? n : enpu_opcode_mnemonic(p->instr[i].opcode);
 }
 
-int sim_chain_len(const enpu_program *p, int first) {
-    int n = 1;
-    while (first + n - 1 < p->n_instr - 1 && p->instr[first + n - 1].fuse_next) n++;
-    return n;
-}
+int sim_chain_len(const enpu_program *p, int first) { return enpu_program_chain_len(p, first); }
 
 static bool is_cw_1x1(int64_t op) {
     return op == ENPU_OPC_BN || op == ENPU_OPC_RELU || op == ENPU_OPC_ACT || op == ENPU_OPC_ADD ||
            op == ENPU_OPC_MUL;
 }
 
-static bool has_params(int64_t op) {
-    return op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU || op == ENPU_OPC_FC ||
-           op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL || op == ENPU_OPC_BN;
-}
-
-static int64_t par_words(const enpu_arch *a, const enpu_instr *in) {
-    int64_t wb = enpu_arch_word_bytes(a), n = 0;
-    if (has_params(in->opcode)) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
-    if (in->opcode == ENPU_OPC_BN) n += enpu_ceil_div(in->ci, a->pes);
-    if (in->opcode == ENPU_OPC_ACT) n += enpu_table_words(a);
-    return n;
-}
 
 int sim_decoder_init(sim_decoder *d, const enpu_program *p, enpu_err *err) {
     memset(d, 0, sizeof *d);
@@ -325,7 +309,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
     for (int k = 0; k < n; k++) {
         int idx = first + k;
         const enpu_instr *in = &p->instr[idx];
-        c->n_par += par_words(a, in);
+        c->n_par += enpu_instr_param_words(a, in);
         if (in->opcode == ENPU_OPC_RESHAPE) {
             c->remap = true;
             c->rs_instr = idx;
@@ -481,15 +465,7 @@ int sim_runs_direct(int P, int64_t base, int64_t wpp, int64_t wo, int64_t co, in
 
 /* Rank of input element (h, w, ch) in the perm order (§11.9). */
 int64_t sim_perm_rank(const sim_chain *c, int64_t h, int64_t w, int64_t ch) {
-    int64_t H = c->rs_hi, W = c->rs_wi, C = c->rs_ci;
-    switch (c->rs_perm) {
-    case ENPU_PERM_HCW: return (h * C + ch) * W + w;
-    case ENPU_PERM_WHC: return (w * H + h) * C + ch;
-    case ENPU_PERM_WCH: return (w * C + ch) * H + h;
-    case ENPU_PERM_CHW: return (ch * H + h) * W + w;
-    case ENPU_PERM_CWH: return (ch * W + w) * H + h;
-    default: return (h * W + w) * C + ch;
-    }
+    return enpu_perm_rank(c->rs_perm, c->rs_hi, c->rs_wi, c->rs_ci, h, w, ch);
 }
 
 int sim_runs_remap(const sim_chain *c, int P, int64_t base, int64_t wpp, int64_t oy, int64_t ox,
