@@ -153,7 +153,6 @@ static void test_validation(void **state) {
     expect("{\"clock_mhz\": \"fast\"}", ENPU_E_INVALID, "field 'clock_mhz': must be a number");
     expect("{\"pes\": 16.5}", ENPU_E_INVALID, "field 'pes': must be an integer");
     expect("{\"pes\": 16, \"frobnicate\": 1}", ENPU_E_INVALID, "unknown key 'frobnicate'");
-    expect("{\"engine\": \"systolic\"}", ENPU_E_UNSUPPORTED, "'systolic' is not implemented yet");
     expect("{\"engine\": \"rowstat\", \"rs_rows\": 0}", ENPU_E_INVALID,
            "field 'rs_rows': value 0 out of range 1..64");
     expect("{\"base\": \"eyeriss\", \"rs_psum_bits\": 65}", ENPU_E_INVALID, "field 'rs_psum_bits'");
@@ -195,7 +194,6 @@ static void test_fixtures(void **state) {
         {"pes_bus_mismatch.json", ENPU_E_INVALID, "field 'pes': value 8 must equal bus_bits/8"},
         {"segments_not_pow2.json", ENPU_E_INVALID, "field 'act_segments': value 12"},
         {"mem_not_word_multiple.json", ENPU_E_INVALID, "field 'skip_dtcm_bytes': value 1000"},
-        {"engine_rowstat.json", ENPU_E_UNSUPPORTED, "field 'engine': 'rowstat'"},
         {"systolic_bank_rows.json", ENPU_E_INVALID, "field 'sya_bank_rows': value 3 must divide sya_banks=4"},
         {"sya_param_on_easynpu.json", ENPU_E_INVALID, "field 'sya_rows': a systolic-engine parameter"},
         {"systolic_dram.json", ENPU_E_INVALID, "field 'dram_bytes': value 1048576 but the systolic engine"},
