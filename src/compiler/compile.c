@@ -249,13 +249,6 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
 int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
     int rc = enpu_arch_validate(arch, err);
     if (rc) return rc;
-    /* Every phase (tiling, cost model, emission) maps a layer onto one row
-     * of PEs; compiling for more would leave the other rows idle while the
-     * reports counted them (half the utilization at the same cycles). */
-    if (arch->pe_rows != 1)
-        return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': pe_rows = %" PRId64 ": the compiler maps onto one PE row only",
-                         arch->name, arch->pe_rows);
     return 0;
 }
 

@@ -128,6 +128,11 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'weight_pad_groups': value %" PRId64
                          " must equal pes=%" PRId64 " (one group per PE)",
                          nm, a->weight_pad_groups, a->pes);
+    if ((a->lane_groups_max & (a->lane_groups_max - 1)) || a->pes % a->lane_groups_max != 0)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'lane_groups_max': value %" PRId64
+                         " must be a power of two dividing pes=%" PRId64 " (groups of pes/g lanes)",
+                         nm, a->lane_groups_max, a->pes);
     if (a->act_segments & (a->act_segments - 1))
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'act_segments': value %" PRId64
