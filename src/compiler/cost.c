@@ -415,7 +415,8 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
     int64_t maxlen = max64(g.z, g.P) / g.L * max64(g.tx * g.ty, 1) + 1;
     pc.buf[0] = malloc((size_t)maxlen * sizeof(int64_t));
     pc.buf[1] = malloc((size_t)maxlen * sizeof(int64_t));
-    pc.o.depth = max64(a->weight_pad_depth, 1), pc.o.Ld = Ld, pc.o.tr = t0;
+    /* §11.12: the op2 FIFO holds max(Dw, pe_rows) words */
+    pc.o.depth = max64(max64(a->weight_pad_depth, a->pe_rows), 1), pc.o.Ld = Ld, pc.o.tr = t0;
     /* op2 words: per op2 stage, one per cycle of its passes, which run in
      * every tile-completing unit: Σ over blocks of zse (conv, fc) or the
      * input words (channel-wise), times the tile positions */

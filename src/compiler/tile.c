@@ -229,7 +229,7 @@ static bool rows_ok(const enpu_instr *chain, int n) {
 static bool lanes_ok(const enpu_instr *chain, int n) {
     const enpu_instr *h = &chain[0];
     return n == 1 && (h->opcode == ENPU_OPC_CONV || h->opcode == ENPU_OPC_CONV_RELU) && h->groups == 1 &&
-           !h->store_skip && !h->fuse_next;
+           !h->fuse_next;
 }
 
 /* Weights of a lane-grouped conv: words of L = pes/g channels, each
@@ -261,7 +261,8 @@ static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n) {
     int nrc = a->pe_rows > 1 && rows_ok(chain, n) && !c->o.naive_tiling ? 2 : 1;
     int64_t max_split = 0;
     if (lanes_ok(chain, n) && !c->o.naive_tiling)
-        while (((int64_t)2 << max_split) <= a->lane_groups_max) max_split++;
+        while (((int64_t)2 << max_split) <= a->lane_groups_max && a->pes % ((int64_t)2 << max_split) == 0)
+            max_split++;
     enpu_instr best[16];
     int64_t best_cost = -1, base_cost = -1;
     for (int ri = 0; ri < nrc; ri++)

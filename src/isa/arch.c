@@ -128,11 +128,10 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'weight_pad_groups': value %" PRId64
                          " must equal pes=%" PRId64 " (one group per PE)",
                          nm, a->weight_pad_groups, a->pes);
-    if ((a->lane_groups_max & (a->lane_groups_max - 1)) || a->pes % a->lane_groups_max != 0)
+    if (a->lane_groups_max & (a->lane_groups_max - 1))
         return enpu_fail(err, ENPU_E_INVALID,
-                         "arch '%s': field 'lane_groups_max': value %" PRId64
-                         " must be a power of two dividing pes=%" PRId64 " (groups of pes/g lanes)",
-                         nm, a->lane_groups_max, a->pes);
+                         "arch '%s': field 'lane_groups_max': value %" PRId64 " must be a power of two",
+                         nm, a->lane_groups_max);
     if (a->act_segments & (a->act_segments - 1))
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'act_segments': value %" PRId64
@@ -166,8 +165,13 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     enpu_sb_printf(&b, "\"name\"%s", colon);
     enpu_sb_quote(&b, a->name);
     enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
-    for (int i = 0; i < N_PARAMS; i++)
+    for (int i = 0; i < N_PARAMS; i++) {
+        /* lane_groups_max = 1 (no lane groups) is the absent key: the arch
+         * of every program written before lane groups keeps its canonical
+         * form and fingerprint */
+        if (param_get(a, i) == 1 && strcmp(params[i].key, "lane_groups_max") == 0) continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+    }
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
@@ -231,6 +235,7 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
         }
     }
     fill_preset(base, out);
+    out->lane_groups_max = 1; /* absent: no lane groups (enpu_arch_to_json) */
     const char *key;
     json_t *v;
     json_object_foreach(root, key, v) {

@@ -264,10 +264,12 @@ static int check_tiles(const enpu_arch *a, const enpu_instr *in, enpu_err *err) 
         if (in->opcode != ENPU_OPC_CONV && in->opcode != ENPU_OPC_CONV_RELU)
             FAIL("field 'lane_split': value %" PRId64 " must be 0 for %s (lane groups are for conv)",
                  in->lane_split, enpu_opcode_mnemonic(in->opcode));
-        if (in->groups != 1 || in->fuse_next || in->store_skip)
-            FAIL("field 'lane_split': value %" PRId64 " needs groups=1, fuse_next=0 and store_skip=0 "
-                 "(have %" PRId64 ", %" PRId64 ", %" PRId64 ")",
-                 in->lane_split, in->groups, in->fuse_next, in->store_skip);
+        if (a->pes % lg != 0)
+            FAIL("field 'lane_split': value %" PRId64 " gives %" PRId64 " lane groups, which do not divide pes=%" PRId64,
+                 in->lane_split, lg, a->pes);
+        if (in->groups != 1 || in->fuse_next)
+            FAIL("field 'lane_split': value %" PRId64 " needs groups=1 and fuse_next=0 (have %" PRId64
+                 ", %" PRId64 ")", in->lane_split, in->groups, in->fuse_next);
     }
     int64_t per_row = enpu_ceil_div(in->tile_x * in->tile_y, in->rows * lg);
     if (per_row * in->zs > a->psum_depth)

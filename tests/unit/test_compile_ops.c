@@ -571,7 +571,7 @@ static void test_cli(void **state) {
     int rc = enpu_test_run(cmd, &out);
     if (rc != 0) fail_msg("%s", out);
     assert_non_null(strstr(out, "/features/features.3/Conv"));
-    assert_non_null(strstr(out, "utilization 78.8%"));
+    assert_non_null(strstr(out, "utilization 99.5%"));
     assert_non_null(strstr(out, "move Flatten '/Flatten': remap"));
     free(out);
     char path[512];
