@@ -73,9 +73,47 @@ int enpu_test_run(const char *cmd, char **out) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The systolic engine's: its model covers every instruction, activities and
+ * the words of every memory. */
+static int assert_sya_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
+    size_t n = (size_t)p->n_instr;
+    int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
+    int64_t *rd = calloc(n * ENPU_MEM_COUNT, sizeof *rd), *wr = calloc(n * ENPU_MEM_COUNT, sizeof *wr);
+    assert_true(act && rd && wr);
+    int64_t total = enpu_sya_model_program(p, act, rd, wr);
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const enpu_layer_stats *l = &res->layers[i];
+        for (int k = 0; k < ENPU_ACT_COUNT; k++) {
+            int64_t m = act[i * ENPU_ACT_COUNT + (size_t)k];
+            if ((uint64_t)m == l->activity[k]) continue;
+            if (!bad++) fprintf(stderr, "%s: the systolic cost model is not the simulator:\n", what);
+            fprintf(stderr, "  %4zu %-28.28s %-10s %-15s %10llu simulated %10lld modelled\n", i, l->name, l->op,
+                    enpu_activity_name((enpu_activity)k), (unsigned long long)l->activity[k], (long long)m);
+        }
+        for (int k = 0; k < ENPU_MEM_COUNT; k++) {
+            int64_t mr = rd[i * ENPU_MEM_COUNT + (size_t)k], mw = wr[i * ENPU_MEM_COUNT + (size_t)k];
+            if ((uint64_t)mr == l->reads[k] && (uint64_t)mw == l->writes[k]) continue;
+            if (!bad++) fprintf(stderr, "%s: the systolic cost model is not the simulator:\n", what);
+            fprintf(stderr, "  %4zu %-28.28s %-10s %-15s read %llu / %lld, written %llu / %lld (simulated / modelled)\n",
+                    i, l->name, l->op, enpu_memory_name((enpu_memory)k), (unsigned long long)l->reads[k],
+                    (long long)mr, (unsigned long long)l->writes[k], (long long)mw);
+        }
+    }
+    if (res->total_cycles != (uint64_t)total) {
+        bad++;
+        fprintf(stderr, "%s: %llu simulated cycles in all, %lld modelled\n", what,
+                (unsigned long long)res->total_cycles, (long long)total);
+    }
+    free(act), free(rd), free(wr);
+    if (bad) fail_msg("%s: the systolic cost model differs from the simulator in %d figure(s)", what, bad);
+    return 0;
+}
+
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
     assert_int_equal(res->mode, ENPU_SIM_CYCLE);
     assert_int_equal(res->n_layers, p->n_instr);
+    if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return assert_sya_cost_exact(what, p, res);
     size_t n = (size_t)p->n_instr;
     int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
     assert_non_null(act);
@@ -239,7 +277,15 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
         fprintf(stderr, "%s: golden: %s\n", name, err.msg);
         fail();
     }
-    int64_t model_total = enpu_cost_program(&prog, NULL, NULL);
+    int64_t model_total;
+    if (arch.engine == ENPU_ENGINE_SYSTOLIC) {
+        int64_t *act = calloc((size_t)prog.n_instr * ENPU_ACT_COUNT, sizeof *act);
+        assert_non_null(act);
+        model_total = enpu_sya_model_program(&prog, act, NULL, NULL);
+        free(act);
+    } else {
+        model_total = enpu_cost_program(&prog, NULL, NULL);
+    }
     if (out) {
         memset(out, 0, sizeof *out);
         out->modelled = model_total;

@@ -41,7 +41,9 @@ int enpu_test_have_shared_models(void);
 int enpu_test_run(const char *cmd, char **out);
 
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
- * §14): enpu_cost_program's row of every instruction of p, activity by
+ * §14; for a systolic arch enpu_sya_model_program's row of every
+ * instruction, its activities and the words of every memory, and the total,
+ * docs/systolic.md): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
  * chain enpu_cost_exact says the model covers, and the DRAM words each
  * instruction moves (enpu_model_program) for all.  On any difference prints

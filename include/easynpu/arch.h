@@ -9,9 +9,10 @@
  * fitting 512 bits) are checked in enpu_arch_validate.
  *
  * JSON form: an object whose keys are "name", "engine", "base" (optional,
- * "easynpu" or "large": the preset supplying every key that is absent;
- * default "easynpu") and the parameter names below.  An unknown key is an
- * error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
+ * a preset name: the preset supplying every key that is absent; default
+ * "systolic" when "engine" is "systolic", else "easynpu") and the parameter
+ * names below (the sya_ ones only when the engine is "systolic").  An
+ * unknown key is an error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
  * table order and no "base"; its CRC32 is the arch fingerprint stamped into
  * compiled programs. */
 #ifndef EASYNPU_ARCH_H
@@ -31,9 +32,10 @@ extern "C" {
 #define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one on-chip memory: 1 GiB */
 #define ENPU_ARCH_DRAM_MAX ((int64_t)1 << 36)  /* off-chip DRAM: 64 GiB */
 
-/* Compute engines.  Only EASYNPU is implemented; the other two (an
- * output-stationary systolic array, a row-stationary PE array) are reserved
- * names, refused by enpu_arch_validate for now. */
+/* Compute engines: EASYNPU (docs/microarch.md) and SYSTOLIC, an
+ * output-stationary systolic array (docs/systolic.md); ROWSTAT, a
+ * row-stationary PE array, is a reserved name refused by enpu_arch_validate
+ * for now. */
 typedef enum enpu_engine {
     ENPU_ENGINE_EASYNPU = 0,
     ENPU_ENGINE_SYSTOLIC,
@@ -108,19 +110,61 @@ typedef enum enpu_engine {
     X(dma_queue_depth, "commands", 1, 256, 4, 4,                                                \
       "commands a DMA engine's queue holds (decoded, waiting for their turn)")
 
+/* X(key, unit, min, max, default, meaning)
+ * Parameters of the systolic engine only (docs/systolic.md), in JSON/table
+ * order after the shared ones.  They are part of an arch whose engine is
+ * "systolic" (its JSON, table and fingerprint); any other engine holds the
+ * defaults and its JSON may not name them.  The SRAM word is bus_bits wide
+ * (the design's SRAM_WIDTH); the act/ofm SRAM is the main DTCM and the weight
+ * SRAM the weight memory, their depths are their bytes / word bytes. */
+#define ENPU_ARCH_SYA_PARAMS(X)                                                                 \
+    X(sya_rows, "rows", 1, 64, 16, "PE rows of one bank (NUM_ROW)")                             \
+    X(sya_cols, "columns", 1, 64, 16, "PE columns of one bank (NUM_COL)")                       \
+    X(sya_banks, "banks", 1, 16, 4, "PE banks (NUM_BANK)")                                      \
+    X(sya_bank_rows, "banks", 1, 16, 2,                                                         \
+      "banks stacked north-south, the rest side by side (CfgMod: 2 = 2x2, 1 = 1x4, 4 = 4x1)")   \
+    X(sya_acc_bits, "bits", 16, 32, 26, "PE accumulator width, signed (ACC_WIDTH)")             \
+    X(sya_scheme, "scheme", 0, 4, 1,                                                            \
+      "stream scheduling: 0 wait for the array to empty, 1 one skewed block per unit, "         \
+      "3 blocks merged, 4 blocks merged while the filter tile stays")                           \
+    X(sya_cfg_cycles, "cycles", 0, 64, 1,                                                       \
+      "configuration handshake before a unit that starts a new skewed block")                   \
+    X(sya_host_elem_cycles, "cycles", 0, 100000, 1,                                             \
+      "host op time per output element (host ops are timed on this engine)")
+
 typedef struct enpu_arch {
     char name[ENPU_ARCH_NAME_MAX];
     enpu_engine engine;
 #define ENPU_X_MEMBER(key, unit, lo, hi, d0, d1, doc) int64_t key;
     ENPU_ARCH_PARAMS(ENPU_X_MEMBER)
 #undef ENPU_X_MEMBER
+#define ENPU_X_SYA_MEMBER(key, unit, lo, hi, d, doc) int64_t key;
+    ENPU_ARCH_SYA_PARAMS(ENPU_X_SYA_MEMBER)
+#undef ENPU_X_SYA_MEMBER
     double clock_mhz; /* clock for time figures, > 0 (MHz) */
 } enpu_arch;
+
+/* Rows and columns of the systolic array: the banks arranged sya_bank_rows
+ * high (meaningful for engine systolic only). */
+static inline int64_t enpu_arch_sya_rows(const enpu_arch *a) { return a->sya_rows * a->sya_bank_rows; }
+static inline int64_t enpu_arch_sya_cols(const enpu_arch *a) {
+    return a->sya_cols * (a->sya_banks / (a->sya_bank_rows > 0 ? a->sya_bank_rows : 1));
+}
+
+/* Multiply-accumulate units of the engine: pes * pe_rows for EasyNPU, the
+ * array's rows x columns for the systolic engine.  Utilization and ideal
+ * cycles are MACs over this. */
+static inline int64_t enpu_arch_mac_units(const enpu_arch *a) {
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) return enpu_arch_sya_rows(a) * enpu_arch_sya_cols(a);
+    return a->pes * a->pe_rows;
+}
 
 /* Bytes of one bus word (bus_bits / 8): the unit of every memory address. */
 static inline int64_t enpu_arch_word_bytes(const enpu_arch *a) { return a->bus_bits / 8; }
 
-/* Fills *out with the preset `name` ("easynpu" or "large").  ENPU_E_USAGE
+/* Fills *out with the preset `name` (enpu_arch_preset_names: "easynpu",
+ * "large", and the systolic engine's "systolic", "systolic-1x4",
+ * "systolic-4x1").  ENPU_E_USAGE
  * naming the preset and listing the known ones if unknown. */
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err);
 
@@ -164,6 +208,10 @@ void enpu_arch_print(const enpu_arch *a, FILE *f);
 /* Markdown table of the parameters (key, unit, range, easynpu, large,
  * meaning), as embedded in docs/arch.md.  malloc'd. */
 char *enpu_arch_param_table_md(void);
+/* Markdown table of the systolic engine's parameters (key, unit, range,
+ * default, meaning) and of its presets, as embedded in docs/systolic.md.
+ * malloc'd. */
+char *enpu_arch_sya_table_md(void);
 
 /* Words of a memory in this arch (bytes / word bytes). */
 static inline int64_t enpu_arch_words(const enpu_arch *a, int64_t bytes) {

@@ -1,4 +1,6 @@
-/* The EasyNPU compiler: maps a quantized network (quant.h) onto the NPU.
+/* The compiler: maps a quantized network (quant.h) onto the NPU: the
+ * EasyNPU engine (below), or the systolic engine when the arch says so
+ * (src/compiler/systolic/, docs/systolic.md).
  *
  * Phases, one file each under src/compiler/ (docs/compiler.md):
  *   lower.c   quantized nodes -> layers: opcode choice, FC weights in the
@@ -39,7 +41,8 @@ typedef struct enpu_compile_opts {
     bool no_fuse;      /* keep every quantized node its own instruction */
     bool naive_tiling; /* fixed tiling instead of the search: x = y = 1 output
                           position, z = Co, the whole kernel (or the fewest
-                          kernel rows that fit) -- for comparisons */
+                          kernel rows that fit) -- for comparisons; the
+                          systolic engine: whole units, point groups outer */
     bool no_enhance;   /* never consider the enhance-channel transform */
     bool serial_schedule; /* every instruction waits for the one before it to
                              complete (no overlap of DMA and compute): the
@@ -100,6 +103,8 @@ typedef struct enpu_layer_report {
 
 typedef struct enpu_compile_report {
     char *arch_name;
+    enpu_engine engine;      /* the systolic engine's rows: tile_x, tile_y = points, filters
+                                per unit (docs/systolic.md); pes = its MAC units */
     int pes, pe_rows;
     int n_layers;
     enpu_layer_report *layers;
@@ -173,6 +178,15 @@ int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
  * n_instr each), all filled.  The program must be valid
  * (enpu_program_validate). */
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr);
+
+/* The systolic engine's cost model of a whole program (docs/systolic.md
+ * "Timing": the controller's rules unit by unit, with its hazard
+ * scoreboard): the total cycles; per instruction the cycles of every
+ * activity (act: n_instr x ENPU_ACT_COUNT, filled) and the words read and
+ * written of every memory (reads, writes: n_instr x ENPU_MEM_COUNT, filled;
+ * may be NULL), as the simulator's cycle engine counts them.  The program
+ * must be valid for a systolic arch.  -1 when out of memory. */
+int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *reads, int64_t *writes);
 
 /* Fills the tile fields (tile_x, tile_y, tile_xi, tile_yi, zs, band_h,
  * rows) of the chain's instructions with the tiling that minimises

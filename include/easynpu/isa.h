@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define ENPU_ISA_VERSION 4
+#define ENPU_ISA_VERSION 5
 #define ENPU_INSTR_BITS 512
 #define ENPU_INSTR_BYTES 64
 /* Longest line enpu_instr_format writes, without the layer name part. */
@@ -46,19 +46,22 @@ typedef enum enpu_opclass {
     ENPU_CLASS_CW,       /* multicast, channel-wise */
     ENPU_CLASS_MOVE,     /* data movement (reshape) */
     ENPU_CLASS_CTRL,     /* end, sync */
-    ENPU_CLASS_DMA       /* a DMA transfer (format DMA) */
+    ENPU_CLASS_DMA,      /* a DMA transfer (format DMA) */
+    ENPU_CLASS_SYA       /* the systolic engine's (format SYA, docs/systolic.md) */
 } enpu_opclass;
 
 /* Instruction formats: which fields an instruction holds (isa_fields.def):
- * conv (class CONV), channel-wise (CW and MOVE), control (CTRL) and dma. */
+ * conv (class CONV), channel-wise (CW and MOVE), control (CTRL), dma, and
+ * the systolic engine's (SYA). */
 typedef enum enpu_format {
-    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_COUNT
+    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_SYA, ENPU_FMT_COUNT
 } enpu_format;
 /* Field format masks: bit f set when the field is in format f. */
 enum { ENPU_FM_CONV = 1 << ENPU_FMT_CONV, ENPU_FM_CW = 1 << ENPU_FMT_CW,
        ENPU_FM_CTRL = 1 << ENPU_FMT_CTRL, ENPU_FM_DMA = 1 << ENPU_FMT_DMA,
+       ENPU_FM_SYA = 1 << ENPU_FMT_SYA,
        ENPU_FM_LAYER = ENPU_FM_CONV | ENPU_FM_CW,
-       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA };
+       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA | ENPU_FM_SYA };
 
 /* Command queues (the dependency tokens' push/pop masks): queue 0 is the
  * compute datapath (every LAYER-format instruction), queue 1 + e is DMA

@@ -1,4 +1,4 @@
-/* easynpu arch [NAME|FILE] [--json | --isa-table | --param-table] */
+/* easynpu arch [NAME|FILE] [--json | --isa-table | --param-table | --systolic-table] */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,18 +9,22 @@
 #include "easynpu/isa.h"
 
 static const char *HELP =
-    "usage: easynpu arch [NAME|FILE] [--json | --isa-table | --param-table]\n"
+    "usage: easynpu arch [NAME|FILE] [--json | --isa-table | --param-table |\n"
+    "                    --systolic-table]\n"
     "\n"
     "Prints the resolved architecture description: every parameter with its unit\n"
     "and meaning, and derived figures (MAC units, peak rate, memory words, bits of\n"
-    "the instruction used).  NAME is a preset (easynpu, large; default easynpu),\n"
+    "the instruction used).  NAME is a preset (easynpu, large, systolic,\n"
+    "systolic-1x4, systolic-4x1; default easynpu),\n"
     "FILE a JSON description (docs/arch.md): keys absent from it come from the\n"
     "preset named by its \"base\" key.\n"
     "\n"
     "  --json         the canonical JSON (its CRC32 is the fingerprint programs carry)\n"
     "  --isa-table    the opcode and instruction-field tables (markdown) for this arch,\n"
     "                 with widths and bit positions, as in docs/isa.md\n"
-    "  --param-table  the parameter table of docs/arch.md (markdown)\n";
+    "  --param-table  the parameter table of docs/arch.md (markdown)\n"
+    "  --systolic-table  the systolic engine's parameters and presets, as in\n"
+    "                 docs/systolic.md (markdown)\n";
 
 int enpu_cmd_arch(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
@@ -30,18 +34,19 @@ int enpu_cmd_arch(int argc, char **argv) {
     static const struct option opts[] = {{"json", no_argument, 0, 'j'},
                                          {"isa-table", no_argument, 0, 'i'},
                                          {"param-table", no_argument, 0, 'p'},
+                                         {"systolic-table", no_argument, 0, 's'},
                                          {0, 0, 0, 0}};
     int mode = 0, c;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == '?') return enpu_cli_usage("arch", "unknown option '%s'", argv[optind - 1]);
-        if (mode && mode != c) return enpu_cli_usage("arch", "give one of --json, --isa-table, --param-table");
+        if (mode && mode != c) return enpu_cli_usage("arch", "give one of --json, --isa-table, --param-table, --systolic-table");
         mode = c;
     }
     if (argc - optind > 1) return enpu_cli_usage("arch", "expected at most one NAME or FILE");
-    if (mode == 'p') {
-        char *t = enpu_arch_param_table_md();
+    if (mode == 'p' || mode == 's') {
+        char *t = mode == 'p' ? enpu_arch_param_table_md() : enpu_arch_sya_table_md();
         if (!t) {
             enpu_err e = {ENPU_E_NOMEM, "out of memory"};
             return enpu_cli_fail("arch", &e);

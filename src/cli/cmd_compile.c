@@ -39,6 +39,7 @@ static const char *HELP =
     "                     \"host_ops\", \"moves\", \"memory\")\n"
     "  --no-fuse          no hardware fusion (every node its own instruction)\n"
     "  --naive-tiling     fixed 1x1 output tiles instead of the tiling search\n"
+    "                     (systolic engine: whole units, point groups outer)\n"
     "  --schedule S       list (default): DMA transfers overlap computation as far as\n"
     "                     the buffers allow; serial: every instruction waits for the\n"
     "                     one before it (the baseline the list schedule is measured against)\n"

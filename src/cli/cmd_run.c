@@ -42,9 +42,11 @@ static const char *HELP =
     "  --input FILE     one per model input, in order (.npy or .pb); default: the\n"
     "                   first calibration input\n"
     "  --output FILE    one per model output: the simulated outputs, dequantized\n"
-    "  --arch A         preset (easynpu, large) or JSON file; default easynpu.\n"
-    "                   Given several times, the model runs on each and a table\n"
-    "                   compares the per-layer cycles side by side\n"
+    "  --arch A         preset (easynpu, large, systolic, systolic-1x4,\n"
+    "                   systolic-4x1) or JSON file; default easynpu.  Given\n"
+    "                   several times, the model runs on each and a table\n"
+    "                   compares the per-layer cycles, utilization and memory\n"
+    "                   traffic side by side\n"
     "  --calib SPEC     calibration inputs: a folder or comma-separated files\n"
     "  --mode M         cycle (default) or functional (same outputs, no timing)\n"
     "  --json FILE      the run as JSON: \"bit_exact\", \"total\" {cycles,\n"
@@ -53,7 +55,8 @@ static const char *HELP =
     "  --trace FILE     Chrome trace-event JSON of every unit (first arch)\n"
     "  --vcd FILE       VCD of the PE control signals (first arch), cycles\n"
     "                   --window A:B (default 0:100000)\n"
-    "  --svg FILE       per-layer chart: cycles split by activity, utilization\n"
+    "  --svg FILE       per-layer chart: cycles split by activity, utilization;\n"
+    "                   one chart per --arch, one below the other\n"
     "  --quiet          no quantizer warnings\n"
     "  --per-cycle      cycle mode: step every unit in every cycle, no\n"
     "                   fast-forward (docs/microarch.md §15; same results, slower)\n"
@@ -207,11 +210,23 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
     return rc;
 }
 
-/* Per-layer cycles of the same model on several architectures. */
+/* On-chip and DRAM memory traffic of a row in KiB: the words read and
+ * written of the main and skip DTCM, the weight memory and the DRAM, at the
+ * arch's word width (pads and psum are registers inside an engine). */
+static double traffic_kib(const enpu_arch *a, const uint64_t *reads, const uint64_t *writes) {
+    static const enpu_memory mems[] = {ENPU_MEM_MAIN_DTCM, ENPU_MEM_SKIP_DTCM, ENPU_MEM_WEIGHT_MEM, ENPU_MEM_OFFCHIP};
+    uint64_t words = 0;
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) words += reads[mems[i]] + writes[mems[i]];
+    return (double)words * (double)enpu_arch_word_bytes(a) / 1024.0;
+}
+
+/* Per-layer cycles, utilization and memory traffic of the same model on
+ * several architectures (engines too), matched by layer name. */
 static void print_comparison(FILE *text, const arch_run *runs, int n) {
-    fprintf(text, "\ncomparison across architectures (cycles per layer; utilization in brackets)\n");
+    fprintf(text, "\ncomparison across architectures (per layer: cycles, utilization, memory traffic in KiB "
+                  "read + written)\n");
     fprintf(text, "%-28s", "layer");
-    for (int a = 0; a < n; a++) fprintf(text, " %22.22s", runs[a].arch.name);
+    for (int a = 0; a < n; a++) fprintf(text, " %28.28s", runs[a].arch.name);
     fprintf(text, "\n");
     const arch_run *base = NULL;
     for (int a = 0; a < n && !base; a++)
@@ -230,45 +245,54 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
             const enpu_layer_stats *arows = runs[a].ran ? enpu_sim_result_rows(&runs[a].res, &na) : NULL;
             for (int k = 0; k < na && !m; k++)
                 if (strcmp(arows[k].name, l->name) == 0) m = &arows[k];
-            if (!m) fprintf(text, " %22s", runs[a].ran ? "-" : "n/a");
-            else if (m->host) fprintf(text, " %22s", "host");
+            if (!m) fprintf(text, " %28s", runs[a].ran ? "-" : "n/a");
+            else if (m->host) fprintf(text, " %12llu %15s", (unsigned long long)m->cycles, "host");
             else
-                fprintf(text, " %14llu (%4.1f%%)", (unsigned long long)m->cycles,
-                       m->cycles ? 100.0 * (double)m->ideal_cycles / (double)m->cycles : 0.0);
+                fprintf(text, " %12llu %5.1f%% %7.1fK", (unsigned long long)m->cycles,
+                        m->cycles ? 100.0 * (double)m->ideal_cycles / (double)m->cycles : 0.0,
+                        traffic_kib(&runs[a].arch, m->reads, m->writes));
         }
         fprintf(text, "\n");
     }
     fprintf(text, "%-28s", "total");
     for (int a = 0; a < n; a++) {
-        if (!runs[a].ran) fprintf(text, " %22s", "does not run");
+        if (!runs[a].ran) fprintf(text, " %28s", "does not run");
         else
-            fprintf(text, " %14llu (%4.1f%%)", (unsigned long long)runs[a].res.total_cycles,
-                   100.0 * runs[a].res.utilization);
+            fprintf(text, " %12llu %5.1f%% %7.1fK", (unsigned long long)runs[a].res.total_cycles,
+                    100.0 * runs[a].res.utilization,
+                    traffic_kib(&runs[a].arch, runs[a].res.reads, runs[a].res.writes));
+    }
+    fprintf(text, "\n%-28s", "engine, MAC units");
+    for (int a = 0; a < n; a++) {
+        char e[48];
+        snprintf(e, sizeof e, "%s, %lld", enpu_engine_name(runs[a].arch.engine),
+                 (long long)enpu_arch_mac_units(&runs[a].arch));
+        fprintf(text, " %28s", e);
     }
     fprintf(text, "\n%-28s", "cycles: speed-up vs first");
     for (int a = 0; a < n; a++) {
         if (runs[a].ran && runs[0].ran && runs[a].res.total_cycles)
-            fprintf(text, " %21.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
-        else fprintf(text, " %22s", "-");
+            fprintf(text, " %27.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
+        else fprintf(text, " %28s", "-");
     }
     /* time = cycles / clock: a preset with another clock (large: 200 MHz)
      * changes the time rows at the same cycles */
     bool clocks_differ = false;
     fprintf(text, "\n%-28s", "clock (MHz)");
     for (int a = 0; a < n; a++) {
-        fprintf(text, " %22g", runs[a].arch.clock_mhz);
+        fprintf(text, " %28g", runs[a].arch.clock_mhz);
         clocks_differ |= runs[a].arch.clock_mhz != runs[0].arch.clock_mhz;
     }
     fprintf(text, "\n%-28s", "time at clock (us)");
     for (int a = 0; a < n; a++) {
-        if (runs[a].ran) fprintf(text, " %22.2f", runs[a].res.time_us);
-        else fprintf(text, " %22s", "-");
+        if (runs[a].ran) fprintf(text, " %28.2f", runs[a].res.time_us);
+        else fprintf(text, " %28s", "-");
     }
     fprintf(text, "\n%-28s", "time: speed-up vs first");
     for (int a = 0; a < n; a++) {
         if (runs[a].ran && runs[0].ran && runs[a].res.time_us > 0)
-            fprintf(text, " %21.2fx", runs[0].res.time_us / runs[a].res.time_us);
-        else fprintf(text, " %22s", "-");
+            fprintf(text, " %27.2fx", runs[0].res.time_us / runs[a].res.time_us);
+        else fprintf(text, " %28s", "-");
     }
     fprintf(text, "\n");
     if (clocks_differ)
@@ -551,9 +575,19 @@ int enpu_cmd_run(int argc, char **argv) {
         goto done;
     }
     if (svg) {
-        char title[512];
-        snprintf(title, sizeof title, "%s on %s", model, r0->arch.name);
-        if (enpu_svg_chart_write(svg, title, &r0->arch, &r0->res, &err)) {
+        /* one chart per architecture that ran, one below the other */
+        char titles[MAX_ARCHS][512];
+        const char *tp[MAX_ARCHS];
+        const enpu_arch *ap[MAX_ARCHS];
+        const enpu_sim_result *rp[MAX_ARCHS];
+        int nc = 0;
+        for (int a = 0; a < n_arch; a++) {
+            if (!runs[a].ran) continue;
+            snprintf(titles[nc], sizeof titles[nc], "%s on %s", model, runs[a].arch.name);
+            tp[nc] = titles[nc], ap[nc] = &runs[a].arch, rp[nc] = &runs[a].res;
+            nc++;
+        }
+        if (enpu_svg_chart_write_multi(svg, tp, ap, rp, nc, &err)) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }

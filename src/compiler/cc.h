@@ -153,6 +153,23 @@ int cc_lower(cc *c);
 int cc_add_layer(cc *c, int opcode, int node, const char *name);
 int cc_add_store(cc *c, int tensor, int64_t h, int64_t w, int64_t ch);
 void cc_tensor_grid(const enpu_tensor *t, int64_t *h, int64_t *w, int64_t *ch);
+/* (lower.c, shared with the systolic back end) Natural position (in the
+ * [h][w][c] order of cc_tensor_grid) of element e of tensor t. */
+int64_t cc_natural_pos(const enpu_tensor *t, int64_t e);
+/* Whether element positions pos (NULL: natural) in a storage of store_c
+ * channels are t's natural layout; whether they are the identity. */
+bool cc_pos_natural(const enpu_tensor *t, const int64_t *pos, int64_t store_c);
+bool cc_pos_identity(const enpu_tensor *t, const int64_t *pos);
+/* For each element of a permuting move's output, the flat index of the
+ * input element it takes; NULL for a plain reshape (identity), or with
+ * *oom set when out of memory.  malloc'd. */
+int64_t *cc_move_src(const enpu_graph *g, const enpu_node *n, bool *oom);
+/* Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity, Dropout. */
+bool cc_is_perm_move(enpu_op op);
+/* A stride that does not fit its 4-bit field is harmless when the window
+ * is applied once along that axis: *s becomes the smallest stride giving
+ * that one output position (the output is the same). */
+void cc_shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t out, int64_t *s);
 int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C);
 int cc_note(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* fuse.c */

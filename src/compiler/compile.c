@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/cc.h"
+#include "compiler/systolic/sya_cc.h"
 
 void enpu_compile_opts_default(enpu_compile_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -74,6 +75,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = &p->arch;
     memset(r, 0, sizeof *r);
     r->arch_name = dups(a->name);
+    r->engine = a->engine;
     r->pes = (int)a->pes, r->pe_rows = (int)a->pe_rows;
     int n = p->n_instr;
     int64_t *act = calloc(((size_t)n + 1) * ENPU_ACT_COUNT, sizeof *act);
@@ -260,6 +262,7 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
     if (rc) return rc;
     rc = enpu_qgraph_check(qg, err);
     if (rc) return rc;
+    if (arch->engine == ENPU_ENGINE_SYSTOLIC) return sya_compile(qg, arch, o, prog, rep, err);
     cc c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err, c.P = (int)arch->pes;

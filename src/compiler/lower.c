@@ -111,8 +111,7 @@ void cc_tensor_grid(const enpu_tensor *t, int64_t *h, int64_t *w, int64_t *ch) {
     }
 }
 
-/* Natural position (in [h][w][c] order) of element e of tensor t. */
-static int64_t natural_pos(const enpu_tensor *t, int64_t e) {
+int64_t cc_natural_pos(const enpu_tensor *t, int64_t e) {
     int64_t h, w, ch;
     cc_tensor_grid(t, &h, &w, &ch);
     if (t->rank < 2) return e;
@@ -153,39 +152,40 @@ static int store_natural(cc *c, int t) {
     return s;
 }
 
+bool cc_pos_natural(const enpu_tensor *t, const int64_t *pos, int64_t store_c) {
+    int64_t h, w, ch;
+    cc_tensor_grid(t, &h, &w, &ch);
+    if (!pos) return true;
+    if (store_c != ch) return false;
+    int64_t n = enpu_tensor_numel(t);
+    for (int64_t e = 0; e < n; e++)
+        if (pos[e] != cc_natural_pos(t, e)) return false;
+    return true;
+}
+
+bool cc_pos_identity(const enpu_tensor *t, const int64_t *pos) {
+    int64_t n = enpu_tensor_numel(t);
+    for (int64_t e = 0; e < n; e++)
+        if ((pos ? pos[e] : cc_natural_pos(t, e)) != e) return false;
+    return true;
+}
+
 /* Is the view of t natural, i.e. its words are exactly those of t's own
  * natural storage? */
 static bool view_natural(const cc *c, int t) {
     const cc_view *v = &c->tv[t];
-    if (v->store < 0) return false;
-    if (!v->pos) return true;
-    const enpu_tensor *tt = &c->g->tensors[t];
-    int64_t h, w, ch;
-    cc_tensor_grid(tt, &h, &w, &ch);
-    if (c->S[v->store].c != ch) return false;
-    int64_t n = enpu_tensor_numel(tt);
-    for (int64_t e = 0; e < n; e++)
-        if (v->pos[e] != natural_pos(tt, e)) return false;
-    return true;
+    return v->store >= 0 && cc_pos_natural(&c->g->tensors[t], v->pos, c->S[v->store].c);
 }
 
 /* Is the view of t the identity (element e at position e of the storage)? */
 static bool view_identity(const cc *c, int t) {
-    const cc_view *v = &c->tv[t];
-    if (v->store < 0) return false;
-    const enpu_tensor *tt = &c->g->tensors[t];
-    int64_t n = enpu_tensor_numel(tt);
-    for (int64_t e = 0; e < n; e++) {
-        int64_t p = v->pos ? v->pos[e] : natural_pos(tt, e);
-        if (p != e) return false;
-    }
-    return true;
+    return c->tv[t].store >= 0 && cc_pos_identity(&c->g->tensors[t], c->tv[t].pos);
 }
 
 /* Position of element e of t in its storage. */
 static int64_t view_pos(const cc *c, int t, int64_t e) {
     const cc_view *v = &c->tv[t];
-    return v->pos ? v->pos[e] : natural_pos(&c->g->tensors[t], e);
+    return v->pos ? v->pos[e] : cc_natural_pos(&c->g->tensors[t], e);
 }
 
 /* ---- layers -------------------------------------------------------------------- */
@@ -226,11 +226,7 @@ static int32_t zp_of(const cc *c, int t) {
     return x->quant ? x->quant->zero_point[0] : 0;
 }
 
-/* A stride that does not fit its 4-bit field is harmless when the window
- * is applied once along that axis: the smallest stride giving one output
- * position is used instead (the output is the same). */
-static void shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t out,
-                          int64_t *s) {
+void cc_shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t out, int64_t *s) {
     int64_t span = in + pa + pb - (d * (k - 1) + 1);
     if (out == 1 && span >= 0 && span + 1 < *s) *s = span + 1;
 }
@@ -240,8 +236,8 @@ static void shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t
 static int check_fields(cc *c, int li) {
     cc_layer *l = &c->L[li];
     enpu_instr *in = &l->ins;
-    shrink_stride(in->hi, in->pad_top, in->pad_bottom, in->hk, in->dil_h, in->ho, &in->stride_h);
-    shrink_stride(in->wi, in->pad_left, in->pad_right, in->wk, in->dil_w, in->wo, &in->stride_w);
+    cc_shrink_stride(in->hi, in->pad_top, in->pad_bottom, in->hk, in->dil_h, in->ho, &in->stride_h);
+    cc_shrink_stride(in->wi, in->pad_left, in->pad_right, in->wk, in->dil_w, in->wo, &in->stride_w);
     enpu_isa_layout lay;
     int rc = enpu_isa_layout_make(c->a, &lay, c->err);
     if (rc) return rc;
@@ -603,7 +599,7 @@ static int8_t *expand_const(cc *c, const enpu_tensor *k, const enpu_tensor *y) {
             rem %= ys[d];
             off += i * ks[d];
         }
-        int64_t p = natural_pos(y, e);
+        int64_t p = cc_natural_pos(y, e);
         out[(p / ch) * wpc * c->P + p % ch] = kv[off];
     }
     return out;
@@ -720,14 +716,16 @@ static int lower_host(cc *c, int ni, const char *why) {
 
 /* ---- moves ------------------------------------------------------------------------ */
 
-/* For each element of a permuting move's output, the flat index of the
- * input element it takes.  NULL for a plain reshape (identity). */
-static int64_t *move_src(cc *c, const enpu_node *n) {
+int64_t *cc_move_src(const enpu_graph *g, const enpu_node *n, bool *oom) {
+    *oom = false;
     if (n->op != ENPU_OP_TRANSPOSE) return NULL;
-    const enpu_tensor *x = T(c, n->in[0]), *y = T(c, n->out[0]);
+    const enpu_tensor *x = &g->tensors[n->in[0]], *y = &g->tensors[n->out[0]];
     int64_t cnt = enpu_tensor_numel(y);
     int64_t *src = malloc((size_t)(cnt > 0 ? cnt : 1) * sizeof *src);
-    if (!src) return NULL;
+    if (!src) {
+        *oom = true;
+        return NULL;
+    }
     int r = y->rank;
     int64_t xs[ENPU_MAX_RANK], acc = 1;
     for (int d = r - 1; d >= 0; d--) xs[d] = acc, acc *= x->dims[d];
@@ -744,7 +742,7 @@ static int64_t *move_src(cc *c, const enpu_node *n) {
     return src;
 }
 
-static bool is_perm_move(enpu_op op) {
+bool cc_is_perm_move(enpu_op op) {
     switch (op) {
     case ENPU_OP_RESHAPE: case ENPU_OP_FLATTEN: case ENPU_OP_SQUEEZE: case ENPU_OP_UNSQUEEZE:
     case ENPU_OP_TRANSPOSE: case ENPU_OP_IDENTITY: case ENPU_OP_DROPOUT: return true;
@@ -781,7 +779,7 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
         for (int64_t e = 0; e < n && ok; e++) {
             int64_t p = view_pos(c, t, e);
             int64_t sh = p / (src->w * src->c), sw = (p / src->c) % src->w, sc = p % src->c;
-            ok = cc_perm_rank(perm, sh, sw, sc, src->h, src->w, src->c) == natural_pos(tt, e);
+            ok = cc_perm_rank(perm, sh, sw, sc, src->h, src->w, src->c) == cc_natural_pos(tt, e);
         }
         if (ok) found = perm;
     }
@@ -922,10 +920,11 @@ static int lower_move(cc *c, int ni) {
         return add_move(c, n, ENPU_MOVE_REMAP, "concat at store: each input's producer writes into "
                                                 "the output (%s)", ax == 1 ? "ofmap_wpp/ofmap_word" : "row offset");
     }
-    if (!is_perm_move(n->op)) return lower_host(c, ni, "data movement the NPU cannot do");
+    if (!cc_is_perm_move(n->op)) return lower_host(c, ni, "data movement the NPU cannot do");
     /* a permutation of the elements: the output is a view of the input's storage */
-    int64_t *src = move_src(c, n);
-    if (n->op == ENPU_OP_TRANSPOSE && !src) return OOM();
+    bool oom;
+    int64_t *src = cc_move_src(c->g, n, &oom);
+    if (oom) return OOM();
     int64_t cnt = enpu_tensor_numel(yt);
     int cons = 0;
     enpu_graph_consumer(c->g, x, &cons);
@@ -936,7 +935,7 @@ static int lower_move(cc *c, int ni) {
          * input's own row-major order (an 'any' descriptor) */
         bool direct = true;
         for (int64_t e = 0; e < cnt && direct; e++)
-            direct = natural_pos(yt, e) == (src ? src[e] : e);
+            direct = cc_natural_pos(yt, e) == (src ? src[e] : e);
         if (direct) {
             int s = store_natural(c, y);
             if (s < 0) {

@@ -3,6 +3,7 @@
 #include "easynpu/arch.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -32,12 +33,50 @@ static const param_info params[] = {
 };
 #define N_PARAMS ((int)(sizeof params / sizeof params[0]))
 
-static const char *const preset_names[] = {"easynpu", "large", NULL};
-static const double preset_clock[] = {100.0, 200.0};
+typedef struct sya_param_info {
+    const char *key;
+    const char *unit;
+    int64_t lo, hi, dflt;
+    const char *meaning;
+    size_t offset;
+} sya_param_info;
+
+static const sya_param_info sya_params[] = {
+#define ENPU_X_SYA_INFO(key, unit, lo, hi, d, doc) {#key, unit, lo, hi, d, doc, offsetof(enpu_arch, key)},
+    ENPU_ARCH_SYA_PARAMS(ENPU_X_SYA_INFO)
+#undef ENPU_X_SYA_INFO
+};
+#define N_SYA ((int)(sizeof sya_params / sizeof sya_params[0]))
+
+static const char *const preset_names[] = {"easynpu", "large", "systolic", "systolic-1x4",
+                                           "systolic-4x1", NULL};
+static const double preset_clock[] = {100.0, 200.0, 100.0, 100.0, 100.0};
+/* The systolic presets: preset easynpu's shared parameters but for these
+ * (a 256-bit SRAM word, the note's SRAM_WIDTH; feature maps and weights on
+ * chip, no DRAM), and the three bank arrangements of the note's CfgMod. */
+static const struct {
+    const char *key;
+    int64_t v;
+} sya_shared[] = {{"pes", 32},
+                  {"ifmap_pads", 32},
+                  {"weight_pad_groups", 32},
+                  {"bus_bits", 256},
+                  {"main_dtcm_bytes", (int64_t)1 << 20},
+                  {"skip_dtcm_bytes", 1024},
+                  {"weight_mem_bytes", (int64_t)512 << 10},
+                  {"itcm_bytes", 16384},
+                  {"dram_bytes", 0}};
+static const int64_t sya_preset_bank_rows[] = {2, 1, 4}; /* systolic, -1x4, -4x1 */
+#define N_PRESETS ((int)(sizeof preset_clock / sizeof preset_clock[0]))
+#define FIRST_SYA_PRESET 2
 
 static int64_t *param_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + params[i].offset); }
 static int64_t param_get(const enpu_arch *a, int i) {
     return *(const int64_t *)((const char *)a + params[i].offset);
+}
+static int64_t *sya_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + sya_params[i].offset); }
+static int64_t sya_get(const enpu_arch *a, int i) {
+    return *(const int64_t *)((const char *)a + sya_params[i].offset);
 }
 
 const char *const *enpu_arch_preset_names(void) { return preset_names; }
@@ -63,18 +102,31 @@ static int preset_index(const char *name) {
     return -1;
 }
 
+static int find_param(const char *key);
+
 static void fill_preset(int p, enpu_arch *out) {
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", preset_names[p]);
     out->engine = ENPU_ENGINE_EASYNPU;
-    for (int i = 0; i < N_PARAMS; i++) *param_ref(out, i) = params[i].preset[p];
+    for (int i = 0; i < N_PARAMS; i++) *param_ref(out, i) = params[i].preset[p < 2 ? p : 0];
+    for (int i = 0; i < N_SYA; i++) *sya_ref(out, i) = sya_params[i].dflt;
+    if (p >= FIRST_SYA_PRESET) {
+        out->engine = ENPU_ENGINE_SYSTOLIC;
+        for (size_t k = 0; k < sizeof sya_shared / sizeof sya_shared[0]; k++)
+            *param_ref(out, find_param(sya_shared[k].key)) = sya_shared[k].v;
+        out->sya_bank_rows = sya_preset_bank_rows[p - FIRST_SYA_PRESET];
+        out->lane_groups_max = 1; /* EasyNPU's lane groups (docs/microarch.md §16) */
+    }
     out->clock_mhz = preset_clock[p];
 }
 
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
     int p = preset_index(name);
     if (p < 0)
-        return enpu_fail(err, ENPU_E_USAGE, "unknown arch preset '%s' (known: easynpu, large)", name);
+        return enpu_fail(err, ENPU_E_USAGE,
+                         "unknown arch preset '%s' (known: easynpu, large, systolic, systolic-1x4, "
+                         "systolic-4x1)",
+                         name);
     fill_preset(p, out);
     return 0;
 }
@@ -93,14 +145,14 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch: field 'name': must be 1..%d characters of [A-Za-z0-9_.+-]",
                          ENPU_ARCH_NAME_MAX - 1);
-    if (a->engine != ENPU_ENGINE_EASYNPU) {
-        if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
-            return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
-                             (int)a->engine);
+    if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
+        return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
+                         (int)a->engine);
+    if (a->engine == ENPU_ENGINE_ROWSTAT)
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu')",
+                         "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu' "
+                         "and 'systolic')",
                          nm, enpu_engine_name(a->engine));
-    }
     for (int i = 0; i < N_PARAMS; i++) {
         int64_t v = param_get(a, i);
         if (v < params[i].lo || v > params[i].hi)
@@ -137,6 +189,32 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'act_segments': value %" PRId64
                          " must be a power of two in 1..256",
                          nm, a->act_segments);
+    for (int i = 0; i < N_SYA; i++) {
+        int64_t v = sya_get(a, i);
+        if (v < sya_params[i].lo || v > sya_params[i].hi)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %" PRId64 " out of range %" PRId64
+                             "..%" PRId64 " %s",
+                             nm, sya_params[i].key, v, sya_params[i].lo, sya_params[i].hi,
+                             sya_params[i].unit);
+    }
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) {
+        if (a->sya_banks % a->sya_bank_rows != 0)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field 'sya_bank_rows': value %" PRId64
+                             " must divide sya_banks=%" PRId64 " (the banks form a grid)",
+                             nm, a->sya_bank_rows, a->sya_banks);
+        if (a->sya_scheme == 2)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field 'sya_scheme': value 2 (the note's unskewed storage "
+                             "with a re-shaping delay unit) is not modelled; use 0, 1, 3 or 4",
+                             nm);
+        if (a->dram_bytes != 0)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field 'dram_bytes': value %" PRId64
+                             " but the systolic engine has no DMA (everything on chip): use 0",
+                             nm, a->dram_bytes);
+    }
     int64_t wb = a->bus_bits / 8;
     static const char *const mems[] = {"main_dtcm_bytes", "skip_dtcm_bytes", "weight_mem_bytes"};
     const int64_t vals[] = {a->main_dtcm_bytes, a->skip_dtcm_bytes, a->weight_mem_bytes};
@@ -172,6 +250,9 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
         if (param_get(a, i) == 1 && strcmp(params[i].key, "lane_groups_max") == 0) continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     }
+    if (a->engine == ENPU_ENGINE_SYSTOLIC)
+        for (int i = 0; i < N_SYA; i++)
+            enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, sya_params[i].key, colon, sya_get(a, i));
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
@@ -190,6 +271,12 @@ uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
 static int find_param(const char *key) {
     for (int i = 0; i < N_PARAMS; i++)
         if (strcmp(params[i].key, key) == 0) return i;
+    return -1;
+}
+
+static int find_sya(const char *key) {
+    for (int i = 0; i < N_SYA; i++)
+        if (strcmp(sya_params[i].key, key) == 0) return i;
     return -1;
 }
 
@@ -226,18 +313,23 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
         goto done;
     }
     int base = 0;
-    json_t *jb = json_object_get(root, "base");
+    json_t *jb = json_object_get(root, "base"), *je2 = json_object_get(root, "engine");
     if (jb) {
         if (!json_is_string(jb) || (base = preset_index(json_string_value(jb))) < 0) {
             rc = enpu_fail(err, ENPU_E_INVALID,
-                           "%s: field 'base': must be \"easynpu\" or \"large\"", what);
+                           "%s: field 'base': must be a preset name (easynpu, large, systolic, "
+                           "systolic-1x4, systolic-4x1)",
+                           what);
             goto done;
         }
+    } else if (je2 && json_is_string(je2) && strcmp(json_string_value(je2), "systolic") == 0) {
+        base = FIRST_SYA_PRESET;
     }
     fill_preset(base, out);
     out->lane_groups_max = 1; /* absent: no lane groups (enpu_arch_to_json) */
     const char *key;
     json_t *v;
+    const char *sya_key = NULL; /* a systolic parameter named: the engine must be systolic */
     json_object_foreach(root, key, v) {
         if (strcmp(key, "base") == 0) continue;
         if (strcmp(key, "name") == 0) {
@@ -265,18 +357,31 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
             }
             out->clock_mhz = json_number_value(v);
         } else {
-            int i = find_param(key);
-            if (i < 0) {
+            int i = find_param(key), k = i < 0 ? find_sya(key) : -1;
+            if (i < 0 && k < 0) {
                 rc = enpu_fail(err, ENPU_E_INVALID, "%s: unknown key '%s'", what, key);
                 goto done;
             }
             if (!json_is_integer(v)) {
                 rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': must be an integer (%s)", what,
-                               key, params[i].unit);
+                               key, i >= 0 ? params[i].unit : sya_params[k].unit);
                 goto done;
             }
-            *param_ref(out, i) = (int64_t)json_integer_value(v);
+            if (i >= 0) {
+                *param_ref(out, i) = (int64_t)json_integer_value(v);
+            } else {
+                *sya_ref(out, k) = (int64_t)json_integer_value(v);
+                sya_key = sya_params[k].key;
+            }
         }
+    }
+    if (!sya_key && out->engine != ENPU_ENGINE_SYSTOLIC)
+        for (int i = 0; i < N_SYA; i++) *sya_ref(out, i) = sya_params[i].dflt;
+    if (sya_key && out->engine != ENPU_ENGINE_SYSTOLIC) {
+        rc = enpu_fail(err, ENPU_E_INVALID,
+                       "%s: field '%s': a systolic-engine parameter, but the engine is '%s'", what,
+                       sya_key, enpu_engine_name(out->engine));
+        goto done;
     }
     rc = enpu_arch_validate(out, err);
     if (rc) enpu_err_prefix(err, "%s", what);
@@ -310,13 +415,24 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     for (int i = 0; i < N_PARAMS; i++)
         fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", params[i].key, param_get(a, i), params[i].unit,
                 params[i].meaning);
+    const bool sya = a->engine == ENPU_ENGINE_SYSTOLIC;
+    if (sya)
+        for (int i = 0; i < N_SYA; i++)
+            fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", sya_params[i].key, sya_get(a, i),
+                    sya_params[i].unit, sya_params[i].meaning);
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     fprintf(f, "  %-20s %12s  %-9s %s\n", "clock_mhz", d, "MHz", "clock for time figures");
     int64_t wb = enpu_arch_word_bytes(a);
-    double peak = 2.0 * (double)(a->pes * a->pe_rows) * a->clock_mhz / 1000.0;
+    int64_t units = enpu_arch_mac_units(a);
+    double peak = 2.0 * (double)units * a->clock_mhz / 1000.0;
     fprintf(f, "derived:\n");
-    fprintf(f, "  MAC units            %12" PRId64 "\n", a->pes * a->pe_rows);
+    if (sya)
+        fprintf(f, "  PE array             %5" PRId64 " x %-5" PRId64 " rows x columns (%" PRId64 " x %" PRId64
+                   " banks of %" PRId64 " x %" PRId64 ")\n",
+                enpu_arch_sya_rows(a), enpu_arch_sya_cols(a), a->sya_bank_rows,
+                a->sya_banks / a->sya_bank_rows, a->sya_rows, a->sya_cols);
+    fprintf(f, "  MAC units            %12" PRId64 "\n", units);
     fprintf(f, "  peak                 %12.3f  GOPS (2 ops per MAC)\n", peak);
     fprintf(f, "  bus word             %12" PRId64 "  bytes\n", wb);
     fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
@@ -329,36 +445,45 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
         fprintf(f, "  DRAM bandwidth       %12.1f  MB/s (%" PRId64 " bytes per cycle reach a DMA)\n",
                 (double)bpc * a->clock_mhz, bpc);
         fprintf(f, "  balance point        %12.1f  MACs per DRAM byte (compute-bound above)\n",
-                (double)(a->pes * a->pe_rows) / (double)bpc);
+                (double)units / (double)bpc);
     } else {
         fprintf(f, "  DRAM                 %12s  (everything on chip)\n", "none");
     }
     enpu_isa_layout l;
     enpu_err e = {0};
-    if (enpu_isa_layout_make(a, &l, &e) == 0)
+    if (enpu_isa_layout_make(a, &l, &e) == 0 && sya)
+        fprintf(f, "  instruction          %12d  bits used of %d (systolic format)\n", l.used_bits[ENPU_FMT_SYA],
+                ENPU_INSTR_BITS);
+    else if (enpu_isa_layout_make(a, &l, &e) == 0)
         fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
                 l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
                 l.used_bits[ENPU_FMT_DMA]);
     /* What differs from the default preset, the clock above all: a preset
      * that is also faster changes every time figure at the same cycles. */
     enpu_arch base;
-    if (enpu_arch_preset("easynpu", &base, &e) != 0) return;
+    const char *bn = sya ? "systolic" : "easynpu";
+    if (enpu_arch_preset(bn, &base, &e) != 0) return;
     int n = 0;
     for (int i = 0; i < N_PARAMS; i++) {
         if (param_get(a, i) == param_get(&base, i)) continue;
-        fprintf(f, "%s%s %" PRId64 " (easynpu %" PRId64 ")", n++ ? ", " : "vs preset 'easynpu': ",
-                params[i].key, param_get(a, i), param_get(&base, i));
+        fprintf(f, "%s%s %" PRId64 " (%s %" PRId64 ")", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ",
+                params[i].key, param_get(a, i), bn, param_get(&base, i));
+    }
+    for (int i = 0; i < N_SYA && sya; i++) {
+        if (sya_get(a, i) == sya_get(&base, i)) continue;
+        fprintf(f, "%s%s %" PRId64 " (%s %" PRId64 ")", n++ ? ", " : "vs preset 'systolic': ",
+                sya_params[i].key, sya_get(a, i), bn, sya_get(&base, i));
     }
     char bc[40];
     enpu_fmt_double(bc, sizeof bc, base.clock_mhz);
     if (a->clock_mhz != base.clock_mhz)
-        fprintf(f, "%sclock_mhz %s (easynpu %s)", n++ ? ", " : "vs preset 'easynpu': ", d, bc);
+        fprintf(f, "%sclock_mhz %s (%s %s)", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ", d, bn, bc);
     if (n) fprintf(f, "\n");
     if (a->clock_mhz != base.clock_mhz) {
         char r[40], t[40];
         enpu_fmt_double(r, sizeof r, a->clock_mhz / base.clock_mhz);
         enpu_fmt_double(t, sizeof t, base.clock_mhz / a->clock_mhz);
-        fprintf(f, "note: clock_mhz %s is %sx easynpu's %s: the same cycles take %sx the time\n", d, r, bc, t);
+        fprintf(f, "note: clock_mhz %s is %sx %s's %s: the same cycles take %sx the time\n", d, r, bn, bc, t);
     }
 }
 
@@ -366,12 +491,32 @@ char *enpu_arch_param_table_md(void) {
     enpu_sb b = {0};
     enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
     enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
-    enpu_sb_puts(&b, "| `engine` | | easynpu (systolic, rowstat reserved) | easynpu | easynpu | compute engine |\n");
+    enpu_sb_puts(&b, "| `engine` | | easynpu, systolic (rowstat reserved) | easynpu | easynpu | compute engine |\n");
     for (int i = 0; i < N_PARAMS; i++)
         enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
                        params[i].key, params[i].unit, params[i].lo, params[i].hi, params[i].preset[0],
                        params[i].preset[1], params[i].meaning);
     enpu_sb_printf(&b, "| `clock_mhz` | MHz | (0, 1000000] | %g | %g | clock for time figures |\n",
                    preset_clock[0], preset_clock[1]);
+    return enpu_sb_take(&b);
+}
+
+char *enpu_arch_sya_table_md(void) {
+    enpu_sb b = {0};
+    enpu_sb_puts(&b, "| key | unit | range | default | meaning |\n|---|---|---|---|---|\n");
+    for (int i = 0; i < N_SYA; i++)
+        enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %s |\n", sya_params[i].key,
+                       sya_params[i].unit, sya_params[i].lo, sya_params[i].hi, sya_params[i].dflt,
+                       sya_params[i].meaning);
+    enpu_sb_puts(&b, "\nPresets (the shared parameters are preset easynpu's but for ");
+    for (size_t k = 0; k < sizeof sya_shared / sizeof sya_shared[0]; k++)
+        enpu_sb_printf(&b, "%s`%s` %" PRId64, k ? ", " : "", sya_shared[k].key, sya_shared[k].v);
+    enpu_sb_puts(&b, "):\n\n| preset | `sya_bank_rows` | array (rows x columns) |\n|---|---|---|\n");
+    for (int p = FIRST_SYA_PRESET; p < N_PRESETS; p++) {
+        enpu_arch a;
+        fill_preset(p, &a);
+        enpu_sb_printf(&b, "| `%s` | %" PRId64 " | %" PRId64 " x %" PRId64 " |\n", preset_names[p],
+                       a.sya_bank_rows, enpu_arch_sya_rows(&a), enpu_arch_sya_cols(&a));
+    }
     return enpu_sb_take(&b);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "easynpu/isa.h"
+#include "easynpu/systolic.h"
 #include "isa/isa_internal.h"
 
 /* Product of non-negative factors, saturated at INT64_MAX: a program file's
@@ -26,6 +27,9 @@ int64_t enpu_instr_macs(const enpu_instr *in) {
     case ENPU_OPC_FC: return sat_mul(sat_mul(sat_mul(in->hi, in->wi), in->ci), in->co);
     case ENPU_OPC_DWCONV:
     case ENPU_OPC_AVGPOOL: return sat_mul(sat_mul(out, in->hk), in->wk);
+    case ENPU_OPC_SYA_CONV:
+    case ENPU_OPC_SYA_DWCONV:
+    case ENPU_OPC_SYA_FC: return enpu_sya_instr_macs(in);
     default: return 0;
     }
 }
@@ -73,6 +77,7 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     int64_t op = in->opcode;
     enpu_opclass k = enpu_opcode_class(op);
     if (k == ENPU_CLASS_NONE || k == ENPU_CLASS_CTRL) return 0;
+    if (k == ENPU_CLASS_SYA) return enpu_sya_instr_blocks(arch, in, out);
     if (k == ENPU_CLASS_DMA) {
         int load = in->dma_dir == ENPU_DMA_LOAD;
         out[n++] = (enpu_mem_block){"dma", (int)in->dma_mem, in->sram_addr,
@@ -405,6 +410,10 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
             FAIL("field 'host_op': value %" PRId64 " must be 0 for end (host_op is for sync)", in->host_op);
         return 0;
     }
+    if (k == ENPU_CLASS_SYA) return enpu_sya_instr_validate(arch, in, err);
+    if (arch->engine != ENPU_ENGINE_EASYNPU)
+        FAIL("%s: arch '%s' has engine '%s' (EasyNPU instructions need engine 'easynpu')",
+             enpu_opcode_mnemonic(in->opcode), arch->name, enpu_engine_name(arch->engine));
     rc = check_geometry(in, err);
     if (rc) return rc;
 

@@ -2,6 +2,7 @@
 #include "report/compile_report.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,8 +25,13 @@ static void addr_str(int64_t a, char *buf, size_t n) {
 }
 
 void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
-    fprintf(f, "Mapping on arch '%s' (%d PEs x %d row(s)): %d instruction(s)\n", r->arch_name, r->pes,
-            r->pe_rows, r->n_instr);
+    const bool sya = r->engine == ENPU_ENGINE_SYSTOLIC;
+    if (sya)
+        fprintf(f, "Mapping on arch '%s' (systolic array, %d MAC units; tile: points x filters per unit): %d "
+                   "instruction(s)\n", r->arch_name, r->pes, r->n_instr);
+    else
+        fprintf(f, "Mapping on arch '%s' (%d PEs x %d row(s)): %d instruction(s)\n", r->arch_name, r->pes,
+                r->pe_rows, r->n_instr);
     fprintf(f, "%3s %-24s %-16s %-12s %-12s %-14s %-8s %-5s %-3s %-15s %10s %10s %6s %5s", "#", "layer",
             "op", "in HxWxC", "out HxWxC", "tile x,y x',y'", "zs/z", "band", "mc", "addr in/out/w",
             "modelled", "ideal", "ratio", "util");
@@ -46,12 +52,15 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
         } else {
             snprintf(ins, sizeof ins, "%" PRId64 "x%" PRId64 "x%" PRId64, l->in[0], l->in[1], l->in[2]);
             snprintf(outs, sizeof outs, "%" PRId64 "x%" PRId64 "x%" PRId64, l->out[0], l->out[1], l->out[2]);
-            snprintf(tile, sizeof tile, "%" PRId64 ",%" PRId64 " %" PRId64 ",%" PRId64 "%s", l->tile_x,
-                     l->tile_y, l->tile_xi, l->tile_yi, l->double_buffered ? "" : " sb");
+            if (sya) snprintf(tile, sizeof tile, "%" PRId64 " x %" PRId64, l->tile_x, l->tile_y);
+            else
+                snprintf(tile, sizeof tile, "%" PRId64 ",%" PRId64 " %" PRId64 ",%" PRId64 "%s", l->tile_x,
+                         l->tile_y, l->tile_xi, l->tile_yi, l->double_buffered ? "" : " sb");
             if (l->z) snprintf(zs, sizeof zs, "%" PRId64 "/%" PRId64, l->zs, l->z);
             else snprintf(zs, sizeof zs, "%" PRId64, l->zs);
             if (l->band_h) snprintf(band, sizeof band, "%" PRId64, l->band_h);
             else snprintf(band, sizeof band, "-");
+            if (sya) snprintf(zs, sizeof zs, "-");
             addr_str(l->ifmap_addr, a1, sizeof a1), addr_str(l->ofmap_addr, a2, sizeof a2);
             addr_str(l->weight_addr, a3, sizeof a3);
             snprintf(addr, sizeof addr, "%s/%s/%s", a1, a2, a3);
@@ -64,7 +73,7 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
         if (l->macs) snprintf(us, sizeof us, "%.0f%%", 100 * util);
         else snprintf(us, sizeof us, "-");
         fprintf(f, "%3d %-24s %-16s %-12s %-12s %-14s %-8s %-5s %-3s %-15s %10" PRId64 " %10" PRId64 " %6s %5s",
-                i, name, opf, ins, outs, tile, zs, band, l->mode < 0 ? "-" : l->mode ? "m" : "b", addr,
+                i, name, opf, ins, outs, tile, zs, band, l->mode < 0 || sya ? "-" : l->mode ? "m" : "b", addr,
                 l->modelled_cycles, l->ideal_cycles, rs, us);
         char dk[48];
         snprintf(dk, sizeof dk, "%.1f/%.1f", (double)l->dram_read_bytes / 1024, (double)l->dram_write_bytes / 1024);
@@ -160,6 +169,7 @@ char *enpu_compile_report_json(const enpu_compile_report *r) {
         json_array_append_new(layers, o);
     }
     json_object_set_new(root, "arch", json_string(r->arch_name));
+    json_object_set_new(root, "engine", json_string(enpu_engine_name(r->engine)));
     json_object_set_new(root, "pes", json_integer(r->pes));
     json_object_set_new(root, "pe_rows", json_integer(r->pe_rows));
     json_object_set_new(root, "layers", layers);

@@ -21,7 +21,7 @@ static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b :
 void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_roofline *out) {
     int64_t wb = enpu_arch_word_bytes(a);
     int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
-    uint64_t units = (uint64_t)(a->pes * a->pe_rows);
+    uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     out->dram_read_bytes = st->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
     out->dram_write_bytes = st->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
     uint64_t bytes = out->dram_read_bytes + out->dram_write_bytes;
@@ -34,7 +34,7 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
 }
 
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r) {
-    const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
+    const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     static const int acts[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
                                ENPU_ACT_IFMAP_LOAD,   ENPU_ACT_BUS_CONFLICT, ENPU_ACT_WEIGHT_LOAD,
                                ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN, ENPU_ACT_DMA_WAIT};
@@ -115,7 +115,7 @@ static const char *mem_name(int i) { return enpu_memory_name((enpu_memory)i); }
 static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows);
 
 char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const enpu_sim_result *r) {
-    const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
+    const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     json_t *root = json_object();
     json_object_set_new(root, "program", json_string(program ? program : ""));
     json_object_set_new(root, "arch", json_string(a->name));
@@ -164,7 +164,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
 
 /* Per-layer (rows) or per-instruction entries of the JSON report. */
 static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows) {
-    const uint64_t units = (uint64_t)(a->pes * a->pe_rows);
+    const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     json_t *layers = json_array();
     for (int i = 0; i < n; i++) {
         const enpu_layer_stats *st = &v[i];

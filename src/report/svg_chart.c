@@ -77,7 +77,7 @@ static void roofline(sbuf *b, const enpu_arch *a, const enpu_layer_stats *rows, 
                      int w, int h) {
     int64_t wb = enpu_arch_word_bytes(a);
     double bpc = (double)(a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb);
-    double units = (double)(a->pes * a->pe_rows);
+    double units = (double)enpu_arch_mac_units(a);
     /* log axes: intensity 10^lx0 .. 10^lx1 MACs/byte, rate 10^ly0 .. units MACs/cycle */
     double lx0 = -2, lx1 = 3, ly0 = -2, ly1 = log10(units) + 0.2;
     for (int i = 0; i < n; i++) {
@@ -135,8 +135,10 @@ static void roofline(sbuf *b, const enpu_arch *a, const enpu_layer_stats *rows, 
 #undef PY
 }
 
-char *enpu_svg_chart_string(const char *title, const enpu_arch *arch, const enpu_sim_result *res) {
-    sbuf b = {0};
+/* One chart into b at vertical offset y0 (its own coordinates inside a
+ * translated group); *w and *h get its size. */
+static void chart(sbuf *b, const char *title, const enpu_arch *arch, const enpu_sim_result *res, int y0,
+                  int *w_out, int *h_out) {
     const int left = 80, right = 60, top = 60, plot_h = 300, label_h = 150;
     int nrows = 0;
     const enpu_layer_stats *rows = enpu_sim_result_rows(res, &nrows);
@@ -152,27 +154,24 @@ char *enpu_svg_chart_string(const char *title, const enpu_arch *arch, const enpu
     for (int i = 0; i < nrows; i++)
         if (rows[i].cycles > maxc) maxc = rows[i].cycles;
 
-    sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
-                  "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
-              width, height);
-    sb_printf(&b, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"%d\" y=\"22\" "
-                  "font-size=\"15\" font-weight=\"bold\">",
-              left);
-    sb_text(&b, title ? title : "EasyNPU run", 200);
-    sb_printf(&b, "</text>\n<text x=\"%d\" y=\"38\">%llu cycles, %.1f%% utilization, %.2f us. "
+    *w_out = width, *h_out = height;
+    sb_printf(b, "<g transform=\"translate(0 %d)\">\n<text x=\"%d\" y=\"22\" font-size=\"15\" "
+                 "font-weight=\"bold\">",
+              y0, left);
+    sb_text(b, title ? title : "EasyNPU run", 200);
+    sb_printf(b, "</text>\n<text x=\"%d\" y=\"38\">%llu cycles, %.1f%% utilization, %.2f us. "
                   "Bars: cycles per layer by activity (left axis); dots: utilization (right axis).</text>\n",
               left, (unsigned long long)res->total_cycles, 100.0 * res->utilization, res->time_us);
     /* Axes and grid. */
     for (int k = 0; k <= 4; k++) {
         int y = top + plot_h - plot_h * k / 4;
-        sb_printf(&b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", left, y,
+        sb_printf(b, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#ddd\"/>\n", left, y,
                   left + plot_w, y);
-        sb_printf(&b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%llu</text>\n", left - 6, y + 4,
+        sb_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%llu</text>\n", left - 6, y + 4,
                   (unsigned long long)(maxc * (uint64_t)k / 4));
-        sb_printf(&b, "<text x=\"%d\" y=\"%d\">%d%%</text>\n", left + plot_w + 6, y + 4, 25 * k);
+        sb_printf(b, "<text x=\"%d\" y=\"%d\">%d%%</text>\n", left + plot_w + 6, y + 4, 25 * k);
     }
-    sb_printf(&b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
+    sb_printf(b, "<text x=\"16\" y=\"%d\" transform=\"rotate(-90 16 %d)\" text-anchor=\"middle\">"
                   "cycles</text>\n",
               top + plot_h / 2, top + plot_h / 2);
     /* Bars. */
@@ -180,51 +179,84 @@ char *enpu_svg_chart_string(const char *title, const enpu_arch *arch, const enpu
         const enpu_layer_stats *l = &rows[i];
         int x = left + gap + i * (bar + gap);
         double y = top + plot_h;
-        sb_printf(&b, "<g><title>");
-        sb_text(&b, l->name, 120);
-        sb_printf(&b, " (%s): %llu cycles, %llu ideal", l->op, (unsigned long long)l->cycles,
+        sb_printf(b, "<g><title>");
+        sb_text(b, l->name, 120);
+        sb_printf(b, " (%s): %llu cycles, %llu ideal", l->op, (unsigned long long)l->cycles,
                   (unsigned long long)l->ideal_cycles);
         for (int a = 0; a < ENPU_ACT_COUNT; a++)
             if (l->activity[a])
-                sb_printf(&b, ", %s %llu", enpu_activity_name((enpu_activity)a),
+                sb_printf(b, ", %s %llu", enpu_activity_name((enpu_activity)a),
                           (unsigned long long)l->activity[a]);
-        sb_printf(&b, "</title>\n");
+        sb_printf(b, "</title>\n");
         for (int a = 0; a < ENPU_ACT_COUNT; a++) {
             if (!l->activity[a]) continue;
             double h = (double)plot_h * (double)l->activity[a] / (double)maxc;
             y -= h;
-            sb_printf(&b, "<rect x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\"/>\n", x,
+            sb_printf(b, "<rect x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\"/>\n", x,
                       y, bar, h, act_color[a]);
         }
         /* ideal = macs / pes, so ideal / cycles is the utilization. */
         double util = l->cycles ? (double)l->ideal_cycles / (double)l->cycles : 0.0;
         if (util > 1) util = 1;
         if (!l->host && l->ideal_cycles > 0) /* control instructions do no MACs */
-            sb_printf(&b, "<circle cx=\"%d\" cy=\"%.2f\" r=\"3\" fill=\"black\"/>\n", x + bar / 2,
+            sb_printf(b, "<circle cx=\"%d\" cy=\"%.2f\" r=\"3\" fill=\"black\"/>\n", x + bar / 2,
                       top + plot_h - plot_h * util);
-        sb_printf(&b, "</g>\n<text x=\"%d\" y=\"%d\" transform=\"rotate(60 %d %d)\">", x + bar / 2,
+        sb_printf(b, "</g>\n<text x=\"%d\" y=\"%d\" transform=\"rotate(60 %d %d)\">", x + bar / 2,
                   top + plot_h + 12, x + bar / 2, top + plot_h + 12);
-        sb_text(&b, l->name, 22);
-        sb_printf(&b, "</text>\n");
+        sb_text(b, l->name, 22);
+        sb_printf(b, "</text>\n");
     }
     /* Legend. */
     int lx = left + plot_w + right;
     for (int a = 0; a < ENPU_ACT_COUNT; a++) {
         int y = top + 18 * a;
-        sb_printf(&b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
+        sb_printf(b, "<rect x=\"%d\" y=\"%d\" width=\"12\" height=\"12\" fill=\"%s\"/>"
                       "<text x=\"%d\" y=\"%d\">%s</text>\n",
                   lx, y, act_color[a], lx + 18, y + 10, enpu_activity_name((enpu_activity)a));
     }
-    sb_printf(&b, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"black\"/><text x=\"%d\" y=\"%d\">"
+    sb_printf(b, "<circle cx=\"%d\" cy=\"%d\" r=\"3\" fill=\"black\"/><text x=\"%d\" y=\"%d\">"
                   "utilization</text>\n",
               lx + 6, top + 18 * ENPU_ACT_COUNT + 6, lx + 18, top + 18 * ENPU_ACT_COUNT + 10);
-    if (dram && arch) roofline(&b, arch, rows, nrows, left, top + plot_h + label_h + 30, plot_w < 600 ? 600 : plot_w, 280);
+    if (dram && arch) roofline(b, arch, rows, nrows, left, top + plot_h + label_h + 30, plot_w < 600 ? 600 : plot_w, 280);
+    sb_printf(b, "</g>\n");
+}
+
+char *enpu_svg_chart_string_multi(const char *const *titles, const enpu_arch *const *archs,
+                                  const enpu_sim_result *const *res, int n) {
+    sbuf body = {0}, b = {0};
+    int width = 0, y = 0;
+    for (int i = 0; i < n; i++) {
+        int w, h;
+        chart(&body, titles[i], archs[i], res[i], y, &w, &h);
+        if (w > width) width = w;
+        y += h;
+    }
+    sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                  "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+                  "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n"
+                  "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+              width, y);
+    if (body.s) sb_printf(&b, "%s", body.s);
     sb_printf(&b, "</svg>\n");
-    if (b.failed) {
+    free(body.s);
+    if (b.failed || body.failed) {
         free(b.s);
         return NULL;
     }
     return b.s;
+}
+
+char *enpu_svg_chart_string(const char *title, const enpu_arch *arch, const enpu_sim_result *res) {
+    return enpu_svg_chart_string_multi(&title, &arch, &res, 1);
+}
+
+int enpu_svg_chart_write_multi(const char *path, const char *const *titles, const enpu_arch *const *archs,
+                               const enpu_sim_result *const *res, int n, enpu_err *err) {
+    char *s = enpu_svg_chart_string_multi(titles, archs, res, n);
+    if (!s) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory drawing the chart", path);
+    int rc = enpu_file_write_atomic(path, s, strlen(s), err);
+    free(s);
+    return rc;
 }
 
 int enpu_svg_chart_write(const char *path, const char *title, const enpu_arch *a,

@@ -245,8 +245,9 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     if (!rc) rc = eng->create(sim, &sim->es, err);
     /* Decode every chain once now, so that a program the simulator cannot
      * run is refused before it runs; a dma moves its words in program order
-     * first (a chain may take its parameters from a load). */
-    if (!rc) {
+     * first (a chain may take its parameters from a load).  (Another engine
+     * decodes its own instructions in its create.) */
+    if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) {
         sim_mem_reset(&sim->mem, prog);
         sim_chain c;
         for (int i = 0; i < prog->n_instr && !rc;) {
@@ -299,7 +300,7 @@ static void rows_reset(enpu_sim *sim) {
 
 void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
     uint64_t model[64] = {0};
-    uint64_t mac_units = (uint64_t)(sim->arch.pes * sim->arch.pe_rows);
+    uint64_t mac_units = (uint64_t)enpu_arch_mac_units(&sim->arch);
     if (c->n_st <= 64) sim_chain_compute_model(c, model);
     for (int k = 0; k < c->n_instr; k++) {
         enpu_layer_stats *st = &sim->rows[c->first + k];
@@ -333,11 +334,8 @@ int sim_dma_done(enpu_sim *sim, int instr, enpu_err *err) {
     return sim->opts.on_layer(sim->opts.cb_ctx, instr, st, sim, err);
 }
 
-/* Compares the words a chain stored for a [H][W][C] tensor (pixel p at
- * addr + p*stride) between the machine and the shadow; fills the mismatch
- * on the first difference. */
-static bool compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H,
-                          int64_t W, int64_t C, int instr, const char *tensor) {
+bool sim_compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H,
+                       int64_t W, int64_t C, int instr, const char *tensor) {
     const int64_t P = sim->P, wpp = (C + P - 1) / P;
     if (!stride) stride = wpp;
     for (int64_t pix = 0; pix < H * W; pix++) {
@@ -364,6 +362,14 @@ static bool compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, 
     return true;
 }
 
+int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err) {
+    const enpu_sim_mismatch *m = &sim->mismatch;
+    return enpu_fail(err, ENPU_E_MISMATCH,
+                     "layer '%s' (instruction %d): %s (h=%" PRId64 ", w=%" PRId64 ", c=%" PRId64
+                     "): cycle-accurate %d, functional reference %d, written at cycle %" PRIu64,
+                     m->layer_name, m->layer, m->tensor, m->h, m->w, m->c, m->got, m->want, m->cycle);
+}
+
 int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
     int rc;
     if (sim->have_shadow) {
@@ -373,29 +379,21 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
         for (int k = 0; k < c->n_st && ok; k++) {
             const sim_stage *s = &c->st[k];
             if (s->w_skip)
-                ok = compare_block(sim, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co,
+                ok = sim_compare_block(sim, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co,
                                    s->instr, "skip");
         }
         const sim_stage *last = &c->st[c->n_st - 1];
         if (ok && c->remap) {
-            ok = compare_block(sim, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp,
+            ok = sim_compare_block(sim, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp,
                                c->rs_ho, c->rs_wo, c->rs_co, c->rs_instr, "ofmap");
             if (ok && c->rs_w_skip)
-                ok = compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
+                ok = sim_compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
                                    c->rs_co, c->rs_instr, "skip");
         } else if (ok) {
-            ok = compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
+            ok = sim_compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
                                last->ho, last->wo, last->co, last->instr, "ofmap");
         }
-        if (!ok) {
-            const enpu_sim_mismatch *m = &sim->mismatch;
-            return enpu_fail(err, ENPU_E_MISMATCH,
-                             "layer '%s' (instruction %d): %s (h=%" PRId64 ", w=%" PRId64
-                             ", c=%" PRId64 "): cycle-accurate %d, functional reference %d, "
-                             "written at cycle %" PRIu64,
-                             m->layer_name, m->layer, m->tensor, m->h, m->w, m->c, m->got, m->want,
-                             m->cycle);
-        }
+        if (!ok) return sim_mismatch_fail(sim, err);
     }
     if (sim->opts.on_layer) {
         rc = sim->opts.on_layer(sim->opts.cb_ctx, c->first, &sim->rows[c->first], sim, err);
@@ -591,7 +589,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
     res->n_layers = p->n_instr;
     res->layers = malloc((size_t)p->n_instr * sizeof *res->layers);
     if (!res->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-    uint64_t units = (uint64_t)(sim->arch.pes * sim->arch.pe_rows);
+    uint64_t units = (uint64_t)enpu_arch_mac_units(&sim->arch);
     for (int i = 0; i < p->n_instr; i++) {
         enpu_layer_stats *st = &sim->rows[i];
         if (st->start_cycle == ROW_NEVER) st->start_cycle = st->end_cycle = 0;

@@ -5,8 +5,8 @@
  * each chain, calls sim_chain_done() after it and sim_host_op() at a `sync`.
  * It attributes every cycle to a row of sim->rows.  The EasyNPU core has a
  * cycle engine (engine.c with the unit files) and a functional one
- * (functional.c); SPEC §5's systolic and row-stationary engines would add
- * rows to the table in engine.c. */
+ * (functional.c); the systolic engine (systolic/) has a cycle engine
+ * (cycle.c with its unit files) and a functional one (functional.c). */
 #ifndef ENPU_SIM_ENGINE_H
 #define ENPU_SIM_ENGINE_H
 
@@ -30,5 +30,7 @@ const enpu_sim_engine *sim_engine_find(enpu_engine e, enpu_sim_mode m);
  * (engine.c). */
 extern const enpu_sim_engine sim_engine_easynpu_functional;
 extern const enpu_sim_engine sim_engine_easynpu_cycle;
+extern const enpu_sim_engine sim_engine_systolic_cycle;
+extern const enpu_sim_engine sim_engine_systolic_functional;
 
 #endif

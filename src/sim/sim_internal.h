@@ -286,6 +286,13 @@ void sim_chain_begin(enpu_sim *sim, const sim_chain *c);
 int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err);
 /* Statistics of a decoded chain's rows (MACs, ideal, closed form, names). */
 void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c);
+/* Compares the words stored for a [H][W][C] tensor (pixel p at addr +
+ * p*stride; stride 0: packed) between the machine's memories and the
+ * check's shadow; fills sim->mismatch on the first difference. */
+bool sim_compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H, int64_t W,
+                       int64_t C, int instr, const char *tensor);
+/* ENPU_E_MISMATCH describing sim->mismatch. */
+int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err);
 /* Functional execution of a decoded chain on memories m (functional.c). */
 int sim_func_exec_chain(const enpu_sim *sim, const sim_chain *c, sim_mem *m, enpu_err *err);
 /* Moves the words of dma instruction `in` at once (easynpu/dma.c): a load

@@ -396,7 +396,7 @@ static void test_large_clock_said(void **state) {
     free(out);
     out = cli(&st, "run " MODEL("rank3_fc") " --arch easynpu --arch large");
     if (st != 0) fail_msg("exit %d:\n%s", st, out);
-    expect(out, "\nclock (MHz)                                     100                    200\n");
+    expect(out, "\nclock (MHz)                                           100                          200\n");
     expect(out, "note: the clocks differ: time compares clock and cycles, the cycle rows the "
                 "microarchitecture alone\n");
     free(out);

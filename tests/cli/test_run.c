@@ -128,10 +128,41 @@ static void test_compare_archs(void **state) {
     assert_non_null(strstr(out, "comparison across architectures"));
     assert_non_null(strstr(out, "easynpu32"));
     /* 32 PEs halve the big convolution and the totals */
-    assert_non_null(strstr(out, "182977 (100.0%)         121983 (75.0%)"));
-    assert_non_null(strstr(out, "245819 (99.5%)         182753 (66.9%)"));
+    assert_non_null(strstr(out, "182977 100.0%  1722.5K       121983  75.0%  3963.0K"));
+    assert_non_null(strstr(out, "245819  99.5%  2566.8K       182753  66.9%  4787.0K"));
     assert_non_null(strstr(out, "1.35x"));
     free(out);
+}
+
+/* The two engines side by side (docs/systolic.md "EasyNPU and the systolic
+ * array"), and the SVG draws both. */
+static void test_compare_engines(void **state) {
+    (void)state;
+    int st;
+    char args[512], svg[128];
+    snprintf(svg, sizeof svg, "%s/engines.svg", dir);
+    snprintf(args, sizeof args, KWS " --arch easynpu --arch systolic --svg %s", svg);
+    char *out = run(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    assert_non_null(strstr(out, "/features/features.3/Conv          243960  75.0%  1125.0K         4536  63.0%   277.5K"));
+    assert_non_null(strstr(out, "/fc1/Gemm                            1757  92.2%    28.5K          904   2.9%    29.7K"));
+    assert_non_null(strstr(out, "total                              310511  78.8%  1872.9K         8461  45.2%   639.8K"));
+    assert_non_null(strstr(out, "engine, MAC units                             easynpu, 16               systolic, 1024"));
+    assert_non_null(strstr(out, "36.70x"));
+    free(out);
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(svg, 1 << 24, &text, &n, &err), 0);
+    const char *s = (const char *)text;
+    assert_non_null(strstr(s, ">models/kws_cnn.onnx on easynpu</text>"));
+    assert_non_null(strstr(s, ">models/kws_cnn.onnx on systolic</text>"));
+    assert_non_null(strstr(s, "8461 cycles, 45.2% utilization"));
+    int groups = 0;
+    for (const char *p = s; (p = strstr(p, "<g transform=\"translate(0 ")); p++) groups++;
+    assert_int_equal(groups, 2);
+    free(text);
+    unlink(svg);
 }
 
 static void test_errors(void **state) {
@@ -222,6 +253,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
+        cmocka_unit_test(test_compare_engines),
         cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_errors),
     };

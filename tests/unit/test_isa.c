@@ -2,6 +2,7 @@
  * random legal fields, every field at its limits, the semantic validator,
  * the listing line, and that docs/isa.md carries the generated table. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,39 @@ static enpu_instr random_legal(const enpu_arch *a, int64_t op) {
     in.pop = rr(0, queues) & ~own;
     if (k == ENPU_CLASS_CTRL) {
         if (op == ENPU_OPC_SYNC) in.host_op = rr(0, 4095);
+        return in;
+    }
+    if (k == ENPU_CLASS_SYA) { /* the systolic engine's (include/easynpu/systolic.h) */
+        in.ci = rr(1, 40), in.hi = rr(1, 14), in.wi = rr(1, 14);
+        in.hk = in.wk = in.stride_h = in.stride_w = in.dil_h = in.dil_w = in.groups = 1;
+        in.ho = in.wo = 1;
+        if (op == ENPU_OPC_SYA_FC) {
+            in.co = rr(1, 40);
+        } else {
+            in.hk = rr(1, 3), in.wk = rr(1, 3), in.stride_h = rr(1, 3), in.stride_w = rr(1, 3);
+            in.dil_h = rr(1, 2), in.dil_w = rr(1, 2);
+            int64_t sh = in.dil_h * (in.hk - 1) + 1, sw = in.dil_w * (in.wk - 1) + 1;
+            in.pad_top = rr(0, sh - 1), in.pad_bottom = rr(0, sh - 1);
+            in.pad_left = rr(0, sw - 1), in.pad_right = rr(0, sw - 1);
+            if (in.hi + in.pad_top + in.pad_bottom < sh) in.hi = sh;
+            if (in.wi + in.pad_left + in.pad_right < sw) in.wi = sw;
+            in.ho = (in.hi + in.pad_top + in.pad_bottom - sh) / in.stride_h + 1;
+            in.wo = (in.wi + in.pad_left + in.pad_right - sw) / in.stride_w + 1;
+            in.co = in.ci;
+            if (op == ENPU_OPC_SYA_CONV) {
+                in.groups = in.ci % 2 == 0 && rr(0, 1) ? 2 : 1;
+                in.co = in.groups * rr(1, 24);
+            }
+        }
+        in.sya_nip = rr(1, enpu_arch_sya_rows(a));
+        in.sya_nf = op == ENPU_OPC_SYA_DWCONV ? 1 : rr(1, enpu_arch_sya_cols(a));
+        in.sya_loop = rr(0, 1);
+        int64_t words = a->main_dtcm_bytes / (a->bus_bits / 8);
+        in.ifmap_addr = rr(0, 8);
+        in.ofmap_addr = words - in.ho * in.wo * ((in.co + a->pes - 1) / a->pes) - rr(0, 8);
+        in.weight_addr = rr(0, 100), in.bias_addr = rr(2000, 2100), in.quant_addr = rr(2200, 2300);
+        in.zp_in = rr(-128, 127), in.zp_out = rr(-128, 127);
+        in.clamp_lo = rr(-128, 0), in.clamp_hi = rr(0, 127);
         return in;
     }
     if (k == ENPU_CLASS_DMA) {
@@ -199,12 +233,15 @@ static void test_field_table(void **state) {
     assert_false(enpu_field_get(ENPU_F_hi)->is_signed);
     int n;
     const int *ops = enpu_opcode_list(&n);
-    assert_int_equal(n, 15);
+    assert_int_equal(n, 18);
     for (int i = 0; i < n; i++) {
         const char *mn = enpu_opcode_mnemonic(ops[i]);
         assert_non_null(mn);
         assert_int_equal(enpu_opcode_find(mn), ops[i]);
-        assert_int_equal(ops[i] & 0x60, 0); /* bits 5/6 are fuse_next/store_skip */
+        /* EasyNPU's bits 5/6 are fuse_next/store_skip; the systolic engine's
+         * opcodes are the ones with bit 6 set */
+        if (enpu_opcode_class(ops[i]) == ENPU_CLASS_SYA) assert_int_equal(ops[i] & 0xE0, 0x40);
+        else assert_int_equal(ops[i] & 0x60, 0);
     }
     /* the note's encodings */
     assert_int_equal(ENPU_OPC_CONV, 0x00);
@@ -223,10 +260,10 @@ static void test_field_table(void **state) {
  * and a 4-row arch; every instruction also passes the validator. */
 static void test_roundtrip_random(void **state) {
     (void)state;
-    static const char *const archs[] = {"easynpu", "large", "rows4"};
+    static const char *const archs[] = {"easynpu", "large", "rows4", "systolic-4x1"};
     rng_state = 0x9E3779B97F4A7C15ull;
-    for (int ai = 0; ai < 3; ai++) {
-        enpu_arch a = arch_of(ai == 1 ? "large" : "easynpu");
+    for (int ai = 0; ai < 4; ai++) {
+        enpu_arch a = arch_of(ai == 1 ? "large" : ai == 3 ? "systolic-4x1" : "easynpu");
         if (ai == 2) {
             a.pe_rows = 4;
             snprintf(a.name, sizeof a.name, "%s", archs[2]);
@@ -237,6 +274,16 @@ static void test_roundtrip_random(void **state) {
         int n;
         const int *ops = enpu_opcode_list(&n);
         for (int i = 0; i < n; i++) {
+            /* an engine runs its own instructions (and sync, end) */
+            enpu_opclass k = enpu_opcode_class(ops[i]);
+            bool sya = a.engine == ENPU_ENGINE_SYSTOLIC;
+            if (k != ENPU_CLASS_CTRL && (k == ENPU_CLASS_SYA) != sya) {
+                enpu_instr in = random_legal(&a, ops[i]);
+                assert_int_equal(enpu_instr_validate(&a, &in, &err), ENPU_E_INVALID);
+                if (!strstr(err.msg, sya ? "need engine 'easynpu'" : "need engine 'systolic'"))
+                    fail_msg("%s on %s: %s", enpu_opcode_mnemonic(ops[i]), archs[ai], err.msg);
+                continue;
+            }
             for (int rep = 0; rep < 200; rep++) {
                 enpu_instr in = random_legal(&a, ops[i]), out;
                 int rc = enpu_instr_validate(&a, &in, &err);
@@ -289,7 +336,8 @@ static void test_field_limits(void **state) {
         memset(&in, 0, sizeof in);
         int fms = enpu_field_get(f)->formats;
         in.opcode = fms & ENPU_FM_CTRL ? ENPU_OPC_END : fms & ENPU_FM_CW ? ENPU_OPC_RELU
-                  : fms & ENPU_FM_CONV ? ENPU_OPC_CONV : ENPU_OPC_DMA;
+                  : fms & ENPU_FM_CONV ? ENPU_OPC_CONV : fms & ENPU_FM_DMA ? ENPU_OPC_DMA
+                  : ENPU_OPC_SYA_CONV;
         *enpu_instr_field(&in, f) = hi;
         uint8_t w[ENPU_INSTR_BYTES];
         enpu_err_clear(&err);

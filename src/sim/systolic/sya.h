@@ -1,0 +1,157 @@
+/* Private state of the systolic engine (docs/systolic.md), one file per
+ * hardware unit after the design's modules:
+ *   pe.c         one processing element: multiply-accumulate, result register
+ *   pe_row.c     a bank's row of PEs: activations east, the row's output MUX
+ *   pe_bank.c    a bank of rows: weights south
+ *   pe_array.c   the banks in their arrangement (CfgMod), the requantizer
+ *   sync_shape.c the re-shaping unit: a point's channels into SRAM words
+ *   glb.c        the SRAM read side: skewed activation and weight streams
+ *   ccu.c        the controller: instructions, units, handshakes, hazards
+ *   cycle.c      the clock loop (the engine table's cycle engine)
+ *   functional.c the functional engine (and the check's reference)
+ * Timing is in cycles t; a unit enters the array at cycle T (row 0, step 0
+ * at PE(0,0)) and is issued at t = T - L, when the SRAM reads for it start
+ * (L = the larger of the two read latencies). */
+#ifndef ENPU_SIM_SYA_H
+#define ENPU_SIM_SYA_H
+
+#include <inttypes.h>
+
+#include "easynpu/systolic.h"
+#include "sim/sim_internal.h"
+
+/* A value travelling through the array: seq < 0 is a bubble. */
+typedef struct sya_tok {
+    int32_t seq;                /* the unit (job sequence number) */
+    int32_t k;                  /* its step */
+    int8_t v;
+    uint8_t last;               /* k == K - 1 */
+} sya_tok;
+
+typedef struct sya_pe {
+    sya_tok a, w;               /* operand registers */
+    int64_t acc;
+} sya_pe;
+
+/* A finished dot product leaving a PE (the MUX takes it the next cycle). */
+typedef struct sya_res {
+    int32_t seq;
+    int32_t r, c;               /* array row and column */
+    int64_t acc;
+    int8_t q;                   /* requantized */
+} sya_res;
+
+/* A decoded instruction: the CCU's configuration registers. */
+typedef struct sya_layer {
+    enpu_sya_shape s;
+    int32_t *bias;              /* [co] */
+    uint32_t *M;
+    int8_t *S;
+    int64_t sched_last;         /* last scheduled write of the units issued so far */
+    int64_t units_issued;
+    uint64_t first_issue;
+    bool started, complete;
+} sya_layer;
+
+/* A unit in flight, from issue to its last write. */
+typedef struct sya_job {
+    int instr;
+    int32_t seq;
+    enpu_sya_unit u;
+    int64_t T, K;
+    int64_t writes_left;
+    uint8_t *buf;               /* sync_shape: [rows][wb] word being assembled */
+} sya_job;
+
+/* Controller states (ccu.c). */
+enum { SYA_S_FETCH, SYA_S_CFG, SYA_S_WAIT, SYA_S_STREAM, SYA_S_TAIL, SYA_S_DRAIN, SYA_S_HOST, SYA_S_DONE };
+
+enum { SYA_TRK_CCU = 1, SYA_TRK_LAYERS, SYA_TRK_STALL, SYA_TRK_COUNT };
+
+/* Signals sampled for the VCD, in this order. */
+enum { SIG_STATE, SIG_PC, SIG_UNIT, SIG_CFG_VLD, SIG_ACT_VLD, SIG_WGT_VLD, SIG_MUX_OUT,
+       SIG_OFM_WORDS, SIG_JOBS, SIG_STALL, SIG_COUNT };
+
+typedef struct sya_engine {
+    enpu_sim *sim;
+    const enpu_arch *a;
+    int R, C, NR, NC, BR, BC;   /* array rows/columns, bank rows/cols, bank grid */
+    int wb, L, La, Lw, rq;      /* word bytes, read latencies, requantizer latency */
+    int64_t acc_lo, acc_hi;     /* PE accumulator range */
+    sya_layer *lay;             /* per instruction (SYA ones decoded) */
+    enpu_sya_board board;
+    /* the array */
+    sya_pe *pe;                 /* [R][C] */
+    sya_tok *edge_a, *edge_w;   /* [(La+1)][R], [(Lw+1)][C]: SRAM read pipelines */
+    sya_res *mux_pend;          /* [R][BC]: a result waiting for its row's MUX */
+    bool *mux_has;
+    sya_res *pipe;              /* requantizer pipeline: [(rq+1)][R*BC] */
+    int *pipe_n;
+    int64_t last_inject;        /* last cycle a token entered the array */
+    /* units in flight */
+    sya_job *jobs;
+    int njobs_cap, jobs_head, jobs_n;
+    int32_t next_seq;
+    int64_t t;
+    int64_t stall_sig;
+    int64_t sig[SIG_COUNT];
+    int64_t mux_out, ofm_words;
+    /* controller */
+    int state, pc;
+    int64_t unit, cnt;
+    int64_t mux_free;           /* a unit issued at t with K steps may start when t + K >= mux_free
+                                   (the output MUXes are through with the last one) */
+    int last_instr;             /* instruction of the last unit issued, -1 */
+    enpu_sya_unit last_u;
+    int64_t last_tau;
+    bool merge_a, merge_w;      /* the next unit continues the current streams */
+    int64_t tail_until;         /* scheme 0: issue cycle the wait for the empty array ends */
+    int64_t state_start;
+    enpu_err *err;
+    int rc;
+} sya_engine;
+
+/* pe.c: one cycle of PE p with its new operand registers; a finished dot
+ * product goes to *out (returns 1), 0 otherwise; a negative status when
+ * the operands disagree or the accumulator leaves its range. */
+int sya_pe_step(sya_engine *e, sya_pe *p, int r, int c, sya_res *out);
+/* pe_row.c: row r of bank column bc: operands move one PE east (act) and
+ * south (wgt, from row r-1's old registers) and every PE steps; the row's
+ * MUX first hands on the result the row produced last cycle. */
+int sya_row_step(sya_engine *e, int r, int bc, const sya_tok *west);
+/* pe_bank.c: bank (br, bc), its rows from south to north. */
+int sya_bank_step(sya_engine *e, int br, int bc);
+/* pe_array.c: the array for cycle t: the banks from south-east to
+ * north-west with the edge streams of cycle t, the MUX outputs through the
+ * requantizer. */
+int sya_array_step(sya_engine *e, int64_t t);
+void sya_mux_emit(sya_engine *e, const sya_res *r, int64_t t);
+/* sync_shape.c: the requantized results arriving in cycle t, gathered into
+ * words and written. */
+int sya_shape_step(sya_engine *e, int64_t t);
+/* glb.c: the SRAM reads of cycle t: activation and weight elements for the
+ * units entering at t + La and t + Lw, into the read pipelines. */
+void sya_glb_step(sya_engine *e, int64_t t);
+/* ccu.c */
+int sya_ccu_step(sya_engine *e, int64_t t);
+bool sya_ccu_done(const sya_engine *e);
+/* Decodes every systolic instruction (bias, M, S from the weight memory). */
+int sya_decode_all(sya_engine *e, enpu_err *err);
+/* The job of sequence number seq. */
+sya_job *sya_job_of(sya_engine *e, int32_t seq);
+/* A job's last write happened: frees it; when it completes its instruction,
+ * the check and the layer callback. */
+int sya_job_retire(sya_engine *e, sya_job *j, int64_t t);
+
+/* functional.c: executes systolic instruction i on memories m (reading its
+ * parameters from e's decoded layers, or from m when lay is NULL). */
+int sya_func_exec(const enpu_sim *sim, int i, const sya_layer *lay, sim_mem *m, enpu_err *err);
+/* Decodes instruction i's parameter blocks from memory m into lay (arrays
+ * malloc'd). */
+int sya_decode_layer(const enpu_sim *sim, const sim_mem *m, int i, sya_layer *lay, enpu_err *err);
+void sya_layer_free(sya_layer *lay);
+/* The accumulator range error, shared by both modes. */
+int sya_acc_error(const enpu_sim *sim, int i, int64_t point, int64_t ch, int64_t acc, enpu_err *err);
+
+
+#endif
