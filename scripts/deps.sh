@@ -2,7 +2,7 @@
 # Installs the Debian packages EasyNPU needs to build and test, only those
 # missing. As root it runs apt-get; otherwise it prints the exact command.
 set -eu
-PKGS="cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata libcmocka-dev libjansson-dev zlib1g-dev"
+PKGS="cmake make gcc g++ pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata libcmocka-dev libjansson-dev zlib1g-dev libgemmlowp-dev openmpi-bin libopenmpi-dev librsvg2-bin"
 for opt in "$@"; do
   case "$opt" in
     --fuzz) PKGS="$PKGS clang libfuzzer-14-dev libclang-rt-14-dev" ;;

@@ -13,6 +13,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
+#include "energy_check.h"
 #include "report/sim_report.h"
 #include "sim/sim_internal.h"
 
@@ -256,24 +257,24 @@ enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_a
     return qg;
 }
 
-uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
-                       const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+/* Compile, simulate in both modes and check against the golden reference:
+ * the common part of enpu_test_e2e and enpu_test_e2e_q, on float inputs
+ * (in_f) or int8 ones (in8). */
+static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *in_f,
+                        const int8_t *const *in8, int n_in, const enpu_arch *arch_in,
+                        const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     enpu_err err = {0};
     enpu_arch arch = *arch_in;
-    enpu_graph *qg = enpu_test_quantize(onnx, calib, &arch);
     enpu_program prog;
     enpu_compile_report rep;
     if (enpu_compile(qg, &arch, co, &prog, &rep, &err)) {
         fprintf(stderr, "%s: compile: %s\n", name, err.msg);
         fail();
     }
-    enpu_buf in;
-    assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
-    assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
     /* the golden reference on the same input */
     e2e_ctx m = {qg, NULL, 0, name};
     assert_int_equal(enpu_gexec_new(qg, &m.ex, &err), 0);
-    if (enpu_gexec_run(m.ex, &in, &err)) {
+    if (in8 ? enpu_gexec_run_i8(m.ex, in8, &err) : enpu_gexec_run(m.ex, in_f, &err)) {
         fprintf(stderr, "%s: golden: %s\n", name, err.msg);
         fail();
     }
@@ -307,7 +308,8 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
             fprintf(stderr, "%s: %s\n", name, err.msg);
             fail();
         }
-        if (enpu_sim_run(sim, &in, 1, &res, &err)) {
+        if (in8 ? enpu_sim_run_i8(sim, in8, n_in, &res, &err)
+                : enpu_sim_run(sim, in_f, n_in, &res, &err)) {
             fprintf(stderr, "%s (%s mode): %s\n", name, enpu_sim_mode_name(o.mode), err.msg);
             fail();
         }
@@ -320,6 +322,11 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
             int64_t n = enpu_buf_numel(&gold);
             assert_int_equal(enpu_buf_numel(&res.outputs[i]), n);
             assert_memory_equal(gold.data, res.outputs[i].data, (size_t)n * sizeof(float));
+            if (out && mode == 0 && i < ENPU_TEST_E2E_OUTPUTS && res.raw_outputs &&
+                res.raw_outputs[i].data && n <= ENPU_TEST_E2E_OUTPUT_MAX) {
+                memcpy(out->out8[i], res.raw_outputs[i].data, (size_t)n);
+                out->n_out8[i] = n;
+            }
             enpu_buf_free(&gold);
         }
         if (mode == 0) {
@@ -330,6 +337,18 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
                     name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
+            /* and the energy model counts, without simulating, what the
+             * simulator counted (docs/energy.md) */
+            if (enpu_energy_modelled(&arch)) {
+                enpu_layer_stats *est = NULL, tot;
+                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
+                enpu_check_counts(name, &prog, &res, est, &tot, true);
+                free(est);
+            } else {
+                enpu_layer_stats *est = NULL, tot;
+                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), ENPU_E_UNSUPPORTED);
+                assert_null(est);
+            }
             if (out) {
                 out->cycles = res.total_cycles;
                 out->compared = m.compared;
@@ -344,10 +363,27 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
     }
     assert_true(sim_cycles > 0);
     enpu_gexec_free(m.ex);
-    enpu_buf_free(&in);
     enpu_program_free(&prog);
+    return sim_cycles;
+}
+
+uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
+                       const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+    enpu_err err = {0};
+    enpu_graph *qg = enpu_test_quantize(onnx, calib, arch_in);
+    enpu_buf in;
+    assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
+    assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
+    uint64_t sim_cycles = e2e_run(name, qg, &in, NULL, 1, arch_in, co, out);
+    enpu_buf_free(&in);
     enpu_graph_free(qg);
     return sim_cycles;
+}
+
+uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *const *inputs,
+                         const enpu_arch *arch, const enpu_compile_opts *co,
+                         enpu_test_e2e_result *out) {
+    return e2e_run(name, qg, NULL, inputs, qg->n_inputs, arch, co, out);
 }
 
 /* ---- fast-forward against the per-cycle path ------------------------------------------ */
@@ -446,7 +482,8 @@ static bool same_stats(const char *what, const char *kind, int i, const enpu_lay
                 x->chain_pos == y->chain_pos && x->n_instr == y->n_instr && x->n_dma == y->n_dma &&
                 !memcmp(x->activity, y->activity, sizeof x->activity) &&
                 !memcmp(x->reads, y->reads, sizeof x->reads) &&
-                !memcmp(x->writes, y->writes, sizeof x->writes);
+                !memcmp(x->writes, y->writes, sizeof x->writes) &&
+                !memcmp(x->uops, y->uops, sizeof x->uops);
     if (!same) {
         fprintf(stderr, "%s: %s %d (%s) differs between the per-cycle path and fast-forward:\n", what,
                 kind, i, x->name);
@@ -465,6 +502,10 @@ static bool same_stats(const char *what, const char *kind, int i, const enpu_lay
                         enpu_memory_name((enpu_memory)m), (unsigned long long)x->reads[m],
                         (unsigned long long)y->reads[m], (unsigned long long)x->writes[m],
                         (unsigned long long)y->writes[m]);
+        for (int o = 0; o < ENPU_UOP_COUNT; o++)
+            if (x->uops[o] != y->uops[o])
+                fprintf(stderr, "  %s operations %llu / %llu\n", enpu_unit_op_name((enpu_unit_op)o),
+                        (unsigned long long)x->uops[o], (unsigned long long)y->uops[o]);
     }
     return same;
 }

@@ -60,6 +60,8 @@ enpu_arch enpu_test_preset(const char *name);
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a);
 
 /* What enpu_test_e2e measured. */
+#define ENPU_TEST_E2E_OUTPUTS 4
+#define ENPU_TEST_E2E_OUTPUT_MAX 4096
 typedef struct enpu_test_e2e_result {
     uint64_t cycles;                 /* simulated (cycle mode) */
     int64_t modelled;                /* the compiler's model of the program */
@@ -67,6 +69,9 @@ typedef struct enpu_test_e2e_result {
     uint64_t dram_read, dram_written; /* DRAM words */
     bool offchip;                    /* the compiler streamed through DRAM */
     int n_instr;
+    /* the int8 outputs (first ENPU_TEST_E2E_OUTPUTS, up to _MAX elements), user order */
+    int8_t out8[ENPU_TEST_E2E_OUTPUTS][ENPU_TEST_E2E_OUTPUT_MAX];
+    int64_t n_out8[ENPU_TEST_E2E_OUTPUTS];
 } enpu_test_e2e_result;
 
 /* End to end on a model, failing the test on any difference: import onnx,
@@ -74,11 +79,18 @@ typedef struct enpu_test_e2e_result {
  * NULL), run on input in cycle mode (with the simulator's own check) and in
  * functional mode, comparing every layer output the program stores with the
  * golden int8 reference right after the layer ran, element by element, and
- * the outputs bit for bit; and the cost model with the simulator
- * (enpu_test_assert_cost_exact).  Returns the simulated cycles; fills *out
+ * the outputs bit for bit; the cost model with the simulator
+ * (enpu_test_assert_cost_exact); and the energy model's analytic access
+ * counts with the simulator's (energy_check.h).  Returns the simulated cycles; fills *out
  * when given. */
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch, const enpu_compile_opts *co, enpu_test_e2e_result *out);
+/* The same from a quantized graph (e.g. an imported .tflite) on int8
+ * inputs, one per graph input in the IR's order (the arch must have the
+ * graph's requant); out->out8 gets the int8 outputs. */
+uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *const *inputs,
+                         const enpu_arch *arch, const enpu_compile_opts *co,
+                         enpu_test_e2e_result *out);
 
 /* Fast-forward (docs/microarch.md §15) changes nothing: runs p on arch a
  * (float inputs in_f32, or int8 ones in_i8 when in_f32 is NULL) with

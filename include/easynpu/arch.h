@@ -8,13 +8,17 @@
  * bus_bits/8, memory sizes multiples of the bus word, the instruction layout
  * fitting 512 bits) are checked in enpu_arch_validate.
  *
- * JSON form: an object whose keys are "name", "engine", "base" (optional,
- * a preset name: the preset supplying every key that is absent; default
- * "systolic" when "engine" is "systolic", else "easynpu") and the parameter
- * names below (the sya_ ones only when the engine is "systolic").  An
- * unknown key is an error naming it.  The canonical JSON (enpu_arch_to_json) has every key in
- * table order and no "base"; its CRC32 is the arch fingerprint stamped into
- * compiled programs. */
+ * JSON form: an object whose keys are "name", "engine", "requant"
+ * (optional: "easynpu" or "tflite", the requantizer's arithmetic,
+ * numerics.h; "tflite" on the easynpu engine only; written only when it is
+ * not "easynpu", so that the fingerprints of descriptions without it do not
+ * change), "base" (optional, a preset name: the preset supplying every key
+ * that is absent; default "systolic" when "engine" is "systolic", else
+ * "easynpu") and the parameter names below (the sya_ ones only when the
+ * engine is "systolic").  An unknown key is an error naming it.  The
+ * canonical JSON (enpu_arch_to_json) has every key in table order and no
+ * "base"; the CRC32 of its machine part (without the cost figures,
+ * ENPU_ARCH_COSTS) is the arch fingerprint stamped into compiled programs. */
 #ifndef EASYNPU_ARCH_H
 #define EASYNPU_ARCH_H
 
@@ -22,6 +26,7 @@
 #include <stdint.h>
 
 #include "easynpu/error.h"
+#include "easynpu/numerics.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -132,9 +137,51 @@ typedef enum enpu_engine {
     X(sya_host_elem_cycles, "cycles", 0, 100000, 1,                                             \
       "host op time per output element (host ops are timed on this engine)")
 
+/* X(key, unit, lo, hi, default, source, meaning)
+ * The cost figures: what one action of a unit costs in energy and what a
+ * unit costs in area, at the 45 nm reference node of their sources, and the
+ * node and supply they are scaled to (tech_nm, vdd_v; the scaling rule and
+ * how the per-action energies and per-unit areas are derived from these
+ * figures are in docs/energy.md, implemented in src/energy/energy.c).
+ * Doubles, because they are fractional; one default for both presets (they
+ * describe the technology, not the machine).  They come after clock_mhz in
+ * the canonical JSON and are not part of the fingerprint: a program compiled
+ * for an arch runs on it whatever its cost figures. */
+#define ENPU_ARCH_COSTS(X)                                                                      \
+    X(tech_nm, "nm", 7, 130, 45, "Stillmaker and Baas 2017 (scaling factors)",                 \
+      "technology node the 45 nm figures below are scaled to")                                 \
+    X(vdd_v, "V", 0.3, 1.5, 0.9, "Horowitz 2014 (his 45 nm figures are at 0.9 V)",             \
+      "supply voltage the energies are scaled to")                                             \
+    X(mult8_pj, "pJ", 0, 1e6, 0.2, "Horowitz 2014", "8-bit integer multiply")                    \
+    X(mult32_pj, "pJ", 0, 1e6, 3.1, "Horowitz 2014", "32-bit integer multiply")                  \
+    X(add8_pj, "pJ", 0, 1e6, 0.03, "Horowitz 2014", "8-bit integer add")                         \
+    X(add32_pj, "pJ", 0, 1e6, 0.1, "Horowitz 2014", "32-bit integer add")                        \
+    X(sram_pj, "pJ", 0, 1e6, 10, "Horowitz 2014: 64-bit access of an 8 KB SRAM (cache)",        \
+      "storage access: w bits of a C-byte memory cost sram_pj * w/64 * sqrt(C/8192)")          \
+    X(wire_pj, "pJ/bit/mm", 0, 1e6, 0.121,                                                      \
+      "Keckler et al. 2011 (40 nm): 310 pJ for 256 random bits over 10 mm",                    \
+      "on-chip wire, per bit and mm")                                                          \
+    X(bus_mm, "mm", 0, 1000, 1, "assumption",                                                   \
+      "distance a bus word travels between a memory and the PE array")                         \
+    X(dram_pj, "pJ/byte", 0, 1e6, 162.5,                                                        \
+      "Horowitz 2014: 1.3 nJ per 64-bit DRAM access (low end of 1.3-2.6)",                     \
+      "off-chip DRAM, per byte moved (another chip: not scaled)")                              \
+    X(mult8_um2, "um2", 0, 1e9, 282, "Horowitz 2014", "8-bit integer multiplier")                \
+    X(mult32_um2, "um2", 0, 1e9, 3495, "Horowitz 2014", "32-bit integer multiplier")             \
+    X(add8_um2, "um2", 0, 1e9, 36, "Horowitz 2014", "8-bit integer adder")                       \
+    X(add32_um2, "um2", 0, 1e9, 137, "Horowitz 2014", "32-bit integer adder")                    \
+    X(sram_um2, "um2/bit", 0, 1e6, 1.215,                                                       \
+      "Greaves (Cambridge SoC D/M notes, from CACTI): 600 F^2 per bit at F = 45 nm",           \
+      "SRAM macro area per bit, periphery included")                                           \
+    X(ff_um2, "um2/bit", 0, 1e6, 4.522, "Nangate 45 nm Open Cell Library, DFF_X1",              \
+      "register-file bit (one flip-flop)")
+
 typedef struct enpu_arch {
     char name[ENPU_ARCH_NAME_MAX];
     enpu_engine engine;
+    enpu_requant_mode requant; /* the requantizer's integer rules (docs/numerics.md); with
+                                  tflite every multiplier is a Q31 word of a quant block in
+                                  the weight memory and mult_bits is unused */
 #define ENPU_X_MEMBER(key, unit, lo, hi, d0, d1, doc) int64_t key;
     ENPU_ARCH_PARAMS(ENPU_X_MEMBER)
 #undef ENPU_X_MEMBER
@@ -142,6 +189,9 @@ typedef struct enpu_arch {
     ENPU_ARCH_SYA_PARAMS(ENPU_X_SYA_MEMBER)
 #undef ENPU_X_SYA_MEMBER
     double clock_mhz; /* clock for time figures, > 0 (MHz) */
+#define ENPU_X_COST(key, unit, lo, hi, dflt, src, doc) double key;
+    ENPU_ARCH_COSTS(ENPU_X_COST)
+#undef ENPU_X_COST
 } enpu_arch;
 
 /* Rows and columns of the systolic array: the banks arranged sya_bank_rows
@@ -188,12 +238,19 @@ int enpu_arch_load(const char *spec, enpu_arch *out, enpu_err *err);
  * an engine that is not implemented. */
 int enpu_arch_validate(const enpu_arch *a, enpu_err *err);
 
-/* Canonical JSON (every key, table order, no "base"): compact on one line
- * when pretty == 0, else indented with a trailing newline.  malloc'd, freed
- * by the caller; NULL only when out of memory. */
+/* Canonical JSON (every key, table order, no "base": the parameters,
+ * clock_mhz, then the cost figures): compact on one line when pretty == 0,
+ * else indented with a trailing newline.  malloc'd, freed by the caller;
+ * NULL only when out of memory. */
 char *enpu_arch_to_json(const enpu_arch *a, int pretty);
 
-/* CRC32 (zlib) of the compact canonical JSON: stamped into programs. */
+/* The machine part of the canonical JSON, compact: every key but the cost
+ * figures.  It is what a program's ARCH section holds and what the
+ * fingerprint is computed over.  malloc'd; NULL only when out of memory. */
+char *enpu_arch_machine_json(const enpu_arch *a);
+
+/* CRC32 (zlib) of enpu_arch_machine_json: stamped into programs, so cost
+ * figures never make a program incompatible. */
 uint32_t enpu_arch_fingerprint(const enpu_arch *a);
 
 /* "easynpu", "systolic", "rowstat"; enpu_engine_parse returns -1 if unknown. */
@@ -212,6 +269,15 @@ char *enpu_arch_param_table_md(void);
  * default, meaning) and of its presets, as embedded in docs/systolic.md.
  * malloc'd. */
 char *enpu_arch_sya_table_md(void);
+
+/* Markdown table of the cost figures (key, unit, range, default, source,
+ * meaning), as embedded in docs/arch.md and docs/energy.md.  malloc'd. */
+char *enpu_arch_cost_table_md(void);
+
+/* Cost figure by key: its address in a (NULL if unknown); the sweep sets
+ * fields by name.  enpu_arch_param_ref likewise for the integer parameters. */
+double *enpu_arch_cost_ref(enpu_arch *a, const char *key);
+int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key);
 
 /* Words of a memory in this arch (bytes / word bytes). */
 static inline int64_t enpu_arch_words(const enpu_arch *a, int64_t bytes) {

@@ -219,6 +219,8 @@ typedef struct enpu_node {
 typedef struct enpu_graph {
     char *name;
     int opset;
+    int requant;             /* quantized graph: the requantizer its integer parameters are
+                                for (enpu_requant_mode of numerics.h; 0 = easynpu) */
     enpu_tensor *tensors;
     int n_tensors, cap_tensors;
     enpu_node *nodes;

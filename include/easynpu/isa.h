@@ -209,6 +209,17 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
  * reshape, sync, end: no reduction over inputs). */
 int64_t enpu_instr_macs(const enpu_instr *in);
 
+/* Parameter words an instruction reads at its chain's start
+ * (docs/microarch.md §11.3, §12.4): bias and requantization blocks for
+ * conv, conv_relu, fc, dwconv, avgpool, bn (bn also its multipliers), the
+ * table block for act, none otherwise. */
+int64_t enpu_instr_param_words(const enpu_arch *arch, const enpu_instr *in);
+
+/* Rank of element (h, w, c) of an H x W x C map in the reading order of
+ * reshape permutation `perm` (ENPU_PERM_*; docs/microarch.md §11.9). */
+int64_t enpu_perm_rank(int64_t perm, int64_t H, int64_t W, int64_t C, int64_t h, int64_t w,
+                       int64_t c);
+
 /* Words of a feature map [h][w][c] with c folded into pes-channel words. */
 int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c);
 
@@ -218,6 +229,14 @@ int64_t enpu_fmap_words(const enpu_arch *arch, int64_t h, int64_t w, int64_t c);
  * act_segments records of (i32 a, i32 b) from the next word boundary. */
 #define ENPU_TABLE_HEADER_BYTES 32
 int64_t enpu_table_words(const enpu_arch *arch);
+
+/* (M, S) records (two little-endian i32 each) of an instruction's quant
+ * block in weight memory (docs/isa.md "Memory blocks"): one per output
+ * channel for conv, conv_relu, fc, dwconv, avgpool and bn; with requant
+ * "tflite" (whose Q31 multipliers do not fit the instruction's
+ * mult_bits-wide fields) also add, 3 records (the output's (M, S), then
+ * in1's and in2's (A, SA)), and mul, 1 (the output's); 0 otherwise. */
+int64_t enpu_quant_records(const enpu_arch *arch, const enpu_instr *in);
 
 /* Words from ofmap_addr to the end of the last word an instruction stores
  * (ofmap_wpp / ofmap_word make gaps for a concat at store). */

@@ -209,6 +209,195 @@ int enpu_quantize_bias(double b, double scale, const char *what, int32_t *q, enp
 
 /* ---- helpers for ops that are not plain conv ----------------------------- */
 
+/* ==== TFLite's integer arithmetic (requant "tflite", docs/numerics.md §10) ====
+ *
+ * The second requantizer of the numerics contract: what TensorFlow Lite (and
+ * TFLite Micro, whose reference kernels a microcontroller runs) computes for
+ * int8 models, bit for bit.  An architecture selects it with `requant:
+ * "tflite"` (arch.h); a quantized graph says which one its integer
+ * parameters are for (enpu_graph.requant).  The golden reference and the
+ * simulator call the functions below and nothing else for it.
+ *
+ * (M, S) keep their meaning "real multiplier ~ M / 2^S" in both modes.  A
+ * TFLite quantized multiplier (q, shift), real ~ q * 2^(shift - 31) with q
+ * in [2^30, 2^31), is stored as M = q, S = 31 - shift:
+ *   S == 0       bypass: acc * M (no shift, no rounding: max pool, moves)
+ *   1 <= S <= 31 SRDHM(acc * 2^(31-S), M)          (TFLite's left shift)
+ *   32 <= S      RDBPOT(SRDHM(acc, M), S - 31)     (TFLite's right shift)
+ * SRDHM is gemmlowp's SaturatingRoundingDoublingHighMul (a*b/2^31 rounded,
+ * ties toward +infinity), RDBPOT its RoundingDivideByPOT (ties away from
+ * zero): TFLite's MultiplyByQuantizedMultiplier with its default double
+ * rounding. */
+
+/* The requantizers an architecture can have: X(ID, "json name"). */
+#define ENPU_REQUANT_LIST(X) \
+    X(EASYNPU, "easynpu")    \
+    X(TFLITE, "tflite")
+
+typedef enum enpu_requant_mode {
+#define ENPU_X_RQ(id, name) ENPU_REQUANT_##id,
+    ENPU_REQUANT_LIST(ENPU_X_RQ)
+#undef ENPU_X_RQ
+    ENPU_REQUANT_COUNT
+} enpu_requant_mode;
+
+/* "easynpu", "tflite" ("unknown" otherwise); enpu_requant_parse: -1 if unknown. */
+const char *enpu_requant_name(int mode);
+int enpu_requant_parse(const char *s);
+
+/* int64 -> int32 keeping the low 32 bits (two's complement wrap), without
+ * the implementation-defined conversion of an out-of-range value. */
+static inline int32_t enpu_wrap32u(uint64_t v) {
+    uint32_t u = (uint32_t)v;
+    return u <= (uint32_t)INT32_MAX ? (int32_t)u : (int32_t)(u - 2147483648u) - INT32_MAX - 1;
+}
+static inline int32_t enpu_wrap32(int64_t v) { return enpu_wrap32u((uint64_t)v); }
+
+/* gemmlowp's SaturatingRoundingDoublingHighMul: round(a * b / 2^31) with
+ * the nudge 2^30 (1 - 2^30 for a negative product) and a truncating
+ * division, i.e. ties toward +infinity; INT32_MIN * INT32_MIN saturates to
+ * INT32_MAX.  b may be any value in [INT32_MIN, 2^31) (an int64 so that an
+ * unsigned multiplier M < 2^31 passes unchanged). */
+static inline int32_t enpu_tfl_srdhm(int32_t a, int64_t b) {
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    int64_t ab = (int64_t)a * b;
+    int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
+}
+
+/* gemmlowp's RoundingDivideByPOT: round(x / 2^e), ties away from zero,
+ * 0 <= e <= 62 (TFLite uses e <= 31; the same formula beyond). */
+static inline int64_t enpu_tfl_rdbpot(int64_t x, int e) {
+    if (e <= 0) return x;
+    int64_t q = enpu_asr64(x, e);              /* floor(x / 2^e) */
+    int64_t rem = x - q * ((int64_t)1 << e);   /* x & mask, in [0, 2^e) */
+    int64_t threshold = ((((int64_t)1 << e) - 1) >> 1) + (x < 0 ? 1 : 0);
+    return q + (rem > threshold ? 1 : 0);
+}
+
+/* The tflite requantizer's scaling of v by (M, S) (encoding above), before
+ * the zero point and the clamp.  M < 2^31.  The left shift is TFLite's
+ * int32 multiply: a value it pushes out of int32 wraps as it does there
+ * (the importer proves it never happens: enpu_qgraph_check). */
+static inline int64_t enpu_tfl_scale(int64_t v, uint32_t M, int S) {
+    if (S <= 0) return v * (int64_t)M;
+    int32_t a = S < 31 ? enpu_wrap32u((uint64_t)v << (31 - S)) : enpu_wrap32(v);
+    int32_t h = enpu_tfl_srdhm(a, (int64_t)M);
+    return S > 31 ? enpu_tfl_rdbpot(h, S - 31) : h;
+}
+
+/* y = clamp(scale(acc, M, S) + zp, lo, hi): the tflite requantizer. */
+static inline int32_t enpu_requant_tfl(int64_t acc, uint32_t M, int S, int32_t zp, int32_t lo,
+                                       int32_t hi) {
+    return (int32_t)enpu_clamp64(enpu_tfl_scale(acc, M, S) + zp, lo, hi);
+}
+
+/* The requantizer of `mode` (enpu_requant_mode): the one entry point the
+ * golden reference and the simulator use. */
+static inline int32_t enpu_requant_as(int mode, int64_t acc, uint32_t M, int S, int32_t zp,
+                                        int32_t lo, int32_t hi) {
+    return mode == ENPU_REQUANT_TFLITE ? enpu_requant_tfl(acc, M, S, zp, lo, hi)
+                                       : enpu_requant(acc, M, S, zp, lo, hi);
+}
+
+/* TFLite's MultiplyByQuantizedMultiplier(x, q, shift), shift <= 30. */
+static inline int32_t enpu_tfl_mbqm(int32_t x, int32_t q, int shift) {
+    return (int32_t)enpu_tfl_scale(x, (uint32_t)q, 31 - shift);
+}
+
+/* TFLite's int8 ADD: both inputs are scaled to a common scale with 20 bits
+ * of headroom (d << 20, d = x - zp), each by its own (A, SA), and summed;
+ * the sum is requantized by the node's output (M, S).  This is one input's
+ * term. */
+#define ENPU_TFL_ADD_LEFT_SHIFT 20
+static inline int64_t enpu_tfl_add_term(int32_t d, uint32_t A, int SA) {
+    return enpu_tfl_scale((int64_t)d * ((int64_t)1 << ENPU_TFL_ADD_LEFT_SHIFT), A, SA);
+}
+
+/* TFLite's QuantizeMultiplier: q = round(f * 2^31) (ties away from zero)
+ * for real = f * 2^shift, f in [0.5, 1) (frexp); q == 2^31 becomes 2^30
+ * with shift + 1; shift < -31 flushes to q = 0, shift = 0; real == 0 gives
+ * 0, 0.  ENPU_E_INVALID for a negative, NaN or infinite real naming `what`;
+ * ENPU_E_UNSUPPORTED when shift > 30 (real >= 2^30: no int8 model has it). */
+int enpu_tfl_quantize_multiplier(double real, const char *what, int32_t *q, int *shift,
+                                 enpu_err *err);
+/* The same as (M, S) = (q, 31 - shift). */
+int enpu_tfl_multiplier(double real, const char *what, uint32_t *M, int *S, enpu_err *err);
+
+/* TFLite's float -> int8: clamp(round(x / scale) + zp, -128, 127), the
+ * division in float and ties away from zero (TfLiteRound); NaN maps to zp. */
+int32_t enpu_tfl_quantize(float x, float scale, int32_t zp);
+
+/* Fused activation clamp (TFLite's CalculateActivationRangeQuantized) for
+ * ActivationFunctionType `act` (0 NONE, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6)
+ * on an int8 output (scale, zp); ENPU_E_UNSUPPORTED for others, naming
+ * `what`. */
+int enpu_tfl_act_range(int act, float scale, int32_t zp, const char *what, int32_t *lo,
+                       int32_t *hi, enpu_err *err);
+
+/* ADD parameters exactly as TFLite prepares them: twice the larger input
+ * scale as the common scale, A[i] / 2^SA[i] = s_i / (2 max(s0, s1)), M /
+ * 2^S = 2 max(s0, s1) / (2^20 s_out). */
+int enpu_tfl_add_params(float s0, float s1, float s_out, const char *what, uint32_t A[2],
+                        int SA[2], uint32_t *M, int *S, enpu_err *err);
+
+/* AVERAGE_POOL_2D: TFLite divides the window's raw sum by its element count
+ * n rounding half away from zero, (sum +- n/2) / n in C.  This is that rule;
+ * enpu_tfl_avgpool_multiplier gives the (M, S) with which the tflite
+ * requantizer computes exactly the same for every sum of n int8 values
+ * (docs/numerics.md §10.5 proves it; n <= ENPU_TFL_AVGPOOL_MAX_N). */
+#define ENPU_TFL_AVGPOOL_MAX_N 2896
+static inline int32_t enpu_tfl_avg_round(int32_t sum, int32_t n) {
+    return sum > 0 ? (sum + n / 2) / n : (sum - n / 2) / n;
+}
+int enpu_tfl_avgpool_multiplier(int64_t n, const char *what, uint32_t *M, int *S, enpu_err *err);
+
+/* MEAN over n elements (TFLite Micro's QuantizedMeanOrSum): the multiplier
+ * of s_in / s_out with 1/n folded in, applied to sum - n * zp_in. */
+int enpu_tfl_mean_multiplier(float s_in, float s_out, int64_t n, const char *what, uint32_t *M,
+                             int *S, enpu_err *err);
+
+/* gemmlowp fixed point on raw int32 values with `ibits` integer bits
+ * (Q(ibits).(31-ibits)), as TFLite's softmax, logistic and tanh use it:
+ * exp(a) for a <= 0 (result Q0.31), 1/(1+a) and (1-a)/(1+a) for a in [0, 1)
+ * (Q0.31), logistic and tanh (Q0.31).  0 <= ibits <= 30. */
+int32_t enpu_tfl_exp_on_negative_values(int32_t a, int ibits);
+int32_t enpu_tfl_one_over_one_plus_x(int32_t a);
+int32_t enpu_tfl_one_minus_x_over_one_plus_x(int32_t a);
+int32_t enpu_tfl_logistic_q(int32_t a, int ibits);
+int32_t enpu_tfl_tanh_q(int32_t a, int ibits);
+
+/* The host kernels of TFLite's int8 ops that have no NPU datapath: SOFTMAX
+ * (beta 1, output 1/256, -128), LOGISTIC (output zero point -128), TANH
+ * (output zero point 0) and HARD_SWISH.  Prepare from the tensors'
+ * parameters exactly as TFLite Micro does (ENPU_E_UNSUPPORTED naming `what`
+ * for parameters TFLite refuses or that would overflow its arithmetic);
+ * run on int8 values. */
+typedef enum enpu_tfl_kernel {
+    ENPU_TFL_SOFTMAX = 0,
+    ENPU_TFL_LOGISTIC,
+    ENPU_TFL_TANH,
+    ENPU_TFL_HARD_SWISH
+} enpu_tfl_kernel;
+
+typedef struct enpu_tfl_kparams {
+    enpu_tfl_kernel kernel;
+    int32_t zp_in, zp_out;
+    int32_t mult;        /* softmax: input_multiplier; logistic/tanh: input_multiplier */
+    int shift;           /* softmax/logistic/tanh: input_left_shift */
+    int32_t limit;       /* softmax: diff_min; logistic/tanh: input_range_radius */
+    int16_t out_mult16, relu_mult16; /* hard swish: output and "reluish" multipliers */
+    int out_exp, relu_exp;           /* their exponents */
+} enpu_tfl_kparams;
+
+int enpu_tfl_kernel_prepare(enpu_tfl_kernel k, float s_in, int32_t zp_in, float s_out,
+                            int32_t zp_out, const char *what, enpu_tfl_kparams *p,
+                            enpu_err *err);
+/* One element of LOGISTIC, TANH or HARD_SWISH. */
+int8_t enpu_tfl_kernel_eval(const enpu_tfl_kparams *p, int8_t x);
+/* SOFTMAX over n values x[i * stride], written to y[i * stride]. */
+void enpu_tfl_softmax(const enpu_tfl_kparams *p, const int8_t *x, int8_t *y, int64_t n,
+                      int64_t stride);
 
 #ifdef __cplusplus
 }

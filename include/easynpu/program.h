@@ -189,6 +189,9 @@ void enpu_program_free(enpu_program *p);
  * ENPU_PROG_MAX_INSTRS. */
 int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *name, int n_src,
                            const char *const *src, enpu_err *err);
+/* Instructions in the fused chain that starts at `first`: 1 + the members
+ * its fuse_next bits pull in (docs/isa.md "Fused chains"). */
+int enpu_program_chain_len(const enpu_program *p, int first);
 /* The default of enpu_layer_info.macs for an instruction: enpu_instr_macs,
  * 0 for sync and end. */
 int64_t enpu_layer_default_macs(const enpu_instr *in);

@@ -116,6 +116,7 @@ typedef struct enpu_qnode {
     uint32_t *M;          /* [n_ch] (NULL when n_ch == 0) */
     int8_t *S;            /* [n_ch] */
     uint32_t A[2];        /* ADD input multipliers */
+    int8_t SA[2];         /* ADD, requant tflite: the shift S of each A[i] (0 otherwise) */
     int32_t zp_in[2];     /* zero points of activation inputs 0 and 1 */
     int32_t zp_out;
     int32_t lo, hi;       /* output clamp (fused Relu/Clip, default -128..127) */
@@ -323,15 +324,28 @@ int enpu_gexec_value_f32(const enpu_gexec *ex, int t, float *dst, enpu_err *err)
 /* Graph output i as float32 (dequantized if int8). */
 int enpu_gexec_output(const enpu_gexec *ex, int i, enpu_buf *out, enpu_err *err);
 
+/* Host nodes of a graph with requant tflite: TFLite's integer kernels
+ * (numerics.h) instead of the float reference.  enpu_tfl_kernel_of gives the
+ * kernel of an op (Softmax, Sigmoid = LOGISTIC, Tanh, HardSwish) or -1.
+ * enpu_tfl_host_run prepares it from the tensors' parameters and runs it on
+ * x (an int8 tensor of `rank` dims, y the same shape); softmax normalizes
+ * along `axis`.  Errors name `what`: ENPU_E_UNSUPPORTED for an op without
+ * a TFLite integer kernel or parameters TFLite refuses. */
+int enpu_tfl_kernel_of(enpu_op op);
+int enpu_tfl_host_run(enpu_op op, int axis, int rank, const int64_t *dims, const int8_t *x,
+                      float s_in, int32_t zp_in, int8_t *y, float s_out, int32_t zp_out,
+                      const char *what, enpu_err *err);
+
 /* Which kernels the executor runs.  The reference loops compute each output
  * element by itself, exactly as the semantics above are written; they define
  * the numerics.  The fast kernels (src/ref/gfast.h: packed layouts, int16
  * multiply-adds into int32, lookup tables, SIMD where the CPU has it) produce
  * the same int8 values bit for bit: the accumulators are exact (the graph
  * check proves every partial sum fits 32 bits, so the order of the sums does
- * not matter) and every output goes through the same enpu_requant.  Nodes
- * with no fast kernel (MOVE, HOST, broadcasting ADD/MUL) run the reference
- * loops either way. */
+ * not matter) and every output goes through the same requantization (the
+ * graph's requant mode, as in the reference loops).  Nodes with no fast
+ * kernel (MOVE, HOST, broadcasting ADD/MUL) run the reference loops either
+ * way. */
 typedef enum enpu_gexec_kernels {
     ENPU_GK_FAST = 0,   /* default: fast kernels, the best instruction set this CPU has */
     ENPU_GK_PORTABLE,   /* fast kernels in plain C (what a CPU without SIMD runs) */

@@ -100,6 +100,35 @@ typedef enum enpu_memory {
 
 const char *enpu_memory_name(enpu_memory m);
 
+/* Datapath operations, counted per PE lane (all P lanes of an active PE
+ * row: lanes of absent channels are not gated), for the energy model
+ * (docs/energy.md): `mac` a multiply-accumulate (conv, dwconv, avgpool, and
+ * the bn, act, mul stages; an add stage is 2: both inputs are scaled),
+ * `alu` an 8-bit compare or subtract without the multiplier (maxpool, relu),
+ * `requant` one requantized lane (a final pass or a fused stage; not the
+ * reshape's bypass), `lookup` one activation-table segment lookup. */
+#define ENPU_UNIT_OP_LIST(X)  \
+    X(MAC, "mac")             \
+    X(ALU, "alu")             \
+    X(REQUANT, "requant")     \
+    X(LOOKUP, "lookup")
+
+typedef enum enpu_unit_op {
+#define ENPU_X_UOP(id, name) ENPU_UOP_##id,
+    ENPU_UNIT_OP_LIST(ENPU_X_UOP)
+#undef ENPU_X_UOP
+    ENPU_UOP_COUNT
+} enpu_unit_op;
+
+const char *enpu_unit_op_name(enpu_unit_op o);
+
+/* Adds to uops[ENPU_UOP_COUNT] the operations of `lanes` lanes of a stage of
+ * opcode `op` that computes from one operand per lane (a 1x1 channel-wise
+ * head or a fused stage): bn and mul a mac, add 2 macs, act a mac and a
+ * lookup, relu an alu operation, each of them a requant; nothing for the
+ * others (the reshape's bypass). */
+void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops);
+
 /* One row per instruction of the program (the rows of a fused chain split
  * its cycles by stage, docs/microarch.md §11.10). */
 typedef struct enpu_layer_stats {
@@ -117,6 +146,7 @@ typedef struct enpu_layer_stats {
     uint64_t compute_model;          /* closed-form compute cycles (§11.11) */
     uint64_t reads[ENPU_MEM_COUNT];  /* words (pads: entries) */
     uint64_t writes[ENPU_MEM_COUNT];
+    uint64_t uops[ENPU_UOP_COUNT];   /* datapath operations (lanes) */
     int psum_peak;                   /* most psum entries live at once, per PE */
     bool host;                       /* a sync/host op (host time not modelled) */
     int group, chain_pos;            /* the program's layer group; position in its chain
@@ -148,6 +178,7 @@ typedef struct enpu_sim_result {
     uint64_t host_macs;              /* MACs of the layers the host computes (sync) */
     uint64_t activity[ENPU_ACT_COUNT];
     uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
+    uint64_t uops[ENPU_UOP_COUNT];
     double utilization;              /* total_macs / (pes * pe_rows * total_cycles) */
     double time_us;                  /* total_cycles / clock_mhz */
     bool checked;                    /* the layer-by-layer check ran */

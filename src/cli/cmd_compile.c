@@ -14,7 +14,7 @@
 #include "report/compile_report.h"
 
 static const char *HELP =
-    "usage: easynpu compile MODEL.onnx|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
+    "usage: easynpu compile MODEL.onnx|MODEL.tflite|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
     "                       [--schedule list|serial]\n"
     "                       [--bind NAME=FILE...]\n"
@@ -92,7 +92,8 @@ int enpu_cmd_compile(int argc, char **argv) {
         default: return enpu_cli_usage("compile", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (argc - optind != 1) return enpu_cli_usage("compile", "expected one MODEL.onnx or MODEL.qjson");
+    if (argc - optind != 1)
+        return enpu_cli_usage("compile", "expected one MODEL.onnx, MODEL.tflite or MODEL.qjson");
     const char *model = argv[optind];
     const char *ext = enpu_path_ext(model);
     if (strcmp(ext, ".qjson") == 0 && calib)
@@ -123,7 +124,8 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_program_init(&prog, &arch);
     enpu_compile_report rep;
     memset(&rep, 0, sizeof rep);
-    if (enpu_model_load(&m, model, calib, &binds, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err)) {
+    if (enpu_model_load(&m, model, calib, &binds, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err) ||
+        enpu_model_fit_requant(qg, &arch, text, &err)) {
         rc = enpu_cli_fail("compile", &err);
         goto done;
     }

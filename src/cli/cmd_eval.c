@@ -478,6 +478,14 @@ int enpu_cmd_eval(int argc, char **argv) {
     if (argc - optind != 1) return enpu_cli_usage("eval", "expected one MODEL.onnx or MODEL.qjson");
     const char *model = argv[optind];
     if (!data) return enpu_cli_usage("eval", "--data SPEC is required");
+    /* a TFLite model's data sets would be in TFLite's NHWC order and its
+     * arch's requant switched as `run` does; eval does neither yet */
+    if (strcmp(enpu_path_ext(model), ".tflite") == 0) {
+        enpu_err e = {0};
+        enpu_fail(&e, ENPU_E_UNSUPPORTED, "%s: eval takes an .onnx or .qjson model; run a TFLite "
+                  "model with `easynpu run MODEL.tflite --input x.raw|x.npy`", model);
+        return enpu_cli_fail("eval", &e);
+    }
     if (strcmp(enpu_path_ext(model), ".enpu") == 0)
         return enpu_cli_usage("eval", "%s is a compiled program, which has no golden reference; give "
                               "the .onnx or .qjson it was compiled from", model);

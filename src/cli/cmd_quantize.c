@@ -8,11 +8,14 @@
 
 #include "cli/bind.h"
 #include "cli/cli.h"
+#include "easynpu/file.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
+#include "easynpu/tflite.h"
 
 static const char *HELP =
-    "usage: easynpu quantize MODEL.onnx -o MODEL.qjson [--calib DIR|FILES] [--percentile P]\n"
+    "usage: easynpu quantize MODEL.onnx|MODEL.tflite -o MODEL.qjson [--calib DIR|FILES]\n"
+    "                        [--percentile P]\n"
     "                        [--acc-bits N] [--mult-bits N] [--segments N]\n"
     "                        [--test DIR|FILES ...] [--json REPORT.json] [--bind NAME=FILE...]\n"
     "\n"
@@ -141,6 +144,22 @@ int enpu_cmd_quantize(int argc, char **argv) {
 
     enpu_err err = {0};
     enpu_graph *g = NULL, *qg = NULL;
+    if (strcmp(enpu_path_ext(model), ".tflite") == 0) {
+        /* already int8: the import is the quantized graph (docs/tflite.md) */
+        bool extra = calib || n_tests || binds.n;
+        enpu_cli_binds_free(&binds);
+        if (extra)
+            return enpu_cli_usage("quantize", "%s carries its own int8 parameters: --calib, --test "
+                                  "and --bind are for an .onnx model", model);
+        if (enpu_tflite_load(model, &qg, &err) || enpu_qgraph_save(out, qg, &err)) {
+            enpu_graph_free(qg);
+            return enpu_cli_fail("quantize", &err);
+        }
+        fprintf(text, "wrote %s: the TFLite model's own int8 parameters (requant tflite; nothing "
+                "calibrated)\n", out);
+        enpu_graph_free(qg);
+        return 0;
+    }
     enpu_buf *cal = NULL, *test = NULL;
     int n_cal = 0, n_test = 0, rc = 0;
     enpu_qreport rep;

@@ -18,11 +18,13 @@
 #include "easynpu/file.h"
 #include "easynpu/float_ref.h"
 #include "easynpu/sim.h"
+#include "easynpu/tflite.h"
 #include "report/sim_report.h"
 #include "report/svg_chart.h"
 
 static const char *HELP =
-    "usage: easynpu run MODEL.onnx|MODEL.qjson|PROG.enpu [--input FILE...] [--output FILE...]\n"
+    "usage: easynpu run MODEL.onnx|MODEL.tflite|MODEL.qjson|PROG.enpu [--input FILE...]\n"
+    "                   [--output FILE...]\n"
     "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
     "                   [--bind NAME=FILE...] [--per-cycle]\n"
@@ -34,13 +36,19 @@ static const char *HELP =
     "are compared with the float32 reference on the same input.  It prints the\n"
     "outputs (the top classes with their scores when an output is a class vector),\n"
     "the per-layer table (cycles, ideal cycles = MACs / PEs, utilization, ratio\n"
-    "to ideal, cycles by activity, psum use) and the totals.  A .qjson is taken\n"
-    "as already quantized (no float comparison); a .enpu program is simulated\n"
+    "to ideal, cycles by activity, psum use), the totals, and the energy per\n"
+    "inference by unit, average power and area (docs/energy.md).  A .qjson is taken\n"
+    "as already quantized (no float comparison).  A .tflite (an int8 TFLite model,\n"
+    "docs/tflite.md) is imported with its own scales and runs with requant\n"
+    "\"tflite\" (TFLite's integer rules, bit-exact with TFLite Micro's kernels);\n"
+    "its inputs are int8 .raw files (NHWC, TFLite's order) or .npy (int8, or\n"
+    "float quantized with TFLite's rule), its outputs printed and written as\n"
+    "int8 in TFLite's order.  A .enpu program is simulated\n"
     "with the simulator's own layer-by-layer replay check (for the golden check\n"
     "give the model instead, or use `easynpu sim --golden`).\n"
     "\n"
-    "  --input FILE     one per model input, in order (.npy or .pb); default: the\n"
-    "                   first calibration input\n"
+    "  --input FILE     one per model input, in order (.npy or .pb; .raw for a\n"
+    "                   .tflite); default: the first calibration input\n"
     "  --output FILE    one per model output: the simulated outputs, dequantized\n"
     "  --arch A         preset (easynpu, large, systolic, systolic-1x4,\n"
     "                   systolic-4x1) or JSON file; default easynpu.  Given\n"
@@ -50,7 +58,8 @@ static const char *HELP =
     "  --calib SPEC     calibration inputs: a folder or comma-separated files\n"
     "  --mode M         cycle (default) or functional (same outputs, no timing)\n"
     "  --json FILE      the run as JSON: \"bit_exact\", \"total\" {cycles,\n"
-    "                   ideal_cycles, macs, utilization}, \"layers\" [...],\n"
+    "                   ideal_cycles, macs, utilization, energy_pj, ...}, \"area\",\n"
+    "                   \"layers\" [... energy_pj per layer],\n"
     "                   \"float_vs_int8\", and \"archs\" when comparing\n"
     "  --trace FILE     Chrome trace-event JSON of every unit (first arch)\n"
     "  --vcd FILE       VCD of the PE control signals (first arch), cycles\n"
@@ -130,6 +139,7 @@ typedef struct arch_run {
     char error[ENPU_ERR_MSG_MAX + 32];
     int golden_layers;
     bool golden_checked;
+    FILE *note;               /* where a requant switch is said (the first arch), or NULL */
     const char *trace, *vcd;  /* observation files to write after the run */
 } arch_run;
 
@@ -142,8 +152,8 @@ static void arch_run_free(arch_run *a) {
 
 /* Quantize (if needed), compile, simulate and check one architecture. */
 static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, const enpu_buf *ins,
-                    int n_in, enpu_sim_mode mode, const enpu_sim_opts *base, bool quiet, bool report,
-                    enpu_err *err) {
+                    const int8_t *const *ins8, int n_in, enpu_sim_mode mode,
+                    const enpu_sim_opts *base, bool quiet, bool report, enpu_err *err) {
     int rc;
     if (prog_path) {
         rc = enpu_program_read(prog_path, &a->arch, &a->prog, err);
@@ -157,6 +167,7 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
         }
         /* the quantizer's per-layer SQNR names the layers that lose most */
         rc = enpu_model_quantize(m, &a->arch, quiet, &a->qg, report ? &a->qrep : NULL, err);
+        if (!rc) rc = enpu_model_fit_requant(a->qg, &a->arch, a->note, err);
         if (rc) return rc;
         enpu_compile_opts co;
         enpu_compile_opts_default(&co);
@@ -169,7 +180,7 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
     run_ctx rctx = {0};
     if (a->qg) {
         rc = enpu_gexec_new(a->qg, &gc.ex, err);
-        if (!rc) rc = enpu_gexec_run(gc.ex, ins, err);
+        if (!rc) rc = ins8 ? enpu_gexec_run_i8(gc.ex, ins8, err) : enpu_gexec_run(gc.ex, ins, err);
         if (rc) {
             enpu_gexec_free(gc.ex);
             return rc;
@@ -189,7 +200,9 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
     enpu_progress_start(&rctx.progress, a->prog.n_instr);
     enpu_sim *sim = NULL;
     rc = enpu_sim_new(&a->prog, &a->arch, &o, &sim, err);
-    if (!rc) rc = enpu_sim_run(sim, ins, n_in, &a->res, err);
+    if (!rc)
+        rc = ins8 ? enpu_sim_run_i8(sim, ins8, n_in, &a->res, err)
+                  : enpu_sim_run(sim, ins, n_in, &a->res, err);
     enpu_progress_end(&rctx.progress);
     a->ran = rc == 0 || rc == ENPU_E_MISMATCH;
     /* the trace and VCD of a mismatching run are what one debugs it with */
@@ -351,6 +364,84 @@ static int write_json(const char *path, const char *model, const arch_run *runs,
     return rc;
 }
 
+/* Input i of a .tflite model from `path` into IR order (*out malloc'd):
+ * .raw holds the int8 values in TFLite's (NHWC) order; a .npy/.pb has
+ * TFLite's shape, int8 values as they are, float ones quantized with
+ * TFLite's rule (enpu_tfl_quantize). */
+static int tflite_input(const enpu_graph *qg, int i, const char *path, int8_t **out,
+                        enpu_err *err) {
+    const enpu_tensor *t = &qg->tensors[qg->inputs[i]];
+    int64_t n = enpu_tensor_numel(t), dims[ENPU_MAX_RANK];
+    enpu_tflite_dims(t, dims);
+    int8_t *tfl = malloc((size_t)(n ? n : 1));
+    *out = malloc((size_t)(n ? n : 1));
+    int rc = 0;
+    if (!tfl || !*out) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (!rc && strcmp(enpu_path_ext(path), ".raw") == 0) {
+        uint8_t *buf = NULL;
+        size_t len = 0;
+        rc = enpu_file_read(path, (size_t)n + 1, &buf, &len, err);
+        if (!rc && len != (size_t)n)
+            rc = enpu_fail(err, ENPU_E_INVALID,
+                           "%s: %zu bytes, input '%s' takes %lld int8 values", path, len, t->name,
+                           (long long)n);
+        if (!rc) memcpy(tfl, buf, (size_t)n);
+        free(buf);
+    } else if (!rc) {
+        enpu_buf b;
+        rc = enpu_tensor_read(path, &b, err);
+        bool same = !rc && b.rank == t->rank;
+        for (int d = 0; same && d < t->rank; d++) same = b.dims[d] == dims[d];
+        if (!rc && !same) {
+            char want[160];
+            int k = 0;
+            for (int d = 0; d < t->rank && k < (int)sizeof want - 24; d++)
+                k += snprintf(want + k, sizeof want - (size_t)k, d ? "x%lld" : "%lld", (long long)dims[d]);
+            rc = enpu_fail(err, ENPU_E_INVALID, "%s: input '%s' has TFLite shape %s", path,
+                           t->name, t->rank ? want : "[]");
+        }
+        if (!rc && b.dtype == ENPU_DT_INT8) {
+            memcpy(tfl, b.data, (size_t)n);
+        } else if (!rc) {
+            rc = enpu_buf_to_f32(&b, err);
+            const float *v = b.data;
+            for (int64_t e = 0; e < n && !rc; e++)
+                tfl[e] = (int8_t)enpu_tfl_quantize(v[e], t->quant->scale[0], t->quant->zero_point[0]);
+        }
+        enpu_buf_free(&b);
+    }
+    if (!rc) enpu_tflite_to_ir(t, tfl, *out);
+    free(tfl);
+    return rc;
+}
+
+/* Output i of a .tflite run: int8 in TFLite's order, printed and written
+ * (.raw: the bytes; else .npy/.pb with TFLite's shape). */
+static int tflite_output(FILE *text, const enpu_graph *qg, int i, const enpu_buf *raw,
+                         const char *path, enpu_err *err) {
+    const enpu_tensor *t = &qg->tensors[qg->outputs[i]];
+    int64_t n = enpu_tensor_numel(t);
+    if (!raw || !raw->data || enpu_buf_numel(raw) != n) return 0;
+    enpu_buf b;
+    int64_t dims[ENPU_MAX_RANK];
+    enpu_tflite_dims(t, dims);
+    int rc = enpu_buf_alloc(&b, ENPU_DT_INT8, t->rank, dims, err);
+    if (rc) return rc;
+    enpu_tflite_from_ir(t, raw->data, b.data);
+    if (!path) {
+        const int8_t *v = b.data;
+        fprintf(text, "output %s int8 (TFLite order):", t->name);
+        for (int64_t e = 0; e < n && e < 32; e++) fprintf(text, " %d", v[e]);
+        fprintf(text, n > 32 ? " ...\n" : "\n");
+    } else if (strcmp(enpu_path_ext(path), ".raw") == 0) {
+        rc = enpu_file_write_atomic(path, b.data, (size_t)n, err);
+    } else {
+        rc = enpu_tensor_write(path, &b, err);
+    }
+    enpu_buf_free(&b);
+    return rc;
+}
+
 static int split_list(char *arg, const char **out, int *n, int max) {
     for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
         if (*n >= max) return -1;
@@ -409,7 +500,8 @@ int enpu_cmd_run(int argc, char **argv) {
         default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (argc - optind != 1) return enpu_cli_usage("run", "expected one MODEL.onnx, MODEL.qjson or PROG.enpu");
+    if (argc - optind != 1)
+        return enpu_cli_usage("run", "expected one MODEL.onnx, MODEL.tflite, MODEL.qjson or PROG.enpu");
     const char *model = argv[optind];
     if (n_arch == 0) archs[n_arch++] = "easynpu";
     uint64_t w0 = 0, w1 = 100000;
@@ -446,6 +538,7 @@ int enpu_cmd_run(int argc, char **argv) {
     arch_run runs[MAX_ARCHS];
     memset(runs, 0, sizeof runs);
     enpu_buf bufs[MAX_FILES];
+    int8_t *ins8[MAX_FILES] = {0};
     int loaded = 0, rc = 0;
     enpu_fexec *fx = NULL;
     enpu_buf fouts[MAX_FILES];
@@ -470,6 +563,7 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     int want_in = 0;
     if (m.g) want_in = m.g->n_inputs;
+    else if (m.tfl) want_in = m.tfl->n_inputs;
     else if (is_prog || m.is_qjson) want_in = n_in; /* checked by the simulator */
     if (n_in == 0 && m.g && m.n_calib > 0) {
         /* No --input: the first calibration sample, so `run MODEL --calib DIR` works. */
@@ -490,7 +584,12 @@ int enpu_cmd_run(int argc, char **argv) {
                                 want_in ? want_in : 1, n_in);
             goto done;
         }
-        for (; loaded < n_in; loaded++)
+        for (int i = 0; m.tfl && i < n_in; i++)
+            if (tflite_input(m.tfl, i, ins[i], &ins8[i], &err)) {
+                rc = enpu_cli_fail("run", &err);
+                goto done;
+            }
+        for (; loaded < n_in && !m.tfl; loaded++)
             if (enpu_tensor_read(ins[loaded], &bufs[loaded], &err)) {
                 rc = enpu_cli_fail("run", &err);
                 goto done;
@@ -520,7 +619,9 @@ int enpu_cmd_run(int argc, char **argv) {
         base.vcd_from = w0;
         base.vcd_to = w1;
         enpu_err e = {0};
-        int st = run_arch(&runs[a], &m, is_prog ? model : NULL, bufs, n_in, (enpu_sim_mode)mode,
+        runs[a].note = a == 0 ? text : NULL;
+        int st = run_arch(&runs[a], &m, is_prog ? model : NULL, bufs,
+                          m.tfl ? (const int8_t *const *)ins8 : NULL, n_in, (enpu_sim_mode)mode,
                           &base, quiet || a > 0, a == 0 && m.g, &e);
         runs[a].status = st;
         if (st) {
@@ -550,8 +651,11 @@ int enpu_cmd_run(int argc, char **argv) {
                "compiled program; give the model to check against it)\n");
     else
         fprintf(text, "bit-exact: not checked\n");
-    for (int i = 0; i < r0->res.n_outputs; i++)
+    for (int i = 0; i < r0->res.n_outputs; i++) {
         print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
+        if (m.tfl && r0->res.raw_outputs && i < m.tfl->n_outputs)
+            tflite_output(text, m.tfl, i, &r0->res.raw_outputs[i], NULL, &err);
+    }
     /* every output against the float reference (an .onnx model only) */
     for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
         acc[n_acc] = enpu_accuracy_of(&fouts[n_acc], &r0->res.outputs[n_acc]);
@@ -564,7 +668,9 @@ int enpu_cmd_run(int argc, char **argv) {
         goto done;
     }
     for (int i = 0; i < n_out; i++) {
-        if (enpu_tensor_write(outs[i], &r0->res.outputs[i], &err)) {
+        if (m.tfl ? tflite_output(text, m.tfl, i, r0->res.raw_outputs ? &r0->res.raw_outputs[i] : NULL,
+                                  outs[i], &err)
+                  : enpu_tensor_write(outs[i], &r0->res.outputs[i], &err)) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }
@@ -600,6 +706,7 @@ int enpu_cmd_run(int argc, char **argv) {
 done:
     for (int a = 0; a < n_arch; a++) arch_run_free(&runs[a]);
     for (int i = 0; i < loaded; i++) enpu_buf_free(&bufs[i]);
+    for (int i = 0; i < MAX_FILES; i++) free(ins8[i]);
     for (int i = 0; i < n_fouts; i++) enpu_buf_free(&fouts[i]);
     enpu_fexec_free(fx);
     enpu_model_free(&m);

@@ -4,6 +4,7 @@
 #define ENPU_PIPELINE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "cli/bind.h"
 #include "easynpu/arch.h"
@@ -12,13 +13,16 @@
 typedef struct enpu_model {
     const char *path;
     bool is_qjson;
-    enpu_graph *g;       /* float graph (NULL for a .qjson) */
+    bool is_tflite;      /* a .tflite: imported straight to a quantized graph */
+    enpu_graph *g;       /* float graph (NULL for a .qjson or .tflite) */
+    enpu_graph *tfl;     /* a .tflite's quantized graph, as imported (its inputs/outputs) */
     enpu_buf *calib;     /* n_calib * g->n_inputs buffers */
     int n_calib;
 } enpu_model;
 
 /* Loads `path` (.onnx: imported with the --bind values of `binds`, which may
- * be NULL; .qjson: nothing to do until quantization) and, for an .onnx, the
+ * be NULL; .tflite: imported (docs/tflite.md); .qjson: nothing to do until
+ * quantization) and, for an .onnx, the
  * calibration inputs named by `calib` (may be NULL).  Errors name the file. */
 int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_cli_binds *binds,
                     enpu_err *err);
@@ -31,5 +35,11 @@ void enpu_model_free(enpu_model *m);
  * non-NULL (an .onnx only). */
 int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, enpu_graph **qg,
                         enpu_qreport *rep, enpu_err *err);
+
+/* The quantized graph's integer parameters fix the requantizer: a graph
+ * for requant "tflite" (a .tflite, or its .qjson) runs on `arch` with its
+ * requant switched to tflite, said in one line on `note` (may be NULL); an
+ * easynpu graph on a tflite arch is ENPU_E_INCOMPATIBLE. */
+int enpu_model_fit_requant(const enpu_graph *qg, enpu_arch *arch, FILE *note, enpu_err *err);
 
 #endif

@@ -254,6 +254,9 @@ int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
     return 0;
 }
 
+static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
+                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes);
+
 int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                  enpu_program *prog, enpu_compile_report *rep, enpu_err *err) {
     enpu_program_init(prog, arch);
@@ -262,10 +265,33 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
     if (rc) return rc;
     rc = enpu_qgraph_check(qg, err);
     if (rc) return rc;
+    if (qg->requant != (int)arch->requant)
+        return enpu_fail(err, ENPU_E_INCOMPATIBLE,
+                         "the quantized graph's integer parameters are for requant \"%s\", arch "
+                         "'%s' has requant \"%s\"",
+                         enpu_requant_name(qg->requant), arch->name,
+                         enpu_requant_name(arch->requant));
     if (arch->engine == ENPU_ENGINE_SYSTOLIC) return sya_compile(qg, arch, o, prog, rep, err);
+    rc = compile_easynpu(qg, arch, o, prog, rep, err, false);
+    if (rc == ENPU_E_NOFIT && arch->lane_groups_max > 1) {
+        /* lane groups replicate weights (docs/microarch.md §16): a model
+         * that fits without them is compiled without them */
+        enpu_err_clear(err);
+        enpu_program_free(prog);
+        enpu_program_init(prog, arch);
+        if (rep) memset(rep, 0, sizeof *rep);
+        rc = compile_easynpu(qg, arch, o, prog, rep, err, true);
+    }
+    return rc;
+}
+
+static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
+                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes) {
+    int rc;
     cc c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err, c.P = (int)arch->pes;
+    c.no_lanes = no_lanes;
     if (o) c.o = *o;
     else enpu_compile_opts_default(&c.o);
     uint8_t *wimg = NULL, *simg = NULL;

@@ -69,7 +69,7 @@ int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in) {
     case ENPU_OPC_AVGPOOL: return cdiv(4 * in->co, wb) + cdiv(8 * in->co, wb);
     case ENPU_OPC_BN: return cdiv(4 * in->co, wb) + cdiv(8 * in->co, wb) + cdiv(in->ci, a->pes);
     case ENPU_OPC_ACT: return enpu_table_words(a);
-    default: return 0;
+    default: return cdiv(8 * enpu_quant_records(a, in), wb); /* add/mul, requant tflite */
     }
 }
 

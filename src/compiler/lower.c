@@ -624,8 +624,14 @@ static int lower_eltwise(cc *c, int ni) {
     int x1 = n->in[i1], x2 = n->in[1 - i1];
     bool k2 = T(c, x2)->flags & ENPU_T_CONST;
     if ((T(c, x1)->flags & ENPU_T_CONST) || !same_shape(T(c, x1), yt) ||
-        (!k2 && !same_shape(T(c, x2), yt)))
+        (!k2 && !same_shape(T(c, x2), yt))) {
+        if (c->g->requant == ENPU_REQUANT_TFLITE) /* the host's float Add is not TFLite's */
+            return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                             "node '%s': a broadcast of a computed operand has no NPU kernel "
+                             "(and no TFLite integer host kernel)",
+                             n->name);
         return lower_host(c, ni, "a broadcast of a computed operand has no NPU kernel");
+    }
     int s1 = need_natural(c, x1, n);
     if (s1 < 0) return s1;
     int op = q->kind == ENPU_Q_ADD ? ENPU_OPC_ADD : ENPU_OPC_MUL;
@@ -664,7 +670,18 @@ static int lower_eltwise(cc *c, int ni) {
     in->op2_mem = 1; /* skip */
     in->zp_in = q->zp_in[i1], in->zp_op2 = q->zp_in[1 - i1];
     in->zp_out = q->zp_out, in->clamp_lo = q->lo, in->clamp_hi = q->hi;
-    if (op == ENPU_OPC_ADD) {
+    if (c->g->requant == ENPU_REQUANT_TFLITE) {
+        /* TFLite's Q31 multipliers: records of a quant block (enpu_quant_records) */
+        int nq = op == ENPU_OPC_ADD ? 3 : 1;
+        l->M = malloc((size_t)nq * sizeof *l->M);
+        l->S = malloc((size_t)nq);
+        if (!l->M || !l->S) return OOM();
+        l->M[0] = q->M[0], l->S[0] = q->S[0];
+        if (op == ENPU_OPC_ADD) {
+            l->M[1] = q->A[i1], l->S[1] = q->SA[i1];
+            l->M[2] = q->A[1 - i1], l->S[2] = q->SA[1 - i1];
+        }
+    } else if (op == ENPU_OPC_ADD) {
         in->in1_mult = q->A[i1], in->in2_mult = q->A[1 - i1];
         in->out_mult = q->M ? q->M[0] : 1, in->out_shift = q->S ? q->S[0] : 0;
     } else {

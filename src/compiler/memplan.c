@@ -287,6 +287,16 @@ int cc_layout_layer_params(cc *c, cc_layer *l, wbuf *b) {
             free(tmp);
             if (at < 0 || aq < 0) return c->err->code;
             in->bias_addr = at, in->quant_addr = aq;
+        } else if (l->M && enpu_quant_records(a, in) > 0) { /* add/mul, requant tflite */
+            int64_t nq = enpu_quant_records(a, in);
+            uint8_t tmp[3 * 8];
+            for (int64_t i = 0; i < nq && i < 3; i++) {
+                put32(tmp + 8 * i, l->M[i]);
+                put32(tmp + 8 * i + 4, (uint32_t)(int32_t)l->S[i]);
+            }
+            int64_t aq = cc_wb_block(c, b, tmp, (size_t)(nq < 3 ? nq : 3) * 8);
+            if (aq < 0) return c->err->code;
+            in->quant_addr = aq;
         }
         if (l->table) {
             const enpu_pwl_table *t = l->table;

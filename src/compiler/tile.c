@@ -260,7 +260,7 @@ static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n) {
     int64_t rows_c[2] = {1, a->pe_rows};
     int nrc = a->pe_rows > 1 && rows_ok(chain, n) && !c->o.naive_tiling ? 2 : 1;
     int64_t max_split = 0;
-    if (lanes_ok(chain, n) && !c->o.naive_tiling)
+    if (lanes_ok(chain, n) && !c->o.naive_tiling && !c->no_lanes)
         while (((int64_t)2 << max_split) <= a->lane_groups_max && a->pes % ((int64_t)2 << max_split) == 0)
             max_split++;
     enpu_instr best[16];

@@ -70,6 +70,23 @@ static const int64_t sya_preset_bank_rows[] = {2, 1, 4}; /* systolic, -1x4, -4x1
 #define N_PRESETS ((int)(sizeof preset_clock / sizeof preset_clock[0]))
 #define FIRST_SYA_PRESET 2
 
+typedef struct cost_info {
+    const char *key;
+    const char *unit;
+    double lo, hi, dflt;
+    const char *source;
+    const char *meaning;
+    size_t offset;
+} cost_info;
+
+static const cost_info costs[] = {
+#define ENPU_X_COST_INFO(key, unit, lo, hi, dflt, src, doc) \
+    {#key, unit, lo, hi, dflt, src, doc, offsetof(enpu_arch, key)},
+    ENPU_ARCH_COSTS(ENPU_X_COST_INFO)
+#undef ENPU_X_COST_INFO
+};
+#define N_COSTS ((int)(sizeof costs / sizeof costs[0]))
+
 static int64_t *param_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + params[i].offset); }
 static int64_t param_get(const enpu_arch *a, int i) {
     return *(const int64_t *)((const char *)a + params[i].offset);
@@ -77,6 +94,22 @@ static int64_t param_get(const enpu_arch *a, int i) {
 static int64_t *sya_ref(enpu_arch *a, int i) { return (int64_t *)((char *)a + sya_params[i].offset); }
 static int64_t sya_get(const enpu_arch *a, int i) {
     return *(const int64_t *)((const char *)a + sya_params[i].offset);
+}
+static double *cost_ref(enpu_arch *a, int i) { return (double *)((char *)a + costs[i].offset); }
+static double cost_get(const enpu_arch *a, int i) {
+    return *(const double *)((const char *)a + costs[i].offset);
+}
+
+double *enpu_arch_cost_ref(enpu_arch *a, const char *key) {
+    for (int i = 0; i < N_COSTS; i++)
+        if (strcmp(costs[i].key, key) == 0) return cost_ref(a, i);
+    return NULL;
+}
+
+int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key) {
+    for (int i = 0; i < N_PARAMS; i++)
+        if (strcmp(params[i].key, key) == 0) return param_ref(a, i);
+    return NULL;
 }
 
 const char *const *enpu_arch_preset_names(void) { return preset_names; }
@@ -118,6 +151,7 @@ static void fill_preset(int p, enpu_arch *out) {
         out->lane_groups_max = 1; /* EasyNPU's lane groups (docs/microarch.md §16) */
     }
     out->clock_mhz = preset_clock[p];
+    for (int i = 0; i < N_COSTS; i++) *cost_ref(out, i) = costs[i].dflt;
 }
 
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
@@ -153,6 +187,13 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu' "
                          "and 'systolic')",
                          nm, enpu_engine_name(a->engine));
+    if ((int)a->requant < 0 || (int)a->requant >= ENPU_REQUANT_COUNT)
+        return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'requant': unknown value %d", nm,
+                         (int)a->requant);
+    if (a->engine == ENPU_ENGINE_SYSTOLIC && a->requant != ENPU_REQUANT_EASYNPU)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "arch '%s': field 'requant': \"%s\" runs on the easynpu engine only",
+                         nm, enpu_requant_name(a->requant));
     for (int i = 0; i < N_PARAMS; i++) {
         int64_t v = param_get(a, i);
         if (v < params[i].lo || v > params[i].hi)
@@ -165,6 +206,13 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'clock_mhz': value %g out of range (0, 1000000] MHz", nm,
                          a->clock_mhz);
+    for (int i = 0; i < N_COSTS; i++) {
+        double v = cost_get(a, i);
+        if (!(v >= costs[i].lo && v <= costs[i].hi))
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "arch '%s': field '%s': value %g out of range %g..%g %s", nm,
+                             costs[i].key, v, costs[i].lo, costs[i].hi, costs[i].unit);
+    }
     if (a->bus_bits % 8 != 0 || a->pes != a->bus_bits / 8)
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'pes': value %" PRId64 " must equal bus_bits/8 (bus_bits=%"
@@ -235,7 +283,7 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
+static char *to_json(const enpu_arch *a, int pretty, int with_costs) {
     enpu_sb b = {0};
     const char *sep = pretty ? ",\n  " : ",";
     const char *colon = pretty ? ": " : ":";
@@ -243,6 +291,8 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     enpu_sb_printf(&b, "\"name\"%s", colon);
     enpu_sb_quote(&b, a->name);
     enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
+    if (a->requant != ENPU_REQUANT_EASYNPU)
+        enpu_sb_printf(&b, "%s\"requant\"%s\"%s\"", sep, colon, enpu_requant_name(a->requant));
     for (int i = 0; i < N_PARAMS; i++) {
         /* lane_groups_max = 1 (no lane groups) is the absent key: the arch
          * of every program written before lane groups keeps its canonical
@@ -256,12 +306,20 @@ char *enpu_arch_to_json(const enpu_arch *a, int pretty) {
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     enpu_sb_printf(&b, "%s\"clock_mhz\"%s%s", sep, colon, d);
+    for (int i = 0; with_costs && i < N_COSTS; i++) {
+        enpu_fmt_double(d, sizeof d, cost_get(a, i));
+        enpu_sb_printf(&b, "%s\"%s\"%s%s", sep, costs[i].key, colon, d);
+    }
     enpu_sb_puts(&b, pretty ? "\n}\n" : "}");
     return enpu_sb_take(&b);
 }
 
+char *enpu_arch_to_json(const enpu_arch *a, int pretty) { return to_json(a, pretty, 1); }
+
+char *enpu_arch_machine_json(const enpu_arch *a) { return to_json(a, 0, 0); }
+
 uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
-    char *s = enpu_arch_to_json(a, 0);
+    char *s = enpu_arch_machine_json(a);
     ENPU_ASSERT(s != NULL);
     uint32_t crc = (uint32_t)crc32(0L, (const Bytef *)s, (uInt)strlen(s));
     free(s);
@@ -277,6 +335,12 @@ static int find_param(const char *key) {
 static int find_sya(const char *key) {
     for (int i = 0; i < N_SYA; i++)
         if (strcmp(sya_params[i].key, key) == 0) return i;
+    return -1;
+}
+
+static int find_cost(const char *key) {
+    for (int i = 0; i < N_COSTS; i++)
+        if (strcmp(costs[i].key, key) == 0) return i;
     return -1;
 }
 
@@ -350,12 +414,28 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
                 goto done;
             }
             out->engine = (enpu_engine)e;
+        } else if (strcmp(key, "requant") == 0) {
+            int r = json_is_string(v) ? enpu_requant_parse(json_string_value(v)) : -1;
+            if (r < 0) {
+                rc = enpu_fail(err, ENPU_E_INVALID,
+                               "%s: field 'requant': must be \"easynpu\" or \"tflite\"", what);
+                goto done;
+            }
+            out->requant = (enpu_requant_mode)r;
         } else if (strcmp(key, "clock_mhz") == 0) {
             if (!json_is_number(v)) {
                 rc = enpu_fail(err, ENPU_E_INVALID, "%s: field 'clock_mhz': must be a number", what);
                 goto done;
             }
             out->clock_mhz = json_number_value(v);
+        } else if (find_cost(key) >= 0) {
+            int i = find_cost(key);
+            if (!json_is_number(v)) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "%s: field '%s': must be a number (%s)", what,
+                               key, costs[i].unit);
+                goto done;
+            }
+            *cost_ref(out, i) = json_number_value(v);
         } else {
             int i = find_param(key), k = i < 0 ? find_sya(key) : -1;
             if (i < 0 && k < 0) {
@@ -409,8 +489,8 @@ int enpu_arch_load(const char *spec, enpu_arch *out, enpu_err *err) {
 /* ---- human and markdown tables --------------------------------------------- */
 
 void enpu_arch_print(const enpu_arch *a, FILE *f) {
-    fprintf(f, "arch %s (engine %s, fingerprint 0x%08" PRIx32 ")\n", a->name,
-            enpu_engine_name(a->engine), enpu_arch_fingerprint(a));
+    fprintf(f, "arch %s (engine %s, requant %s, fingerprint 0x%08" PRIx32 ")\n", a->name,
+            enpu_engine_name(a->engine), enpu_requant_name(a->requant), enpu_arch_fingerprint(a));
     fprintf(f, "  %-20s %12s  %-9s %s\n", "parameter", "value", "unit", "meaning");
     for (int i = 0; i < N_PARAMS; i++)
         fprintf(f, "  %-20s %12" PRId64 "  %-9s %s\n", params[i].key, param_get(a, i), params[i].unit,
@@ -423,6 +503,12 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     char d[40];
     enpu_fmt_double(d, sizeof d, a->clock_mhz);
     fprintf(f, "  %-20s %12s  %-9s %s\n", "clock_mhz", d, "MHz", "clock for time figures");
+    fprintf(f, "cost figures (energy and area per action and unit; docs/energy.md):\n");
+    for (int i = 0; i < N_COSTS; i++) {
+        enpu_fmt_double(d, sizeof d, cost_get(a, i));
+        fprintf(f, "  %-20s %12s  %-9s %s\n", costs[i].key, d, costs[i].unit, costs[i].meaning);
+    }
+    enpu_fmt_double(d, sizeof d, a->clock_mhz);
     int64_t wb = enpu_arch_word_bytes(a);
     int64_t units = enpu_arch_mac_units(a);
     double peak = 2.0 * (double)units * a->clock_mhz / 1000.0;
@@ -478,6 +564,11 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     enpu_fmt_double(bc, sizeof bc, base.clock_mhz);
     if (a->clock_mhz != base.clock_mhz)
         fprintf(f, "%sclock_mhz %s (%s %s)", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ", d, bn, bc);
+    for (int i = 0; i < N_COSTS; i++) {
+        if (cost_get(a, i) == cost_get(&base, i)) continue;
+        fprintf(f, "%s%s %g (%s %g)", n++ ? ", " : sya ? "vs preset 'systolic': " : "vs preset 'easynpu': ",
+                costs[i].key, cost_get(a, i), bn, cost_get(&base, i));
+    }
     if (n) fprintf(f, "\n");
     if (a->clock_mhz != base.clock_mhz) {
         char r[40], t[40];
@@ -492,6 +583,9 @@ char *enpu_arch_param_table_md(void) {
     enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
     enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
     enpu_sb_puts(&b, "| `engine` | | easynpu, systolic (rowstat reserved) | easynpu | easynpu | compute engine |\n");
+    enpu_sb_puts(&b, "| `requant` | | easynpu, tflite | easynpu | easynpu | the requantizer's integer rules "
+                     "(docs/numerics.md; tflite: TFLite's, its Q31 multipliers in the weight memory; "
+                     "easynpu engine only) |\n");
     for (int i = 0; i < N_PARAMS; i++)
         enpu_sb_printf(&b, "| `%s` | %s | %" PRId64 "..%" PRId64 " | %" PRId64 " | %" PRId64 " | %s |\n",
                        params[i].key, params[i].unit, params[i].lo, params[i].hi, params[i].preset[0],
@@ -518,5 +612,14 @@ char *enpu_arch_sya_table_md(void) {
         enpu_sb_printf(&b, "| `%s` | %" PRId64 " | %" PRId64 " x %" PRId64 " |\n", preset_names[p],
                        a.sya_bank_rows, enpu_arch_sya_rows(&a), enpu_arch_sya_cols(&a));
     }
+    return enpu_sb_take(&b);
+}
+
+char *enpu_arch_cost_table_md(void) {
+    enpu_sb b = {0};
+    enpu_sb_puts(&b, "| key | unit | range | default | source | meaning |\n|---|---|---|---|---|---|\n");
+    for (int i = 0; i < N_COSTS; i++)
+        enpu_sb_printf(&b, "| `%s` | %s | %.10g..%.10g | %.10g | %s | %s |\n", costs[i].key, costs[i].unit,
+                       costs[i].lo, costs[i].hi, costs[i].dflt, costs[i].source, costs[i].meaning);
     return enpu_sb_take(&b);
 }

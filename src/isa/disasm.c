@@ -79,7 +79,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
     enpu_sb b = {0};
     enpu_sb_puts(&b, "; EasyNPU program listing: `easynpu asm THIS -o PROG.enpu` rebuilds the program\n");
     enpu_sb_printf(&b, ".format %d.%d\n", ENPU_PROG_VERSION_MAJOR, ENPU_PROG_VERSION_MINOR);
-    char *aj = enpu_arch_to_json(&p->arch, 0);
+    char *aj = enpu_arch_machine_json(&p->arch);
     if (!aj) {
         enpu_sb_free(&b);
         enpu_fail(err, ENPU_E_NOMEM, "out of memory");

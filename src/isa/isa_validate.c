@@ -53,9 +53,37 @@ static int is_window(int64_t op) { /* ops whose kernel window may be split into 
            op == ENPU_OPC_MAXPOOL || op == ENPU_OPC_AVGPOOL;
 }
 
+int64_t enpu_quant_records(const enpu_arch *arch, const enpu_instr *in) {
+    if (uses_params(in->opcode)) return in->co;
+    if (arch->requant != ENPU_REQUANT_TFLITE) return 0;
+    return in->opcode == ENPU_OPC_ADD ? 3 : in->opcode == ENPU_OPC_MUL ? 1 : 0;
+}
+
 int64_t enpu_table_words(const enpu_arch *arch) {
     int64_t wb = enpu_arch_word_bytes(arch);
     return enpu_ceil_div(ENPU_TABLE_HEADER_BYTES, wb) + enpu_ceil_div(arch->act_segments * 8, wb);
+}
+
+int64_t enpu_instr_param_words(const enpu_arch *arch, const enpu_instr *in) {
+    int64_t wb = enpu_arch_word_bytes(arch), n = 0;
+    if (uses_params(in->opcode)) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
+    if (in->opcode == ENPU_OPC_BN) n += enpu_ceil_div(in->ci, arch->pes);
+    if (in->opcode == ENPU_OPC_ACT) n += enpu_table_words(arch);
+    /* requant tflite: an add's or mul's Q31 records (enpu_quant_records) */
+    if (!uses_params(in->opcode)) n += enpu_ceil_div(8 * enpu_quant_records(arch, in), wb);
+    return n;
+}
+
+int64_t enpu_perm_rank(int64_t perm, int64_t H, int64_t W, int64_t C, int64_t h, int64_t w,
+                       int64_t c) {
+    switch (perm) {
+    case ENPU_PERM_HCW: return (h * C + c) * W + w;
+    case ENPU_PERM_WHC: return (w * H + h) * C + c;
+    case ENPU_PERM_WCH: return (w * C + c) * H + h;
+    case ENPU_PERM_CHW: return (c * H + h) * W + w;
+    case ENPU_PERM_CWH: return (c * W + w) * H + h;
+    default: return (h * W + w) * C + c;
+    }
 }
 
 int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in) {
@@ -114,12 +142,13 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     }
     if (wwords > 0)
         out[n++] = (enpu_mem_block){"weights", ENPU_MEM_WEIGHT, in->weight_addr, wwords, 0};
-    if (uses_params(op)) {
+    if (uses_params(op))
         out[n++] = (enpu_mem_block){"bias", ENPU_MEM_WEIGHT, in->bias_addr,
                                     enpu_ceil_div(in->co * 4, wb), 0};
+    int64_t nq = enpu_quant_records(arch, in);
+    if (nq > 0)
         out[n++] = (enpu_mem_block){"quant", ENPU_MEM_WEIGHT, in->quant_addr,
-                                    enpu_ceil_div(in->co * 8, wb), 0};
-    }
+                                    enpu_ceil_div(nq * 8, wb), 0};
     if (op == ENPU_OPC_ACT)
         out[n++] = (enpu_mem_block){"table", ENPU_MEM_WEIGHT, in->table_addr,
                                     enpu_table_words(arch), 0};

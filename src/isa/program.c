@@ -100,6 +100,12 @@ int enpu_program_add_instr(enpu_program *p, const enpu_instr *in, const char *na
     return 0;
 }
 
+int enpu_program_chain_len(const enpu_program *p, int first) {
+    int n = 1;
+    while (first + n - 1 < p->n_instr - 1 && p->instr[first + n - 1].fuse_next) n++;
+    return n;
+}
+
 int64_t enpu_layer_default_macs(const enpu_instr *in) {
     return in->opcode == ENPU_OPC_SYNC ? 0 : enpu_instr_macs(in);
 }

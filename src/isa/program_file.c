@@ -140,7 +140,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
     enpu_sb_put(&st.data, "", 1);
 #define SEC(id) (&sec[id])
     /* ARCH */
-    char *aj = enpu_arch_to_json(&p->arch, 0);
+    char *aj = enpu_arch_machine_json(&p->arch);
     if (aj) enpu_sb_puts(SEC(ENPU_SEC_ARCH), aj);
     else st.oom = 1;
     free(aj);
@@ -633,7 +633,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
                          as.len, ENPU_PROG_MAX_ARCH_BYTES);
     int rc = enpu_arch_from_json((const char *)as.p, (size_t)as.len, "section ARCH", &p->arch, err);
     if (rc) return rc;
-    char *canon = enpu_arch_to_json(&p->arch, 0);
+    char *canon = enpu_arch_machine_json(&p->arch);
     if (!canon) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     int same = strlen(canon) == as.len && memcmp(canon, as.p, (size_t)as.len) == 0;
     free(canon);

@@ -263,6 +263,12 @@ static json_t *save_q(const enpu_graph *g, const enpu_node *n) {
         json_array_append_new(a, json_integer(q->A[0]));
         json_array_append_new(a, json_integer(q->A[1]));
         json_object_set_new(o, "A", a);
+        if (q->SA[0] || q->SA[1]) {
+            json_t *sa = json_array();
+            json_array_append_new(sa, json_integer(q->SA[0]));
+            json_array_append_new(sa, json_integer(q->SA[1]));
+            json_object_set_new(o, "SA", sa);
+        }
     }
     json_t *z = json_array();
     json_array_append_new(z, json_integer(q->zp_in[0]));
@@ -290,6 +296,8 @@ int enpu_qgraph_save(const char *path, const enpu_graph *qg, enpu_err *err) {
     json_object_set_new(root, "version", json_integer(QJSON_VERSION));
     json_object_set_new(root, "name", json_string(qg->name ? qg->name : ""));
     json_object_set_new(root, "opset", json_integer(qg->opset));
+    if (qg->requant != ENPU_REQUANT_EASYNPU)
+        json_object_set_new(root, "requant", json_string(enpu_requant_name(qg->requant)));
     bool oom = false;
     for (int t = 0; t < qg->n_tensors; t++) {
         const enpu_tensor *x = &qg->tensors[t];
@@ -765,8 +773,8 @@ static int load_table(ld *l, json_t *o, enpu_pwl_table *t) {
 }
 
 static int load_q(ld *l, enpu_graph *g, enpu_node *n, json_t *o) {
-    static const char *const k[] = {"kind", "origin", "n_ch", "w", "bias", "M", "S", "A", "zp_in",
-                                    "zp_out", "lo", "hi", "table", "fused", NULL};
+    static const char *const k[] = {"kind", "origin", "n_ch", "w", "bias", "M", "S", "A", "SA",
+                                    "zp_in", "zp_out", "lo", "hi", "table", "fused", NULL};
     int rc = only_keys(l, o, "q.", k);
     if (rc) return rc;
     json_t *jk, *jo, *jt, *jf;
@@ -823,6 +831,12 @@ static int load_q(ld *l, enpu_graph *g, enpu_node *n, json_t *o) {
         q->A[1] = (uint32_t)arr[1];
     } else if (q->kind == ENPU_Q_ADD) {
         return lfail(l, ENPU_E_FORMAT, "q.A: missing for kind add");
+    }
+    if (json_object_get(o, "SA")) {
+        if (q->kind != ENPU_Q_ADD) return lfail(l, ENPU_E_FORMAT, "q.SA: only for kind add");
+        if ((rc = get_ints(l, o, "q.", "SA", 2, 0, ENPU_SHIFT_MAX, true, arr, NULL))) return rc;
+        q->SA[0] = (int8_t)arr[0];
+        q->SA[1] = (int8_t)arr[1];
     }
     if ((rc = get_ints(l, o, "q.", "zp_in", 2, -128, 127, true, arr, NULL))) return rc;
     q->zp_in[0] = (int32_t)arr[0];
@@ -949,8 +963,8 @@ int enpu_qgraph_parse(const char *text, size_t len, const char *what, enpu_graph
         rc = lfail(&l, ENPU_E_FORMAT, "not a JSON object");
         goto done;
     }
-    static const char *const keys[] = {"format", "version", "name", "opset", "tensors", "inputs",
-                                       "outputs", "nodes", NULL};
+    static const char *const keys[] = {"format", "version", "name", "opset", "requant", "tensors",
+                                       "inputs", "outputs", "nodes", NULL};
     json_t *jf, *jname, *jt, *ji, *jo, *jn;
     long long v;
     if ((rc = only_keys(&l, root, "", keys)) || (rc = get(&l, root, "", "format", JSON_STRING, true, &jf)))
@@ -978,6 +992,13 @@ int enpu_qgraph_parse(const char *text, size_t len, const char *what, enpu_graph
     }
     if ((rc = get_int(&l, root, "", "opset", 0, 1000, true, 0, &v))) goto done;
     g->opset = (int)v;
+    json_t *jr;
+    if ((rc = get(&l, root, "", "requant", JSON_STRING, false, &jr))) goto done;
+    if (jr && (g->requant = enpu_requant_parse(json_string_value(jr))) < 0) {
+        rc = lfail(&l, ENPU_E_FORMAT, "requant: '%s' is not \"easynpu\" or \"tflite\"",
+                   json_string_value(jr));
+        goto done;
+    }
     for (size_t i = 0; i < json_array_size(jt) && !rc; i++) rc = load_tensor(&l, g, json_array_get(jt, i), i);
     l.where[0] = 0;
     for (size_t i = 0; i < json_array_size(ji) && !rc; i++) {

@@ -23,6 +23,7 @@ struct gf_node {
     gf_kind kind;
     const gf_simd *simd;
     const enpu_qnode *q;
+    int rqmode;       /* the graph's requant (enpu_requant_mode): the reference's rule */
     enpu_qconv_geom g;
     int64_t cpg, opg;
     /* GF_DOT */
@@ -174,8 +175,9 @@ static int prepare_lut_ch(gf_node *f) {
     if (!f->lut) return -1;
     for (int64_t c = 0; c < f->g.co; c++)
         for (int x = -128; x < 128; x++)
-            f->lut[c * 256 + x + 128] = (int8_t)enpu_requant(
-                (int64_t)q->bias[c] + (int64_t)x * q->w[c], q->M[c], q->S[c], q->zp_out, q->lo, q->hi);
+            f->lut[c * 256 + x + 128] = (int8_t)enpu_requant_as(
+                f->rqmode, (int64_t)q->bias[c] + (int64_t)x * q->w[c], q->M[c], q->S[c], q->zp_out,
+                q->lo, q->hi);
     return 0;
 }
 
@@ -253,6 +255,7 @@ int gf_prepare(const enpu_graph *qg, const enpu_node *n, const gf_simd *simd, gf
     if (!f) return nomem(NULL, err);
     f->simd = simd;
     f->q = q;
+    f->rqmode = qg->requant;
     int rc = 1;
     switch (q->kind) {
     case ENPU_Q_CONV: rc = prepare_conv(qg, n, f, err); break;
@@ -349,7 +352,8 @@ static void run_dot(gf_node *f, const int8_t *x, int8_t *y) {
         for (int64_t b = 0; b < g->n; b++) {
             const int32_t *d = f->dots + co * n_pix + b * oplane;
             int8_t *yc = y + (b * g->co + co) * oplane;
-            for (int64_t p = 0; p < oplane; p++) yc[p] = (int8_t)enpu_requant(bias + d[p], m, sh, zo, lo, hi);
+            for (int64_t p = 0; p < oplane; p++)
+                yc[p] = (int8_t)enpu_requant_as(f->rqmode, bias + d[p], m, sh, zo, lo, hi);
         }
     }
 }
@@ -406,8 +410,8 @@ static void run_dw(gf_node *f, const int8_t *x, int8_t *y) {
             int8_t *yc = y + (b * g->co + c) * oplane;
             for (int64_t oy = 0; oy < g->oh; oy++)
                 for (int64_t ox = 0; ox < g->ow; ox++)
-                    yc[oy * g->ow + ox] = (int8_t)enpu_requant(bias + f->acc[oy * wq + ox], m, sh,
-                                                               q->zp_out, q->lo, q->hi);
+                    yc[oy * g->ow + ox] = (int8_t)enpu_requant_as(
+                        f->rqmode, bias + f->acc[oy * wq + ox], m, sh, q->zp_out, q->lo, q->hi);
         }
     }
 }
@@ -456,15 +460,21 @@ static void run_maxpool(gf_node *f, const int8_t *x, int8_t *y) {
 static void run_binary(gf_node *f, const int8_t *a, const int8_t *b, int8_t *y) {
     const enpu_qnode *q = f->q;
     const int64_t z0 = q->zp_in[0], z1 = q->zp_in[1];
-    if (q->kind == ENPU_Q_ADD) {
+    if (q->kind == ENPU_Q_ADD && f->rqmode == ENPU_REQUANT_TFLITE) {
+        for (int64_t i = 0; i < f->total; i++) {
+            int64_t acc = enpu_tfl_add_term((int32_t)(a[i] - z0), q->A[0], q->SA[0]) +
+                          enpu_tfl_add_term((int32_t)(b[i] - z1), q->A[1], q->SA[1]);
+            y[i] = (int8_t)enpu_requant_tfl(acc, q->M[0], q->S[0], q->zp_out, q->lo, q->hi);
+        }
+    } else if (q->kind == ENPU_Q_ADD) {
         const int64_t a0 = q->A[0], a1 = q->A[1];
         for (int64_t i = 0; i < f->total; i++)
             y[i] = (int8_t)enpu_requant((a[i] - z0) * a0 + (b[i] - z1) * a1, 1, q->S[0], q->zp_out,
                                         q->lo, q->hi);
     } else {
         for (int64_t i = 0; i < f->total; i++)
-            y[i] = (int8_t)enpu_requant((a[i] - z0) * (b[i] - z1), q->M[0], q->S[0], q->zp_out,
-                                        q->lo, q->hi);
+            y[i] = (int8_t)enpu_requant_as(f->rqmode, (a[i] - z0) * (b[i] - z1), q->M[0], q->S[0],
+                                           q->zp_out, q->lo, q->hi);
     }
 }
 

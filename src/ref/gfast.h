@@ -3,7 +3,8 @@
  * golden.c compute, bit for bit: the same integer terms are summed (in int32,
  * which the graph check proves wide enough for every partial sum in any
  * order, so the order does not matter) and every output goes through the
- * same numerics.h requantization.  Only the data layout and the order of the
+ * same numerics.h requantization, in the graph's requant mode (easynpu, or
+ * TFLite's rules and its ADD).  Only the data layout and the order of the
  * sums change:
  *
  *  - CONV, dense or grouped with several input channels per group (conv, FC):

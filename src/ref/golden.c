@@ -344,7 +344,13 @@ void enpu_q_acc_range(const enpu_graph *qg, const enpu_node *n, int64_t *lo, int
     } else if (q->kind == ENPU_Q_ADD || q->kind == ENPU_Q_MUL) {
         int32_t z0 = q->zp_in[0], z1 = q->zp_in[1];
         int64_t a0 = -128 - z0, b0 = 127 - z0, a1 = -128 - z1, b1 = 127 - z1;
-        if (q->kind == ENPU_Q_ADD) {
+        if (q->kind == ENPU_Q_ADD && qg->requant == ENPU_REQUANT_TFLITE) {
+            /* each term is non-decreasing in its operand */
+            *lo = enpu_tfl_add_term((int32_t)a0, q->A[0], q->SA[0]) +
+                  enpu_tfl_add_term((int32_t)a1, q->A[1], q->SA[1]);
+            *hi = enpu_tfl_add_term((int32_t)b0, q->A[0], q->SA[0]) +
+                  enpu_tfl_add_term((int32_t)b1, q->A[1], q->SA[1]);
+        } else if (q->kind == ENPU_Q_ADD) {
             *lo = a0 * (int64_t)q->A[0] + a1 * (int64_t)q->A[1];
             *hi = b0 * (int64_t)q->A[0] + b1 * (int64_t)q->A[1];
         } else {
@@ -356,7 +362,19 @@ void enpu_q_acc_range(const enpu_graph *qg, const enpu_node *n, int64_t *lo, int
             }
         }
     }
-    (void)qg;
+}
+
+/* requant tflite: TFLite's left shift (S < 31) is an int32 multiply; the
+ * accumulator range [lo, hi] of what it shifts must keep it inside int32,
+ * so the wrap of enpu_tfl_scale never happens. */
+static int tfl_shift_ok(const enpu_node *n, const char *what, int64_t lo, int64_t hi, int S,
+                        enpu_err *err) {
+    if (S < 1 || S >= 31) return 0;
+    int64_t f = (int64_t)1 << (31 - S);
+    if (lo >= (int64_t)INT32_MIN / f && hi <= (int64_t)INT32_MAX / f) return 0;
+    return enpu_fail(err, ENPU_E_INVALID,
+                     "node '%s': %s: [%lld, %lld] shifted left by %d leaves int32 (requant tflite)",
+                     n->name ? n->name : "", what, (long long)lo, (long long)hi, 31 - S);
 }
 
 /* numpy broadcast of a and b equals y. */
@@ -402,10 +420,19 @@ static int check_conv(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
         return enpu_fail(err, ENPU_E_INVALID,
                          "node '%s': q.w has %lld values, %lld channels x %lld expected", nm(n),
                          (long long)q->n_w, (long long)geo.co, (long long)geo.k);
-    if (q->zp_in[0] != zp(x) || q->zp_out != zp(y))
+    /* TFLite's AVERAGE_POOL_2D averages the stored values (output and input
+     * share their parameters): its requantization adds no zero point */
+    bool tfl_avg = qg->requant == ENPU_REQUANT_TFLITE && n->op == ENPU_OP_AVGPOOL;
+    if (q->zp_in[0] != zp(x) || q->zp_out != (tfl_avg ? 0 : zp(y)))
         return enpu_fail(err, ENPU_E_INVALID,
                          "node '%s': q.zp_in[0]/q.zp_out %d/%d differ from the tensors' %d/%d",
-                         nm(n), (int)q->zp_in[0], (int)q->zp_out, (int)zp(x), (int)zp(y));
+                         nm(n), (int)q->zp_in[0], (int)q->zp_out, (int)zp(x),
+                         (int)(tfl_avg ? 0 : zp(y)));
+    if (tfl_avg && (sc(x) != sc(y) || zp(x) != zp(y)))
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "node '%s': a TFLite average pool's input and output must share scale "
+                         "and zero point",
+                         nm(n));
     if ((rc = check_rq(n, q, err))) return rc;
     for (int c = 0; c < q->n_ch; c++) {
         int64_t lo, hi;
@@ -415,6 +442,12 @@ static int check_conv(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
                              "node '%s': channel %d: accumulator may reach [%lld, %lld], "
                              "beyond 32 bits",
                              nm(n), c, (long long)lo, (long long)hi);
+        if (qg->requant == ENPU_REQUANT_TFLITE &&
+            (rc = tfl_shift_ok(n, "accumulator", lo, hi, q->S[c], err)))
+            return rc;
+        if (tfl_avg && q->bias[c] != 0)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "node '%s': q.bias[%d] of a TFLite average pool must be 0", nm(n), c);
     }
     /* Conv/Gemm constant inputs, when present, hold exactly q->w and q->bias. */
     if (n->op == ENPU_OP_CONV || n->op == ENPU_OP_GEMM) {
@@ -654,7 +687,22 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
             return enpu_fail(err, ENPU_E_INVALID,
                              "node '%s': q zero points differ from the tensors'", nm(n));
         if ((rc = check_rq(n, q, err))) return rc;
-        if (q->kind == ENPU_Q_ADD) {
+        bool tfl = qg->requant == ENPU_REQUANT_TFLITE;
+        if (q->kind == ENPU_Q_ADD && tfl) {
+            for (int i = 0; i < 2; i++) {
+                int32_t z = q->zp_in[i];
+                int64_t d = (int64_t)1 << ENPU_TFL_ADD_LEFT_SHIFT;
+                if (q->A[i] > (uint32_t)INT32_MAX || q->SA[i] < 0 || q->SA[i] > ENPU_SHIFT_MAX)
+                    return enpu_fail(err, ENPU_E_INVALID,
+                                     "node '%s': q.A[%d]/q.SA[%d] = %u/%d out of range", nm(n), i,
+                                     i, (unsigned)q->A[i], (int)q->SA[i]);
+                if ((rc = tfl_shift_ok(n, "add input", (-128 - z) * d, (127 - z) * d, q->SA[i], err)))
+                    return rc;
+            }
+        } else if (q->kind == ENPU_Q_ADD) {
+            if (q->SA[0] || q->SA[1])
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "node '%s': q.SA is for requant tflite only", nm(n));
             if (q->M[0] != 1)
                 return enpu_fail(err, ENPU_E_INVALID, "node '%s': q.M[0] of an add must be 1",
                                  nm(n));
@@ -670,9 +718,14 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
             return enpu_fail(err, ENPU_E_INVALID,
                              "node '%s': accumulator may reach [%lld, %lld], beyond 32 bits",
                              nm(n), (long long)lo, (long long)hi);
-        return 0;
+        return tfl ? tfl_shift_ok(n, "accumulator", lo, hi, q->S[0], err) : 0;
     }
     case ENPU_Q_TABLE: {
+        if (qg->requant == ENPU_REQUANT_TFLITE)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "node '%s': a table activation has no requant tflite rule (TFLite's "
+                             "kernels run as host nodes)",
+                             nm(n));
         if (!enpu_q_is_table_op(n->op))
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': op %s cannot be of kind table",
                              nm(n), enpu_op_name(n->op));
@@ -694,6 +747,33 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
     }
     case ENPU_Q_MOVE: return check_move(qg, n, err);
     case ENPU_Q_HOST: {
+        if (qg->requant == ENPU_REQUANT_TFLITE) {
+            /* TFLite's integer kernel: int8 in, int8 out, parameters it accepts */
+            const enpu_tensor *x = enpu_node_input(qg, n, 0);
+            if (n->n_in != 1 || n->n_out != 1 || !x)
+                return enpu_fail(err, ENPU_E_INVALID, "node '%s': a host node has one input "
+                                 "and one output", nm(n));
+            if ((rc = check_i8(n, x, "input", false, err)) ||
+                (rc = check_i8(n, y, "output", false, err)))
+                return rc;
+            int k = enpu_tfl_kernel_of(n->op);
+            if (k < 0)
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "node '%s': host op %s has no TFLite integer kernel (requant "
+                                 "tflite)", nm(n), enpu_op_name(n->op));
+            if (enpu_tensor_numel(x) != enpu_tensor_numel(y) || x->rank != y->rank)
+                return bad_out(n, y, "same as the input", err);
+            if (n->op == ENPU_OP_SOFTMAX && (n->attr.shape.axis < 0 || n->attr.shape.axis >= x->rank ||
+                                             x->dims[n->attr.shape.axis] >= 4096))
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "node '%s': softmax axis %d of rank %d: TFLite's kernel sums at "
+                                 "most 4095 values", nm(n), n->attr.shape.axis, x->rank);
+            enpu_tfl_kparams p;
+            char what[ENPU_MAX_NAME + 16];
+            snprintf(what, sizeof what, "node '%s'", nm(n));
+            return enpu_tfl_kernel_prepare((enpu_tfl_kernel)k, sc(x), zp(x), sc(y), zp(y), what,
+                                           &p, err);
+        }
         /* what the float reference would refuse at run time is refused here */
         host_twin h;
         memset(&h, 0, sizeof h);
@@ -889,7 +969,8 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
         }
     }
     for (int i = 0; i < qg->n_nodes && !rc; i++)
-        if (!qg->nodes[i].dead && qg->nodes[i].q->kind == ENPU_Q_HOST)
+        if (!qg->nodes[i].dead && qg->nodes[i].q->kind == ENPU_Q_HOST &&
+            qg->requant != ENPU_REQUANT_TFLITE)
             rc = build_twin(qg, &qg->nodes[i], &ex->host[i], err);
     if (!rc) rc = enpu_gexec_set_kernels(ex, ENPU_GK_FAST, err);
     if (rc) {
@@ -933,8 +1014,8 @@ static void run_conv(enpu_gexec *ex, const enpu_node *n) {
                             }
                         }
                     }
-                    yc[oy * g.ow + ox] =
-                        (int8_t)enpu_requant(acc, q->M[co], q->S[co], q->zp_out, q->lo, q->hi);
+                    yc[oy * g.ow + ox] = (int8_t)enpu_requant_as(
+                        ex->qg->requant, acc, q->M[co], q->S[co], q->zp_out, q->lo, q->hi);
                 }
         }
 }
@@ -993,14 +1074,20 @@ static void run_binary(enpu_gexec *ex, const enpu_node *n) {
     bcast_strides(tb, ty, sb);
     int64_t total = enpu_tensor_numel(ty), oa = 0, ob = 0;
     const int64_t z0 = q->zp_in[0], z1 = q->zp_in[1];
+    const bool tfl = qg->requant == ENPU_REQUANT_TFLITE;
     for (int64_t i = 0; i < total; i++) {
         int64_t d0 = a[oa] - z0, d1 = b[ob] - z1, acc;
-        if (q->kind == ENPU_Q_ADD) {
+        if (q->kind == ENPU_Q_ADD && tfl) {
+            acc = enpu_tfl_add_term((int32_t)d0, q->A[0], q->SA[0]) +
+                  enpu_tfl_add_term((int32_t)d1, q->A[1], q->SA[1]);
+            y[i] = (int8_t)enpu_requant_tfl(acc, q->M[0], q->S[0], q->zp_out, q->lo, q->hi);
+        } else if (q->kind == ENPU_Q_ADD) {
             acc = d0 * (int64_t)q->A[0] + d1 * (int64_t)q->A[1];
             y[i] = (int8_t)enpu_requant(acc, 1, q->S[0], q->zp_out, q->lo, q->hi);
         } else {
             acc = d0 * d1;
-            y[i] = (int8_t)enpu_requant(acc, q->M[0], q->S[0], q->zp_out, q->lo, q->hi);
+            y[i] = (int8_t)enpu_requant_as(qg->requant, acc, q->M[0], q->S[0], q->zp_out, q->lo,
+                                             q->hi);
         }
         for (int d = ty->rank - 1; d >= 0; d--) {
             oa += sa[d];
@@ -1096,6 +1183,13 @@ static void run_move(enpu_gexec *ex, const enpu_node *n) {
 static int run_host(enpu_gexec *ex, int node, enpu_err *err) {
     const enpu_graph *qg = ex->qg;
     const enpu_node *n = &qg->nodes[node];
+    if (qg->requant == ENPU_REQUANT_TFLITE) {
+        const enpu_tensor *x = &qg->tensors[n->in[0]], *y = &qg->tensors[n->out[0]];
+        char what[ENPU_MAX_NAME + 16];
+        snprintf(what, sizeof what, "host node '%s'", nm(n));
+        return enpu_tfl_host_run(n->op, n->attr.shape.axis, x->rank, x->dims, ex->v8[n->in[0]],
+                                 sc(x), zp(x), ex->v8[n->out[0]], sc(y), zp(y), what, err);
+    }
     host_twin *h = &ex->host[node];
     for (int i = 0; i < h->n_in; i++) {
         int t = h->src[i];

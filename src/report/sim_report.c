@@ -12,6 +12,7 @@
 
 #include "easynpu/file.h"
 #include "isa/isa_internal.h"
+#include "report/energy_report.h"
 #include "report/model_table.h"
 
 /* ---- text table ------------------------------------------------------------------- */
@@ -96,6 +97,16 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
             fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
                     (unsigned long long)r->reads[m], (unsigned long long)r->writes[m]);
         fprintf(f, " (read/written)\n");
+        if (enpu_energy_modelled(a)) {
+            enpu_energy_costs c;
+            enpu_energy e;
+            enpu_energy_costs_of(a, &c);
+            enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
+            enpu_report_energy_lines(f, a, &e, r->total_cycles);
+        } else {
+            fprintf(f, "energy: not modelled for engine '%s' (the energy model's units are EasyNPU's)\n",
+                    enpu_engine_name(a->engine));
+        }
     }
     if (r->checked)
         fprintf(f, "check: %s\n", r->bit_exact ? "bit-exact with the functional reference, layer by layer"
@@ -111,8 +122,19 @@ static json_t *counts(const uint64_t *v, int n, const char *(*name)(int)) {
 }
 static const char *act_name(int i) { return enpu_activity_name((enpu_activity)i); }
 static const char *mem_name(int i) { return enpu_memory_name((enpu_memory)i); }
+static const char *uop_name(int i) { return enpu_unit_op_name((enpu_unit_op)i); }
 
-static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows);
+/* "energy_pj" and its parts "energy_parts_pj" of one set of counts. */
+static void put_energy(json_t *o, const enpu_energy_costs *c, const uint64_t *reads,
+                       const uint64_t *writes, const uint64_t *uops) {
+    enpu_energy e;
+    enpu_energy_of(c, reads, writes, uops, &e);
+    json_object_set_new(o, "energy_pj", json_real(e.total_pj));
+    json_object_set_new(o, "energy_parts_pj", enpu_energy_parts_json(&e));
+}
+
+static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows,
+                           bool counted);
 
 char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const enpu_sim_result *r) {
     const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
@@ -149,22 +171,41 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
     json_object_set_new(tot, "activities", counts(r->activity, ENPU_ACT_COUNT, act_name));
     json_object_set_new(tot, "reads", counts(r->reads, ENPU_MEM_COUNT, mem_name));
     json_object_set_new(tot, "writes", counts(r->writes, ENPU_MEM_COUNT, mem_name));
+    json_object_set_new(tot, "uops", counts(r->uops, ENPU_UOP_COUNT, uop_name));
     int64_t wb = enpu_arch_word_bytes(a);
     json_object_set_new(tot, "dram_read_bytes", json_integer((json_int_t)(r->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
     json_object_set_new(tot, "dram_write_bytes", json_integer((json_int_t)(r->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
+    const bool counted = r->mode == ENPU_SIM_CYCLE && enpu_energy_modelled(a);
+    if (counted) {
+        enpu_energy_costs ec;
+        enpu_energy e;
+        enpu_energy_summary es;
+        enpu_energy_costs_of(a, &ec);
+        enpu_energy_of(&ec, r->reads, r->writes, r->uops, &e);
+        enpu_energy_summarize(a, r->total_cycles, e.total_pj, &es);
+        put_energy(tot, &ec, r->reads, r->writes, r->uops);
+        json_object_set_new(tot, "energy_per_inference_uj", json_real(es.energy_pj / 1e6));
+        json_object_set_new(tot, "avg_power_mw", json_real(es.power_mw));
+        json_object_set_new(tot, "edp_js", json_real(es.edp_js));
+    }
     json_object_set_new(root, "total", tot);
+    if (enpu_energy_modelled(a)) json_object_set_new(root, "area", enpu_area_json(a));
     int nrows;
     const enpu_layer_stats *rows = enpu_sim_result_rows(r, &nrows);
-    json_object_set_new(root, "layers", layer_array(a, rows, nrows, true));
-    json_object_set_new(root, "instructions", layer_array(a, r->layers, r->n_layers, false));
+    json_object_set_new(root, "layers", layer_array(a, rows, nrows, true, counted));
+    json_object_set_new(root, "instructions", layer_array(a, r->layers, r->n_layers, false, counted));
     char *s = json_dumps(root, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
     json_decref(root);
     return s;
 }
 
-/* Per-layer (rows) or per-instruction entries of the JSON report. */
-static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows) {
+/* Per-layer (rows) or per-instruction entries of the JSON report; with
+ * their energy when the run counted its accesses (cycle mode). */
+static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows,
+                           bool counted) {
     const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
+    enpu_energy_costs ec;
+    enpu_energy_costs_of(a, &ec);
     json_t *layers = json_array();
     for (int i = 0; i < n; i++) {
         const enpu_layer_stats *st = &v[i];
@@ -187,6 +228,8 @@ static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n,
         json_object_set_new(l, "activities", counts(st->activity, ENPU_ACT_COUNT, act_name));
         json_object_set_new(l, "reads", counts(st->reads, ENPU_MEM_COUNT, mem_name));
         json_object_set_new(l, "writes", counts(st->writes, ENPU_MEM_COUNT, mem_name));
+        json_object_set_new(l, "uops", counts(st->uops, ENPU_UOP_COUNT, uop_name));
+        if (counted) put_energy(l, &ec, st->reads, st->writes, st->uops);
         enpu_roofline rl;
         enpu_report_roofline(a, st, &rl);
         json_object_set_new(l, "dram_read_bytes", json_integer((json_int_t)rl.dram_read_bytes));

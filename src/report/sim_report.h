@@ -22,17 +22,20 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
 
 /* Per-layer table (cycles, ideal, utilization, ratio to ideal, cycles by
  * activity; with DRAM traffic: the instructions of each layer, its DRAM
- * kilobytes and what bounds it), the totals, time at the arch's clock, and
- * memory traffic. */
+ * kilobytes and what bounds it), the totals, time at the arch's clock,
+ * memory traffic and (cycle mode) the energy lines. */
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r);
 
 /* The JSON report as a jansson-free string (malloc'd): "program", "arch",
  * "mode", "clock_mhz", "mac_units", "checked", "bit_exact", "mismatch"
  * (when found), "total": {"cycles", "ideal_cycles", "macs", "utilization",
- * "ratio_to_ideal", "time_us", "activities", "reads", "writes"}, "layers":
- * [{"name", "op", "instr", "chain_head", "start_cycle", "cycles",
+ * "ratio_to_ideal", "time_us", "activities", "reads", "writes", "uops",
+ * and in cycle mode "energy_pj", "energy_parts_pj", "energy_per_inference_uj",
+ * "avg_power_mw", "edp_js"}, "area" {"total_um2", "total_mm2", "parts_um2"},
+ * "layers": [{"name", "op", "instr", "chain_head", "start_cycle", "cycles",
  * "ideal_cycles", "compute_model", "macs", "utilization", "ratio_to_ideal",
- * "psum_peak", "host", "activities", "reads", "writes"}]. */
+ * "psum_peak", "host", "activities", "reads", "writes", "uops", and in cycle
+ * mode "energy_pj", "energy_parts_pj"}] (docs/energy.md). */
 char *enpu_report_sim_json_text(const char *program, const enpu_arch *a,
                                 const enpu_sim_result *r);
 /* The same, written atomically to path. */

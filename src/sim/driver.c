@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "easynpu/float_ref.h"
+#include "easynpu/quant.h"
 #include "sim/engine.h"
 #include "sim/observe.h"
 
@@ -33,6 +34,30 @@ const char *enpu_memory_name(enpu_memory m) {
 #undef ENPU_X_MEM
     };
     return (unsigned)m < ENPU_MEM_COUNT ? names[m] : "unknown";
+}
+
+const char *enpu_unit_op_name(enpu_unit_op o) {
+    static const char *const names[] = {
+#define ENPU_X_UOP(id, name) name,
+        ENPU_UNIT_OP_LIST(ENPU_X_UOP)
+#undef ENPU_X_UOP
+    };
+    return (unsigned)o < ENPU_UOP_COUNT ? names[o] : "unknown";
+}
+
+void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops) {
+    switch (op) {
+    case ENPU_OPC_BN:
+    case ENPU_OPC_MUL: uops[ENPU_UOP_MAC] += lanes; break;
+    case ENPU_OPC_ADD: uops[ENPU_UOP_MAC] += 2 * lanes; break; /* both inputs are scaled */
+    case ENPU_OPC_ACT:
+        uops[ENPU_UOP_MAC] += lanes;
+        uops[ENPU_UOP_LOOKUP] += lanes;
+        break;
+    case ENPU_OPC_RELU: uops[ENPU_UOP_ALU] += lanes; break;
+    default: return;
+    }
+    uops[ENPU_UOP_REQUANT] += lanes;
 }
 
 const char *enpu_sim_mode_name(enpu_sim_mode m) {
@@ -404,6 +429,40 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
 
 /* ---- host ops ------------------------------------------------------------------------- */
 
+/* A host op of an arch with requant tflite: TFLite's integer kernel on the
+ * int8 values (quant.h), the golden reference's own call. */
+static int tfl_host_op(enpu_sim *sim, int instr, const enpu_hostop *h, enpu_op op, enpu_err *err) {
+    const enpu_program *p = sim->prog;
+    if (h->n_in != 1 || h->n_out != 1)
+        return enpu_fail(err, ENPU_E_INVALID, "host op '%s' (instruction %d): %s takes one input "
+                         "and one output", h->name, instr, h->kind);
+    const enpu_io_desc *dx = &p->io[h->io[0]], *dy = &p->io[h->io[1]];
+    int64_t dims[ENPU_MAX_RANK], n = io_numel(dx);
+    if (!in_npu(dx) || !in_npu(dy) || dx->dtype != ENPU_DT_INT8 || dy->dtype != ENPU_DT_INT8 ||
+        n != io_numel(dy))
+        return enpu_fail(err, ENPU_E_INVALID, "host op '%s' (instruction %d): requant tflite "
+                         "runs %s on int8 tensors of one shape in the NPU's memories", h->name,
+                         instr, h->kind);
+    enpu_io_user_dims(dx, dims);
+    int8_t *x = malloc((size_t)(n ? n : 1)), *y = malloc((size_t)(n ? n : 1));
+    int rc = 0;
+    if (!x || !y) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (!rc) {
+        char what[160];
+        snprintf(what, sizeof what, "host op '%s' (instruction %d)", h->name, instr);
+        int axis = h->iparam[0] < 0 ? h->iparam[0] + dx->rank : h->iparam[0];
+        io_load(&sim->mem, dx, x);
+        rc = enpu_tfl_host_run(op, axis, dx->rank, dims, x, dx->scale, dx->zero_point, y,
+                               dy->scale, dy->zero_point, what, err);
+        if (!rc) io_store(&sim->mem, dy, y);
+    }
+    free(x);
+    free(y);
+    if (!rc && sim->opts.on_layer)
+        rc = sim->opts.on_layer(sim->opts.cb_ctx, instr, &sim->rows[instr], sim, err);
+    return rc;
+}
+
 int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     const enpu_program *p = sim->prog;
     const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
@@ -412,6 +471,8 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     if (op == ENPU_OP_NONE)
         return enpu_fail(err, ENPU_E_UNSUPPORTED, "host op '%s': unknown op kind '%s'", h->name,
                          h->kind);
+    if (p->arch.requant == ENPU_REQUANT_TFLITE && enpu_tfl_kernel_of(op) >= 0)
+        return tfl_host_op(sim, instr, h, op, err);
     int nio = h->n_in + h->n_out, rc = 0;
     float *val[ENPU_HOSTOP_MAX_IO] = {0};
     int ten[ENPU_HOSTOP_MAX_IO];
@@ -551,6 +612,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         *r = *st;
         memset(r->activity, 0, sizeof r->activity);
         memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
+        memset(r->uops, 0, sizeof r->uops);
         r->cycles = r->macs = r->compute_model = 0;
         r->n_instr = r->n_dma = 0;
         r->psum_peak = 0;
@@ -563,6 +625,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         r->n_instr++, r->n_dma += st->n_dma;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += st->uops[o];
         if (st->psum_peak > r->psum_peak) r->psum_peak = st->psum_peak;
         if (st->start_cycle < r->start_cycle || r->n_instr == 1) r->start_cycle = st->start_cycle;
         if (st->end_cycle > r->end_cycle) r->end_cycle = st->end_cycle;
@@ -602,6 +665,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
             res->reads[m] += st->reads[m];
             res->writes[m] += st->writes[m];
         }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) res->uops[o] += st->uops[o];
     }
     if (complete && sim->opts.mode == ENPU_SIM_CYCLE) ENPU_ASSERT(res->total_cycles == sim->cycle);
     int rc0 = group_rows(p, res, units, err);

@@ -69,9 +69,9 @@ int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, co
     enpu_golden_check *g = ctx;
     const enpu_program *p = enpu_sim_program(sim);
     /* The callback names the chain head; its fused members run with it. */
-    int n = 1;
-    if (enpu_opcode_class(p->instr[layer].opcode) != ENPU_CLASS_CTRL)
-        while (layer + n - 1 < p->n_instr - 1 && p->instr[layer + n - 1].fuse_next) n++;
+    int n = enpu_opcode_class(p->instr[layer].opcode) != ENPU_CLASS_CTRL
+                ? enpu_program_chain_len(p, layer)
+                : 1;
     for (int i = layer; i < layer + n; i++) {
         const enpu_layer_info *li = &p->layers[i];
         if (li->io < 0 || !li->tensor || !li->tensor[0]) continue;

@@ -113,6 +113,8 @@ typedef struct sim_stage {
     const int8_t *bnw;          /* [co] bn multipliers */
     enpu_rq rq;                 /* per-tensor requant; zp/lo/hi for every kind */
     int32_t zp_in, zp_op2, in1, in2;
+    int in1_s, in2_s;           /* add, requant tflite: shifts of in1/in2 */
+    int rqmode;                 /* the arch's requant (enpu_requant_mode) */
     const enpu_pwl_table *tab;  /* act */
     bool w_main;                /* writes the ofmap (the last stage) */
     bool w_skip;                /* store_skip of this stage (own layout) */
@@ -212,8 +214,9 @@ int64_t sim_perm_rank(const sim_chain *c, int64_t h, int64_t w, int64_t ch);
 
 /* Requantization of one lane of stage s: channel c (only when per_channel). */
 static inline int32_t sim_requant(const sim_stage *s, int64_t acc, int32_t c) {
-    if (s->per_channel) return enpu_requant(acc, s->M[c], s->S[c], s->rq.zp, s->rq.lo, s->rq.hi);
-    return enpu_requant_rq(acc, &s->rq);
+    if (s->per_channel)
+        return enpu_requant_as(s->rqmode, acc, s->M[c], s->S[c], s->rq.zp, s->rq.lo, s->rq.hi);
+    return enpu_requant_as(s->rqmode, acc, s->rq.M, s->rq.S, s->rq.zp, s->rq.lo, s->rq.hi);
 }
 
 /* The single-input stage functions (bn, relu, act, add, mul, move):
@@ -226,7 +229,11 @@ static inline int64_t sim_stage_acc(const sim_stage *s, int32_t c, int32_t x, in
         int i = enpu_pwl_segment(s->tab, (int8_t)x);
         return (int64_t)s->tab->a[i] * x + s->tab->b[i];
     }
-    case K_ADD: return (int64_t)s->in1 * (x - s->zp_in) + (int64_t)s->in2 * (op2 - s->zp_op2);
+    case K_ADD:
+        if (s->rqmode == ENPU_REQUANT_TFLITE)
+            return enpu_tfl_add_term(x - s->zp_in, (uint32_t)s->in1, s->in1_s) +
+                   enpu_tfl_add_term(op2 - s->zp_op2, (uint32_t)s->in2, s->in2_s);
+        return (int64_t)s->in1 * (x - s->zp_in) + (int64_t)s->in2 * (op2 - s->zp_op2);
     case K_MUL: return (int64_t)(x - s->zp_in) * (op2 - s->zp_op2);
     default: return x;
     }

@@ -26,6 +26,7 @@
 #include "easynpu/onnx.h"
 #include "easynpu/program.h"
 #include "easynpu/tensor_io.h"
+#include "easynpu/tflite.h"
 #include "testutil.h"
 /* shared with the program fuzzer */
 #include "../../fuzz/prog_fixup.h"
@@ -363,7 +364,7 @@ static void test_manifest_complete(void **state) {
     uint8_t *m = slurp("tests/bad/MANIFEST", &n);
     static const char *const dirs[] = {"tests/bad/onnx", "tests/bad/npy", "tests/bad/pb",
                                        "tests/bad/arch", "tests/bad/program", "tests/bad/limits",
-                                       "tests/bad/bind", "tests/bad/npz", "tests/bad/labels",
+                                       "tests/bad/bind", "tests/bad/npz", "tests/bad/labels", "tests/bad/tflite",
                                        NULL};
     int missing = 0;
     for (int i = 0; dirs[i]; i++) {
@@ -392,6 +393,13 @@ typedef int (*reader_fn)(const uint8_t *d, size_t n, enpu_err *err);
 static int read_onnx(const uint8_t *d, size_t n, enpu_err *err) {
     enpu_graph *g = (enpu_graph *)(uintptr_t)1;
     int rc = enpu_onnx_parse(d, n, "mutant.onnx", &g, err);
+    if (rc) assert_null(g);
+    enpu_graph_free(rc ? NULL : g);
+    return rc;
+}
+static int read_tflite(const uint8_t *d, size_t n, enpu_err *err) {
+    enpu_graph *g = (enpu_graph *)(uintptr_t)1;
+    int rc = enpu_tflite_parse(d, n, "mutant.tflite", &g, err);
     if (rc) assert_null(g);
     enpu_graph_free(rc ? NULL : g);
     return rc;
@@ -462,6 +470,7 @@ static void check_clean(int rc, const enpu_err *err, const char *what) {
 static reader_fn reader_for(const char *name) {
     const char *ext = enpu_path_ext(name);
     if (strcmp(ext, ".onnx") == 0) return read_onnx;
+    if (strcmp(ext, ".tflite") == 0) return read_tflite;
     if (strcmp(ext, ".npy") == 0) return read_npy;
     if (strcmp(ext, ".pb") == 0) return read_pb;
     if (strcmp(ext, ".npz") == 0) return read_npz;
@@ -598,6 +607,11 @@ static void test_mutation_sweep(void **state) {
     sweep_file("tests/bad/onnx/good_opset7.onnx", 64, 256, 0);
     sweep_file("tests/bad/onnx/good_opset1.onnx", 64, 256, 0);
     sweep_file("models/kws_cnn/sample_0.npy", 64, 256, 1);
+    /* a FlatBuffer has no length field: cutting only trailing padding leaves
+     * a valid model, so truncations may be accepted */
+    sweep_file("tests/bad/tflite/good_conv.tflite", 64, 512, 0);
+    sweep_file("tests/tflite/pad_concat_reshape.tflite", 64, 512, 0);
+    sweep_file("tests/tflite/add_ties.tflite", 64, 512, 0);
     sweep_file("tests/data/npz/kws_stored.npz", 64, 256, 1);
     sweep_file("tests/data/npz/kws_deflated.npz", 64, 256, 1);
     sweep_file("fuzz/corpus/asm/hand_written.s", 64, 256, 0);
@@ -627,6 +641,16 @@ static void test_mutation_sweep_pb(void **state) {
     const char *pb = enpu_test_shared_model("mnist-8/test_data_set_0/input_0.pb");
     assert_non_null(pb);
     sweep_file(pb, 64, 256, 1);
+    /* the MLPerf Tiny int8 models, truncated and bit-flipped */
+    static const char *const tfl[] = {"mlperf-tiny-int8/kws_ref_model.tflite",
+                                      "mlperf-tiny-int8/pretrainedResnet_quant.tflite"};
+    for (size_t i = 0; i < sizeof tfl / sizeof tfl[0]; i++) {
+        const char *path = enpu_test_shared_model(tfl[i]);
+        assert_non_null(path);
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", path);
+        sweep_file(copy, 48, 256, 0);
+    }
 }
 
 /* ---- output safety ---------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /* easynpu run: JSON report, SVG chart, comparison across architectures and
  * its errors. */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,16 @@ static void test_json_and_svg(void **state) {
     assert_int_equal(json_integer_value(json_object_get(l1, "cycles")), 182977);
     json_t *acts = json_object_get(l1, "activities");
     assert_int_equal(json_integer_value(json_object_get(acts, "compute")), 182952);
+    /* energy (docs/energy.md): the layers' add up to the total, which is
+     * the default model's 23.619 uJ per inference */
+    double tot_e = json_real_value(json_object_get(total, "energy_pj")), sum_e = 0;
+    for (size_t i = 0; i < json_array_size(layers); i++)
+        sum_e += json_real_value(json_object_get(json_array_get(layers, i), "energy_pj"));
+    assert_true(fabs(tot_e - 23619239.988701984) < 1e-3);
+    assert_true(fabs(sum_e - tot_e) < 1e-6 * tot_e);
+    assert_int_equal(json_object_size(json_object_get(total, "energy_parts_pj")), 13);
+    assert_true(fabs(json_real_value(json_object_get(total, "energy_per_inference_uj")) - tot_e / 1e6) < 1e-9);
+    assert_true(fabs(json_real_value(json_object_get(json_object_get(root, "area"), "total_mm2")) - 1.835274608) < 1e-9);
     json_t *fv = json_array_get(json_object_get(root, "float_vs_int8"), 0);
     assert_true(json_is_true(json_object_get(fv, "top1_agree")));
     assert_int_equal(json_integer_value(json_object_get(fv, "top1_float")), 1);
@@ -165,6 +176,30 @@ static void test_compare_engines(void **state) {
     unlink(svg);
 }
 
+/* The energy model covers EasyNPU's units only: a systolic run says so and
+ * its JSON carries no energy or area, rather than a partial figure. */
+static void test_systolic_no_energy(void **state) {
+    (void)state;
+    int st;
+    char args[512], js[128];
+    snprintf(js, sizeof js, "%s/sya.json", dir);
+    snprintf(args, sizeof args, KWS " --arch systolic --json %s", js);
+    char *out = run(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    assert_non_null(strstr(out, "energy: not modelled for engine 'systolic' (the energy model's units are EasyNPU's)\n"));
+    assert_null(strstr(out, "energy per inference"));
+    free(out);
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(js, 1 << 24, &text, &n, &err), 0);
+    assert_non_null(strstr((const char *)text, "\"cycles\""));
+    assert_null(strstr((const char *)text, "energy_pj"));
+    assert_null(strstr((const char *)text, "\"area\""));
+    free(text);
+    unlink(js);
+}
+
 static void test_errors(void **state) {
     (void)state;
     int st;
@@ -253,7 +288,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
-        cmocka_unit_test(test_compare_engines),
+        cmocka_unit_test(test_compare_engines), cmocka_unit_test(test_systolic_no_energy),
         cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_errors),
     };

@@ -61,7 +61,8 @@ static void test_json_roundtrip(void **state) {
         free(j);
     }
     char *j = enpu_arch_to_json(&a, 0);
-    assert_non_null(strstr(j, "\"clock_mhz\":433.3}"));
+    assert_non_null(strstr(j, "\"clock_mhz\":433.3,\"tech_nm\":45,"));
+    assert_non_null(strstr(j, ",\"ff_um2\":4.522}"));
     assert_null(strstr(j, "base"));
     assert_true(strncmp(j, "{\"name\":\"my-npu_v2.1\",\"engine\":\"easynpu\",\"pes\":16,", 50) == 0);
     free(j);

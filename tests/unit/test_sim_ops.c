@@ -12,6 +12,7 @@
 
 #include <math.h>
 
+#include "energy_check.h"
 #include "sim_prog.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -94,6 +95,11 @@ static void run_both(const char *name, tprog *t, const int8_t *x, layer_io xi, i
                 assert_int_equal(res.layers[i].activity[ENPU_ACT_COMPUTE], res.layers[i].compute_model);
             }
             assert_int_equal(sum, res.total_cycles);
+            /* the energy model's analytic access counts equal the simulator's */
+            enpu_layer_stats *est = NULL, tot;
+            assert_int_equal(enpu_estimate_program(&t->p, &est, &tot, &err), 0);
+            enpu_check_counts(name, &t->p, &res, est, &tot, false);
+            free(est);
             /* the compiler's cost model predicts these cycles exactly, where
              * it models the program (enpu_cost_exact) */
             int outside = enpu_test_assert_cost_exact(name, &t->p, &res);

@@ -677,6 +677,8 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
         st->writes[ENPU_MEM_PSUM] += na * L;
         st->reads[ENPU_MEM_PSUM] += (na - nfa) * L;
         if (s->kind != K_MAX) st->reads[ENPU_MEM_WEIGHT_PAD] += n * P;
+        st->uops[s->kind == K_MAX ? ENPU_UOP_ALU : ENPU_UOP_MAC] += na * L;
+        if (i1 > nf) st->uops[ENPU_UOP_REQUANT] += active_sum(g, i0 > nf ? i0 : nf, i1) * L;
         sim_core_count(k, k->cur_row, ENPU_ACT_COMPUTE, n, a);
     }
     *b = a + n;

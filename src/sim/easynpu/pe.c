@@ -114,7 +114,8 @@ int sim_pe_output(const core *k, const sim_stage *s, const int32_t *chan, int n,
             int32_t c = chan[i];
             bool f = a >= -hi - 1 && a <= hi;
             fits &= f;
-            out[i] = (int8_t)enpu_requant(f ? a : 0, s->M[c], s->S[c], s->rq.zp, s->rq.lo, s->rq.hi);
+            out[i] = (int8_t)enpu_requant_as(s->rqmode, f ? a : 0, s->M[c], s->S[c], s->rq.zp, s->rq.lo,
+                                              s->rq.hi);
         }
     } else {
         for (int i = 0; i < n; i++) {
@@ -176,6 +177,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 else
                     for (int i = 0; i < L; i++) ps[i] += x * wo[i];
                 st->reads[ENPU_MEM_IFMAP_PAD]++;
+                st->uops[ENPU_UOP_MAC] += (uint64_t)L;
                 break;
             }
             case K_DW:
@@ -184,6 +186,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 else
                     for (int i = 0; i < P; i++) ps[i] += xw[i] * w[i];
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
+                st->uops[ENPU_UOP_MAC] += (uint64_t)P;
                 break;
             case K_MAX:
                 if (k->pad.mark[entry]) {
@@ -196,6 +199,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
                     }
                 }
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
+                st->uops[ENPU_UOP_ALU] += (uint64_t)P;
                 break;
             case K_MOVE:
                 for (int i = 0; i < P; i++) out[i] = i < n ? xw[i] : 0;
@@ -209,12 +213,14 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 }
                 for (int i = n; i < P; i++) out[i] = 0;
                 st->reads[ENPU_MEM_IFMAP_PAD] += (uint64_t)P;
+                enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
                 break;
             }
             if (s->kind == K_CONV || s->kind == K_DW || s->kind == K_MAX) {
                 st->writes[ENPU_MEM_PSUM] += (uint64_t)L;
                 if (!pc->first) st->reads[ENPU_MEM_PSUM] += (uint64_t)L;
                 if (pc->final) {
+                    st->uops[ENPU_UOP_REQUANT] += (uint64_t)L;
                     int rc = sim_pe_output(k, s, chan + off, n, ps, oy, ox, out, err);
                     if (rc) return rc;
                 }
@@ -230,6 +236,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
             for (int i = n; i < P; i++) out[i] = 0;
             st->reads[ENPU_MEM_PSUM] += (uint64_t)P;
             st->writes[ENPU_MEM_PSUM] += (uint64_t)P;
+            enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
         }
         if (!pc->final) continue;
         memcpy(sv, out, (size_t)L);

@@ -21,29 +21,13 @@ static const char *lname(const enpu_program *p, int i) {
     return n && *n ? n : enpu_opcode_mnemonic(p->instr[i].opcode);
 }
 
-int sim_chain_len(const enpu_program *p, int first) {
-    int n = 1;
-    while (first + n - 1 < p->n_instr - 1 && p->instr[first + n - 1].fuse_next) n++;
-    return n;
-}
+int sim_chain_len(const enpu_program *p, int first) { return enpu_program_chain_len(p, first); }
 
 static bool is_cw_1x1(int64_t op) {
     return op == ENPU_OPC_BN || op == ENPU_OPC_RELU || op == ENPU_OPC_ACT || op == ENPU_OPC_ADD ||
            op == ENPU_OPC_MUL;
 }
 
-static bool has_params(int64_t op) {
-    return op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU || op == ENPU_OPC_FC ||
-           op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL || op == ENPU_OPC_BN;
-}
-
-static int64_t par_words(const enpu_arch *a, const enpu_instr *in) {
-    int64_t wb = enpu_arch_word_bytes(a), n = 0;
-    if (has_params(in->opcode)) n += enpu_ceil_div(4 * in->co, wb) + enpu_ceil_div(8 * in->co, wb);
-    if (in->opcode == ENPU_OPC_BN) n += enpu_ceil_div(in->ci, a->pes);
-    if (in->opcode == ENPU_OPC_ACT) n += enpu_table_words(a);
-    return n;
-}
 
 int sim_decoder_init(sim_decoder *d, const enpu_program *p, enpu_err *err) {
     memset(d, 0, sizeof *d);
@@ -103,6 +87,32 @@ static uint32_t rd32(const uint8_t *b) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* Bits of a requantization multiplier: TFLite's are Q31 words. */
+static int mult_width(const enpu_arch *a) {
+    return a->requant == ENPU_REQUANT_TFLITE ? 31 : (int)a->mult_bits;
+}
+
+/* requant tflite: an add's or mul's (M, S) records from its quant block
+ * (enpu_quant_records): the output's, then for an add in1's and in2's. */
+static int load_tfl_records(const enpu_program *p, const sim_mem *m, int idx, sim_stage *s,
+                            enpu_err *err) {
+    const enpu_instr *in = s->in;
+    const uint8_t *qb = m->wmem + in->quant_addr * m->wb;
+    int64_t n = enpu_quant_records(&p->arch, in);
+    uint32_t mm[3] = {0}, ss[3] = {0};
+    for (int64_t r = 0; r < n && r < 3; r++) {
+        mm[r] = rd32(qb + 8 * r), ss[r] = rd32(qb + 8 * r + 4);
+        if (mm[r] > (uint32_t)INT32_MAX || ss[r] > ENPU_SHIFT_MAX)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "instruction %d (%s): quant block at word %" PRId64 ": record %" PRId64
+                             ": M=%u S=%u outside M < 2^31, S <= %d",
+                             idx, lname(p, idx), in->quant_addr, r, mm[r], ss[r], ENPU_SHIFT_MAX);
+    }
+    s->rq.M = mm[0], s->rq.S = (int)ss[0];
+    if (n == 3) s->in1 = (int32_t)mm[1], s->in1_s = (int)ss[1], s->in2 = (int32_t)mm[2], s->in2_s = (int)ss[2];
+    return 0;
+}
+
 /* Per-channel bias and requantization of a stage from weight memory. */
 static int load_params(const enpu_program *p, const sim_mem *m, int idx, sim_stage *s,
                        int32_t *bias, uint32_t *M, int8_t *S, enpu_err *err) {
@@ -112,13 +122,13 @@ static int load_params(const enpu_program *p, const sim_mem *m, int idx, sim_sta
     for (int64_t c = 0; c < in->co; c++) {
         bias[c] = (int32_t)rd32(bb + 4 * c);
         uint32_t mm = rd32(qb + 8 * c), ss = rd32(qb + 8 * c + 4);
-        if (mm >= ((uint32_t)1 << p->arch.mult_bits) || ss > ENPU_SHIFT_MAX)
+        if (mm >= ((uint32_t)1 << mult_width(&p->arch)) || ss > ENPU_SHIFT_MAX)
             return enpu_fail(err, ENPU_E_INVALID,
                              "instruction %d (%s): quant block at word %" PRId64
                              ": channel %" PRId64 ": M=%u S=%u outside M < 2^%" PRId64
                              ", S <= %d",
-                             idx, lname(p, idx), in->quant_addr, c, mm, ss, p->arch.mult_bits,
-                             ENPU_SHIFT_MAX);
+                             idx, lname(p, idx), in->quant_addr, c, mm, ss,
+                             (int64_t)mult_width(&p->arch), ENPU_SHIFT_MAX);
         M[c] = mm;
         S[c] = (int8_t)ss;
     }
@@ -332,7 +342,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
     for (int k = 0; k < n; k++) {
         int idx = first + k;
         const enpu_instr *in = &p->instr[idx];
-        c->n_par += par_words(a, in);
+        c->n_par += enpu_instr_param_words(a, in);
         if (in->opcode == ENPU_OPC_RESHAPE) {
             c->remap = true;
             c->rs_instr = idx;
@@ -355,6 +365,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
         s->zp_op2 = (int32_t)in->zp_op2;
         s->in1 = (int32_t)in->in1_mult;
         s->in2 = (int32_t)in->in2_mult;
+        s->rqmode = (int)a->requant;
         s->rq = (enpu_rq){(uint32_t)in->out_mult, (int)in->out_shift, (int32_t)in->zp_out,
                           (int32_t)in->clamp_lo, (int32_t)in->clamp_hi};
         s->w_skip = in->store_skip != 0;
@@ -399,6 +410,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
             s->op2_mem = in->op2_mem ? ENPU_MEM_SKIP : ENPU_MEM_MAIN;
             s->op2_addr = in->op2_addr;
             c->has_op2 = true;
+            if (a->requant == ENPU_REQUANT_TFLITE) rc = load_tfl_records(p, m, idx, s, err);
             break;
         case ENPU_OPC_RESHAPE:
             s->kind = K_MOVE;
@@ -415,7 +427,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
         if (!s->per_channel && s->kind != K_MOVE && s->kind != K_ACT) {
             char what[160];
             snprintf(what, sizeof what, "instruction %d (%s)", idx, lname(p, idx));
-            if ((rc = enpu_rq_check(what, &s->rq, (int)a->mult_bits, err))) return rc;
+            if ((rc = enpu_rq_check(what, &s->rq, mult_width(a), err))) return rc;
         }
         if (s->op2 && c->bcast && !c->aligned)
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
@@ -488,15 +500,7 @@ int sim_runs_direct(int P, int64_t base, int64_t wpp, int64_t wo, int64_t co, in
 
 /* Rank of input element (h, w, ch) in the perm order (§11.9). */
 int64_t sim_perm_rank(const sim_chain *c, int64_t h, int64_t w, int64_t ch) {
-    int64_t H = c->rs_hi, W = c->rs_wi, C = c->rs_ci;
-    switch (c->rs_perm) {
-    case ENPU_PERM_HCW: return (h * C + ch) * W + w;
-    case ENPU_PERM_WHC: return (w * H + h) * C + ch;
-    case ENPU_PERM_WCH: return (w * C + ch) * H + h;
-    case ENPU_PERM_CHW: return (ch * H + h) * W + w;
-    case ENPU_PERM_CWH: return (ch * W + w) * H + h;
-    default: return (h * W + w) * C + ch;
-    }
+    return enpu_perm_rank(c->rs_perm, c->rs_hi, c->rs_wi, c->rs_ci, h, w, ch);
 }
 
 int sim_runs_remap(const sim_chain *c, int P, int64_t base, int64_t wpp, int64_t oy, int64_t ox,

@@ -1,0 +1,195 @@
+/* The energy and area model: per-action energies and per-unit areas derived
+ * from the arch's cost figures (arch.h ENPU_ARCH_COSTS) by the rules of
+ * docs/energy.md, technology scaling, and counts times costs. */
+#include "easynpu/energy.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *enpu_energy_part_name(enpu_energy_part p) {
+    static const char *const names[] = {
+#define ENPU_X_EP(id, name, level) name,
+        ENPU_ENERGY_PART_LIST(ENPU_X_EP)
+#undef ENPU_X_EP
+    };
+    return (unsigned)p < ENPU_EP_COUNT ? names[p] : "unknown";
+}
+
+const char *enpu_energy_part_level(enpu_energy_part p) {
+    static const char *const levels[] = {
+#define ENPU_X_EP(id, name, level) level,
+        ENPU_ENERGY_PART_LIST(ENPU_X_EP)
+#undef ENPU_X_EP
+    };
+    return (unsigned)p < ENPU_EP_COUNT ? levels[p] : "unknown";
+}
+
+const char *enpu_area_part_name(enpu_area_part p) {
+    static const char *const names[] = {
+#define ENPU_X_AP(id, name) name,
+        ENPU_AREA_PART_LIST(ENPU_X_AP)
+#undef ENPU_X_AP
+    };
+    return (unsigned)p < ENPU_AP_COUNT ? names[p] : "unknown";
+}
+
+/* ---- technology scaling ---------------------------------------------------- */
+
+/* Stillmaker and Baas, "Scaling equations for the accurate prediction of
+ * CMOS device performance from 180 nm to 7 nm", Integration 58 (2017), as
+ * tabulated by Accelergy's hwcomponents (scaling/techscaling.py): per node,
+ * the area relative to 45 nm and the energy polynomial a*V^2 + b*V + c.
+ * Between two nodes both are interpolated linearly in nm. */
+static const struct {
+    double nm, area, a, b, c;
+} nodes[] = {
+    {130, 6.4, 7.171, -6.709, 2.904},    {90, 2.8, 4.762, -4.781, 2.092},
+    {65, 1.5, 3.755, -4.398, 1.975},     {45, 1.0, 1.103, -0.362, 0.2767},
+    {32, 0.46, 0.9559, -0.7823, 0.471},  {20, 0.21, 0.373, -0.1582, 0.04104},
+    {16, 0.19, 0.2958, -0.1241, 0.03024}, {14, 0.17, 0.2363, -0.09675, 0.02239},
+    {10, 0.1, 0.2068, -0.09311, 0.02375}, {7, 0.059, 0.1776, -0.09097, 0.02447},
+};
+#define N_NODES ((int)(sizeof nodes / sizeof nodes[0]))
+#define REF_NM 45.0
+#define REF_VDD 0.9
+
+/* Node i and weight t: the figure at nm is (1-t)*f[i] + t*f[i+1]. */
+static void bracket(double nm, int *i, double *t) {
+    if (nm >= nodes[0].nm) {
+        *i = 0, *t = 0;
+        return;
+    }
+    for (int k = 0; k + 1 < N_NODES; k++)
+        if (nm <= nodes[k].nm && nm >= nodes[k + 1].nm) {
+            *i = k;
+            *t = (nodes[k].nm - nm) / (nodes[k].nm - nodes[k + 1].nm);
+            return;
+        }
+    *i = N_NODES - 2, *t = 1;
+}
+
+static double energy_poly(double nm, double v) {
+    int i;
+    double t;
+    bracket(nm, &i, &t);
+    double e0 = (nodes[i].a * v + nodes[i].b) * v + nodes[i].c;
+    double e1 = (nodes[i + 1].a * v + nodes[i + 1].b) * v + nodes[i + 1].c;
+    return (1 - t) * e0 + t * e1;
+}
+
+static double area_factor(double nm) {
+    int i;
+    double t;
+    bracket(nm, &i, &t);
+    return (1 - t) * nodes[i].area + t * nodes[i + 1].area;
+}
+
+/* ---- per-action energies --------------------------------------------------- */
+
+/* One access of w bits to a memory of `bytes` bytes, unscaled: Horowitz's
+ * 64-bit access of an 8 KB SRAM, linear in the width and in the square root
+ * of the capacity (the bit and word lines grow with the side of the array;
+ * it gives his 32 KB figure, 20 pJ, exactly and 113 pJ for his 1 MB 100 pJ). */
+static double storage_pj(const enpu_arch *a, double bytes, double bits) {
+    return a->sram_pj * (bits / 64.0) * sqrt(bytes / 8192.0);
+}
+
+/* The requantizer's multiply: acc_bits x mult_bits, an array multiplier's
+ * energy and area grow with the product of the operand widths. */
+static double rq_mult_frac(const enpu_arch *a) {
+    return (double)(a->acc_bits * a->mult_bits) / (32.0 * 32.0);
+}
+
+void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
+    memset(c, 0, sizeof *c);
+    const double es = energy_poly(a->tech_nm, a->vdd_v) / energy_poly(REF_NM, REF_VDD);
+    const double acc = (double)a->acc_bits, wbits = (double)a->bus_bits;
+    c->energy_scale = es;
+    c->wire_scale = (a->vdd_v / REF_VDD) * (a->vdd_v / REF_VDD);
+    c->area_scale = area_factor(a->tech_nm);
+    /* the adders scale linearly with width between Horowitz's 8 and 32 bits */
+    const double add_acc = a->add32_pj * acc / 32.0;
+    c->uop_pj[ENPU_UOP_MAC] = (a->mult8_pj + add_acc) * es;
+    c->uop_pj[ENPU_UOP_ALU] = a->add8_pj * es;
+    c->uop_pj[ENPU_UOP_REQUANT] = (a->mult32_pj * rq_mult_frac(a) + a->add32_pj + 2 * a->add8_pj) * es;
+    /* segment index (an 8-bit subtract and shift) and the read of its slope
+     * and offset (8 + acc bits) from the act_segments-entry table */
+    c->uop_pj[ENPU_UOP_LOOKUP] =
+        (a->add8_pj + storage_pj(a, (double)a->act_segments * (8 + acc) / 8, 8 + acc)) * es;
+    const double mem[ENPU_MEM_COUNT] = {
+        [ENPU_MEM_MAIN_DTCM] = storage_pj(a, (double)a->main_dtcm_bytes, wbits),
+        [ENPU_MEM_SKIP_DTCM] = storage_pj(a, (double)a->skip_dtcm_bytes, wbits),
+        [ENPU_MEM_WEIGHT_MEM] = storage_pj(a, (double)a->weight_mem_bytes, wbits),
+        [ENPU_MEM_ITCM] = storage_pj(a, (double)a->itcm_bytes, wbits),
+        [ENPU_MEM_IFMAP_PAD] = storage_pj(a, (double)a->ifmap_pad_depth, 8),
+        [ENPU_MEM_WEIGHT_PAD] = storage_pj(a, (double)a->weight_pad_depth, 8),
+        [ENPU_MEM_PSUM] = storage_pj(a, (double)a->psum_depth * acc / 8, acc),
+    };
+    for (int m = 0; m < ENPU_MEM_COUNT; m++) c->read_pj[m] = c->write_pj[m] = mem[m] * es;
+    /* DRAM is another chip: its energy per byte is not scaled with tech_nm */
+    c->read_pj[ENPU_MEM_OFFCHIP] = c->write_pj[ENPU_MEM_OFFCHIP] = a->dram_pj * wbits / 8;
+    c->bus_word_pj = a->wire_pj * a->bus_mm * wbits * c->wire_scale;
+}
+
+void enpu_energy_of(const enpu_energy_costs *c, const uint64_t reads[ENPU_MEM_COUNT],
+                    const uint64_t writes[ENPU_MEM_COUNT], const uint64_t uops[ENPU_UOP_COUNT],
+                    enpu_energy *out) {
+    static const int part_of_mem[ENPU_MEM_COUNT] = {
+        [ENPU_MEM_MAIN_DTCM] = ENPU_EP_MAIN_DTCM,   [ENPU_MEM_SKIP_DTCM] = ENPU_EP_SKIP_DTCM,
+        [ENPU_MEM_WEIGHT_MEM] = ENPU_EP_WEIGHT_MEM, [ENPU_MEM_ITCM] = ENPU_EP_ITCM,
+        [ENPU_MEM_IFMAP_PAD] = ENPU_EP_IFMAP_PAD,   [ENPU_MEM_WEIGHT_PAD] = ENPU_EP_WEIGHT_PAD,
+        [ENPU_MEM_PSUM] = ENPU_EP_PSUM,             [ENPU_MEM_OFFCHIP] = ENPU_EP_DRAM,
+    };
+    static const int part_of_uop[ENPU_UOP_COUNT] = {
+        [ENPU_UOP_MAC] = ENPU_EP_MAC, [ENPU_UOP_ALU] = ENPU_EP_ALU,
+        [ENPU_UOP_REQUANT] = ENPU_EP_REQUANT, [ENPU_UOP_LOOKUP] = ENPU_EP_LOOKUP,
+    };
+    memset(out, 0, sizeof *out);
+    for (int o = 0; o < ENPU_UOP_COUNT; o++) out->part_pj[part_of_uop[o]] += (double)uops[o] * c->uop_pj[o];
+    uint64_t bus = 0;
+    for (int m = 0; m < ENPU_MEM_COUNT; m++) {
+        out->part_pj[part_of_mem[m]] +=
+            (double)reads[m] * c->read_pj[m] + (double)writes[m] * c->write_pj[m];
+        if (m == ENPU_MEM_MAIN_DTCM || m == ENPU_MEM_SKIP_DTCM || m == ENPU_MEM_WEIGHT_MEM ||
+            m == ENPU_MEM_ITCM)
+            bus += reads[m] + writes[m];
+    }
+    out->part_pj[ENPU_EP_BUS] = (double)bus * c->bus_word_pj;
+    for (int p = 0; p < ENPU_EP_COUNT; p++) out->total_pj += out->part_pj[p];
+}
+
+/* ---- area ------------------------------------------------------------------- */
+
+void enpu_area_of(const enpu_arch *a, enpu_area *out) {
+    memset(out, 0, sizeof *out);
+    const double s = area_factor(a->tech_nm), acc = (double)a->acc_bits;
+    const double units = (double)(a->pes * a->pe_rows), ff = a->ff_um2, sram = a->sram_um2 * 8;
+    out->part_um2[ENPU_AP_MAC] = units * (a->mult8_um2 + a->add32_um2 * acc / 32.0);
+    out->part_um2[ENPU_AP_REQUANT] =
+        units * (a->mult32_um2 * rq_mult_frac(a) + a->add32_um2 + 2 * a->add8_um2);
+    out->part_um2[ENPU_AP_PSUM] = units * (double)a->psum_depth * acc * ff;
+    out->part_um2[ENPU_AP_IFMAP_PAD] = (double)(a->ifmap_pads * a->ifmap_pad_depth) * 8 * ff;
+    out->part_um2[ENPU_AP_WEIGHT_PAD] = (double)(a->weight_pad_groups * a->weight_pad_depth) * 8 * ff;
+    /* per PE column: bias, M, S (6 bits) and bn multiplier of each of the
+     * weight_pad_depth psum words a tile may hold (zs <= Dw), and the
+     * activation table's slopes and offsets */
+    double per_pe = (double)a->weight_pad_depth * (acc + (double)a->mult_bits + 6 + 8) +
+                    (double)a->act_segments * (8 + acc);
+    out->part_um2[ENPU_AP_PARAM_REGS] = (double)a->pes * per_pe * ff;
+    out->part_um2[ENPU_AP_MAIN_DTCM] = (double)a->main_dtcm_bytes * sram;
+    out->part_um2[ENPU_AP_SKIP_DTCM] = (double)a->skip_dtcm_bytes * sram;
+    out->part_um2[ENPU_AP_WEIGHT_MEM] = (double)a->weight_mem_bytes * sram;
+    out->part_um2[ENPU_AP_ITCM] = (double)a->itcm_bytes * sram;
+    for (int p = 0; p < ENPU_AP_COUNT; p++) {
+        out->part_um2[p] *= s;
+        out->total_um2 += out->part_um2[p];
+    }
+}
+
+void enpu_energy_summarize(const enpu_arch *a, uint64_t cycles, double pj, enpu_energy_summary *out) {
+    out->energy_pj = pj;
+    out->time_us = (double)cycles / a->clock_mhz;
+    /* pJ / us = uW */
+    out->power_mw = out->time_us > 0 ? pj / out->time_us / 1000.0 : 0.0;
+    out->edp_js = pj * 1e-12 * out->time_us * 1e-6;
+}
