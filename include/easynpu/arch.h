@@ -56,6 +56,9 @@ typedef enum enpu_engine {
       "MAC processing elements per PE row; one per int8 lane of the bus word (= bus_bits/8)")    \
     X(pe_rows, "rows", 1, 64, 1, 1,                                                             \
       "PE rows sharing one x*y output tile; MAC units = pes * pe_rows")                         \
+    X(lane_groups_max, "groups", 1, 256, 4, 4,                                                  \
+      "most lane groups per PE row (power of two dividing pes): g groups of pes/g lanes compute " \
+      "the same output channels at g output positions, each from its own ifmap pad read port")  \
     X(ifmap_pads, "pads", 1, 256, 16, 16,                                                       \
       "ifmap scratch pads (one per PE in multicast mode; = pes)")                               \
     X(ifmap_pad_depth, "entries", 1, 4096, 64, 64,                                              \

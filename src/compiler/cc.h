@@ -123,6 +123,7 @@ typedef struct cc {
     const enpu_graph *g;
     const enpu_arch *a;
     enpu_compile_opts o;
+    bool no_lanes;        /* no lane groups (a retry: their weights did not fit) */
     enpu_err *err;
     int P;
     cc_layer *L;

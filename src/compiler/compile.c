@@ -260,16 +260,11 @@ void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o) {
 int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
     int rc = enpu_arch_validate(arch, err);
     if (rc) return rc;
-    if (arch->engine == ENPU_ENGINE_ROWSTAT) return 0;
-    /* Every phase (tiling, cost model, emission) maps a layer onto one row
-     * of PEs; compiling for more would leave the other rows idle while the
-     * reports counted them (half the utilization at the same cycles). */
-    if (arch->engine == ENPU_ENGINE_EASYNPU && arch->pe_rows != 1)
-        return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': pe_rows = %" PRId64 ": the compiler maps onto one PE row only",
-                         arch->name, arch->pe_rows);
     return 0;
 }
+
+static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
+                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes);
 
 int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                  enpu_program *prog, enpu_compile_report *rep, enpu_err *err) {
@@ -293,9 +288,26 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
                          "to %d bits (the row-stationary engine runs 16-bit data: --arch rowstat)",
                          arch->name, enpu_engine_name(arch->engine), enpu_qgraph_bits(qg));
     if (arch->engine == ENPU_ENGINE_SYSTOLIC) return sya_compile(qg, arch, o, prog, rep, err);
+    rc = compile_easynpu(qg, arch, o, prog, rep, err, false);
+    if (rc == ENPU_E_NOFIT && arch->lane_groups_max > 1) {
+        /* lane groups replicate weights (docs/microarch.md §16): a model
+         * that fits without them is compiled without them */
+        enpu_err_clear(err);
+        enpu_program_free(prog);
+        enpu_program_init(prog, arch);
+        if (rep) memset(rep, 0, sizeof *rep);
+        rc = compile_easynpu(qg, arch, o, prog, rep, err, true);
+    }
+    return rc;
+}
+
+static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
+                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes) {
+    int rc;
     cc c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err, c.P = (int)arch->pes;
+    c.no_lanes = no_lanes;
     if (o) c.o = *o;
     else enpu_compile_opts_default(&c.o);
     uint8_t *wimg = NULL, *simg = NULL;

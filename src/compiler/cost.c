@@ -20,8 +20,8 @@
  * writes one masked word per run of lanes landing in one output word.  So
  * the cost per unit is O(its ifmap words + its output words).
  *
- * What it does not model (the compiler never emits it): PE rows > 1, op2 in
- * the main DTCM, the split writes of a group conv whose output channels per
+ * What it does not model (the compiler never emits it): PE rows > 1 with
+ * an add/mul or a reshape in the chain, op2 in the main DTCM, the split writes of a group conv whose output channels per
  * group are not a multiple of pes (the compiler runs such a conv as a dense
  * one), and weight streams slower than the weight pad (weight_mem_latency >=
  * weight_pad_depth, an arch the compiler refuses); enpu_cost_exact says
@@ -40,7 +40,11 @@ bool enpu_cost_exact(const enpu_arch *a, const enpu_instr *chain, int n) {
     if (a->weight_mem_latency >= a->weight_pad_depth) return false;
     for (int i = 0; i < n; i++) {
         const enpu_instr *in = &chain[i];
-        if (in->rows > 1) return false;
+        /* several PE rows: modelled for chains without op2 words (one per
+         * active row and cycle) and without a reshape's masked writes */
+        if (chain[0].rows > 1 && (in->opcode == ENPU_OPC_ADD || in->opcode == ENPU_OPC_MUL ||
+                                  in->opcode == ENPU_OPC_RESHAPE))
+            return false;
         if ((in->opcode == ENPU_OPC_ADD || in->opcode == ENPU_OPC_MUL) && in->op2_mem == ENPU_MEM_MAIN)
             return false;
         /* a reshape keeps whole words only when channels stay innermost and
@@ -232,9 +236,11 @@ typedef struct pcyc {
     int64_t *buf[2];        /* issue cycle per pass cycle (entry), this and the previous stage */
 } pcyc;
 
-/* Where the cycles of a tile-completing unit's passes land. */
+/* Where the cycles of a tile-completing unit's passes land: cycle (ozi, j)
+ * computes positions v*Q + j < npos of the V virtual rows (PE rows x lane
+ * groups, §16), L channels each. */
 typedef struct ppos {
-    int64_t oy0, ox0, xt, Q;
+    int64_t oy0, ox0, xt, Q, npos, V, L;
     bool bcast;
     int64_t c0_word0, n_ch; /* bcast: first channel of psum word 0 and channels of the block;
                                else the word's first channel and the channels left */
@@ -258,12 +264,15 @@ static int64_t run_pass(pcyc *pc, int si, int64_t t, int64_t len, const int64_t 
     for (int64_t k = 0; k < len; k++) {
         int64_t j = k % pp->Q, ozi = k / pp->Q;
         int64_t oy = pp->oy0 + j / pp->xt, ox = pp->ox0 + j % pp->xt;
-        int64_t c0 = pp->bcast ? pp->c0_word0 + ozi * pc->P : pp->c0_word0;
-        int64_t nch = pp->bcast ? min64(pc->P, pp->n_ch - ozi * pc->P) : min64(pc->P, pp->n_ch);
+        int64_t c0 = pp->bcast ? pp->c0_word0 + ozi * pp->L : pp->c0_word0;
+        int64_t nch = pp->bcast ? min64(pp->L, pp->n_ch - ozi * pp->L) : min64(pc->P, pp->n_ch);
         int64_t nm = 0, nsk = 0;
+        /* one word per active virtual row (a lane group's word is one run:
+         * L divides P) */
+        int64_t nact = min64(pp->V, cdiv(pp->npos - j, pp->Q));
         if (nch > 0) {
-            if (last) nm = pc->rs ? remap_runs(pc->rs, pc->P, oy, ox, c0, nch) : 1;
-            if (w_skip) nsk++;
+            if (last) nm = pc->rs ? remap_runs(pc->rs, pc->P, oy, ox, c0, nch) : nact;
+            if (w_skip) nsk += nact;
             if (rs_skip) nsk += remap_runs(pc->rs, pc->P, oy, ox, c0, nch);
         }
         for (;; t++) {
@@ -313,6 +322,7 @@ typedef struct geom {
     int cls;              /* 0 BasicConv, 1 fc, 2 channel-wise window, 3 channel-wise 1x1 / copy */
     int64_t G, opg, cpg;  /* groups, outputs / inputs per group */
     int64_t z, nbk;       /* channels per block, blocks per group */
+    int64_t lg, L, V;     /* lane groups, lanes per group, virtual rows (rows x lg), §16 */
     int64_t band, nband;  /* kernel rows per band, bands */
     int64_t tx, ty;       /* tile sizes (fields) */
     int64_t ntx, nty;     /* tiles */
@@ -332,9 +342,12 @@ static void geom_make(const enpu_arch *a, const enpu_instr *h, geom *g) {
     g->G = (g->cls == 0 && h->groups > 0) ? h->groups : 1;
     g->opg = h->co / g->G, g->cpg = h->ci / g->G;
     int64_t zs = h->zs > 0 ? h->zs : 1;
-    g->z = zs * g->P;
+    g->lg = g->cls == 0 ? (int64_t)1 << h->lane_split : 1;
+    g->L = g->P / g->lg;
+    g->V = (h->rows > 0 ? h->rows : 1) * g->lg;
+    g->z = zs * g->L;
     if (g->cls <= 1) {
-        if (g->z > g->opg) g->z = cdiv(g->opg, g->P) * g->P;
+        if (g->z > g->opg) g->z = cdiv(g->opg, g->L) * g->L;
         g->nbk = cdiv(g->opg, g->z);
     } else {
         g->nbk = 1;
@@ -400,16 +413,17 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
         if (c[i].opcode == ENPU_OPC_RESHAPE) pc.rs = &c[i];
         if (c[i].opcode == ENPU_OPC_ADD || c[i].opcode == ENPU_OPC_MUL) pc.has_op2 = true;
     }
-    int64_t maxlen = max64(g.z, g.P) / g.P * max64(g.tx * g.ty, 1) + 1;
+    int64_t maxlen = max64(g.z, g.P) / g.L * max64(g.tx * g.ty, 1) + 1;
     pc.buf[0] = malloc((size_t)maxlen * sizeof(int64_t));
     pc.buf[1] = malloc((size_t)maxlen * sizeof(int64_t));
-    pc.o.depth = max64(a->weight_pad_depth, 1), pc.o.Ld = Ld, pc.o.tr = t0;
+    /* §11.12: the op2 FIFO holds max(Dw, pe_rows) words */
+    pc.o.depth = max64(max64(a->weight_pad_depth, a->pe_rows), 1), pc.o.Ld = Ld, pc.o.tr = t0;
     /* op2 words: per op2 stage, one per cycle of its passes, which run in
      * every tile-completing unit: Σ over blocks of zse (conv, fc) or the
      * input words (channel-wise), times the tile positions */
     int64_t per_pos = 0;
     if (g.cls <= 1)
-        for (int64_t bk = 0; bk < g.nbk; bk++) per_pos += g.G * cdiv(min64(g.z, g.opg - bk * g.z), g.P);
+        for (int64_t bk = 0; bk < g.nbk; bk++) per_pos += g.G * cdiv(min64(g.z, g.opg - bk * g.z), g.L);
     else
         per_pos = cdiv(h->ci, g.P);
     for (int si = 0; si < ns; si++)
@@ -430,12 +444,12 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
         }
         for (int64_t bk = 0; bk < g.nbk; bk++) {
             int64_t zk = g.cls <= 1 ? min64(g.z, g.opg - bk * g.z) : g.P;
-            int64_t zse = g.cls <= 1 ? cdiv(zk, g.P) : 1;
+            int64_t zse = g.cls <= 1 ? cdiv(zk, g.L) : 1;
             for (int64_t ty = 0; ty < g.nty; ty++) {
                 int64_t yt = min64(g.ty, g.oh - ty * g.ty);
                 for (int64_t tx = 0; tx < g.ntx; tx++) {
                     int64_t xt = min64(g.tx, g.ow - tx * g.tx);
-                    int64_t Q = xt * yt; /* rows = 1 */
+                    int64_t Q = cdiv(xt * yt, g.V);
                     int64_t xi = (xt - 1) * h->stride_w + (h->wk - 1) * h->dil_w + 1;
                     if (g.cls == 3) xi = xt;
                     if (g.cls == 1) xi = 1;
@@ -508,8 +522,8 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
                             pe_free = cend;
                             last_issue = cend - 1;
                             if (ends) {
-                                ppos pp = {ty * g.ty, tx * g.tx, xt, Q, g.cls <= 1, 0, 0};
-                                if (g.cls == 1) pp.oy0 = pp.ox0 = 0, pp.xt = pp.Q = 1;
+                                ppos pp = {ty * g.ty, tx * g.tx, xt, Q, xt * yt, g.V, g.L, g.cls <= 1, 0, 0};
+                                if (g.cls == 1) pp.oy0 = pp.ox0 = 0, pp.xt = pp.Q = pp.npos = 1;
                                 if (g.cls <= 1) pp.c0_word0 = gi * g.opg + bk * g.z, pp.n_ch = zk;
                                 else pp.c0_word0 = kz * g.P, pp.n_ch = h->ci - kz * g.P;
                                 int64_t pl = g.cls == 1 ? zse : zse * Q;

@@ -589,7 +589,9 @@ static int64_t block_params(plan *pl, const ost *st, int64_t o0, int64_t o1, enp
         uint32_t *M = NULL;
         int8_t *S = NULL;
         if (src->w_bytes > 0) {
-            int64_t wpr_old = cdiv(src->ins.co, P), wpr = cdiv(cb, P);
+            /* words of Lc channels: pes, or pes / lane groups (tile.c) */
+            int64_t Lc = P >> src->ins.lane_split;
+            int64_t wpr_old = cdiv(src->ins.co, Lc), wpr = cdiv(cb, Lc);
             int64_t rows = src->w_bytes / (wpr_old * P);
             if (src->opcode == ENPU_OPC_BN) rows = 1, wpr_old = cdiv(src->ins.co, P);
             w = calloc((size_t)(rows * wpr * P), 1);
@@ -598,8 +600,8 @@ static int64_t block_params(plan *pl, const ost *st, int64_t o0, int64_t o1, enp
                 break;
             }
             for (int64_t r = 0; r < rows; r++)
-                memcpy(w + r * wpr * P, src->w + (r * wpr_old + o0 / P) * P,
-                       (size_t)min64(wpr * P, (wpr_old - o0 / P) * P));
+                memcpy(w + r * wpr * P, src->w + (r * wpr_old + o0 / Lc) * P,
+                       (size_t)min64(wpr * P, (wpr_old - o0 / Lc) * P));
             tmp.w = w;
             tmp.w_bytes = rows * wpr * P;
         }

@@ -45,7 +45,9 @@ typedef struct cand {
 static void apply(enpu_instr *chain, int n, const cand *k) {
     enpu_instr *h = &chain[0];
     int64_t band = k->band ? k->band : h->hk;
-    h->tile_x = k->x, h->tile_y = k->y, h->zs = k->zs, h->rows = 1;
+    /* rows and lane_split are the caller's (cc_tile's mapping search) */
+    if (h->rows < 1) h->rows = 1;
+    h->tile_x = k->x, h->tile_y = k->y, h->zs = k->zs;
     h->band_h = (k->band && k->band < h->hk) ? k->band : 0;
     if (h->opcode == ENPU_OPC_FC) {
         h->tile_xi = h->tile_yi = 1;
@@ -55,7 +57,7 @@ static void apply(enpu_instr *chain, int n, const cand *k) {
     }
     for (int i = 1; i < n; i++) {
         enpu_instr *m = &chain[i];
-        m->tile_x = h->tile_x, m->tile_y = h->tile_y, m->zs = h->zs, m->rows = 1;
+        m->tile_x = h->tile_x, m->tile_y = h->tile_y, m->zs = h->zs, m->rows = h->rows;
         m->tile_xi = m->tile_x, m->tile_yi = m->tile_y; /* 1x1 members */
         m->band_h = 0;
     }
@@ -64,7 +66,10 @@ static void apply(enpu_instr *chain, int n, const cand *k) {
 static bool legal(const enpu_arch *a, const enpu_instr *h, const cand *k) {
     int64_t band = k->band ? k->band : h->hk;
     if (k->zs < 1 || k->zs > a->weight_pad_depth) return false;
-    if (k->zs * k->x * k->y > a->psum_depth) return false;
+    /* psum entries: zs words for each position a virtual row (PE row x
+     * lane group, docs/microarch.md §16) computes */
+    int64_t vrows = (h->rows > 0 ? h->rows : 1) << h->lane_split;
+    if (k->zs * cdiv(k->x * k->y, vrows) > a->psum_depth) return false;
     if (h->opcode == ENPU_OPC_FC) return k->x == 1 && k->y == 1;
     int64_t xi = h->stride_w * (k->x - 1) + h->dil_w * (h->wk - 1) + 1;
     int64_t yi = h->stride_h * (k->y - 1) + h->dil_h * (band - 1) + 1;
@@ -76,7 +81,7 @@ static int64_t zs_full(const enpu_arch *a, const enpu_instr *h) {
     enpu_opclass k = enpu_opcode_class(h->opcode);
     if (k != ENPU_CLASS_CONV) return 1;
     int64_t g = h->groups > 0 ? h->groups : 1;
-    int64_t z = cdiv(h->co / g, a->pes);
+    int64_t z = cdiv(h->co / g, a->pes >> h->lane_split);
     return z < a->weight_pad_depth ? z : a->weight_pad_depth;
 }
 
@@ -162,6 +167,8 @@ int enpu_tile_chain(const enpu_arch *a, enpu_instr *chain, int n, bool naive, co
  * note says what the comparison gave.  (The ISA has no im2col copy, so the
  * transform is reported, never emitted: with kernel row bands every kernel
  * whose one row fits the ifmap pad has a direct mapping.) */
+static void note_add(cc_layer *l, const char *buf);
+
 static void enhance_note(cc *c, cc_layer *l, int64_t direct, const enpu_instr *chain, int n) {
     const enpu_arch *a = c->a;
     const enpu_instr *h = &chain[0];
@@ -194,12 +201,103 @@ static void enhance_note(cc *c, cc_layer *l, int64_t direct, const enpu_instr *c
                      "the enhanced conv (%" PRId64 " cycles) plus its im2col copy (%" PRId64 ") is not "
                      "cheaper than the direct mapping (%" PRId64 ")", k, enh, copy, direct);
     }
+    note_add(l, buf);
+}
+
+/* Appends text to a layer's report note. */
+static void note_add(cc_layer *l, const char *buf) {
     size_t ol = l->note ? strlen(l->note) : 0, nl = strlen(buf);
     char *nn = malloc(ol + nl + 3);
     if (!nn) return;
     snprintf(nn, ol + nl + 3, "%s%s%s", ol ? l->note : "", ol ? "; " : "", buf);
     free(l->note);
     l->note = nn;
+}
+
+/* May the chain use several PE rows / lane groups?  Rows: every chain the
+ * cost model covers with rows > 1 (no add/mul, whose op2 words come one per
+ * row, and no reshape).  Lane groups: a plain dense conv (docs/microarch.md
+ * §16). */
+static bool rows_ok(const enpu_instr *chain, int n) {
+    for (int i = 0; i < n; i++) {
+        int64_t op = chain[i].opcode;
+        if (op == ENPU_OPC_ADD || op == ENPU_OPC_MUL || op == ENPU_OPC_RESHAPE) return false;
+    }
+    return true;
+}
+
+static bool lanes_ok(const enpu_instr *chain, int n) {
+    const enpu_instr *h = &chain[0];
+    return n == 1 && (h->opcode == ENPU_OPC_CONV || h->opcode == ENPU_OPC_CONV_RELU) && h->groups == 1 &&
+           !h->fuse_next;
+}
+
+/* Weights of a lane-grouped conv: words of L = pes/g channels, each
+ * replicated in the g lane groups (so the weight pad feeds every group the
+ * same weight without a crossbar); from the [row][co folded in pes] layout
+ * lower.c built. */
+static int relayout_weights(cc *c, cc_layer *l, int64_t lsplit) {
+    const int64_t P = c->P, L = P >> lsplit, lg = (int64_t)1 << lsplit, co = l->ins.co;
+    const int64_t wpr = cdiv(co, P), nwpr = cdiv(co, L), nrows = l->w_bytes / (wpr * P);
+    int8_t *w = calloc((size_t)(nrows * nwpr * P), 1);
+    if (!w) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    for (int64_t r = 0; r < nrows; r++)
+        for (int64_t o = 0; o < co; o++)
+            for (int64_t gr = 0; gr < lg; gr++)
+                w[(r * nwpr + o / L) * P + gr * L + o % L] = l->w[(r * wpr + o / P) * P + o % P];
+    free(l->w);
+    l->w = w;
+    l->w_bytes = nrows * nwpr * P;
+    return 0;
+}
+
+/* The mapping of a chain: PE rows used and lane groups, each tiled and
+ * costed; the cheapest wins (ties: fewer lane groups, then fewer rows: less
+ * weight memory and fewer active ports).  The layer's note says what was
+ * chosen and what one row of one lane group would have cost. */
+static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n) {
+    const enpu_arch *a = c->a;
+    int64_t rows_c[2] = {1, a->pe_rows};
+    int nrc = a->pe_rows > 1 && rows_ok(chain, n) && !c->o.naive_tiling ? 2 : 1;
+    int64_t max_split = 0;
+    if (lanes_ok(chain, n) && !c->o.naive_tiling && !c->no_lanes)
+        while (((int64_t)2 << max_split) <= a->lane_groups_max && a->pes % ((int64_t)2 << max_split) == 0)
+            max_split++;
+    enpu_instr best[16];
+    int64_t best_cost = -1, base_cost = -1;
+    for (int ri = 0; ri < nrc; ri++)
+        for (int64_t ls = 0; ls <= max_split; ls++) {
+            enpu_instr t[16];
+            memcpy(t, chain, (size_t)n * sizeof *t);
+            t[0].rows = rows_c[ri];
+            t[0].lane_split = ls;
+            enpu_err e2 = {0};
+            enpu_err *ep = (ri == 0 && ls == 0) ? c->err : &e2;
+            int rc = enpu_tile_chain(a, t, n, c->o.naive_tiling, hl->name, ep);
+            if (rc) {
+                if (ri == 0 && ls == 0) return rc;
+                continue;
+            }
+            int64_t cost = cc_cost_chain_limit(a, t, n, 0, NULL);
+            if (ri == 0 && ls == 0) base_cost = cost;
+            if (cost >= 0 && (best_cost < 0 || cost < best_cost)) {
+                best_cost = cost;
+                memcpy(best, t, (size_t)n * sizeof *t);
+            }
+        }
+    memcpy(chain, best, (size_t)n * sizeof *chain);
+    if (best[0].lane_split || best[0].rows > 1) {
+        char buf[300];
+        int64_t lg = (int64_t)1 << best[0].lane_split;
+        snprintf(buf, sizeof buf,
+                 "mapping: %" PRId64 " PE row(s) x %" PRId64 " lane group(s) of %" PRId64
+                 " PEs (%" PRId64 " output positions per cycle): %" PRId64
+                 " cycles against %" PRId64 " on one row with one group",
+                 best[0].rows, lg, a->pes / lg, best[0].rows * lg, best_cost, base_cost);
+        note_add(hl, buf);
+    }
+    if (best[0].lane_split) return relayout_weights(c, hl, best[0].lane_split);
+    return 0;
 }
 
 /* Per chain of the program order, the tiling. */
@@ -218,7 +316,7 @@ int cc_tile(cc *c) {
         if (hl->head != h || hl->opcode == CC_HOST) continue;
         int n = 0;
         for (int m = h; m >= 0 && n < 16; m = c->L[m].next) chain[n++] = c->L[m].ins;
-        int rc = enpu_tile_chain(a, chain, n, c->o.naive_tiling, hl->name, c->err);
+        int rc = map_chain(c, hl, chain, n);
         if (rc) return rc;
         if (!c->o.no_enhance) enhance_note(c, hl, cc_cost_chain_limit(a, chain, n, 0, NULL), chain, n);
         n = 0;

@@ -32,6 +32,7 @@ typedef struct stage {
 
 typedef struct chain {
     int64_t P;
+    int64_t L;                   /* lanes per psum word: P, or P / lane groups (microarch §16) */
     const enpu_instr *h;
     enpu_layer_stats *head;
     bool bcast, fc, move;
@@ -84,10 +85,11 @@ static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *ro
     c->G = c->bcast && !c->fc ? h->groups : 1;
     c->cpg = c->ci / c->G;
     c->opg = h->co / c->G;
+    c->L = c->bcast && !c->fc ? P >> h->lane_split : P;
     if (c->bcast) {
-        c->z = h->zs * P;
+        c->z = h->zs * c->L;
         c->nbk = enpu_ceil_div(c->opg, c->z);
-        c->zstride = min64(h->zs, enpu_ceil_div(c->opg, P));
+        c->zstride = min64(h->zs, enpu_ceil_div(c->opg, c->L));
     } else {
         c->z = P;
         c->nbk = c->zstride = 1;
@@ -97,7 +99,7 @@ static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *ro
     bool window = hk == S_CONV ? !c->fc : (hk == S_DW || hk == S_MAX);
     c->bh = window && h->band_h > 0 && h->band_h < c->hk ? h->band_h : c->hk;
     c->nb = enpu_ceil_div(c->hk, c->bh);
-    c->rows = h->rows;
+    c->rows = h->rows * (P / c->L); /* virtual rows: PE rows x lane groups */
     if (c->fc) {
         c->n_tx = c->n_ty = 1;
     } else {
@@ -105,7 +107,7 @@ static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *ro
         c->n_ty = enpu_ceil_div(c->move ? c->hi : c->ho, h->tile_y);
     }
     c->wpp_in = enpu_ceil_div(c->ci, P);
-    c->aligned = !c->bcast || c->G == 1 || c->opg % P == 0;
+    c->aligned = c->L == P && (!c->bcast || c->G == 1 || c->opg % P == 0);
     c->st = st;
     for (int k = 0; k < n; k++) {
         const enpu_instr *in = &p->instr[first + k];
@@ -163,8 +165,8 @@ static uint64_t unit_writes(const chain *c, const unit *u, int s, int q) {
         int64_t n, c0;
         if (c->bcast) {
             int64_t zk = min64(c->z, c->opg - u->k * c->z);
-            n = clamp_lanes(zk - ozi * P, P);
-            c0 = u->g * c->opg + u->k * c->z + ozi * P;
+            n = clamp_lanes(zk - ozi * c->L, c->L);
+            c0 = u->g * c->opg + u->k * c->z + ozi * c->L;
         } else {
             n = clamp_lanes(c->ci - u->kz * P, P);
             c0 = u->kz * P;
@@ -202,7 +204,7 @@ static void count_unit(const chain *c, const unit *u) {
     /* pad-reading passes (§11.4): each pass is zse*q cycles; a cycle of a
      * row at a position is one psum word of P lanes */
     const int64_t n_conv = c->bcast ? (u->c_hi - u->c_lo) * u->nkh * c->wk : u->nkh * c->wk;
-    const uint64_t L = (uint64_t)(u->zse * u->npos * P), passes = (uint64_t)n_conv;
+    const uint64_t L = (uint64_t)(u->zse * u->npos * c->L), passes = (uint64_t)n_conv;
     if (k0 == S_CONV) s0->reads[ENPU_MEM_IFMAP_PAD] += passes * (uint64_t)(u->zse * u->npos);
     else s0->reads[ENPU_MEM_IFMAP_PAD] += passes * L;
     if (k0 == S_CONV || k0 == S_DW || k0 == S_MAX) {
@@ -246,7 +248,7 @@ static void count_chain(const chain *c) {
         u.blk = blk;
         u.g = blk / c->nbk;
         u.k = blk % c->nbk;
-        u.zse = c->bcast ? enpu_ceil_div(min64(c->z, c->opg - u.k * c->z), P) : 1;
+        u.zse = c->bcast ? enpu_ceil_div(min64(c->z, c->opg - u.k * c->z), c->L) : 1;
         int64_t kz_lo, kz_hi;
         if (c->fc) kz_lo = 0, kz_hi = c->hi * c->wi * c->wpp_in - 1;
         else if (c->bcast) kz_lo = u.g * c->cpg / P, kz_hi = ((u.g + 1) * c->cpg - 1) / P;

@@ -175,6 +175,7 @@ static void fill_preset(int p, enpu_arch *out) {
         for (size_t k = 0; k < sizeof sya_shared / sizeof sya_shared[0]; k++)
             *param_ref(out, find_param(sya_shared[k].key)) = sya_shared[k].v;
         out->sya_bank_rows = sya_preset_bank_rows[p - FIRST_SYA_PRESET];
+        out->lane_groups_max = 1; /* EasyNPU's lane groups (docs/microarch.md §16) */
     }
     out->clock_mhz = preset_clock[p];
     for (int i = 0; i < N_COSTS; i++) *cost_ref(out, i) = costs[i].dflt;
@@ -249,6 +250,10 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
                          "arch '%s': field 'weight_pad_groups': value %" PRId64
                          " must equal pes=%" PRId64 " (one group per PE)",
                          nm, a->weight_pad_groups, a->pes);
+    if (a->lane_groups_max & (a->lane_groups_max - 1))
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "arch '%s': field 'lane_groups_max': value %" PRId64 " must be a power of two",
+                         nm, a->lane_groups_max);
     if (a->act_segments & (a->act_segments - 1))
         return enpu_fail(err, ENPU_E_INVALID,
                          "arch '%s': field 'act_segments': value %" PRId64
@@ -321,6 +326,10 @@ static char *to_json(const enpu_arch *a, int pretty, int with_costs, bool host_c
         if (i >= N_PARAMS - N_RS_PARAMS && a->engine != ENPU_ENGINE_ROWSTAT &&
             param_get(a, i) == params[i].preset[0])
             continue;
+        /* lane_groups_max = 1 (no lane groups) is the absent key: the arch
+         * of every program written before lane groups keeps its canonical
+         * form and fingerprint */
+        if (param_get(a, i) == 1 && strcmp(params[i].key, "lane_groups_max") == 0) continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     }
     if (a->engine == ENPU_ENGINE_SYSTOLIC)
@@ -426,6 +435,7 @@ static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *
         base = FIRST_SYA_PRESET;
     }
     fill_preset(base, out);
+    out->lane_groups_max = 1; /* absent: no lane groups (enpu_arch_to_json) */
     const char *key;
     json_t *v;
     const char *sya_key = NULL; /* a systolic parameter named: the engine must be systolic */

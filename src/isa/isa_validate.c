@@ -141,7 +141,9 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     int64_t wwords = 0;
     if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) {
         int64_t g = in->groups > 0 ? in->groups : 1;
-        wwords = in->ci * in->hk * in->wk * enpu_ceil_div(in->co / g, arch->pes);
+        /* lane groups: words of pes >> lane_split channels (§16) */
+        int64_t L = arch->pes >> (in->lane_split < 8 ? in->lane_split : 8);
+        wwords = in->ci * in->hk * in->wk * enpu_ceil_div(in->co / g, L > 0 ? L : 1);
     } else if (op == ENPU_OPC_FC) {
         wwords = in->hi * in->wi * in->ci * enpu_ceil_div(in->co, arch->pes);
     } else if (op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL) {
@@ -302,11 +304,28 @@ static int check_tiles(const enpu_arch *a, const enpu_instr *in, enpu_err *err) 
     if (in->zs < 1) FAIL("field 'zs': value %" PRId64 " must be at least 1", in->zs);
     if (in->rows < 1 || in->rows > a->pe_rows)
         FAIL("field 'rows': value %" PRId64 " out of range 1..pe_rows=%" PRId64, in->rows, a->pe_rows);
-    int64_t per_row = enpu_ceil_div(in->tile_x * in->tile_y, in->rows);
+    int64_t lg = (int64_t)1 << (in->lane_split < 9 ? in->lane_split : 9);
+    if (in->lane_split) {
+        /* lane groups (docs/microarch.md §16): a plain dense conv whose
+         * output words are written by the writer's lane shifter */
+        if (lg > a->lane_groups_max)
+            FAIL("field 'lane_split': value %" PRId64 " gives %" PRId64
+                 " lane groups, over lane_groups_max=%" PRId64, in->lane_split, lg, a->lane_groups_max);
+        if (in->opcode != ENPU_OPC_CONV && in->opcode != ENPU_OPC_CONV_RELU)
+            FAIL("field 'lane_split': value %" PRId64 " must be 0 for %s (lane groups are for conv)",
+                 in->lane_split, enpu_opcode_mnemonic(in->opcode));
+        if (a->pes % lg != 0)
+            FAIL("field 'lane_split': value %" PRId64 " gives %" PRId64 " lane groups, which do not divide pes=%" PRId64,
+                 in->lane_split, lg, a->pes);
+        if (in->groups != 1 || in->fuse_next)
+            FAIL("field 'lane_split': value %" PRId64 " needs groups=1 and fuse_next=0 (have %" PRId64
+                 ", %" PRId64 ")", in->lane_split, in->groups, in->fuse_next);
+    }
+    int64_t per_row = enpu_ceil_div(in->tile_x * in->tile_y, in->rows * lg);
     if (per_row * in->zs > a->psum_depth)
-        FAIL("field 'zs': tile x*y=%" PRId64 "x%" PRId64 " over %" PRId64 " row(s) times zs=%" PRId64
-             " needs %" PRId64 " psum entries, over psum_depth=%" PRId64,
-             in->tile_x, in->tile_y, in->rows, in->zs, per_row * in->zs, a->psum_depth);
+        FAIL("field 'zs': tile x*y=%" PRId64 "x%" PRId64 " over %" PRId64 " row(s) of %" PRId64
+             " lane group(s) times zs=%" PRId64 " needs %" PRId64 " psum entries, over psum_depth=%" PRId64,
+             in->tile_x, in->tile_y, in->rows, lg, in->zs, per_row * in->zs, a->psum_depth);
     if (in->band_h && !is_window(in->opcode))
         FAIL("field 'band_h': value %" PRId64 " must be 0 for %s (bands are for window ops)", in->band_h,
              enpu_opcode_mnemonic(in->opcode));

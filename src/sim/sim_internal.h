@@ -143,7 +143,9 @@ typedef struct sim_chain {
     int64_t zstride;             /* psum words of a block in the lane tables */
     int64_t wpg;                 /* weight words per [c][hk][wk] row (ceil(opg/P)) */
     int64_t bh, nb;              /* kernel rows per band, bands (§12.2) */
-    int64_t tx, ty, txi, tyi, rows;
+    int64_t tx, ty, txi, tyi;
+    int64_t rows;                /* virtual rows: PE rows x lane groups (§16) */
+    int64_t lg, L;               /* lane groups per PE row, lanes per group (P / lg) */
     int64_t n_tx, n_ty;          /* tile columns and rows */
     int64_t wpp_in;              /* ifmap words per pixel */
     int64_t ifmap_addr, weight_addr;

@@ -800,6 +800,11 @@ static int gen_arch(rng *r, int64_t fm_bytes, int64_t w_bytes, int n_nodes, enpu
         a->dma_engines = PICK(r, ENG);
         a->dma_queue_depth = PICK(r, QD);
     }
+    /* drawn last, so the draws above stay those of the fixed seed set:
+     * lane groups (the compiler uses those that divide pes) and PE rows */
+    static const int LG[] = {1, 2, 4, 4, 8}, ROWS[] = {1, 1, 1, 2, 4};
+    a->lane_groups_max = PICK(r, LG);
+    a->pe_rows = PICK(r, ROWS);
     /* the instruction must hold the address fields: shrink the largest
      * memory until it does (a 1 GiB DTCM on an 8-bit bus does not fit) */
     for (int tries = 0; tries < 64; tries++) {
@@ -970,7 +975,7 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     const enpu_arch *a = &c->arch;
     snprintf(head, sizeof head,
              "arch %s P%lld Dif%lld Dw%lld Dps%lld mem %lld/%lld/%lld/%lld Ld%lld Lw%lld F%lld Dc%lld "
-             "D%lld Rq%lld mult%lld acc%lld seg%lld dram %lld B/c%lld L%lld E%lld Q%lld | ",
+             "D%lld Rq%lld mult%lld acc%lld seg%lld dram %lld B/c%lld L%lld E%lld Q%lld LG%lld R%lld | ",
              a->name, (long long)a->pes, (long long)a->ifmap_pad_depth, (long long)a->weight_pad_depth,
              (long long)a->psum_depth, (long long)a->main_dtcm_bytes, (long long)a->skip_dtcm_bytes,
              (long long)a->weight_mem_bytes, (long long)a->itcm_bytes, (long long)a->dtcm_read_latency,
@@ -978,7 +983,8 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
              (long long)a->decode_cycles, (long long)a->pe_pipeline_depth,
              (long long)a->requant_latency, (long long)a->mult_bits, (long long)a->acc_bits,
              (long long)a->act_segments, (long long)a->dram_bytes, (long long)a->dram_bytes_per_cycle,
-             (long long)a->dram_latency, (long long)a->dma_engines, (long long)a->dma_queue_depth);
+             (long long)a->dram_latency, (long long)a->dma_engines, (long long)a->dma_queue_depth,
+             (long long)a->lane_groups_max, (long long)a->pe_rows);
     size_t hl = strlen(head);
     if (hl < sizeof c->desc) {
         memmove(c->desc + hl, c->desc, sizeof c->desc - hl);

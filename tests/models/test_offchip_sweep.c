@@ -59,10 +59,10 @@ static void sweep(const char *name, const char *onnx, const char *calib, const i
 
 static void test_sweep_repo(void **state) {
     (void)state;
-    static const int64_t kws[5] = {320758, 311703, 310915, 310511, 310264};
+    static const int64_t kws[5] = {257101, 247089, 246305, 245819, 245530};
     static const int64_t mlp[5] = {1093645, 548365, 276560, 140782, 73343};
     static const int64_t det[5] = {10060674, 8803774, 8208469, 8136583, 8125805};
-    sweep("kws_cnn", REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), kws, 312804);
+    sweep("kws_cnn", REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), kws, 247952);
     sweep("mlp1m", REPO("models/offchip/mlp1m.onnx"), REPO("models/offchip/mlp1m/calib"), mlp, 208407);
 #if !defined(__SANITIZE_ADDRESS__)
     sweep("det320", REPO("models/offchip/det320.onnx"), REPO("models/offchip/det320/calib"), det, 8725095);
@@ -75,20 +75,20 @@ static void test_sweep_repo(void **state) {
 
 static void test_sweep_vww(void **state) {
     (void)state;
-    static const int64_t vww[5] = {943949, 666202, 554053, 523277, 517634};
+    static const int64_t vww[5] = {943733, 666074, 543281, 492501, 486546};
     sweep("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"), vww,
-          593100);
+          562012);
     /* on `large` it fits on chip (docs/compiler.md §8) */
     enpu_arch l = enpu_test_preset("large");
     enpu_graph *qg = enpu_test_quantize(SM("mlperf-vww-float/model.onnx"), NULL, &l);
-    assert_int_equal(modelled(qg, &l, false), 513850);
+    assert_int_equal(modelled(qg, &l, false), 482762);
     enpu_graph_free(qg);
 }
 
 static void test_sweep_mnist_alibaba(void **state) {
     (void)state;
-    static const int64_t mn[5] = {62284, 61380, 60928, 60714, 60565};
-    sweep("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"), mn, 62254);
+    static const int64_t mn[5] = {54742, 51761, 51309, 51038, 50869};
+    sweep("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"), mn, 52464);
     static const int64_t ali[5] = {53312, 52664, 52300, 52062, 51921};
     sweep("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"), ali, 52886);
 }

@@ -44,6 +44,13 @@ static void test_kws_cnn(void **state) {
           REPO("models/kws_cnn/sample_0.npy"), "easynpu", true);
 }
 
+/* lane groups on every conv layer (docs/microarch.md §16) */
+static void test_pruned(void **state) {
+    (void)state;
+    model("pruned_cnn", REPO("models/pruned_cnn.onnx"), REPO("models/pruned_cnn/calib"),
+          REPO("models/pruned_cnn/sample_0.npy"), "easynpu", true);
+}
+
 static void test_mlp1m(void **state) {
     (void)state;
     model("mlp1m", REPO("models/offchip/mlp1m.onnx"), REPO("models/offchip/mlp1m/calib"),
@@ -84,6 +91,7 @@ static void test_vww_offchip(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws_cnn),
+        cmocka_unit_test(test_pruned),
         cmocka_unit_test(test_mlp1m),
         cmocka_unit_test(test_det320),
     };

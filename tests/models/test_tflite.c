@@ -202,8 +202,8 @@ static const mlperf_case cases[] = {
      {-128, -128, 127, -128, -128, -128, -128, -128, -128, -128}, 791886, 0, true},
     {"pretrainedResnet_quant.tflite", "cifar10_pic7_s8_32x32x3.raw", 10,
      {-122, -121, -128, -126, -112, -124, -128, 76, -128, -110}, 791886, 6, false},
-    {"vww_96_int8.tflite", "vww_person1_s8_96x96x3.raw", 2, {-76, 76}, 523314, 2, true},
-    {"vww_96_int8.tflite", "vww_noperson1_s8_96x96x3.raw", 2, {8, -8}, 523314, 0, false},
+    {"vww_96_int8.tflite", "vww_person1_s8_96x96x3.raw", 2, {-76, 76}, 492522, 2, true},
+    {"vww_96_int8.tflite", "vww_noperson1_s8_96x96x3.raw", 2, {8, -8}, 492522, 0, false},
 };
 
 /* The oracle's int8 outputs for model/vector from GOLDEN_armnn.txt. */

@@ -68,6 +68,10 @@ static void exec1(mach *m, const enpu_instr *in, const int8_t *src, int8_t *out)
                 int32_t bias = param32(m, in->bias_addr, co);
                 if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) {
                     int64_t G = in->groups, opg = in->co / G, cpg = in->ci / G, g = co / opg, oo = co % opg;
+                    /* lane groups: words of L channels, one copy per group;
+                     * the last group's copy (the simulator's functional mode
+                     * reads the first) */
+                    int64_t L = P >> in->lane_split, lane = (P / L - 1) * L + oo % L;
                     acc = bias;
                     for (int64_t ci = g * cpg; ci < (g + 1) * cpg; ci++)
                         for (int64_t kh = 0; kh < in->hk; kh++)
@@ -75,8 +79,8 @@ static void exec1(mach *m, const enpu_instr *in, const int8_t *src, int8_t *out)
                                 int64_t ih = oh * in->stride_h - in->pad_top + kh * in->dil_h;
                                 int64_t iw = ow * in->stride_w - in->pad_left + kw * in->dil_w;
                                 int64_t x = (ih < 0 || ih >= in->hi || iw < 0 || iw >= in->wi) ? in->zp_in : X(ih, iw, ci);
-                                int64_t word = in->weight_addr + ((ci * in->hk + kh) * in->wk + kw) * cdiv(opg, P) + oo / P;
-                                acc += x * wbyte(m, word, oo % P);
+                                int64_t word = in->weight_addr + ((ci * in->hk + kh) * in->wk + kw) * cdiv(opg, L) + oo / L;
+                                acc += x * wbyte(m, word, lane);
                             }
                     y = enpu_requant(acc, M, S, (int32_t)in->zp_out, (int32_t)in->clamp_lo, (int32_t)in->clamp_hi);
                 } else if (op == ENPU_OPC_FC) {

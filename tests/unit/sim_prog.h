@@ -147,15 +147,19 @@ static inline void tp_params(tprog *t, enpu_instr *in, const int32_t *bias, cons
 /* conv weights w[co][ci/g][hk][wk] (ONNX order) in the
  * [group][ci/g][hk][wk][co/g folded] layout. */
 static inline void tp_conv_weights(tprog *t, enpu_instr *in, const int8_t *w) {
-    int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G, wpg = tp_cdiv(opg, t->P);
+    /* lane groups (docs/microarch.md §16): words of L channels, one copy
+     * per group */
+    const int64_t L = t->P >> in->lane_split;
+    int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G, wpg = tp_cdiv(opg, L);
     int64_t taps = in->hk * in->wk;
     in->weight_addr = tp_walloc(t, in->ci * taps * wpg);
     for (int64_t oc = 0; oc < in->co; oc++) {
         int64_t g = oc / opg, ol = oc % opg;
         for (int64_t cl = 0; cl < cpg; cl++)
             for (int64_t tap = 0; tap < taps; tap++) {
-                int64_t word = in->weight_addr + g * cpg * taps * wpg + (cl * taps + tap) * wpg + ol / t->P;
-                tp_wptr(t, word)[ol % t->P] = (uint8_t)w[(oc * cpg + cl) * taps + tap];
+                int64_t word = in->weight_addr + g * cpg * taps * wpg + (cl * taps + tap) * wpg + ol / L;
+                for (int64_t gr = 0; gr < t->P / L; gr++)
+                    tp_wptr(t, word)[gr * L + ol % L] = (uint8_t)w[(oc * cpg + cl) * taps + tap];
             }
     }
 }
@@ -209,8 +213,9 @@ static inline void tp_tile(const tprog *t, enpu_instr *in, int64_t mx, int64_t m
     int64_t W = reshape ? in->wi : in->wo, H = reshape ? in->hi : in->ho;
     int conv = enpu_opcode_class(in->opcode) == ENPU_CLASS_CONV;
     int64_t G = in->opcode == ENPU_OPC_FC ? 1 : in->groups;
-    if (!in->zs) in->zs = conv ? tp_cdiv(in->co / G, t->P) : 1;
+    if (!in->zs) in->zs = conv ? tp_cdiv(in->co / G, t->P >> in->lane_split) : 1;
     if (!in->rows) in->rows = t->arch.pe_rows;
+    const int64_t vrows = in->rows << in->lane_split; /* PE rows x lane groups */
     int64_t kh = in->band_h ? in->band_h : in->hk;
     if (in->opcode == ENPU_OPC_FC) {
         in->tile_x = in->tile_y = in->tile_xi = in->tile_yi = 1;
@@ -222,7 +227,7 @@ static inline void tp_tile(const tprog *t, enpu_instr *in, int64_t mx, int64_t m
             int64_t xi = in->stride_w * (x - 1) + in->dil_w * (in->wk - 1) + 1;
             int64_t yi = in->stride_h * (y - 1) + in->dil_h * (kh - 1) + 1;
             if (xi * yi > t->arch.ifmap_pad_depth) continue;
-            if (tp_cdiv(x * y, in->rows) * in->zs > t->arch.psum_depth) continue;
+            if (tp_cdiv(x * y, vrows) * in->zs > t->arch.psum_depth) continue;
             if (x * y > best) best = x * y, bx = x, by = y;
         }
     in->tile_x = bx;

@@ -571,7 +571,7 @@ static void test_cli(void **state) {
     int rc = enpu_test_run(cmd, &out);
     if (rc != 0) fail_msg("%s", out);
     assert_non_null(strstr(out, "/features/features.3/Conv"));
-    assert_non_null(strstr(out, "utilization 78.8%"));
+    assert_non_null(strstr(out, "utilization 99.5%"));
     assert_non_null(strstr(out, "move Flatten '/Flatten': remap"));
     free(out);
     char path[512];
@@ -599,13 +599,13 @@ static void test_cli(void **state) {
     enpu_program p;
     enpu_err err = {0};
     assert_int_equal(enpu_program_read(path, NULL, &p, &err), 0);
-    /* the input in 8 row strips, each loaded by a dma ahead of its strip of
+    /* the input in 6 row strips, each loaded by a dma ahead of its strip of
      * the first convolution; 5 more layers; the output stored; end */
     int ops[256] = {0};
     for (int i = 0; i < p.n_instr; i++) ops[p.instr[i].opcode & 255]++;
-    assert_int_equal(p.n_instr, 23);
-    assert_int_equal(ops[ENPU_OPC_DMA], 9);
-    assert_int_equal(ops[ENPU_OPC_CONV], 8 + 3);
+    assert_int_equal(p.n_instr, 19);
+    assert_int_equal(ops[ENPU_OPC_DMA], 7);
+    assert_int_equal(ops[ENPU_OPC_CONV], 6 + 3);
     assert_int_equal(ops[ENPU_OPC_FC], 2);
     assert_int_equal(ops[ENPU_OPC_END], 1);
     enpu_program_free(&p);

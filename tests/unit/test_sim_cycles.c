@@ -295,7 +295,7 @@ static void test_reports(void **state) {
     path_in(y1, sizeof y1, "y_cycle.npy");
     path_in(y2, sizeof y2, "y_func.npy");
     snprintf(cmd, sizeof cmd, "%s sim %s --input %s/models/kws_cnn/sample_1.npy --json %s --trace %s "
-             "--vcd %s --window 10300:11300 --output %s", ENPU_CLI, prog, ENPU_SOURCE_DIR, js, tr, vcd, y1);
+             "--vcd %s --window 9500:10500 --output %s", ENPU_CLI, prog, ENPU_SOURCE_DIR, js, tr, vcd, y1);
     char *out = NULL;
     int rc = enpu_test_run(cmd, &out);
     if (rc) fprintf(stderr, "%s\n", out);
@@ -387,7 +387,7 @@ static void test_reports(void **state) {
     }
     fclose(f);
     assert_true(defs_done);
-    assert_int_equal(first_t, 10300 * 10000); /* cycle 10300 at 100 MHz, in ps */
+    assert_int_equal(first_t, 9500 * 10000); /* cycle 9500 at 100 MHz, in ps */
     const char *want[] = {"pe_ps_addr", "if_hw_addr", "if_ch_addr", "w_och_gcnt", "pe_valid",
                           "if_bus_valid", "if_bus_ready", "of_bus_valid", "of_bus_ready",
                           "w_bus_valid"};

@@ -333,7 +333,7 @@ static int cyc_create(enpu_sim *sim, void **out, enpu_err *err) {
         cyc_destroy(es);
         return rc;
     }
-    k->pc.hw_base = calloc((size_t)(a->psum_depth * a->pe_rows), sizeof(int64_t));
+    k->pc.hw_base = calloc((size_t)(a->psum_depth * a->pe_rows * a->lane_groups_max), sizeof(int64_t));
     if (!k->pc.hw_base) {
         cyc_destroy(es);
         return enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");

@@ -52,13 +52,14 @@ int sim_ff_init(core *k, int64_t max_taps, enpu_err *err) {
     const enpu_arch *a = k->a;
     if (max_taps < 1) max_taps = 1;
     f->max_taps = max_taps;
+    const size_t npos = (size_t)(a->psum_depth * a->lane_groups_max); /* tile positions, at most */
     f->ps = calloc((size_t)(a->psum_depth * k->P), sizeof(int32_t));
-    f->hw = calloc((size_t)a->psum_depth, sizeof(int64_t));
-    f->hwb = calloc((size_t)a->psum_depth, sizeof(int64_t));
+    f->hw = calloc(npos, sizeof(int64_t));
+    f->hwb = calloc(npos, sizeof(int64_t));
     f->toff = calloc((size_t)max_taps, sizeof(int64_t));
     f->wtap = calloc((size_t)max_taps, sizeof(int64_t));
     f->max_pairs = (k->P * max_taps + 1) / 2 + 1;
-    f->x2 = calloc((size_t)(a->psum_depth * f->max_pairs * 2), sizeof(int16_t));
+    f->x2 = calloc(npos * (size_t)(f->max_pairs * 2), sizeof(int16_t));
     if (!f->ps || !f->hw || !f->hwb || !f->toff || !f->wtap || !f->x2)
         return enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");
     return 0;
@@ -89,7 +90,8 @@ void sim_ff_chain(core *k) {
     ffstate *f = &k->ff;
     const sim_stage *s0 = &c->st[0];
     f->chain_ok = false;
-    if (!f->on || c->rows != 1 || c->remap || !c->aligned || k->P > 256) return;
+    /* one PE row (its lane groups, §16, are virtual rows of it) */
+    if (!f->on || c->rows != c->lg || c->remap || (!c->aligned && c->lg == 1) || k->P > 256) return;
     if (s0->kind != K_CONV && s0->kind != K_DW && s0->kind != K_MAX) return;
     if (c->hk * c->wk > f->max_taps) return;
     if (s0->kind != K_MAX && k->Lw >= k->wpad.depth) return;
@@ -127,6 +129,7 @@ void sim_ff_chain(core *k) {
  * sim_pass_info without a division. */
 typedef struct ffu {
     int64_t q, zse, len, n_conv, ntaps;
+    int64_t lg, L, npos;         /* lane groups (§16), lanes per group, tile positions */
     int64_t lane0, wb0, cstride, bank;
     int64_t wdx0;                /* lane-table word of ozi = 0 */
     bool first, last;            /* tile_first, tile_last */
@@ -138,6 +141,9 @@ static void ffu_make(core *k, const unit_cur *u, ffu *g) {
     const int64_t P = k->P;
     g->q = u->q;
     g->zse = u->zse;
+    g->lg = c->lg;
+    g->L = c->L;
+    g->npos = u->npos;
     g->len = u->zse * u->q;
     g->n_conv = sim_unit_passes(c, u);
     g->ntaps = u->nkh * c->wk;
@@ -241,7 +247,19 @@ static void pass_mac(core *k, const ffu *g, const passreg *r, int64_t m, int64_t
     const int64_t *hwb = f->hwb;
     const int32_t *bias = k->pe.bias + (g->wdx0 + m) * P;
     int32_t *pe = f->ps + m * g->q * P;
-    if (s->kind == K_CONV) {
+    if (s->kind == K_CONV && g->lg > 1) {
+        /* lane group gr computes position gr*q + j from its own pad port;
+         * a group past the tile's positions computes nothing that is ever
+         * written (its lanes are overwritten by the next tile's first pass) */
+        const int8_t *w = wm + (r->wb + m) * P, *x = pad + r->off * P + r->lane;
+        const int L = (int)g->L;
+        for (int64_t j = j0; j < j1; j++)
+            for (int64_t gr = 0; gr < g->lg; gr++) {
+                int64_t p = gr * g->q + j;
+                int32_t xv = p < g->npos ? x[hwb[p]] : 0;
+                mac_bc(pe + j * P + gr * L, xv, w + gr * L, bias + gr * L, r->first, L);
+            }
+    } else if (s->kind == K_CONV) {
         const int8_t *w = wm + (r->wb + m) * P, *x = pad + r->off * P + r->lane;
         for (int64_t j = j0; j < j1; j++) mac_bc(pe + j * P, x[hwb[j]], w, bias, r->first, P);
     } else if (s->kind == K_DW) {
@@ -349,15 +367,23 @@ static void bulk_bc(core *k, const ffu *g, const int16_t *w2, int64_t pf, int64_
     ffstate *f = &k->ff;
     const int P = k->P;
     const int64_t q = g->q, pp0 = pf / 2, np = (pl + 1) / 2 - pp0, wstep = g->zse * P * 2;
+    const int64_t lg = g->lg, L = g->L;
+    /* operands [j][lane group][pass pair][2]: group gr of entry j is tile
+     * position gr*q + j (0 past the tile's positions) */
     int16_t *x2 = f->x2;
-    memset(x2, 0, (size_t)(q * np * 2) * sizeof *x2);
+    memset(x2, 0, (size_t)(q * lg * np * 2) * sizeof *x2);
     const int8_t *pad = k->pad.data;
     int64_t ci = pf / g->ntaps, t = pf - ci * g->ntaps;
     for (int64_t p = pf; p < pl; p++) {
         const int8_t *xp = pad + (g->bank + f->toff[t]) * P + g->lane0 + ci;
         int16_t *xc = x2 + (p / 2 - pp0) * 2 + (p & 1);
         const int64_t *hwb = f->hwb;
-        for (int64_t j = 0; j < q; j++, xc += np * 2) *xc = xp[hwb[j]];
+        if (lg == 1)
+            for (int64_t j = 0; j < q; j++, xc += np * 2) *xc = xp[hwb[j]];
+        else
+            for (int64_t j = 0; j < q; j++)
+                for (int64_t gr = 0; gr < lg; gr++, xc += np * 2)
+                    if (gr * q + j < g->npos) *xc = xp[hwb[gr * q + j]];
         if (++t == g->ntaps) t = 0, ci++;
     }
     const bool init = g->first && pf == 0;
@@ -366,17 +392,32 @@ static void bulk_bc(core *k, const ffu *g, const int16_t *w2, int64_t pf, int64_
         const int16_t *wm = w2 + (pp0 * g->zse + m) * P * 2;
         for (int64_t j = 0; j < q; j++) {
             int32_t *e = f->ps + (m * q + j) * P;
-            const int16_t *xj = x2 + j * np * 2;
+            const int16_t *xj = x2 + j * lg * np * 2;
 #if defined(__SSE2__)
-            if (P == 16 && !f->portable) {
+            if (P == 16 && !f->portable && L >= 4) {
                 const int32_t *from = init ? bias : e;
                 __m128i acc[4];
                 for (int i = 0; i < 4; i++) acc[i] = _mm_loadu_si128((const __m128i *)(from + 4 * i));
-                for (int64_t pp = 0; pp < np; pp++) {
-                    int32_t v;
-                    memcpy(&v, xj + 2 * pp, sizeof v);
-                    __m128i xv = _mm_set1_epi32(v);
-                    madd16(acc, xv, xv, xv, xv, wm + pp * wstep);
+                if (lg == 1) {
+                    for (int64_t pp = 0; pp < np; pp++) {
+                        int32_t v;
+                        memcpy(&v, xj + 2 * pp, sizeof v);
+                        __m128i xv = _mm_set1_epi32(v);
+                        madd16(acc, xv, xv, xv, xv, wm + pp * wstep);
+                    }
+                } else {
+                    /* register r holds lanes 4r..4r+3: lane group 4r / L */
+                    const int16_t *xg[4];
+                    for (int r = 0; r < 4; r++) xg[r] = xj + (4 * r / L) * np * 2;
+                    for (int64_t pp = 0; pp < np; pp++) {
+                        __m128i xv[4];
+                        for (int r = 0; r < 4; r++) {
+                            int32_t v;
+                            memcpy(&v, xg[r] + 2 * pp, sizeof v);
+                            xv[r] = _mm_set1_epi32(v);
+                        }
+                        madd16(acc, xv[0], xv[1], xv[2], xv[3], wm + pp * wstep);
+                    }
                 }
                 for (int i = 0; i < 4; i++) _mm_storeu_si128((__m128i *)(e + 4 * i), acc[i]);
                 continue;
@@ -384,9 +425,10 @@ static void bulk_bc(core *k, const ffu *g, const int16_t *w2, int64_t pf, int64_
 #endif
             for (int l = 0; l < P; l++) {
                 int32_t acc = init ? bias[l] : e[l];
+                const int16_t *xl = xj + (l / L) * np * 2;
                 for (int64_t pp = 0; pp < np; pp++) {
                     const int16_t *w = wm + pp * wstep + 2 * l;
-                    acc += xj[2 * pp] * w[0] + xj[2 * pp + 1] * w[1];
+                    acc += xl[2 * pp] * w[0] + xl[2 * pp + 1] * w[1];
                 }
                 e[l] = acc;
             }
@@ -472,9 +514,12 @@ static bool wq_room_at(const core *k, int q, int n, uint64_t x) {
     return n > k->wq[q].cap ? cnt == 0 : cnt + n <= k->wq[q].cap;
 }
 
-/* A final cycle: its psum entry, output position and write runs. */
+/* A final cycle: its psum entry, output position (of lane group 0; group
+ * gr, §16, is at tile position gr*q + j) and write runs (every active
+ * group's, their lanes src counted in the whole PE row's word). */
 typedef struct fcyc {
     int64_t e, m, j, wdx, oy, ox;
+    int64_t ng;                  /* active lane groups */
     int nr[2];
     sim_run *runs[2];
 } fcyc;
@@ -490,9 +535,20 @@ static void final_prep(core *k, const ffu *g, int64_t r, bool wmain, bool wskip,
     fc->oy = u->oy0 + j / u->x;
     fc->ox = u->ox0 + j % u->x;
     fc->runs[0] = k->runs;
-    fc->runs[1] = k->runs + k->P + 1;
-    for (int q = 0; q < 2; q++)
-        fc->nr[q] = (q ? wskip : wmain) ? sim_pe_runs(k, q, 0, fc->oy, fc->ox, fc->wdx, fc->runs[q]) : 0;
+    fc->runs[1] = k->runs + g->lg * k->P + 1;
+    fc->ng = 0;
+    for (int64_t gr = 0; gr < g->lg && gr * g->q + j < g->npos; gr++) fc->ng++;
+    for (int q = 0; q < 2; q++) {
+        fc->nr[q] = 0;
+        if (!(q ? wskip : wmain)) continue;
+        for (int64_t gr = 0; gr < fc->ng; gr++) {
+            int64_t p = gr * g->q + j;
+            sim_run *rr = fc->runs[q] + fc->nr[q];
+            int n = sim_pe_runs(k, q, 0, u->oy0 + p / u->x, u->ox0 + p % u->x, fc->wdx, rr);
+            for (int i = 0; i < n; i++) rr[i].src += (int)(gr * g->L);
+            fc->nr[q] += n;
+        }
+    }
 }
 
 /* The final cycle fc issued in cycle x (its MAC done): requantize, feed
@@ -503,17 +559,29 @@ static int final_cycle(core *k, const fcyc *fc, uint64_t x, enpu_err *err) {
     const sim_stage *s = &c->st[0];
     const int P = k->P;
     int64_t acc[256];
-    int8_t out[256];
+    int8_t out[512]; /* a lane group's zero fill may run past the row's word */
     const int32_t *ps = k->ff.ps + fc->e * P;
     if (s->kind == K_MAX)
         for (int i = 0; i < P; i++) acc[i] = ps[i] == EMPTY32 ? SIM_MAX_EMPTY : ps[i];
     else
         for (int i = 0; i < P; i++) acc[i] = ps[i];
-    int rc = sim_pe_output(k, s, c->chan + fc->wdx * P, k->pe.nval[fc->wdx], acc, fc->oy, fc->ox, out, err);
-    if (rc) return rc;
     uint64_t ready = x + (uint64_t)(k->D + k->Rq);
-    if (P == 16) memcpy(k->pe.sval + fc->e * 16, out, 16);
-    else memcpy(k->pe.sval + fc->e * P, out, (size_t)P);
+    if (c->lg == 1) {
+        int rc = sim_pe_output(k, s, c->chan + fc->wdx * P, k->pe.nval[fc->wdx], acc, fc->oy, fc->ox, out, err);
+        if (rc) return rc;
+        if (P == 16) memcpy(k->pe.sval + fc->e * 16, out, 16);
+        else memcpy(k->pe.sval + fc->e * P, out, (size_t)P);
+    } else {
+        const int64_t L = c->L, q = k->pc.u.q;
+        for (int64_t gr = 0; gr < fc->ng; gr++) {
+            int64_t p = gr * q + fc->j;
+            int rc = sim_pe_output(k, s, c->chan + fc->wdx * P + gr * L, k->pe.nval[fc->wdx], acc + gr * L,
+                                   k->pc.u.oy0 + p / k->pc.u.x, k->pc.u.ox0 + p % k->pc.u.x, out + gr * L,
+                                   err);
+            if (rc) return rc;
+            memcpy(k->pe.sval + fc->e * P + gr * L, out + gr * L, (size_t)L);
+        }
+    }
     for (int q = 0; q < 2; q++) {
         wqueue *w = &k->wq[q];
         for (int i = 0; i < fc->nr[q]; i++) {
@@ -527,6 +595,27 @@ static int final_cycle(core *k, const fcyc *fc, uint64_t x, enpu_err *err) {
     }
     k->pe.ready[fc->e] = ready;
     return 0;
+}
+
+/* Lane groups active over unit cycles [i0, i1): n cycles of one group
+ * each without lane groups; with them, cycle (m, j) of a pass has the groups
+ * gr with gr*q + j < npos. */
+static uint64_t active_sum(const ffu *g, int64_t i0, int64_t i1) {
+    if (g->lg == 1) return (uint64_t)(i1 - i0);
+    uint64_t s = 0;
+    int64_t i = i0;
+    for (; i < i1 && i % g->len; i++) {
+        int64_t j = (i % g->len) % g->q, a = (g->npos - j + g->q - 1) / g->q;
+        s += (uint64_t)(a < g->lg ? a : g->lg);
+    }
+    /* a whole pass: each psum word covers the tile's positions once */
+    int64_t whole = (i1 - i) / g->len;
+    s += (uint64_t)(whole * g->zse * g->npos);
+    for (i += whole * g->len; i < i1; i++) {
+        int64_t j = (i % g->len) % g->q, a = (g->npos - j + g->q - 1) / g->q;
+        s += (uint64_t)(a < g->lg ? a : g->lg);
+    }
+    return s;
 }
 
 /* The PE array from cycle a (unit cycle i0 of the current unit) while the
@@ -550,8 +639,8 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
         /* room for every word of these cycles even if none is written
          * meanwhile: no cycle can wait (at most one word per queue and
          * cycle, full-word writes), so the pass is computed at once */
-        bool room = (!wmain || k->wq[0].count + (i1 - f0) <= k->wq[0].cap) &&
-                    (!wskip || k->wq[1].count + (i1 - f0) <= k->wq[1].cap);
+        bool room = (!wmain || k->wq[0].count + (i1 - f0) * g->lg <= k->wq[0].cap) &&
+                    (!wskip || k->wq[1].count + (i1 - f0) * g->lg <= k->wq[1].cap);
         if (room) {
             pass_range(k, g, g->n_conv - 1, f0 - nf, i1 - nf);
             for (int64_t i = f0; i < i1; i++) {
@@ -581,12 +670,15 @@ static int pe_window(core *k, const ffu *g, uint64_t a, uint64_t end, int64_t i0
         enpu_layer_stats *st = &k->sim->rows[k->cur_row];
         uint64_t first = 0;
         if (g->first && i0 < g->len) first = (uint64_t)((i1 < g->len ? i1 : g->len) - i0);
-        st->reads[ENPU_MEM_IFMAP_PAD] += s->kind == K_CONV ? n : n * P;
-        st->writes[ENPU_MEM_PSUM] += n * P;
-        st->reads[ENPU_MEM_PSUM] += (n - first) * P;
+        /* per active lane group: a pad read and L psum lanes (sim_pe_issue) */
+        uint64_t na = active_sum(g, i0, i1), nfa = first ? active_sum(g, i0, i0 + (int64_t)first) : 0;
+        uint64_t L = (uint64_t)g->L;
+        st->reads[ENPU_MEM_IFMAP_PAD] += s->kind == K_CONV ? na : n * P;
+        st->writes[ENPU_MEM_PSUM] += na * L;
+        st->reads[ENPU_MEM_PSUM] += (na - nfa) * L;
         if (s->kind != K_MAX) st->reads[ENPU_MEM_WEIGHT_PAD] += n * P;
-        st->uops[s->kind == K_MAX ? ENPU_UOP_ALU : ENPU_UOP_MAC] += n * P;
-        if (i1 > nf) st->uops[ENPU_UOP_REQUANT] += (uint64_t)(i1 - (i0 > nf ? i0 : nf)) * P;
+        st->uops[s->kind == K_MAX ? ENPU_UOP_ALU : ENPU_UOP_MAC] += na * L;
+        if (i1 > nf) st->uops[ENPU_UOP_REQUANT] += active_sum(g, i0 > nf ? i0 : nf, i1) * L;
         sim_core_count(k, k->cur_row, ENPU_ACT_COMPUTE, n, a);
     }
     *b = a + n;

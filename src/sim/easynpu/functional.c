@@ -71,8 +71,9 @@ static int window_stage(const enpu_sim *sim, const sim_chain *c, const sim_mem *
                                 int64_t ci = g * c->cpg + cl;
                                 int32_t v = in ? x[(iy * c->wi + ix) * c->ci + ci] : c->pad_value;
                                 int64_t word = c->weight_addr + g * c->cpg * c->taps * c->wpg +
-                                               (cl * c->taps + tap) * c->wpg + ol / P;
-                                acc += (int64_t)v * (int8_t)wm[word * wb + ol % P];
+                                               (cl * c->taps + tap) * c->wpg + ol / c->L;
+                                /* lane group 0's copy of the weight (§16) */
+                                acc += (int64_t)v * (int8_t)wm[word * wb + ol % c->L];
                             }
                         } else if (s->kind == K_DW) {
                             int32_t v = in ? x[(iy * c->wi + ix) * c->ci + oc] : c->pad_value;

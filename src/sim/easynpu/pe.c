@@ -152,11 +152,15 @@ int sim_pe_issue(core *k, enpu_err *err) {
     const uint64_t ready = k->t + (uint64_t)(k->D + k->Rq);
     int8_t out[256];
     int active = 0;
+    /* virtual row r: lane group r mod lg of PE row r / lg, lanes [off, off
+     * + L) (§16; lg = 1: the PE row itself) */
+    const int L = (int)c->L;
     for (int64_t r = 0; r < c->rows; r++) {
         int64_t p = r * q + j;
         if (p >= u->npos) break;
-        int64_t *ps = pe->psum + ((size_t)r * (size_t)pe->depth + (size_t)e) * (size_t)P;
-        int8_t *sv = pe->sval + ((size_t)r * (size_t)pe->depth + (size_t)e) * (size_t)P;
+        const size_t prow = (size_t)(r / c->lg), off = (size_t)(r % c->lg) * (size_t)L;
+        int64_t *ps = pe->psum + (prow * (size_t)pe->depth + (size_t)e) * (size_t)P + off;
+        int8_t *sv = pe->sval + (prow * (size_t)pe->depth + (size_t)e) * (size_t)P + off;
         const int8_t *op2 = pc->op2 ? sim_wfifo_at(&k->op2, active) : NULL;
         int64_t oy = u->oy0 + p / u->x, ox = u->ox0 + p % u->x;
         active++;
@@ -166,12 +170,14 @@ int sim_pe_issue(core *k, enpu_err *err) {
             switch (s->kind) {
             case K_CONV: {
                 const int32_t x = xw[pc->lane];
+                const int32_t *bo = bias + off;
+                const int8_t *wo = w + off;
                 if (pc->first)
-                    for (int i = 0; i < P; i++) ps[i] = (int64_t)bias[i] + x * w[i];
+                    for (int i = 0; i < L; i++) ps[i] = (int64_t)bo[i] + x * wo[i];
                 else
-                    for (int i = 0; i < P; i++) ps[i] += x * w[i];
+                    for (int i = 0; i < L; i++) ps[i] += x * wo[i];
                 st->reads[ENPU_MEM_IFMAP_PAD]++;
-                st->uops[ENPU_UOP_MAC] += (uint64_t)P;
+                st->uops[ENPU_UOP_MAC] += (uint64_t)L;
                 break;
             }
             case K_DW:
@@ -211,11 +217,11 @@ int sim_pe_issue(core *k, enpu_err *err) {
                 break;
             }
             if (s->kind == K_CONV || s->kind == K_DW || s->kind == K_MAX) {
-                st->writes[ENPU_MEM_PSUM] += (uint64_t)P;
-                if (!pc->first) st->reads[ENPU_MEM_PSUM] += (uint64_t)P;
+                st->writes[ENPU_MEM_PSUM] += (uint64_t)L;
+                if (!pc->first) st->reads[ENPU_MEM_PSUM] += (uint64_t)L;
                 if (pc->final) {
-                    st->uops[ENPU_UOP_REQUANT] += (uint64_t)P;
-                    int rc = sim_pe_output(k, s, chan, n, ps, oy, ox, out, err);
+                    st->uops[ENPU_UOP_REQUANT] += (uint64_t)L;
+                    int rc = sim_pe_output(k, s, chan + off, n, ps, oy, ox, out, err);
                     if (rc) return rc;
                 }
             }
@@ -233,7 +239,7 @@ int sim_pe_issue(core *k, enpu_err *err) {
             enpu_stage_uops(s->in->opcode, (uint64_t)P, st->uops);
         }
         if (!pc->final) continue;
-        memcpy(sv, out, (size_t)P);
+        memcpy(sv, out, (size_t)L);
         for (int q2 = 0; q2 < 2; q2++) {
             if (!(q2 ? pc->writes_skip : pc->writes_main)) continue;
             int nr = gen_runs(k, q2, pc->stage, oy, ox, wdx, k->runs);

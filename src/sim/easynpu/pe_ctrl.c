@@ -83,7 +83,7 @@ void sim_pectl_start(core *k) {
         for (int i = 0; i < P; i++) {
             int32_t ch = c->chan[wdx * P + i];
             pe->bias[wdx * P + i] = ch >= 0 && s0->bias ? s0->bias[ch] : 0;
-            if (ch >= 0) n++;
+            if (ch >= 0 && i < c->L) n++; /* of one lane group (§16) */
         }
         pe->nval[wdx] = n;
     }

@@ -19,7 +19,7 @@ static void unit_fill(const sim_chain *c, unit_cur *u) {
     if (c->bcast) {
         int64_t zk = c->opg - u->k * c->z;
         if (zk > c->z) zk = c->z;
-        u->zse = (zk + P - 1) / P;
+        u->zse = (zk + c->L - 1) / c->L;
     } else {
         u->zse = 1;
     }
@@ -142,9 +142,11 @@ void sim_pass_info(const sim_chain *c, const unit_cur *u, int64_t p, pass_info *
 int sim_sched_init(core *k, enpu_err *err) {
     const enpu_arch *a = k->a;
     /* one cycle pushes at most rows * (P + 2) words into a queue (§11.8);
-     * a fast-forward window queues up to a final pass (psum_depth words)
+     * a fast-forward window queues up to a final pass (psum_depth words per
+     * lane group)
      * before it writes the words due (fastfwd.c) */
-    int P = k->P, extra = (int)(2 * a->pe_rows * (P + 2) + 1 + a->psum_depth);
+    int64_t vrows = a->pe_rows * a->lane_groups_max; /* virtual rows (§16) */
+    int P = k->P, extra = (int)(2 * vrows * (P + 2) + 1 + a->psum_depth * a->lane_groups_max);
     for (int q = 0; q < 2; q++) {
         wqueue *w = &k->wq[q];
         w->mem = q ? ENPU_MEM_SKIP : ENPU_MEM_MAIN;
@@ -154,7 +156,7 @@ int sim_sched_init(core *k, enpu_err *err) {
         w->data = calloc((size_t)w->ring * (size_t)P, 1);
         if (!w->e || !w->data) return enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");
     }
-    k->runs = calloc((size_t)(2 * a->pe_rows * P + 2), sizeof *k->runs);
+    k->runs = calloc((size_t)(2 * vrows * P + 2), sizeof *k->runs);
     if (!k->runs) return enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");
     return 0;
 }

@@ -47,9 +47,11 @@ int sim_decoder_init(sim_decoder *d, const enpu_program *p, enpu_err *err) {
         int64_t lanes = enpu_ceil_div(h->ci, P) * P;
         if (enpu_opcode_class(h->opcode) == ENPU_CLASS_CONV && h->zs > 0) {
             int64_t G = h->opcode == ENPU_OPC_FC || h->groups < 1 ? 1 : h->groups;
-            int64_t opg = h->co / G, wpg = enpu_ceil_div(opg, P);
+            int64_t L = P >> (h->lane_split < 8 ? h->lane_split : 8);
+            if (L < 1) L = 1;
+            int64_t opg = h->co / G, wpg = enpu_ceil_div(opg, L);
             int64_t zstr = h->zs < wpg ? h->zs : wpg;
-            int64_t l2 = G * enpu_ceil_div(opg, h->zs * P) * zstr * P;
+            int64_t l2 = G * enpu_ceil_div(opg, h->zs * L) * zstr * P;
             if (l2 > lanes) lanes = l2;
         }
         if (lanes > d->max_lanes) d->max_lanes = lanes;
@@ -269,12 +271,15 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
     c->cpg = c->ci / c->G;
     c->opg = c->co / c->G;
     c->taps = c->hk * c->wk;
+    c->lg = c->bcast && !c->fc ? (int64_t)1 << h->lane_split : 1;
+    c->L = P / c->lg;
     if (c->bcast) {
-        /* output-channel blocks of z = zs*P channels (§12.3) */
+        /* output-channel blocks of z = zs*L channels (§12.3; L = P without
+         * lane groups, §16) */
         c->zs = h->zs;
-        c->z = c->zs * P;
+        c->z = c->zs * c->L;
         c->nbk = enpu_ceil_div(c->opg, c->z);
-        c->wpg = enpu_ceil_div(c->opg, P);
+        c->wpg = enpu_ceil_div(c->opg, c->L);
         c->zstride = c->zs < c->wpg ? c->zs : c->wpg;
     } else {
         c->zs = c->zstride = c->nbk = c->wpg = 1;
@@ -287,7 +292,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
     c->bh = window && h->band_h > 0 && h->band_h < c->hk ? h->band_h : c->hk;
     c->nb = enpu_ceil_div(c->hk, c->bh);
     c->tx = h->tile_x, c->ty = h->tile_y, c->txi = h->tile_xi, c->tyi = h->tile_yi;
-    c->rows = h->rows;
+    c->rows = h->rows * c->lg;
     if (c->fc) {
         c->n_tx = c->n_ty = 1;
     } else if (c->move) {
@@ -302,7 +307,7 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
     c->weight_addr = h->weight_addr;
     c->pad_value = (int32_t)h->zp_in;
     c->dbuf = c->fc || c->txi * c->tyi <= a->ifmap_pad_depth / 2;
-    c->aligned = !c->bcast || c->G == 1 || c->opg % P == 0;
+    c->aligned = c->lg == 1 && (!c->bcast || c->G == 1 || c->opg % P == 0);
     if (c->fc) {
         c->n_units = (uint64_t)(c->nblk * c->hi * c->wi * c->wpp_in);
     } else if (c->bcast) {
@@ -323,7 +328,9 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
                 int64_t b = wd / c->zstride, ozi = wd % c->zstride;
                 int64_t g = b / c->nbk, k = b % c->nbk, zk = c->opg - k * c->z;
                 if (zk > c->z) zk = c->z;
-                if (ozi * P + i < zk) ch = g * c->opg + k * c->z + ozi * P + i;
+                /* lane group i / L holds the same channels as group 0 */
+                int64_t li = i % c->L;
+                if (ozi * c->L + li < zk) ch = g * c->opg + k * c->z + ozi * c->L + li;
             } else if (wd * P + i < c->ci) {
                 ch = wd * P + i;
             }
@@ -459,7 +466,7 @@ void sim_chain_compute_model(const sim_chain *c, uint64_t *out) {
     for (int64_t b = 0; b < c->nblk; b++) {
         int64_t k = b % c->nbk, zk = c->opg - k * c->z;
         if (zk > c->z) zk = c->z;
-        zsum += (uint64_t)enpu_ceil_div(zk, c->P);
+        zsum += (uint64_t)enpu_ceil_div(zk, c->L);
     }
     for (int k = 0; k < c->n_st; k++) {
         if (c->fc)
