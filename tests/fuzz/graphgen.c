@@ -878,8 +878,11 @@ static int case_inputs(gg_case *c, uint64_t seed, enpu_err *err) {
 /* Feature-map bytes of a value for word bytes wb. */
 static int64_t val_bytes(val v, int64_t wb) { return v.h * v.w * cdiv(v.c, wb) * wb; }
 
+/* The constant is one for which no seed named as a regression case
+ * (docs/hardening.md, test_offchip_findings) turns into a tflite case: they
+ * keep the graphs in which they were found. */
 bool gg_seed_tflite(uint64_t seed) {
-    rng r = {seed ^ 0x7F1E7F1E7F1E7F1Eull};
+    rng r = {seed ^ 0x7F1E7F1E7F1E0030ull};
     return rnext(&r) % GG_TFLITE_ONE_IN == 0;
 }
 

@@ -730,7 +730,7 @@ static void test_hostop_attrs_roundtrip(void **state) {
  * requantization, so its accumulator needs 29 bits or more.  On an arch
  * with acc_bits 24 the compiler compiled it and the run stopped in the
  * simulator on the first element ("accumulator -34175710 ... does not fit
- * acc_bits=24", fixed-set seed 269); a .qjson quantized for a wider
+ * acc_bits=24", fixed-set seed 96); a .qjson quantized for a wider
  * accumulator did the same.  The compiler now proves every accumulator
  * against acc_bits (numerics.md §4) and refuses (nofit) naming the layer
  * (src/compiler/compile.c). */
