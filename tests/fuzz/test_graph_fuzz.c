@@ -13,8 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "easynpu/compiler.h"
 #include "easynpu/isa.h"
 #include "easynpu/program.h"
+#include "easynpu/quant.h"
 #include "fuzz/graphgen.h"
 
 /* ---- hand-made graphs -------------------------------------------------------------- */
@@ -756,6 +758,32 @@ static void test_tflite_add_acc_bits(void **state) {
             assert_non_null(strstr(o.msg, "24-bit accumulator"));
         }
     }
+    /* the same proof for an easynpu graph quantized for 32 bits, compiled for 16 */
+    hb b = {enpu_graph_new("acc32_on_acc16"), 25};
+    int64_t d[4] = {1, 16, 4, 4};
+    int x = h_input(&b, "x", 4, d);
+    int y = h_conv(&b, "c1", x, 4, 16, 8, 3, 1);
+    enpu_err err = {0};
+    assert_int_equal(enpu_graph_add_output(b.g, y, &err), 0);
+    assert_int_equal(enpu_graph_toposort(b.g, &err), 0);
+    assert_int_equal(enpu_graph_infer_shapes(b.g, &err), 0);
+    enpu_arch a;
+    assert_int_equal(enpu_arch_preset("easynpu", &a, &err), 0);
+    gg_case c;
+    assert_int_equal(gg_case_from_graph(b.g, &a, 7, &c, &err), 0);
+    enpu_quant_opts qo;
+    enpu_quant_opts_for_arch(&qo, &a);
+    qo.quiet = true;
+    enpu_graph *qg = NULL;
+    assert_int_equal(enpu_quantize_graph(c.g, c.calib, c.n_calib, &qo, &qg, NULL, &err), 0);
+    a.acc_bits = 16;
+    enpu_program p;
+    assert_int_equal(enpu_compile(qg, &a, NULL, &p, NULL, &err), ENPU_E_NOFIT);
+    assert_non_null(strstr(err.msg, "arch 'easynpu': layer 'c1': accumulator may reach"));
+    assert_non_null(strstr(err.msg, "16-bit accumulator"));
+    enpu_program_free(&p);
+    enpu_graph_free(qg);
+    gg_case_free(&c);
 }
 
 int main(void) {
