@@ -126,8 +126,8 @@ def main():
     save("bad_conv3d.onnx", model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv3d")],
                                   [vi("x", [1, 1, 5, 5, 5])], [vi("y", None)], [w3]))
     pads = numpy_helper.from_array(np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64), "pads")
-    save("bad_pad_reflect.onnx",
-         model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad0", mode="reflect")],
+    save("bad_pad_wrap.onnx",
+         model([helper.make_node("Pad", ["x", "pads"], ["y"], name="pad0", mode="wrap")],
                [vi("x", [1, 1, 4, 4])], [vi("y", None)], [pads]))
     save("bad_clip_dynamic.onnx",
          model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip0")],
@@ -282,7 +282,179 @@ def main():
     for k, v in (("in_x", x), ("in_bvar", bvar), ("in_mat", mat), ("out_cl", cl),
                  ("out_sb2", sb2), ("out_gm", gm)):
         np.save(os.path.join(OUT, "good_opset1_%s.npy" % k), v)
+
+    # --- every problem at once: five operators EasyNPU does not implement
+    # and a symbolic dimension, reported in one error --------------------------
+    i64 = TensorProto.INT64
+    k = numpy_helper.from_array(np.array([2], np.int64), "k")
+    ax = numpy_helper.from_array(np.array(0, np.int64), "ax")
+    idx = numpy_helper.from_array(np.zeros((4, 4), np.int64), "idx")
+    nodes = [
+        helper.make_node("Einsum", ["x"], ["e"], name="einsum0", equation="ij->ji"),
+        helper.make_node("TopK", ["e", "k"], ["tv", "ti"], name="topk0"),
+        helper.make_node("CumSum", ["x", "ax"], ["cs"], name="cumsum0"),
+        helper.make_node("GatherElements", ["x", "idx"], ["ge"], name="gatherel0"),
+        helper.make_node("Trilu", ["x"], ["tr"], name="trilu0"),
+        helper.make_node("Relu", ["z"], ["zr"], name="relu0"),
+    ]
+    save("bad_five_unsupported.onnx",
+         model(nodes, [vi("x", [4, 4]), vi("z", [1, "N", "T"])],
+               [vi("tv", None), vi("cs", None), vi("ge", None), vi("tr", None), vi("zr", None)],
+               [k, ax, idx], opset=14))
+
+    # --- shape folding: what exporters emit to compute shapes, on a symbolic
+    # H and W that --input-shape fixes (x = 1x3x4x6 here) ---------------------
+    def c64(name, v):
+        return numpy_helper.from_array(np.array(v, np.int64), name)
+
+    nodes = [
+        helper.make_node("Shape", ["x"], ["sh"], name="shape0"),
+        helper.make_node("Gather", ["sh", "i0"], ["n"], name="gather_n", axis=0),
+        helper.make_node("Gather", ["sh", "i2"], ["h"], name="gather_h", axis=0),
+        helper.make_node("Gather", ["sh", "i3"], ["w"], name="gather_w", axis=0),
+        helper.make_node("Mul", ["h", "w"], ["hw"], name="mul_hw"),
+        helper.make_node("Div", ["hw", "two"], ["hw2"], name="div_hw"),
+        helper.make_node("Unsqueeze", ["n", "ax0"], ["n1"], name="unsq_n"),
+        helper.make_node("Unsqueeze", ["hw2", "ax0"], ["hw21"], name="unsq_hw"),
+        helper.make_node("Concat", ["n1", "six", "hw21"], ["tgt"], name="concat_shape", axis=0),
+        # Reshape x [1,3,H,W] to [N, 6, H*W/2]
+        helper.make_node("Reshape", ["x", "tgt"], ["r"], name="reshape0"),
+        # Equal/Where on a shape (a -1 spelled out), Cast, ConstantOfShape, Range
+        helper.make_node("Equal", ["tgt", "six3"], ["eq"], name="equal0"),
+        helper.make_node("Where", ["eq", "minus1", "tgt"], ["tgt2"], name="where0"),
+        helper.make_node("Reshape", ["r", "tgt2"], ["r2"], name="reshape1"),
+        helper.make_node("Slice", ["sh", "st", "en"], ["hwv"], name="slice_shape"),
+        helper.make_node("Cast", ["hwv"], ["hwf"], name="cast0", to=TensorProto.FLOAT),
+        helper.make_node("ReduceSum", ["hwf"], ["hws"], name="sum_hw", keepdims=0),
+        helper.make_node("ConstantOfShape", ["tgt"], ["ones"], name="ones0",
+                         value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node("Mul", ["r2", "ones"], ["r3"], name="mul_ones"),
+        helper.make_node("Add", ["r3", "hws"], ["r4"], name="add_hw"),
+        helper.make_node("Range", ["z0", "hw2", "one"], ["rg"], name="range0"),
+        helper.make_node("Cast", ["rg"], ["rgf"], name="cast1", to=TensorProto.FLOAT),
+        helper.make_node("Add", ["r4", "rgf"], ["y"], name="add_range"),
+    ]
+    inits = [c64("i0", 0), c64("i2", 2), c64("i3", 3), c64("two", 2), c64("ax0", [0]),
+             c64("six", [6]), c64("six3", [1, -7, -7]), c64("minus1", [-1, -1, -1]),
+             c64("st", [2]), c64("en", [4]), c64("z0", 0), c64("one", 1)]
+    save("good_shape_fold.onnx",
+         model(nodes, [vi("x", [1, 3, "H", "W"])], [vi("y", None)], inits, opset=13))
+    xs = rng.standard_normal((1, 3, 4, 6)).astype(np.float32)
+    r = xs.reshape(1, 6, 12)
+    y = (r * 1.0 + np.float32(4 + 6) + np.arange(12, dtype=np.float32)).astype(np.float32)
+    np.save(os.path.join(OUT, "good_shape_fold_in_x.npy"), xs)
+    np.save(os.path.join(OUT, "good_shape_fold_out_y.npy"), y)
+
+    # --- integer graph input and output: the float reference computes it
+    # (uint8 codes carried in float32), the int8 compiler refuses it ----------
+    nodes = [
+        helper.make_node("DequantizeLinear", ["x", "s", "zp"], ["xf"], name="dq0"),
+        helper.make_node("Relu", ["xf"], ["r"], name="relu0"),
+        helper.make_node("QuantizeLinear", ["r", "s", "zp"], ["y"], name="q0"),
+    ]
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "s"),
+             numpy_helper.from_array(np.array(128, np.uint8), "zp")]
+    save("bad_int_io.onnx",
+         model(nodes, [vi("x", [1, 4], TensorProto.UINT8)], [vi("y", [1, 4], TensorProto.UINT8)],
+               inits, opset=13))
+    placement()
     return 0
+
+
+def placement():
+    """good_placement.onnx: one branch per operator of docs/ops.md on one
+    input x [1,16,8,8], each node named npu_* (runs on the NPU or as a view)
+    or host_* (a host op); tests/unit/test_op_placement.c compiles it and
+    checks every name, and runs it bit-exact.  Plus a sample input."""
+    g = np.random.default_rng(11)
+    inits, nodes, outs = [], [], []
+
+    def const(name, a):
+        inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    def w(name, shape, s=0.2):
+        return const(name, (g.standard_normal(shape) * s).astype(np.float32))
+
+    def f32(name, v):
+        return const(name, np.array(v, np.float32))
+
+    def i64(name, v):
+        return const(name, np.array(v, np.int64))
+
+    def node(op, ins, name, **attrs):
+        nodes.append(helper.make_node(op, ins, [name], name=name, **attrs))
+        return name
+
+    def out(t):
+        outs.append(vi(t, None))
+
+    x = "x"
+    # --- NPU: convolutions, FC, elementwise, tables, pools, reductions, moves
+    out(node("Conv", [x, w("wc", (16, 16, 3, 3)), w("bc", (16,))], "npu_Conv", pads=[1, 1, 1, 1]))
+    fl = node("Flatten", [x], "npu_Flatten", axis=1)
+    out(node("Gemm", [fl, w("wg", (1024, 10), 0.03)], "npu_Gemm"))
+    r3 = node("Reshape", [x, i64("s3", [1, 16, 64])], "npu_Reshape")
+    t3 = node("Transpose", [r3], "npu_Transpose", perm=[0, 2, 1])
+    out(node("MatMul", [t3, w("wm", (16, 8))], "npu_MatMul"))
+    out(node("Add", [x, node("Relu", [x], "npu_Relu")], "npu_Add"))
+    out(node("Mul", [x, node("Tanh", [x], "npu_Tanh")], "npu_Mul"))
+    out(node("Sub", [x, f32("half", 0.5)], "npu_Sub"))
+    out(node("Div", [x, f32("two", 2.0)], "npu_Div"))
+    out(node("Max", [x, f32("lo", 0.1)], "npu_Max"))
+    out(node("Min", [x, f32("hi", 0.3)], "npu_Min"))
+    out(node("Pow", [x, f32("p2", 2.0)], "npu_Pow"))
+    out(node("Clip", [x, f32("cmin", -1.0), f32("cmax", 1.0)], "npu_Clip"))
+    out(node("LeakyRelu", [x], "npu_LeakyRelu", alpha=0.1))
+    out(node("Sigmoid", [x], "npu_Sigmoid"))
+    out(node("HardSigmoid", [x], "npu_HardSigmoid"))
+    out(node("HardSwish", [x], "npu_HardSwish"))
+    out(node("Erf", [x], "npu_Erf"))
+    out(node("Neg", [x], "npu_Neg"))
+    out(node("Abs", [x], "npu_Abs"))
+    e = node("Exp", [x], "npu_Exp")
+    out(e)
+    out(node("Log", [e], "npu_Log"))
+    out(node("Reciprocal", [e], "npu_Reciprocal"))
+    out(node("Sqrt", [e], "npu_Sqrt"))
+    bn = [w("bs", (16,)), w("bb", (16,)), w("bm", (16,)), const("bv", np.full(16, 1.5, np.float32))]
+    out(node("BatchNormalization", [x] + bn, "npu_BatchNormalization"))
+    out(node("MaxPool", [x], "npu_MaxPool", kernel_shape=[2, 2], strides=[2, 2]))
+    out(node("AveragePool", [x], "npu_AveragePool", kernel_shape=[2, 2], strides=[2, 2]))
+    gap = node("GlobalAveragePool", [x], "npu_GlobalAveragePool")
+    out(gap)
+    out(node("ReduceMean", [x], "npu_ReduceMean", axes=[2, 3], keepdims=1))
+    out(node("ReduceSum", [x, i64("ax23", [2, 3])], "npu_ReduceSum", keepdims=1))
+    out(node("ReduceMax", [x], "npu_ReduceMax", axes=[2, 3], keepdims=1))
+    pz = node("Pad", [x, i64("pz", [0, 0, 1, 1, 0, 0, 1, 1])], "npu_Pad")
+    out(node("Conv", [pz, w("wp", (16, 16, 3, 3))], "npu_ConvPadded"))
+    ca = node("Conv", [x, w("wa", (16, 16, 1, 1))], "npu_ConvA")
+    cb = node("Conv", [x, w("wb", (16, 16, 1, 1))], "npu_ConvB")
+    out(node("Concat", [ca, cb], "npu_Concat", axis=1))
+    # --- host ops
+    out(node("ConvTranspose", [x, w("wt", (16, 4, 2, 2))], "host_ConvTranspose", strides=[2, 2]))
+    out(node("Softmax", [x], "host_Softmax", axis=1))
+    out(node("LayerNormalization", [x, const("lg", np.ones(8, np.float32)),
+                                     const("lb", np.zeros(8, np.float32))],
+             "host_LayerNormalization", axis=-1))
+    out(node("Floor", [x], "host_Floor"))
+    out(node("Ceil", [x], "host_Ceil"))
+    sc = f32("sc", [1, 1, 2, 2])
+    out(node("Resize", [x, "", sc], "host_Resize", mode="nearest"))
+    out(node("Resize", [x, "", sc], "host_ResizeLinear", mode="linear"))
+    out(node("Slice", [x, i64("s0", [0]), i64("s4", [4]), i64("sax", [2])], "host_Slice"))
+    out(node("Gather", [x, i64("gi", [0, 2, 4])], "host_Gather", axis=1))
+    gap2 = node("GlobalAveragePool", [x], "npu_GlobalAveragePool2")
+    out(node("Expand", [gap2, i64("es", [1, 16, 8, 8])], "host_Expand"))
+    out(node("Sub", [x, node("Relu", [x], "npu_Relu2")], "host_Sub"))
+    out(node("Max", [x, node("Tanh", [x], "npu_Tanh2")], "host_Max"))
+    out(node("ReduceMean", [x], "host_ReduceMean", axes=[1], keepdims=1))
+    cond = const("cond", (np.arange(64).reshape(1, 1, 8, 8) % 3 == 0))
+    out(node("Where", [cond, x, node("Neg", [x], "npu_Neg2")], "host_Where"))
+    out(node("Pad", [x, i64("pe", [0, 0, 1, 1, 0, 0, 1, 1])], "host_PadEdge", mode="edge"))
+    save("good_placement.onnx", model(nodes, [vi("x", [1, 16, 8, 8])], outs, inits, opset=17))
+    np.save(os.path.join(OUT, "good_placement_in_x.npy"),
+            g.standard_normal((1, 16, 8, 8)).astype(np.float32))
 
 
 if __name__ == "__main__":

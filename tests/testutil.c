@@ -242,9 +242,14 @@ enpu_arch enpu_test_preset(const char *name) {
 }
 
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a) {
+    return enpu_test_quantize_opts(onnx, NULL, calib, a);
+}
+
+enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
+                                    const char *calib, const enpu_arch *a) {
     enpu_err err = {0};
     enpu_graph *g = NULL, *qg = NULL;
-    if (enpu_onnx_load(onnx, &g, &err)) fail_msg("%s", err.msg);
+    if (enpu_onnx_load_opts(onnx, io, &g, &err)) fail_msg("%s", err.msg);
     enpu_buf *cal = NULL;
     int n_cal = 0;
     if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) fail_msg("%s", err.msg);
@@ -350,6 +355,9 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
                 assert_null(est);
             }
             if (out) {
+                enpu_sim_npu_share(&res, &out->share);
+                out->npu_macs = res.total_macs;
+                out->host_macs = res.host_macs;
                 out->cycles = res.total_cycles;
                 out->compared = m.compared;
                 out->dram_read = res.reads[ENPU_MEM_OFFCHIP];
@@ -369,8 +377,14 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
 
 uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, const char *input,
                        const enpu_arch *arch_in, const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+    return enpu_test_e2e_opts(name, onnx, NULL, calib, input, arch_in, co, out);
+}
+
+uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
+                            const char *calib, const char *input, const enpu_arch *arch_in,
+                            const enpu_compile_opts *co, enpu_test_e2e_result *out) {
     enpu_err err = {0};
-    enpu_graph *qg = enpu_test_quantize(onnx, calib, arch_in);
+    enpu_graph *qg = enpu_test_quantize_opts(onnx, io, calib, arch_in);
     enpu_buf in;
     assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
     assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
@@ -390,7 +404,7 @@ uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *c
 
 typedef struct ff_run {
     int rc;
-    char msg[512];
+    char msg[ENPU_ERR_MSG_MAX];
     enpu_sim_result res;
     uint8_t *mem[4];
     int64_t mem_n[4];

@@ -13,6 +13,8 @@
 #include "easynpu/program.h"
 #include "easynpu/sim.h"
 
+struct enpu_onnx_opts;
+
 #define ENPU_SKIP 77
 
 /* main() of a test program whose cases split by where their inputs are:
@@ -58,6 +60,9 @@ enpu_arch enpu_test_preset(const char *name);
  * files as `--calib` takes them; NULL: the fallback inputs) with the
  * numerics of arch a; fails the test on any error. */
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a);
+/* The same with importer options (--input-shape, --bind); io may be NULL. */
+enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
+                                    const char *calib, const enpu_arch *a);
 
 /* What enpu_test_e2e measured. */
 #define ENPU_TEST_E2E_OUTPUTS 4
@@ -72,6 +77,8 @@ typedef struct enpu_test_e2e_result {
     /* the int8 outputs (first ENPU_TEST_E2E_OUTPUTS, up to _MAX elements), user order */
     int8_t out8[ENPU_TEST_E2E_OUTPUTS][ENPU_TEST_E2E_OUTPUT_MAX];
     int64_t n_out8[ENPU_TEST_E2E_OUTPUTS];
+    enpu_npu_share share;            /* the NPU's share of MACs and time, the host ops */
+    uint64_t npu_macs, host_macs;
 } enpu_test_e2e_result;
 
 /* End to end on a model, failing the test on any difference: import onnx,
@@ -91,6 +98,10 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
 uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *const *inputs,
                          const enpu_arch *arch, const enpu_compile_opts *co,
                          enpu_test_e2e_result *out);
+/* The same, the model imported with options (--input-shape, --bind). */
+uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
+                            const char *calib, const char *input, const enpu_arch *arch,
+                            const enpu_compile_opts *co, enpu_test_e2e_result *out);
 
 /* Fast-forward (docs/microarch.md §15) changes nothing: runs p on arch a
  * (float inputs in_f32, or int8 ones in_i8 when in_f32 is NULL) with

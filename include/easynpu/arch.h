@@ -92,7 +92,7 @@ typedef enum enpu_engine {
     X(requant_latency, "cycles", 0, 16, 2, 2,                                                   \
       "psum read to requantized int8 at the PE output (multiply, shift/round/clamp)")           \
     X(host_sync_cycles, "cycles", 0, 1000000, 16, 16,                                           \
-      "SYNC: handing over to the host and resuming (host op time itself not modelled)")         \
+      "SYNC: handing over to the host and resuming (the host op's own time: hostcpu_*)")        \
     X(dram_bytes, "bytes", 0, ENPU_ARCH_DRAM_MAX, (int64_t)64 << 20, (int64_t)256 << 20,        \
       "off-chip DRAM (0: none; then everything must fit on chip and the host writes the "       \
       "inputs into the DTCM)")                                                                  \
@@ -110,7 +110,25 @@ typedef enum enpu_engine {
     X(dma_engines, "engines", 1, 4, 2, 2,                                                       \
       "DMA engines between DRAM and the on-chip memories, each an in-order command queue")      \
     X(dma_queue_depth, "commands", 1, 256, 4, 4,                                                \
-      "commands a DMA engine's queue holds (decoded, waiting for their turn)")
+      "commands a DMA engine's queue holds (decoded, waiting for their turn)")                  \
+    X(hostcpu_mhz, "MHz", 1, 100000, 400, 800,                                                  \
+      "host CPU clock: a host op's CPU cycles take clock_mhz / hostcpu_mhz NPU cycles each")    \
+    X(hostcpu_op_cycles, "cycles", 0, 1000000000, 2000, 2000,                                   \
+      "host CPU cycles of one host op besides its elements (call, operand handling)")           \
+    X(hostcpu_cvt_cycles, "cycles", 0, 1000000, 4, 4,                                           \
+      "host CPU cycles per int8 element a host op dequantizes (input) or quantizes (output)")   \
+    X(hostcpu_move_cycles, "cycles", 0, 1000000, 2, 2,                                          \
+      "host CPU cycles per element of a data-movement op (Reshape, Slice, Concat, Resize "      \
+      "nearest, ...)")                                                                          \
+    X(hostcpu_arith_cycles, "cycles", 0, 1000000, 4, 4,                                         \
+      "host CPU cycles per element of an arithmetic op (Add, Max, reductions, pools, Resize "   \
+      "linear/cubic, ...)")                                                                     \
+    X(hostcpu_transc_cycles, "cycles", 0, 1000000, 40, 40,                                      \
+      "host CPU cycles per element of a transcendental op (Exp, Log, Erf, Softmax, "            \
+      "LayerNormalization, Sigmoid, ...)")                                                      \
+    X(hostcpu_mac_cycles, "cycles", 0, 1000000, 2, 2,                                           \
+      "host CPU cycles per multiply-accumulate of a Conv, ConvTranspose, Gemm or MatMul the "   \
+      "host runs")
 
 /* X(key, unit, min, max, default, meaning)
  * Parameters of the systolic engine only (docs/systolic.md), in JSON/table
@@ -249,6 +267,11 @@ char *enpu_arch_machine_json(const enpu_arch *a);
 /* CRC32 (zlib) of enpu_arch_machine_json: stamped into programs, so cost
  * figures never make a program incompatible. */
 uint32_t enpu_arch_fingerprint(const enpu_arch *a);
+
+/* The compact canonical JSON of program formats 3.0 and 3.1, which predate
+ * the host CPU description: every key but the hostcpu_* ones (malloc'd;
+ * NULL when out of memory).  Its CRC32 is the fingerprint of such files. */
+char *enpu_arch_to_json_3_1(const enpu_arch *a);
 
 /* "easynpu", "systolic", "rowstat"; enpu_engine_parse returns -1 if unknown. */
 const char *enpu_engine_name(enpu_engine e);

@@ -31,7 +31,7 @@ typedef enum enpu_status {
                                  another arch, the .qjson of another model */
 } enpu_status;
 
-#define ENPU_ERR_MSG_MAX 512
+#define ENPU_ERR_MSG_MAX 2048 /* room for an importer error listing every problem */
 
 typedef struct enpu_err {
     enpu_status code;

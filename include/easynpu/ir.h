@@ -93,7 +93,41 @@ typedef enum enpu_layout {
     X(PAD, "Pad")                               \
     X(SOFTMAX, "Softmax")                       \
     X(IDENTITY, "Identity")                     \
-    X(DROPOUT, "Dropout")
+    X(DROPOUT, "Dropout")                       \
+    X(SLICE, "Slice")                           \
+    X(SPLIT, "Split")                           \
+    X(RESIZE, "Resize")                         \
+    X(CONV_TRANSPOSE, "ConvTranspose")          \
+    X(REDUCE_MEAN, "ReduceMean")                \
+    X(REDUCE_MAX, "ReduceMax")                  \
+    X(REDUCE_SUM, "ReduceSum")                  \
+    X(MAX, "Max")                               \
+    X(MIN, "Min")                               \
+    X(POW, "Pow")                               \
+    X(SQRT, "Sqrt")                             \
+    X(EXP, "Exp")                               \
+    X(LOG, "Log")                               \
+    X(ERF, "Erf")                               \
+    X(NEG, "Neg")                               \
+    X(ABS, "Abs")                               \
+    X(RECIPROCAL, "Reciprocal")                 \
+    X(FLOOR, "Floor")                           \
+    X(CEIL, "Ceil")                             \
+    X(GELU, "Gelu")                             \
+    X(LAYER_NORM, "LayerNormalization")         \
+    X(GATHER, "Gather")                         \
+    X(WHERE, "Where")                           \
+    X(EQUAL, "Equal")                           \
+    X(EXPAND, "Expand")                         \
+    X(SHAPE, "Shape")                           \
+    X(SIZE, "Size")                             \
+    X(CAST, "Cast")                             \
+    X(RANGE, "Range")                           \
+    X(CONSTANT_OF_SHAPE, "ConstantOfShape")     \
+    X(QUANTIZE_LINEAR, "QuantizeLinear")        \
+    X(DEQUANTIZE_LINEAR, "DequantizeLinear")    \
+    X(QLINEAR_CONV, "QLinearConv")              \
+    X(QLINEAR_MATMUL, "QLinearMatMul")
 
 typedef enum enpu_op {
     ENPU_OP_NONE = 0,
@@ -120,9 +154,16 @@ typedef struct enpu_window {
     enpu_auto_pad auto_pad;
 } enpu_window;
 
+/* Conv and ConvTranspose.  ConvTranspose only: output_padding (the extra
+ * rows/columns at the bottom/right, H then W like the window) and, when the
+ * model gives `output_shape`, its spatial sizes (n_out_shape > 0); shape
+ * inference turns output_shape into explicit pads and output_padding. */
 typedef struct enpu_conv_attr {
     enpu_window w;
     int group;
+    int out_pad[2];
+    int n_out_shape;
+    int64_t out_shape[2];
 } enpu_conv_attr;
 
 typedef struct enpu_pool_attr {
@@ -146,7 +187,8 @@ typedef struct enpu_bn_attr {
     float epsilon;
 } enpu_bn_attr;
 
-/* Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Concat/Softmax. */
+/* Reshape/Flatten/Squeeze/Unsqueeze/Transpose/Concat/Softmax/Gather (axis)/
+ * Expand (shape, n_shape: the target as given). */
 typedef struct enpu_shape_attr {
     int axis;                     /* Flatten, Concat, Softmax (non-negative after inference) */
     int n_axes;                   /* Squeeze/Unsqueeze axes, Transpose perm (n_axes = rank) */
@@ -157,11 +199,101 @@ typedef struct enpu_shape_attr {
     int64_t shape[ENPU_MAX_RANK];
 } enpu_shape_attr;
 
+typedef enum enpu_pad_mode {
+    ENPU_PADMODE_CONSTANT = 0,
+    ENPU_PADMODE_EDGE,
+    ENPU_PADMODE_REFLECT
+} enpu_pad_mode;
+
 typedef struct enpu_pad_attr {
     int n_pads;                       /* 2 * rank: begins then ends, as in ONNX */
     int64_t pads[2 * ENPU_MAX_RANK];
     float value;
+    int mode;                         /* enpu_pad_mode */
 } enpu_pad_attr;
+
+/* Slice (Split is expanded into Slices at import).  As imported: n entries
+ * of (axes, starts, ends, steps) as the model gives them (ONNX clamping
+ * rules not yet applied).  After shape inference: n = rank, axes[d] = d, and
+ * output index i along axis d reads input index starts[d] + i * steps[d]
+ * (steps non-zero, starts inside the input whenever the output is not
+ * empty); ends[d] is the clamped end. */
+typedef struct enpu_slice_attr {
+    int n;
+    int axes[ENPU_MAX_RANK];
+    int64_t starts[ENPU_MAX_RANK], ends[ENPU_MAX_RANK], steps[ENPU_MAX_RANK];
+} enpu_slice_attr;
+
+typedef enum enpu_resize_mode {
+    ENPU_RESIZE_NEAREST = 0,
+    ENPU_RESIZE_LINEAR,
+    ENPU_RESIZE_CUBIC
+} enpu_resize_mode;
+
+/* Resize's coordinate_transformation_mode. */
+typedef enum enpu_resize_ctm {
+    ENPU_CTM_HALF_PIXEL = 0,
+    ENPU_CTM_PYTORCH_HALF_PIXEL,
+    ENPU_CTM_ALIGN_CORNERS,
+    ENPU_CTM_ASYMMETRIC,
+    ENPU_CTM_TF_HALF_PIXEL_FOR_NN,
+    ENPU_CTM_TF_CROP_AND_RESIZE
+} enpu_resize_ctm;
+
+/* Resize's nearest_mode. */
+typedef enum enpu_resize_nearest {
+    ENPU_NEAREST_ROUND_PREFER_FLOOR = 0,
+    ENPU_NEAREST_ROUND_PREFER_CEIL,
+    ENPU_NEAREST_FLOOR,
+    ENPU_NEAREST_CEIL
+} enpu_resize_nearest;
+
+/* Resize (opsets 10-17; Upsample is not imported).  scales: n_scales = rank
+ * after inference (the scale of each axis used by the coordinate transform:
+ * the given scale, or output/input size when sizes were given); roi:
+ * 2*rank values (starts then ends) for tf_crop_and_resize, else n_roi 0. */
+typedef struct enpu_resize_attr {
+    int mode;    /* enpu_resize_mode */
+    int ctm;     /* enpu_resize_ctm */
+    int nearest; /* enpu_resize_nearest */
+    bool exclude_outside;
+    float cubic_a;
+    float extrapolation;
+    int n_scales;
+    float scales[ENPU_MAX_RANK];
+    int n_sizes;
+    int64_t sizes[ENPU_MAX_RANK];
+    int n_roi;
+    float roi[2 * ENPU_MAX_RANK];
+} enpu_resize_attr;
+
+/* ReduceMean/ReduceMax/ReduceSum.  After inference the axes are sorted,
+ * non-negative and unique; n_axes = 0 means no axis is reduced (only with
+ * noop_with_empty_axes; otherwise empty axes were expanded to all axes). */
+typedef struct enpu_reduce_attr {
+    int n_axes;
+    int axes[ENPU_MAX_RANK];
+    bool keepdims;
+    bool noop_with_empty_axes;
+} enpu_reduce_attr;
+
+/* LayerNormalization: normalizes over axes [axis, rank). */
+typedef struct enpu_norm_attr {
+    int axis;
+    float epsilon;
+} enpu_norm_attr;
+
+/* The few scalar attributes of ops that are folded at import or carry one
+ * setting: Cast `to`; Shape `start`/`end` (end = INT64_MAX when absent);
+ * ConstantOfShape's value (`to` its dtype); Gelu `approximate` (0 none, 1
+ * tanh); QuantizeLinear/DequantizeLinear `axis`. */
+typedef struct enpu_misc_attr {
+    enpu_dtype to;
+    int64_t start, end;
+    double value;
+    int approximate;
+    int axis;
+} enpu_misc_attr;
 
 typedef union enpu_attr {
     enpu_conv_attr conv;
@@ -171,6 +303,11 @@ typedef union enpu_attr {
     enpu_bn_attr bn;
     enpu_shape_attr shape;
     enpu_pad_attr pad;
+    enpu_slice_attr slice;
+    enpu_resize_attr resize;
+    enpu_reduce_attr reduce;
+    enpu_norm_attr norm;
+    enpu_misc_attr misc;
 } enpu_attr;
 
 /* Quantization parameters of a tensor: per-tensor (axis < 0, count 1) or per
@@ -242,6 +379,9 @@ size_t enpu_dtype_size(enpu_dtype dt);
 /* "float32", "int8", ... ; "dtype(N)" style for unknown values is not
  * returned: unknown gives "unknown". */
 const char *enpu_dtype_name(enpu_dtype dt);
+/* Element i of row-major data of dtype dt as a double (bool: 0 or 1; 0 for
+ * an unknown dtype); 64-bit integers beyond 2^53 round. */
+double enpu_dtype_value_at(enpu_dtype dt, const void *data, int64_t i);
 /* ONNX op_type spelling of an op. */
 const char *enpu_op_name(enpu_op op);
 /* Op for an ONNX op_type, ENPU_OP_NONE if we do not know it. */
@@ -324,11 +464,12 @@ int enpu_window_2d(const enpu_node *n, const enpu_window *win, int rank, int kh,
 
 /* Multiply-accumulates of one node, EasyNPU's one definition of MACs
  * (docs/microarch.md "MACs"; enpu_instr_macs is the same per instruction):
- * the reductions over inputs -- Conv out*(Ci/group)*kernel, Gemm and MatMul
- * out*K, AveragePool out*kernel, GlobalAveragePool numel(in); every other
- * op 0 (BatchNormalization, activations, Add, Mul, MaxPool, data movement:
- * the NPU folds them into requantization or runs them without a
- * reduction). */
+ * the reductions over inputs -- Conv out*(Ci/group)*kernel, ConvTranspose
+ * in*(Co/group)*kernel, Gemm and MatMul out*K, AveragePool out*kernel,
+ * GlobalAveragePool, ReduceMean and ReduceSum numel(in); every other op 0
+ * (BatchNormalization, LayerNormalization, activations, Add, Mul, MaxPool,
+ * ReduceMax, Resize, data movement: the NPU folds them into requantization
+ * or runs them without a multiply-accumulate reduction). */
 int64_t enpu_node_macs(const enpu_graph *g, const enpu_node *n);
 
 /* Input `i` of node n as a tensor pointer, NULL if omitted/out of range. */

@@ -207,6 +207,20 @@ static inline float enpu_dequantize(int32_t q, float scale, int32_t zp) {
  * ENPU_E_INVALID for NaN/inf or scale <= 0. */
 int enpu_quantize_bias(double b, double scale, const char *what, int32_t *q, enpu_err *err);
 
+/* ---- imported quantization parameters (pre-quantized models) ------------ */
+
+/* The int8 parameters of a tensor that an ONNX QuantizeLinear /
+ * DequantizeLinear pair (or a QLinearConv / QLinearMatMul) quantizes with
+ * `scale` and zero point `zp`, unsigned (uint8: 0..255) or signed (int8):
+ * *s = scale and *z = zp - 128 for uint8, zp for int8.  Exact: for every
+ * real value the uint8 code is the int8 code + 128 (the same rounding of
+ * x / scale, both ranges clamped alike), so the model's own quantization
+ * is kept bit for bit (docs/numerics.md §11).  ENPU_E_INVALID naming `what`
+ * for a scale that is not positive and finite (or below ENPU_QSCALE_MIN)
+ * or a zero point outside its type. */
+int enpu_qparams_import(const char *what, double scale, int64_t zp, int is_unsigned, float *s,
+                        int32_t *z, enpu_err *err);
+
 /* ---- helpers for ops that are not plain conv ----------------------------- */
 
 /* ==== TFLite's integer arithmetic (requant "tflite", docs/numerics.md §10) ====

@@ -57,11 +57,29 @@ typedef struct enpu_onnx_bind {
     const enpu_buf *value;
 } enpu_onnx_bind;
 
+/* The static shape of graph input `name` (--input-shape NAME=D0xD1x...):
+ * fixes its symbolic dimensions.  Its rank must be the declared one and
+ * every dimension the model fixes must be equal, except dimension 0 (the
+ * batch), which may be set to any size. */
+typedef struct enpu_onnx_input_shape {
+    const char *name;
+    int rank;
+    int64_t dims[ENPU_MAX_RANK];
+} enpu_onnx_input_shape;
+
 typedef struct enpu_onnx_opts {
     unsigned flags;              /* ENPU_ONNX_* */
     const enpu_onnx_bind *binds; /* n_binds values for graph inputs */
     int n_binds;
+    const enpu_onnx_input_shape *shapes; /* n_shapes static input shapes */
+    int n_shapes;
 } enpu_onnx_opts;
+
+/* Parses "NAME=D0xD1x..." (a scalar: "NAME=") into *out; out->name points
+ * into spec.  ENPU_E_USAGE naming the spec when it is malformed, a
+ * dimension is not a number in 0..ENPU_MAX_DIM or there are more than
+ * ENPU_MAX_RANK. */
+int enpu_onnx_parse_input_shape(char *spec, enpu_onnx_input_shape *out, enpu_err *err);
 
 /* Loads `path`.  On success *out owns a graph that passed
  * enpu_graph_validate.  Tensors with external_data are rejected without

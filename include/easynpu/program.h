@@ -14,6 +14,7 @@
 #ifndef EASYNPU_PROGRAM_H
 #define EASYNPU_PROGRAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,8 +45,11 @@ extern "C" {
 #define ENPU_PROG_MAX_STRINGS_BYTES ((size_t)64 << 20)
 #define ENPU_PROG_MAX_ARCH_BYTES ((size_t)64 << 10)
 #define ENPU_HOSTOP_MAX_IO 8
-#define ENPU_HOSTOP_IPARAMS 8
-#define ENPU_HOSTOP_FPARAMS 4
+#define ENPU_HOSTOP_IPARAMS 32 /* format 3.2; 8 in 3.0/3.1 */
+#define ENPU_HOSTOP_FPARAMS 32 /* format 3.2; 4 in 3.0/3.1 */
+#define ENPU_HOSTOP_IPARAMS_3_1 8
+#define ENPU_HOSTOP_FPARAMS_3_1 4
+#define ENPU_PROG_MAX_HOST_INIT ((size_t)1 << 30) /* bytes of host constants */
 
 /* Record sizes in the file. */
 #define ENPU_PROG_LAYER_BYTES 32
@@ -53,7 +57,8 @@ extern "C" {
 #define ENPU_PROG_TABLE_BYTES 16
 #define ENPU_PROG_IO_BYTES 96
 #define ENPU_PROG_IO_BYTES_3_0 88  /* format 3.0: no field row */
-#define ENPU_PROG_HOSTOP_BYTES 96
+#define ENPU_PROG_HOSTOP_BYTES 304
+#define ENPU_PROG_HOSTOP_BYTES_3_1 96 /* formats 3.0 and 3.1: 8 iparams, 4 fparams */
 
 /* X(ID, id, spelling in listings) in file order. */
 #define ENPU_SECTIONS(X)          \
@@ -67,7 +72,8 @@ extern "C" {
     X(TABLES, 6, "tables")        \
     X(IO, 7, "io")                \
     X(HOSTOPS, 8, "hostops")      \
-    X(DRAM_INIT, 11, "dram_init")
+    X(DRAM_INIT, 11, "dram_init") \
+    X(HOST_INIT, 12, "host_init")
 
 typedef enum enpu_section_id {
 #define ENPU_X_SEC(ID, id, sp) ENPU_SEC_##ID = id,
@@ -82,8 +88,11 @@ typedef enum enpu_io_dir {
     ENPU_IO_INPUT = 0,  /* written into the NPU memory by the host before the run */
     ENPU_IO_OUTPUT = 1, /* read back by the host after the run */
     ENPU_IO_HOST = 2,   /* exchanged with a host op (SYNC) */
-    ENPU_IO_PROBE = 3   /* a layer's output, readable after that layer for checking
+    ENPU_IO_PROBE = 3,  /* a layer's output, readable after that layer for checking
                            (not exchanged; later layers may overwrite it) */
+    ENPU_IO_CONST = 4   /* a constant operand of a host op (format 3.2): in host memory,
+                           its bytes at offset `addr` of the HOST_INIT image, in its
+                           dtype, row-major */
 } enpu_io_dir;
 
 /* A tensor the host exchanges with the program.  dims are the graph
@@ -117,16 +126,6 @@ typedef struct enpu_hostop {
     int32_t iparam[ENPU_HOSTOP_IPARAMS]; /* e.g. Softmax axis in iparam[0] */
     float fparam[ENPU_HOSTOP_FPARAMS];
 } enpu_hostop;
-
-/* The attributes a host op of `kind` needs, in its record's parameters
- * (docs/program.md "HOSTOPS record"): the one encoding the compiler writes
- * and the simulator reads.  enpu_hostop_set_attrs fills h->iparam/fparam
- * from node n (its op and attributes); it returns ENPU_E_UNSUPPORTED
- * naming the node when they do not fit the record (a Pad of rank > 4).
- * enpu_hostop_get_attrs sets the attributes of node n (of h's kind, whose
- * first input has rank `rank0`) from the record. */
-int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err);
-void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0);
 
 /* An activation table in weight memory (metadata: the bits are in WEIGHTS). */
 typedef struct enpu_table_desc {
@@ -177,6 +176,8 @@ typedef struct enpu_program {
     enpu_io_desc *io;
     int n_hostops;
     enpu_hostop *hostops;
+    uint8_t *host_init;       /* the host ops' constant operands (ENPU_IO_CONST) */
+    size_t host_init_len;
 } enpu_program;
 
 /* Empty program for arch (copied). */
@@ -210,6 +211,49 @@ int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *
  * _DRAM_INIT) with a copy of data[0..n). */
 int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
                            enpu_err *err);
+
+/* ---- host ops (src/isa/hostop.c) ---------------------------------------- */
+
+/* The attributes a host op needs, in its record's parameters: the one
+ * encoding the compiler writes and the simulator's host reads (one layout
+ * per op, docs/program.md "HOSTOPS record"; +-inf bounds as flags, since
+ * fparam is finite).  enpu_hostop_set_attrs packs the attributes of node n
+ * (its op) into h's iparam/fparam; ENPU_E_LIMIT / ENPU_E_INVALID naming the
+ * node when a value does not fit.  enpu_hostop_get_attrs is the inverse: it
+ * fills n->attr (n->op set by the caller); rank0 is the rank of the first
+ * operand (negative axes, a Transpose without a count). */
+int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err);
+void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0);
+/* A record read from a format 3.0/3.1 file (8 iparam, 4 fparam, windows as
+ * 16-bit pairs, Pad's pads from iparam[0]) rewritten in place in the 3.2
+ * layout; rank0 as above. */
+void enpu_hostop_upgrade_3_1(enpu_hostop *h, int rank0);
+
+/* How the host CPU's time for an op is counted (arch hostcpu_*). */
+typedef enum enpu_host_class {
+    ENPU_HOST_MOVE = 0,      /* data movement: hostcpu_move_cycles per element */
+    ENPU_HOST_ARITH,         /* arithmetic, comparisons, reductions: hostcpu_arith_cycles */
+    ENPU_HOST_TRANSCENDENTAL, /* exp/log/erf/sqrt per element: hostcpu_transc_cycles */
+    ENPU_HOST_MAC            /* Conv, ConvTranspose, Gemm, MatMul: per element and per MAC */
+} enpu_host_class;
+
+enpu_host_class enpu_host_op_class(enpu_op op);
+
+/* NPU cycles the host CPU of arch a takes for one host op (docs/microarch.md
+ * §13.11): ceil((hostcpu_op_cycles + hostcpu_cvt_cycles * int8_elems +
+ * per-element cycles of its class * elems [+ hostcpu_mac_cycles * macs]) *
+ * clock_mhz / hostcpu_mhz).  elems: elements of its largest operand (inputs
+ * and outputs, constants aside); int8_elems: elements it dequantizes or
+ * quantizes (operands in NPU memory; a data movement copies the int8 codes
+ * and converts none); nearest: a Resize in nearest mode is data movement.
+ * The compiler's model and the simulator both call it. */
+int64_t enpu_host_op_cycles(const enpu_arch *a, enpu_op op, bool nearest, int64_t elems,
+                            int64_t int8_elems, int64_t macs);
+/* enpu_host_op_cycles of the host op sync instruction `instr` of p names (its
+ * operands' descriptors, its layer's MACs); 0 for any other instruction. */
+int64_t enpu_sync_host_cycles(const enpu_program *p, int instr);
+/* All the cycles a sync takes: host_sync_cycles + enpu_sync_host_cycles. */
+int64_t enpu_sync_cycles(const enpu_program *p, int instr);
 
 /* The graph tensor's shape of descriptor d (d->rank dims into dims): the
  * dims themselves, or for layout NHWC [N, d2.., C] -> [N, C, d2..]. */

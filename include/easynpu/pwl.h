@@ -84,9 +84,27 @@ double enpu_pwl_elu(double x, const void *ctx);          /* x > 0 ? x : alpha*(e
 double enpu_pwl_softplus(double x, const void *ctx);     /* log(1 + e^x) */
 double enpu_pwl_mish(double x, const void *ctx);         /* x * tanh(softplus(x)) */
 
+/* The ONNX math ops, defined on every input (docs/numerics.md §11): where the
+ * float op has no real value the table takes sqrt(x < 0) = 0, log(x <= 0) =
+ * -inf, 1/0 = +inf, pow(x < 0, fractional e) = 0, pow(0, e < 0) = +inf
+ * (infinities saturate to -128 / 127).  enpu_pwl_pow's exponent is
+ * ctx->alpha. */
+double enpu_pwl_sqrt(double x, const void *ctx);
+double enpu_pwl_exp(double x, const void *ctx);
+double enpu_pwl_log(double x, const void *ctx);
+double enpu_pwl_erf(double x, const void *ctx);
+double enpu_pwl_neg(double x, const void *ctx);
+double enpu_pwl_abs(double x, const void *ctx);
+double enpu_pwl_reciprocal(double x, const void *ctx);
+double enpu_pwl_floor(double x, const void *ctx);
+double enpu_pwl_ceil(double x, const void *ctx);
+double enpu_pwl_pow(double x, const void *ctx);
+
 /* Built-in by ONNX op name ("Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
- * "LeakyRelu", "Gelu", "Elu", "Softplus", "Mish"), plus "Silu"/"Swish" and
- * "GeluTanh" (Gelu with approximate="tanh"); NULL when unknown. */
+ * "LeakyRelu", "Gelu", "Elu", "Softplus", "Mish", "Sqrt", "Exp", "Log",
+ * "Erf", "Neg", "Abs", "Reciprocal", "Floor", "Ceil", "Pow"), plus
+ * "Silu"/"Swish" and "GeluTanh" (Gelu with approximate="tanh"); NULL when
+ * unknown. */
 enpu_pwl_fn enpu_pwl_builtin(const char *name);
 
 /* The exactly quantized function the table approximates, for all 256 inputs:

@@ -65,7 +65,8 @@ int enpu_sim_mode_parse(const char *s);
     X(WEIGHT_LOAD, "weight_load")      \
     X(OFMAP_DRAIN, "ofmap_drain")      \
     X(PIPELINE_DRAIN, "pipeline_drain") \
-    X(DMA_WAIT, "dma_wait")
+    X(DMA_WAIT, "dma_wait")            \
+    X(HOST, "host")
 
 typedef enum enpu_activity {
 #define ENPU_X_ACT(id, name) ENPU_ACT_##id,
@@ -148,7 +149,7 @@ typedef struct enpu_layer_stats {
     uint64_t writes[ENPU_MEM_COUNT];
     uint64_t uops[ENPU_UOP_COUNT];   /* datapath operations (lanes) */
     int psum_peak;                   /* most psum entries live at once, per PE */
-    bool host;                       /* a sync/host op (host time not modelled) */
+    bool host;                       /* a sync: a host op (its time: activity host) */
     int group, chain_pos;            /* the program's layer group; position in its chain
                                         (0: the head, and every dma) */
     int n_instr, n_dma;              /* instructions summed (1 for an instruction's own row) */
@@ -195,6 +196,17 @@ void enpu_sim_result_free(enpu_sim_result *r);
 /* The rows a report prints: r->rows (one per layer) when the run built them,
  * else r->layers (one per instruction); *n gets their count. */
 const enpu_layer_stats *enpu_sim_result_rows(const enpu_sim_result *r, int *n);
+
+/* How a run splits between the NPU and the host (docs/microarch.md §13.11). */
+typedef struct enpu_npu_share {
+    int host_ops;          /* syncs that ran a host op */
+    uint64_t host_cycles;  /* cycles of activity host: the host ops on the host CPU */
+    double npu_macs;       /* total_macs / (total_macs + host_macs); 1 without MACs */
+    double npu_time;       /* 1 - host_cycles / total_cycles; 1 for a run of 0 cycles */
+} enpu_npu_share;
+
+/* Fills *s from a run's statistics. */
+void enpu_sim_npu_share(const enpu_sim_result *r, enpu_npu_share *s);
 
 typedef struct enpu_sim enpu_sim;
 

@@ -34,8 +34,52 @@ int enpu_cli_onnx_load(const char *model, enpu_cli_binds *b, enpu_graph **g, enp
             return enpu_err_prefix(err, "%s: binding of input '%s'", model, b->name[i]);
         b->b[i] = (enpu_onnx_bind){b->name[i], b->file[i], &b->value[i]};
     }
-    enpu_onnx_opts o = {0, b->b, b->n};
+    enpu_onnx_opts o = {0, b->b, b->n, b->shapes, b->n_shapes};
     return enpu_onnx_load_opts(model, &o, g, err);
+}
+
+int enpu_cli_shape_add(const char *cmd, enpu_cli_binds *b, char *arg) {
+    if (b->n_shapes == ENPU_CLI_MAX_BINDS)
+        return enpu_cli_usage(cmd, "at most %d --input-shape", ENPU_CLI_MAX_BINDS);
+    enpu_err err = {0};
+    if (enpu_onnx_parse_input_shape(arg, &b->shapes[b->n_shapes], &err))
+        return enpu_cli_usage(cmd, "%s", err.msg);
+    for (int i = 0; i < b->n_shapes; i++)
+        if (strcmp(b->shapes[i].name, b->shapes[b->n_shapes].name) == 0)
+            return enpu_cli_usage(cmd, "--input-shape %s given twice", b->shapes[i].name);
+    b->n_shapes++;
+    return 0;
+}
+
+int64_t enpu_cli_batch(const char *cmd, const enpu_cli_binds *b) {
+    int64_t batch = 1;
+    for (int i = 0; i < b->n_shapes; i++) {
+        const enpu_onnx_input_shape *s = &b->shapes[i];
+        if (s->rank < 1 || s->dims[0] <= 1) continue;
+        if (batch > 1 && s->dims[0] != batch) {
+            enpu_cli_usage(cmd, "--input-shape: batches %lld and %lld differ (a batch is N images "
+                           "of every input)", (long long)batch, (long long)s->dims[0]);
+            return -1;
+        }
+        batch = s->dims[0];
+    }
+    return batch;
+}
+
+void enpu_cli_one_image(enpu_cli_binds *b) {
+    for (int i = 0; i < b->n_shapes; i++)
+        if (b->shapes[i].rank >= 1) b->shapes[i].dims[0] = 1;
+}
+
+int enpu_cli_one_image_note(const char *cmd, enpu_cli_binds *b, FILE *text, const char *built) {
+    int64_t batch = enpu_cli_batch(cmd, b);
+    if (batch < 0) return 2;
+    if (batch > 1) {
+        enpu_cli_one_image(b);
+        fprintf(text, "note: batch %lld: %s for one image (`easynpu run` runs the %lld images "
+                      "through it one after the other)\n", (long long)batch, built, (long long)batch);
+    }
+    return 0;
 }
 
 void enpu_cli_binds_free(enpu_cli_binds *b) {

@@ -1,8 +1,12 @@
-/* --bind NAME=FILE: the commands that import an ONNX model (inspect,
- * run-float, quantize, compile, run) can give a graph input a fixed value at
- * import, read from a .npy or .pb file (enpu_onnx_bind). */
+/* --bind NAME=FILE and --input-shape NAME=D0xD1x...: the commands that
+ * import an ONNX model (inspect, run-float, quantize, compile, run) can give
+ * a graph input a fixed value at import, read from a .npy or .pb file
+ * (enpu_onnx_bind), or a static shape that fixes its symbolic dimensions
+ * (enpu_onnx_input_shape). */
 #ifndef ENPU_CLI_BIND_H
 #define ENPU_CLI_BIND_H
+
+#include <stdio.h>
 
 #include "cli/cli.h"
 #include "easynpu/onnx.h"
@@ -16,13 +20,35 @@
     "                     repeatable.  The value must have the input's dtype and\n"     \
     "                     shape; the bound input is no longer an --input\n"
 
+#define ENPU_CLI_SHAPE_HELP                                                             \
+    "  --input-shape NAME=D0xD1x...\n"                                                  \
+    "                     the static shape of graph input NAME: fixes its symbolic\n"    \
+    "                     dimensions (a time axis, the batch); repeatable.  A model's\n" \
+    "                     shape computations are folded at import with it\n"
+
 typedef struct enpu_cli_binds {
     int n;
     const char *name[ENPU_CLI_MAX_BINDS]; /* into the argument, cut at '=' */
     const char *file[ENPU_CLI_MAX_BINDS];
     enpu_buf value[ENPU_CLI_MAX_BINDS];
     enpu_onnx_bind b[ENPU_CLI_MAX_BINDS];
+    int n_shapes;
+    enpu_onnx_input_shape shapes[ENPU_CLI_MAX_BINDS];
 } enpu_cli_binds;
+
+/* Records one --input-shape NAME=D0xD1x... (cut in place: the argument must
+ * stay alive); a malformed one is a usage error: prints it, returns 2. */
+int enpu_cli_shape_add(const char *cmd, enpu_cli_binds *b, char *arg);
+/* The batch the --input-shape options ask for: the largest dimension 0 given
+ * (1 without any).  Two inputs given different batches > 1 is a usage error
+ * (returns -1 after printing it). */
+int64_t enpu_cli_batch(const char *cmd, const enpu_cli_binds *b);
+/* Sets dimension 0 of every --input-shape to 1: the shapes of one image. */
+void enpu_cli_one_image(enpu_cli_binds *b);
+/* quantize and compile: a batch builds the one-image artefact (`built`:
+ * "quantized", "compiled"), said in a note on text; returns 2 after a usage
+ * error (enpu_cli_batch), else 0. */
+int enpu_cli_one_image_note(const char *cmd, enpu_cli_binds *b, FILE *text, const char *built);
 
 /* Records the argument of one --bind (cut in place at its '=': it must stay
  * alive); a malformed one ("NAME=FILE" with both parts non-empty) or one too

@@ -17,7 +17,7 @@ static const char *HELP =
     "usage: easynpu compile MODEL.onnx|MODEL.tflite|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
     "                       [--schedule list|serial]\n"
-    "                       [--bind NAME=FILE...]\n"
+    "                       [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "Maps a network onto the NPU (docs/compiler.md).  An .onnx model is first\n"
     "quantized (enpu_quantize_graph) with the arch's multiplier and accumulator\n"
@@ -45,6 +45,9 @@ static const char *HELP =
     "                     one before it (the baseline the list schedule is measured against)\n"
     "  --quiet            no quantizer warning on stderr\n"
     ENPU_CLI_BIND_HELP
+    ENPU_CLI_SHAPE_HELP
+    "                     (a batch N > 1: the program computes one image; `easynpu\n"
+    "                     run` runs the N images through it one after the other)\n"
     "\n"
     "Exit status: 0 compiled; 2 bad input, or the model does not fit the arch (the\n"
     "message says what needs how much and which preset or parameter would fit).\n";
@@ -63,6 +66,7 @@ int enpu_cmd_compile(int argc, char **argv) {
                                          {"schedule", required_argument, 0, 'S'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"bind", required_argument, 0, 'b'},
+                                         {"input-shape", required_argument, 0, 'I'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *arch_spec = "easynpu", *calib = NULL, *json = NULL;
     enpu_cli_binds binds = {0};
@@ -88,6 +92,9 @@ int enpu_cmd_compile(int argc, char **argv) {
         case 'q': quiet = true; break;
         case 'b':
             if (enpu_cli_bind_add("compile", &binds, optarg)) return 2;
+            break;
+        case 'I':
+            if (enpu_cli_shape_add("compile", &binds, optarg)) return 2;
             break;
         default: return enpu_cli_usage("compile", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
@@ -124,6 +131,10 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_program_init(&prog, &arch);
     enpu_compile_report rep;
     memset(&rep, 0, sizeof rep);
+    if (enpu_cli_one_image_note("compile", &binds, text, "compiled")) {
+        enpu_cli_binds_free(&binds);
+        return 2;
+    }
     if (enpu_model_load(&m, model, calib, &binds, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err) ||
         enpu_model_fit_requant(qg, &arch, text, &err)) {
         rc = enpu_cli_fail("compile", &err);

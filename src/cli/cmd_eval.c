@@ -24,7 +24,7 @@ static const char *HELP =
     "usage: easynpu eval MODEL.onnx|MODEL.qjson --data SPEC [--labels FILE[,FILE...]]\n"
     "                    [--arch A] [--calib SPEC] [--limit N] [--threads N] [--worst N]\n"
     "                    [--kernels K] [--no-cycles] [--json FILE]\n"
-    "                    [--quiet] [--bind NAME=FILE...]\n"
+    "                    [--quiet] [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "What int8 costs, on a data set.  The model is quantized for the architecture\n"
     "(on --calib inputs; an .onnx without them uses the quantizer's synthetic\n"
@@ -62,7 +62,8 @@ static const char *HELP =
     "  --no-cycles        do not compile and simulate\n"
     "  --json FILE        the report as JSON, with a record per input set ('-':\n"
     "                     standard output; the text report then goes to stderr)\n"
-    "  --quiet            no quantizer warnings\n" ENPU_CLI_BIND_HELP
+    "  --quiet            no quantizer warnings\n" ENPU_CLI_BIND_HELP ENPU_CLI_SHAPE_HELP
+    "                     (dimension 0 is 1: each input set is one image)\n"
     "\n"
     "A progress bar is drawn on stderr when it is a terminal.  Exit status: 0 done;\n"
     "1 the simulator differed from the golden reference; 2 bad input or usage.\n";
@@ -428,7 +429,7 @@ int enpu_cmd_eval(int argc, char **argv) {
         {"worst", required_argument, 0, 'w'},   {"kernels", required_argument, 0, 'k'},
         {"no-cycles", no_argument, 0, 'C'},     {"json", required_argument, 0, 'j'},
         {"quiet", no_argument, 0, 'q'},         {"bind", required_argument, 0, 'b'},
-        {0, 0, 0, 0}};
+        {"input-shape", required_argument, 0, 'S'}, {0, 0, 0, 0}};
     enpu_cli_binds binds = {0};
     const char *data = NULL, *labels = NULL, *arch_spec = "easynpu", *calib = NULL, *json = NULL;
     long limit = 0, threads = 0, n_worst = 5;
@@ -472,6 +473,9 @@ int enpu_cmd_eval(int argc, char **argv) {
         case 'b':
             if (enpu_cli_bind_add("eval", &binds, optarg)) return 2;
             break;
+        case 'S':
+            if (enpu_cli_shape_add("eval", &binds, optarg)) return 2;
+            break;
         default: return enpu_cli_usage("eval", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -484,8 +488,16 @@ int enpu_cmd_eval(int argc, char **argv) {
         enpu_err e = {0};
         enpu_fail(&e, ENPU_E_UNSUPPORTED, "%s: eval takes an .onnx or .qjson model; run a TFLite "
                   "model with `easynpu run MODEL.tflite --input x.raw|x.npy`", model);
+        enpu_cli_binds_free(&binds);
         return enpu_cli_fail("eval", &e);
     }
+    int64_t batch = enpu_cli_batch("eval", &binds);
+    if (batch != 1) enpu_cli_binds_free(&binds);
+    if (batch < 0) return 2;
+    if (batch > 1)
+        return enpu_cli_usage("eval", "--input-shape gives a batch of %lld: eval runs one image per "
+                              "input set (a stacked array [N, ...] is N input sets); give dimension 0 as 1",
+                              (long long)batch);
     if (strcmp(enpu_path_ext(model), ".enpu") == 0)
         return enpu_cli_usage("eval", "%s is a compiled program, which has no golden reference; give "
                               "the .onnx or .qjson it was compiled from", model);

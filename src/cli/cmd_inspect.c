@@ -1,4 +1,4 @@
-/* easynpu inspect MODEL.onnx|MODEL.tflite [--json FILE] [--bind NAME=FILE...] */
+/* easynpu inspect MODEL.onnx|MODEL.tflite [--json FILE] [--bind NAME=FILE...] [--input-shape NAME=DIMS...] */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 
 static const char *HELP =
     "usage: easynpu inspect MODEL.onnx|MODEL.tflite [--json FILE] [--bind NAME=FILE...]\n"
+    "                       [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "Imports an ONNX model (or an int8 TFLite model, as the quantized graph it\n"
     "becomes, docs/tflite.md) and prints its layer table: node name, op, input and\n"
@@ -22,7 +23,8 @@ static const char *HELP =
     "  --json FILE   also write the table as JSON (top-level \"total_macs\",\n"
     "                \"total_params\", \"layers\": [{name, op, inputs, output_shape,\n"
     "                params, macs, attributes}])\n"
-    ENPU_CLI_BIND_HELP;
+    ENPU_CLI_BIND_HELP
+    ENPU_CLI_SHAPE_HELP;
 
 int enpu_cmd_inspect(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
@@ -30,7 +32,8 @@ int enpu_cmd_inspect(int argc, char **argv) {
         return 0;
     }
     static const struct option opts[] = {
-        {"json", required_argument, 0, 'j'}, {"bind", required_argument, 0, 'b'}, {0, 0, 0, 0}};
+        {"json", required_argument, 0, 'j'}, {"bind", required_argument, 0, 'b'},
+        {"input-shape", required_argument, 0, 'S'}, {0, 0, 0, 0}};
     const char *json = NULL;
     enpu_cli_binds binds = {0};
     int c;
@@ -40,6 +43,8 @@ int enpu_cmd_inspect(int argc, char **argv) {
         if (c == 'j') json = optarg;
         else if (c == 'b') {
             if (enpu_cli_bind_add("inspect", &binds, optarg)) return 2;
+        } else if (c == 'S') {
+            if (enpu_cli_shape_add("inspect", &binds, optarg)) return 2;
         } else return enpu_cli_usage("inspect", "unknown or incomplete option '%s'", argv[optind - 1]);
     }
     if (argc - optind != 1) return enpu_cli_usage("inspect", "expected one MODEL.onnx or MODEL.tflite");

@@ -18,6 +18,7 @@ static const char *HELP =
     "                        [--percentile P]\n"
     "                        [--acc-bits N] [--mult-bits N] [--segments N]\n"
     "                        [--test DIR|FILES ...] [--json REPORT.json] [--bind NAME=FILE...]\n"
+    "                        [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "Post-training int8 quantization (docs/quantization.md): rewrites the float\n"
     "graph (constant folding, bias/BatchNorm folding, MatMul/Gemm to FC), observes\n"
@@ -41,7 +42,10 @@ static const char *HELP =
     "                     the model are taken as more test specs)\n"
     "  --json FILE        also write the report as JSON\n"
     "  --quiet            no warning on stderr (the report still says it)\n"
-    ENPU_CLI_BIND_HELP;
+    ENPU_CLI_BIND_HELP
+    ENPU_CLI_SHAPE_HELP
+    "                     (a batch N > 1: the graph is quantized for one image;\n"
+    "                     `easynpu run` runs N images through it)\n";
 
 #define MAX_SPECS 256
 
@@ -69,6 +73,7 @@ int enpu_cmd_quantize(int argc, char **argv) {
                                          {"json", required_argument, 0, 'j'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"bind", required_argument, 0, 'b'},
+                                         {"input-shape", required_argument, 0, 'S'},
                                          {0, 0, 0, 0}};
     enpu_cli_binds binds = {0};
     enpu_quant_opts qo;
@@ -86,6 +91,9 @@ int enpu_cmd_quantize(int argc, char **argv) {
         case 'q': qo.quiet = true; break;
         case 'b':
             if (enpu_cli_bind_add("quantize", &binds, optarg)) return 2;
+            break;
+        case 'S':
+            if (enpu_cli_shape_add("quantize", &binds, optarg)) return 2;
             break;
         case 't':
             if (n_tests >= MAX_SPECS) return enpu_cli_usage("quantize", "too many --test specs");
@@ -164,6 +172,10 @@ int enpu_cmd_quantize(int argc, char **argv) {
     int n_cal = 0, n_test = 0, rc = 0;
     enpu_qreport rep;
     memset(&rep, 0, sizeof rep);
+    if (enpu_cli_one_image_note("quantize", &binds, text, "quantized")) {
+        enpu_cli_binds_free(&binds);
+        return 2;
+    }
     if (enpu_cli_onnx_load(model, &binds, &g, &err)) {
         enpu_cli_binds_free(&binds);
         return enpu_cli_fail("quantize", &err);
@@ -178,6 +190,7 @@ int enpu_cmd_quantize(int argc, char **argv) {
             goto done;
         }
     if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, &rep, &err)) {
+        enpu_err_prefix(&err, "%s", model);
         rc = enpu_cli_fail("quantize", &err);
         goto done;
     }

@@ -27,7 +27,7 @@ static const char *HELP =
     "                   [--output FILE...]\n"
     "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
-    "                   [--bind NAME=FILE...] [--per-cycle]\n"
+    "                   [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...] [--per-cycle]\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -70,6 +70,11 @@ static const char *HELP =
     "  --per-cycle      cycle mode: step every unit in every cycle, no\n"
     "                   fast-forward (docs/microarch.md §15; same results, slower)\n"
     ENPU_CLI_BIND_HELP
+    ENPU_CLI_SHAPE_HELP
+    "                     A batch (NAME=Nx..., N > 1) is N images through the same\n"
+    "                     program one after the other: each --input holds N\n"
+    "                     images, each is checked against the golden reference,\n"
+    "                     the outputs are the N results and the time is N runs\n"
     "\n"
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
     "check; 2 bad input or usage (including a model that does not fit).\n";
@@ -140,6 +145,7 @@ typedef struct arch_run {
     int golden_layers;
     bool golden_checked;
     FILE *note;               /* where a requant switch is said (the first arch), or NULL */
+    uint64_t batch_cycles;    /* all the images of a batch (= res.total_cycles for one) */
     const char *trace, *vcd;  /* observation files to write after the run */
 } arch_run;
 
@@ -151,8 +157,31 @@ static void arch_run_free(arch_run *a) {
 }
 
 /* Quantize (if needed), compile, simulate and check one architecture. */
+static int sim_one(arch_run *a, const enpu_buf *ins, const int8_t *const *ins8, int n_in,
+                   enpu_sim_mode mode, const enpu_sim_opts *base, bool observe, enpu_sim_result *res,
+                   enpu_err *err);
+
+/* Outputs of image k of a batch appended to the batch's: dimension 0 of
+ * each grows by one image. */
+static int append_outputs(enpu_sim_result *all, const enpu_sim_result *one, enpu_err *err) {
+    for (int i = 0; i < all->n_outputs && i < one->n_outputs; i++) {
+        enpu_buf *b = &all->outputs[i];
+        const enpu_buf *o = &one->outputs[i];
+        int64_t n0 = enpu_buf_numel(b), n1 = enpu_buf_numel(o);
+        if (b->rank < 1 || o->rank != b->rank || b->dtype != ENPU_DT_FLOAT32)
+            return enpu_fail(err, ENPU_E_INVALID, "output '%s': a batch needs outputs with a batch "
+                             "dimension", b->name ? b->name : "");
+        float *d = realloc(b->data, (size_t)(n0 + n1) * sizeof(float));
+        if (!d) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        memcpy(d + n0, o->data, (size_t)n1 * sizeof(float));
+        b->data = d;
+        b->dims[0] += o->dims[0];
+    }
+    return 0;
+}
+
 static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, const enpu_buf *ins,
-                    const int8_t *const *ins8, int n_in, enpu_sim_mode mode,
+                    const int8_t *const *ins8, int n_in, int batch, enpu_sim_mode mode,
                     const enpu_sim_opts *base, bool quiet, bool report, enpu_err *err) {
     int rc;
     if (prog_path) {
@@ -176,6 +205,30 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
         rc = enpu_compile(a->qg, &a->arch, &co, &a->prog, NULL, err);
         if (rc) return enpu_err_prefix(err, "%s", m->path);
     }
+    /* a batch: the same program, image after image (the first one observed
+     * and reported in full) */
+    rc = sim_one(a, ins, ins8, n_in, mode, base, true, &a->res, err);
+    a->batch_cycles = a->res.total_cycles;
+    for (int k = 1; k < batch && !rc; k++) {
+        enpu_sim_result r;
+        memset(&r, 0, sizeof r);
+        int golden_layers = a->golden_layers;
+        rc = sim_one(a, ins + (size_t)k * n_in, NULL, n_in, mode, base, false, &r, err);
+        a->golden_layers += golden_layers;
+        a->batch_cycles += r.total_cycles;
+        if (!rc) rc = append_outputs(&a->res, &r, err);
+        if (rc == ENPU_E_MISMATCH) a->res.bit_exact = false;
+        enpu_sim_result_free(&r);
+    }
+    return rc;
+}
+
+/* One image through the program (compiled, a->prog), with the golden
+ * check when there is a quantized graph. */
+static int sim_one(arch_run *a, const enpu_buf *ins, const int8_t *const *ins8, int n_in,
+                   enpu_sim_mode mode, const enpu_sim_opts *base, bool observe, enpu_sim_result *res,
+                   enpu_err *err) {
+    int rc;
     enpu_golden_check gc = {0};
     run_ctx rctx = {0};
     if (a->qg) {
@@ -189,6 +242,7 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
         rctx.golden = &gc;
     }
     enpu_sim_opts o = *base;
+    if (!observe) o.trace = o.vcd = false;
     o.mode = mode;
     o.on_layer = on_layer;
     o.cb_ctx = &rctx;
@@ -201,23 +255,23 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
     enpu_sim *sim = NULL;
     rc = enpu_sim_new(&a->prog, &a->arch, &o, &sim, err);
     if (!rc)
-        rc = ins8 ? enpu_sim_run_i8(sim, ins8, n_in, &a->res, err)
-                  : enpu_sim_run(sim, ins, n_in, &a->res, err);
+        rc = ins8 ? enpu_sim_run_i8(sim, ins8, n_in, res, err) : enpu_sim_run(sim, ins, n_in, res, err);
     enpu_progress_end(&rctx.progress);
-    a->ran = rc == 0 || rc == ENPU_E_MISMATCH;
+    bool ran = rc == 0 || rc == ENPU_E_MISMATCH;
+    if (observe) a->ran = ran;
     /* the trace and VCD of a mismatching run are what one debugs it with */
-    if (a->ran && a->trace) {
+    if (observe && ran && a->trace) {
         int r2 = enpu_report_trace(sim, a->trace, rc ? NULL : err);
         if (!rc) rc = r2;
     }
-    if (a->ran && a->vcd) {
+    if (observe && ran && a->vcd) {
         int r2 = enpu_report_vcd(sim, a->vcd, rc ? NULL : err);
         if (!rc) rc = r2;
     }
-    if (!rc && a->qg) rc = enpu_golden_check_outputs(&gc, &a->res, err);
+    if (!rc && a->qg) rc = enpu_golden_check_outputs(&gc, res, err);
     a->golden_layers = gc.compared;
-    a->golden_checked = a->qg && rc == 0;
-    if (rc == ENPU_E_MISMATCH) a->res.bit_exact = false;
+    a->golden_checked = a->qg && rc == 0 && (observe || a->golden_checked);
+    if (rc == ENPU_E_MISMATCH) res->bit_exact = false;
     enpu_gexec_free(gc.ex);
     enpu_sim_free(sim);
     return rc;
@@ -315,7 +369,7 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
         if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
 }
 
-static int write_json(const char *path, const char *model, const arch_run *runs, int n,
+static int write_json(const char *path, const char *model, const arch_run *runs, int n, int batch,
                       const enpu_accuracy *acc, int n_acc, enpu_err *err) {
     char *text = enpu_report_sim_json_text(model, &runs[0].arch, &runs[0].res);
     json_error_t je;
@@ -328,6 +382,12 @@ static int write_json(const char *path, const char *model, const arch_run *runs,
         json_object_set_new(root, "bit_exact", json_true());
     }
     json_object_set_new(root, "golden_layers_compared", json_integer(runs[0].golden_layers));
+    if (batch > 1) {
+        json_t *b = json_object();
+        json_object_set_new(b, "images", json_integer(batch));
+        json_object_set_new(b, "cycles", json_integer((json_int_t)runs[0].batch_cycles));
+        json_object_set_new(root, "batch", b);
+    }
     if (n_acc > 0) {
         json_t *f = json_array();
         for (int i = 0; i < n_acc; i++) json_array_append_new(f, enpu_accuracy_json(&acc[i]));
@@ -442,6 +502,48 @@ static int tflite_output(FILE *text, const enpu_graph *qg, int i, const enpu_buf
     return rc;
 }
 
+/* b (float32 or any numeric dtype) grows by the images of `more` along
+ * dimension 0. */
+static int append_buf(enpu_buf *b, const enpu_buf *more, enpu_err *err) {
+    if (b->dtype != more->dtype || b->rank < 1 || b->rank != more->rank)
+        return enpu_fail(err, ENPU_E_INVALID, "output '%s': images of different shapes",
+                         b->name ? b->name : "");
+    size_t es = enpu_dtype_size(b->dtype);
+    int64_t n0 = enpu_buf_numel(b), n1 = enpu_buf_numel(more);
+    void *d = realloc(b->data, (size_t)(n0 + n1) * es);
+    if (!d) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    memcpy((char *)d + (size_t)n0 * es, more->data, (size_t)n1 * es);
+    b->data = d;
+    b->dims[0] += more->dims[0];
+    return 0;
+}
+
+/* A batch of N images: each input file holds N along dimension 0; *out gets
+ * N * n_in buffers, image k's inputs from k * n_in, each of batch 1. */
+static int split_batch(const enpu_buf *files, int n_in, int64_t batch, const char *const *names,
+                       enpu_buf **out, enpu_err *err) {
+    enpu_buf *v = calloc((size_t)(batch * n_in), sizeof *v);
+    if (!v) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    *out = v;
+    for (int i = 0; i < n_in; i++) {
+        const enpu_buf *f = &files[i];
+        if (f->rank < 1 || f->dims[0] != batch)
+            return enpu_fail(err, ENPU_E_INVALID, "%s: a batch of %lld images needs dimension 0 of "
+                             "%lld, the file has %lld", names[i], (long long)batch, (long long)batch,
+                             f->rank < 1 ? 0LL : (long long)f->dims[0]);
+        int64_t dims[ENPU_MAX_RANK];
+        memcpy(dims, f->dims, sizeof dims);
+        dims[0] = 1;
+        size_t bytes = (size_t)(enpu_buf_numel(f) / batch) * enpu_dtype_size(f->dtype);
+        for (int64_t k = 0; k < batch; k++) {
+            int rc = enpu_buf_alloc(&v[k * n_in + i], f->dtype, f->rank, dims, err);
+            if (rc) return rc;
+            if (bytes) memcpy(v[k * n_in + i].data, (const char *)f->data + (size_t)k * bytes, bytes);
+        }
+    }
+    return 0;
+}
+
 static int split_list(char *arg, const char **out, int *n, int max) {
     for (char *tok = strtok(arg, ","); tok; tok = strtok(NULL, ",")) {
         if (*n >= max) return -1;
@@ -462,7 +564,8 @@ int enpu_cmd_run(int argc, char **argv) {
         {"trace", required_argument, 0, 't'}, {"vcd", required_argument, 0, 'v'},
         {"window", required_argument, 0, 'w'}, {"svg", required_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},       {"bind", required_argument, 0, 'b'},
-        {"per-cycle", no_argument, 0, 'p'},   {0, 0, 0, 0}};
+        {"input-shape", required_argument, 0, 'S'}, {"per-cycle", no_argument, 0, 'p'},
+        {0, 0, 0, 0}};
     enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
@@ -497,6 +600,9 @@ int enpu_cmd_run(int argc, char **argv) {
         case 'b':
             if (enpu_cli_bind_add("run", &binds, optarg)) return 2;
             break;
+        case 'S':
+            if (enpu_cli_shape_add("run", &binds, optarg)) return 2;
+            break;
         default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -504,6 +610,13 @@ int enpu_cmd_run(int argc, char **argv) {
         return enpu_cli_usage("run", "expected one MODEL.onnx, MODEL.tflite, MODEL.qjson or PROG.enpu");
     const char *model = argv[optind];
     if (n_arch == 0) archs[n_arch++] = "easynpu";
+    int64_t batch = enpu_cli_batch("run", &binds);
+    if (batch < 0) return 2;
+    if (batch > 1 && n_in == 0)
+        return enpu_cli_usage("run", "a batch of %lld images needs --input files holding them",
+                              (long long)batch);
+    /* the program computes one image; a batch is N runs of it */
+    enpu_cli_one_image(&binds);
     uint64_t w0 = 0, w1 = 100000;
     if (window) {
         char *end;
@@ -539,6 +652,7 @@ int enpu_cmd_run(int argc, char **argv) {
     memset(runs, 0, sizeof runs);
     enpu_buf bufs[MAX_FILES];
     int8_t *ins8[MAX_FILES] = {0};
+    enpu_buf *imgs = NULL; /* a batch: n_in buffers per image */
     int loaded = 0, rc = 0;
     enpu_fexec *fx = NULL;
     enpu_buf fouts[MAX_FILES];
@@ -552,13 +666,17 @@ int enpu_cmd_run(int argc, char **argv) {
             goto done;
         }
     }
-    if (is_prog && (calib || binds.n)) {
+    if (is_prog && (calib || binds.n || binds.n_shapes)) {
         rc = enpu_cli_usage("run", "--%s is for a model, not a compiled program",
-                            calib ? "calib" : "bind");
+                            calib ? "calib" : binds.n ? "bind" : "input-shape");
         goto done;
     }
     if (!is_prog && enpu_model_load(&m, model, calib, &binds, &err)) {
         rc = enpu_cli_fail("run", &err);
+        goto done;
+    }
+    if (m.tfl && binds.n_shapes) {
+        rc = enpu_cli_usage("run", "--input-shape is for an ONNX model; %s has static shapes", model);
         goto done;
     }
     int want_in = 0;
@@ -594,18 +712,42 @@ int enpu_cmd_run(int argc, char **argv) {
                 rc = enpu_cli_fail("run", &err);
                 goto done;
             }
-    }
-    /* The float reference on the same input: the yardstick of the int8 run. */
-    if (m.g) {
-        if (enpu_fexec_new(m.g, &fx, &err) || enpu_fexec_run(fx, bufs, &err)) {
+        if (batch > 1 && (rc = split_batch(bufs, n_in, batch, ins, &imgs, &err))) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }
-        for (; n_fouts < m.g->n_outputs; n_fouts++)
-            if (enpu_fexec_output(fx, n_fouts, &fouts[n_fouts], &err)) {
+    }
+    const enpu_buf *images = imgs ? imgs : bufs;
+    /* The float reference on the same input: the yardstick of the int8 run
+     * (a batch: image after image, the outputs one after the other). */
+    if (m.g) {
+        if (enpu_fexec_new(m.g, &fx, &err)) {
+            rc = enpu_cli_fail("run", &err);
+            goto done;
+        }
+        for (int64_t k = 0; k < batch; k++) {
+            if (enpu_fexec_run(fx, images + k * n_in, &err)) {
                 rc = enpu_cli_fail("run", &err);
                 goto done;
             }
+            for (int o = 0; o < m.g->n_outputs; o++) {
+                enpu_buf one;
+                if (enpu_fexec_output(fx, o, k ? &one : &fouts[o], &err)) {
+                    rc = enpu_cli_fail("run", &err);
+                    goto done;
+                }
+                if (k == 0) {
+                    n_fouts++;
+                    continue;
+                }
+                rc = append_buf(&fouts[o], &one, &err);
+                enpu_buf_free(&one);
+                if (rc) {
+                    rc = enpu_cli_fail("run", &err);
+                    goto done;
+                }
+            }
+        }
     }
 
     enpu_sim_opts base = {0};
@@ -620,9 +762,9 @@ int enpu_cmd_run(int argc, char **argv) {
         base.vcd_to = w1;
         enpu_err e = {0};
         runs[a].note = a == 0 ? text : NULL;
-        int st = run_arch(&runs[a], &m, is_prog ? model : NULL, bufs,
-                          m.tfl ? (const int8_t *const *)ins8 : NULL, n_in, (enpu_sim_mode)mode,
-                          &base, quiet || a > 0, a == 0 && m.g, &e);
+        int st = run_arch(&runs[a], &m, is_prog ? model : NULL, images,
+                          m.tfl ? (const int8_t *const *)ins8 : NULL, n_in, (int)batch,
+                          (enpu_sim_mode)mode, &base, quiet || a > 0, a == 0 && m.g, &e);
         runs[a].status = st;
         if (st) {
             snprintf(runs[a].error, sizeof runs[a].error, "error [%s]: %s", enpu_status_name(e.code), e.msg);
@@ -640,6 +782,12 @@ int enpu_cmd_run(int argc, char **argv) {
     const arch_run *r0 = &runs[0];
     fprintf(text, "model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
     enpu_report_sim_table(text, &r0->arch, &r0->res);
+    if (batch > 1)
+        fprintf(text, "batch: %lld images through the program one after the other: %llu cycles = %.3f us "
+                      "at %g MHz (%llu per image)\n",
+                (long long)batch, (unsigned long long)r0->batch_cycles,
+                (double)r0->batch_cycles / r0->arch.clock_mhz, r0->arch.clock_mhz,
+                (unsigned long long)(r0->batch_cycles / (uint64_t)batch));
     if (r0->golden_checked)
         fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
                "reference, element by element)\n",
@@ -676,7 +824,7 @@ int enpu_cmd_run(int argc, char **argv) {
         }
         fprintf(text, "wrote %s\n", outs[i]);
     }
-    if (json && write_json(json, model, runs, n_arch, acc, n_acc, &err)) {
+    if (json && write_json(json, model, runs, n_arch, (int)batch, acc, n_acc, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }
@@ -707,6 +855,9 @@ done:
     for (int a = 0; a < n_arch; a++) arch_run_free(&runs[a]);
     for (int i = 0; i < loaded; i++) enpu_buf_free(&bufs[i]);
     for (int i = 0; i < MAX_FILES; i++) free(ins8[i]);
+    if (imgs)
+        for (int64_t i = 0; i < batch * n_in; i++) enpu_buf_free(&imgs[i]);
+    free(imgs);
     for (int i = 0; i < n_fouts; i++) enpu_buf_free(&fouts[i]);
     enpu_fexec_free(fx);
     enpu_model_free(&m);

@@ -1,4 +1,5 @@
-/* easynpu run-float MODEL.onnx --input FILE... --output FILE... [--bind NAME=FILE...] */
+/* easynpu run-float MODEL.onnx --input FILE... --output FILE... [--bind NAME=FILE...]
+ *                   [--input-shape NAME=DIMS...] */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +14,7 @@
 
 static const char *HELP =
     "usage: easynpu run-float MODEL.onnx --input FILE [--input FILE...] [--output FILE...]\n"
-    "                         [--bind NAME=FILE...]\n"
+    "                         [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "Runs the float32 reference executor on the model: the yardstick the int8\n"
     "path is measured against.  Inputs and outputs are given in the graph's order;\n"
@@ -22,7 +23,9 @@ static const char *HELP =
     "\n"
     "  --input FILE    one per graph input not bound by --bind, in order\n"
     "  --output FILE   one per graph output, in order (never an input file)\n"
-    ENPU_CLI_BIND_HELP;
+    ENPU_CLI_BIND_HELP
+    ENPU_CLI_SHAPE_HELP
+    "A batch (--input-shape NAME=Nx...) runs the N images of each input at once.\n";
 
 #define MAX_FILES 64
 
@@ -62,6 +65,7 @@ int enpu_cmd_run_float(int argc, char **argv) {
     static const struct option opts[] = {{"input", required_argument, 0, 'i'},
                                          {"output", required_argument, 0, 'o'},
                                          {"bind", required_argument, 0, 'b'},
+                                         {"input-shape", required_argument, 0, 'S'},
                                          {0, 0, 0, 0}};
     const char *ins[MAX_FILES], *outs[MAX_FILES];
     int n_in = 0, n_out = 0, c, rc = 0;
@@ -79,6 +83,8 @@ int enpu_cmd_run_float(int argc, char **argv) {
         else if (c == 'o' && n_out < MAX_FILES) outs[n_out++] = optarg;
         else if (c == 'b') {
             if ((rc = enpu_cli_bind_add("run-float", &binds, optarg))) goto done;
+        } else if (c == 'S') {
+            if ((rc = enpu_cli_shape_add("run-float", &binds, optarg))) goto done;
         } else {
             rc = enpu_cli_usage("run-float", "unknown or incomplete option '%s'", argv[optind - 1]);
             goto done;

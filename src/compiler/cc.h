@@ -233,6 +233,9 @@ bool cc_strip_ok(const cc *c, int head);
  * the main DTCM?  A graph input or output lives in DRAM (its descriptor is
  * the host's), and so does a tensor kept only there. */
 bool cc_host_in_dram(const cc *c, int t);
+/* The host CPU's time for host layer li (enpu_host_op_cycles of its node),
+ * in NPU cycles: what the emitted sync will take besides host_sync_cycles. */
+int64_t cc_host_cycles(const cc *c, int li);
 /* Sets the fuse registers of chain `head` (its members' fuse_next, the
  * head's fused bn and activation) in c->L[..].ins. */
 void cc_chain_bits(cc *c, int head);

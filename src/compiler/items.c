@@ -116,6 +116,22 @@ void cc_cut_rows(enpu_instr *ins, int n, int64_t r0, int64_t r1) {
     for (int j = 1; j < n; j++) ins[j].hi = ins[j].ho = r1 - r0;
 }
 
+int64_t cc_host_cycles(const cc *c, int li) {
+    const cc_layer *l = &c->L[li];
+    if (l->node < 0) return 0;
+    const enpu_node *n = &c->g->nodes[l->node];
+    int64_t elems = 0, int8 = 0;
+    for (int k = 0; k < n->n_in + n->n_out; k++) {
+        int t = k < n->n_in ? n->in[k] : n->out[k - n->n_in];
+        if (t < 0 || (c->g->tensors[t].flags & ENPU_T_CONST)) continue;
+        int64_t e = enpu_tensor_numel(&c->g->tensors[t]);
+        if (e > elems) elems = e;
+        if (c->g->tensors[t].dtype == ENPU_DT_INT8) int8 += e; /* in NPU memory */
+    }
+    return enpu_host_op_cycles(c->a, n->op, n->op == ENPU_OP_RESIZE && n->attr.resize.mode == ENPU_RESIZE_NEAREST,
+                               elems, int8, l->macs > 0 ? l->macs : 0);
+}
+
 bool cc_host_in_dram(const cc *c, int t) {
     int s = c->tv[t].store;
     if (s < 0 || c->S[s].dram_addr < 0) return false;

@@ -324,10 +324,13 @@ static int alloc_w(cc *c, cc_layer *l, int64_t words) {
 
 /* ---- per kind ---------------------------------------------------------------------- */
 
-/* Is Pad node p one a window op can take as padding: a MOVE (filling with
- * the zero point) of a rank-4 tensor that pads only H and W, by >= 0? */
+/* Is Pad node p one a window op can take as padding: a constant-mode MOVE
+ * (filling with the zero point; edge/reflect padding is not it) of a rank-4
+ * tensor that pads only H and W, by >= 0? */
 static bool pad_hw_only(const cc *c, const enpu_node *p) {
-    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE) return false;
+    if (p->op != ENPU_OP_PAD || !p->q || p->q->kind != ENPU_Q_MOVE ||
+        p->attr.pad.mode != ENPU_PADMODE_CONSTANT)
+        return false;
     if (T(c, p->in[0])->rank != 4 || p->attr.pad.n_pads != 8) return false;
     const int64_t *pd = p->attr.pad.pads;
     if (pd[0] || pd[1] || pd[4] || pd[5]) return false;
@@ -696,14 +699,8 @@ static int lower_host(cc *c, int ni, const char *why) {
     const enpu_node *n = &c->g->nodes[ni];
     for (int k = 0; k < n->n_in; k++) {
         int t = n->in[k];
-        if (t < 0) continue;
-        /* the record passes tensors the program holds, never constant data
-         * (docs/program.md "HOSTOPS record") */
-        if (T(c, t)->flags & ENPU_T_CONST)
-            return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
-                             "node '%s' (%s) runs on the host (%s) and reads constant '%s': a host "
-                             "op takes only tensors the program computes or inputs",
-                             n->name, enpu_op_name(n->op), why, T(c, t)->name);
+        /* a constant operand travels in the program (HOST_INIT, IO direction const) */
+        if (t < 0 || (T(c, t)->flags & ENPU_T_CONST)) continue;
         if (T(c, t)->dtype != ENPU_DT_INT8) continue; /* a host op's float output: host memory */
         if (c->tv[t].store < 0 || (!view_natural(c, t) && !view_identity(c, t))) {
             int s = need_natural(c, t, n);
@@ -762,9 +759,24 @@ int64_t *cc_move_src(const enpu_graph *g, const enpu_node *n, bool *oom) {
 bool cc_is_perm_move(enpu_op op) {
     switch (op) {
     case ENPU_OP_RESHAPE: case ENPU_OP_FLATTEN: case ENPU_OP_SQUEEZE: case ENPU_OP_UNSQUEEZE:
-    case ENPU_OP_TRANSPOSE: case ENPU_OP_IDENTITY: case ENPU_OP_DROPOUT: return true;
+    case ENPU_OP_TRANSPOSE: case ENPU_OP_IDENTITY: case ENPU_OP_DROPOUT: case ENPU_OP_CAST:
+        return true;
     default: return false;
     }
+}
+
+/* A Slice or Expand whose output is its input (every element taken, in
+ * order): an identity view. */
+static bool identity_move(const cc *c, const enpu_node *n) {
+    const enpu_tensor *x = T(c, n->in[0]), *y = T(c, n->out[0]);
+    if (x->rank != y->rank) return false;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) return false;
+    if (n->op == ENPU_OP_EXPAND || n->op == ENPU_OP_CAST) return true;
+    if (n->op != ENPU_OP_SLICE || n->attr.slice.n != x->rank) return false;
+    for (int d = 0; d < x->rank; d++)
+        if (n->attr.slice.starts[d] != 0 || (n->attr.slice.steps[d] != 1 && x->dims[d] > 1)) return false;
+    return true;
 }
 
 /* Rank in the reshape instruction's perm order of element (h, w, c) of an
@@ -887,7 +899,9 @@ static int lower_move(cc *c, int ni) {
             c->tv[y].store = -1;
             return add_move(c, n, ENPU_MOVE_REMAP, "folded into its consumers' padding (pads read zp_in)");
         }
-        int rc = add_move(c, n, ENPU_MOVE_HOST, "Pad read by a non-conv consumer: copied by the host");
+        int rc = add_move(c, n, ENPU_MOVE_HOST, n->attr.pad.mode != ENPU_PADMODE_CONSTANT
+                                                    ? "Pad of mode edge/reflect: copied by the host"
+                                                    : "Pad read by a non-conv consumer: copied by the host");
         return rc ? rc : lower_host(c, ni, "Pad");
     }
     if (n->op == ENPU_OP_CONCAT) {
@@ -937,7 +951,11 @@ static int lower_move(cc *c, int ni) {
         return add_move(c, n, ENPU_MOVE_REMAP, "concat at store: each input's producer writes into "
                                                 "the output (%s)", ax == 1 ? "ofmap_wpp/ofmap_word" : "row offset");
     }
-    if (!cc_is_perm_move(n->op)) return lower_host(c, ni, "data movement the NPU cannot do");
+    if (!cc_is_perm_move(n->op) && !identity_move(c, n)) {
+        int rc = add_move(c, n, ENPU_MOVE_HOST, "%s: the host copies (the NPU's reshape copies "
+                                                 "whole maps only)", enpu_op_name(n->op));
+        return rc ? rc : lower_host(c, ni, "data movement the NPU cannot do");
+    }
     /* a permutation of the elements: the output is a view of the input's storage */
     bool oom;
     int64_t *src = cc_move_src(c->g, n, &oom);

@@ -315,9 +315,12 @@ static void datapath(model *m, int64_t t, bool ctrl_only) {
     }
     m->run = h;
     if (op == ENPU_OPC_SYNC) {
-        m->run_end = t + p->arch.host_sync_cycles;
+        /* the handover, then the host op itself on the host CPU (§13.11) */
+        int64_t hh = enpu_sync_host_cycles(p, h);
+        m->run_end = t + p->arch.host_sync_cycles + hh;
         ACTM(m, h, ENPU_ACT_CONTROLLER) += p->arch.host_sync_cycles;
-        if (p->arch.host_sync_cycles == 0) {
+        ACTM(m, h, ENPU_ACT_HOST) += hh;
+        if (p->arch.host_sync_cycles + hh == 0) {
             /* completes in the cycle it starts: its tokens are pushed and the
              * decoder may take the next instruction in this cycle */
             push_tokens(m, h);

@@ -158,7 +158,7 @@ static int64_t estimate(const cc *c, const cc_item *it, int64_t *xfer) {
         int64_t r = cc_cost_chain_limit(a, it->ins, it->n, 0, NULL);
         return (r > 0 ? r : 1) + a->decode_cycles;
     }
-    case CC_IT_HOST: return a->host_sync_cycles + a->decode_cycles + 1;
+    case CC_IT_HOST: return a->host_sync_cycles + cc_host_cycles(c, it->layer) + a->decode_cycles + 1;
     case CC_IT_DMA: {
         int64_t wb = enpu_arch_word_bytes(a);
         int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;

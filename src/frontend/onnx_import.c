@@ -25,6 +25,8 @@
 #include <string.h>
 
 #include "easynpu/file.h"
+#include "easynpu/numerics.h"
+#include "frontend/onnx_fold.h"
 #include "frontend/onnx_tensor.h"
 #include "onnx.pb-c.h"
 
@@ -51,11 +53,23 @@ typedef struct imp {
     const enpu_onnx_bind *binds;
     int n_binds;
     bool *bound; /* per binding: matched a graph input */
+    const enpu_onnx_input_shape *shapes;
+    int n_shapes;
+    bool *shaped; /* per input shape: matched a graph input */
     int opset;
     const Onnx__GraphProto *gp;
     enpu_graph *g;
     legacy_bcast *legacy;
     int n_legacy, cap_legacy;
+    /* Problems a user must fix (unsupported operators and forms, shapes that
+     * stay unresolved), all reported at once. */
+    char **problems;
+    int n_problems;
+    /* Tensors whose value or shape cannot be known (outputs of a node with a
+     * problem, a graph input with a symbolic dimension): their consumers are
+     * skipped without adding problems of their own. */
+    bool *poison;
+    int cap_poison;
     enpu_err *err;
 } imp;
 
@@ -88,6 +102,75 @@ static int nfail(const nctx *c, enpu_status code, const char *fmt, ...) {
 }
 
 static const char *str_or_empty(const char *s) { return s ? s : ""; }
+
+/* --- problems: everything a user must fix, collected and reported at once -- */
+
+/* Records message `msg` (a "WHAT: " prefix naming the file is dropped: the
+ * final error names the file once).  Returns 0, or ENPU_E_NOMEM. */
+static int add_problem(imp *im, const char *msg) {
+    size_t wl = strlen(im->what);
+    if (strncmp(msg, im->what, wl) == 0 && msg[wl] == ':' && msg[wl + 1] == ' ') msg += wl + 2;
+    char **np = realloc(im->problems, (size_t)(im->n_problems + 1) * sizeof *np);
+    if (!np) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
+    im->problems = np;
+    size_t n = strlen(msg) + 1;
+    char *c = malloc(n);
+    if (!c) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
+    memcpy(c, msg, n);
+    im->problems[im->n_problems++] = c;
+    return 0;
+}
+
+static bool poisoned(const imp *im, int t) { return t >= 0 && t < im->cap_poison && im->poison[t]; }
+
+static int set_poison(imp *im, int t) {
+    if (t < 0) return 0;
+    if (t >= im->cap_poison) {
+        int cap = im->g->n_tensors > t + 1 ? im->g->n_tensors : t + 1;
+        bool *np = realloc(im->poison, (size_t)cap * sizeof *np);
+        if (!np) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
+        memset(np + im->cap_poison, 0, (size_t)(cap - im->cap_poison) * sizeof *np);
+        im->poison = np;
+        im->cap_poison = cap;
+    }
+    im->poison[t] = true;
+    return 0;
+}
+
+/* Runs step(im, ctx) with a fresh error: an ENPU_E_UNSUPPORTED failure
+ * becomes a problem (*skipped set), any other is returned. */
+static int as_problem(imp *im, int rc, const enpu_err *e, bool *skipped) {
+    *skipped = false;
+    if (!rc) return 0;
+    if (e->code == ENPU_E_UNSUPPORTED) {
+        *skipped = true;
+        return add_problem(im, e->msg);
+    }
+    if (im->err && im->err->code == ENPU_OK) *im->err = *e;
+    return rc;
+}
+
+/* The one error listing every problem: the problem itself when there is
+ * one (as it always read), otherwise "WHAT: N problems ...: p1; p2; ...",
+ * cut at the message limit with how many are left out. */
+static int fail_problems(imp *im) {
+    if (im->n_problems == 1)
+        return enpu_fail(im->err, ENPU_E_UNSUPPORTED, "%s: %s", im->what, im->problems[0]);
+    char buf[ENPU_ERR_MSG_MAX];
+    int o = snprintf(buf, sizeof buf, "%s: %d problems (unsupported operators and forms, "
+                     "unresolved shapes): ", im->what, im->n_problems);
+    int i = 0;
+    for (; i < im->n_problems && o >= 0 && (size_t)o < sizeof buf; i++) {
+        char tail[48];
+        snprintf(tail, sizeof tail, "; ... and %d more", im->n_problems - i - 1);
+        size_t need = strlen(im->problems[i]) + 2 + (i + 1 < im->n_problems ? strlen(tail) : 0);
+        if ((size_t)o + need >= sizeof buf) break;
+        o += snprintf(buf + o, sizeof buf - (size_t)o, "%s%s", i ? "; " : "", im->problems[i]);
+    }
+    if (i < im->n_problems && (size_t)o < sizeof buf)
+        snprintf(buf + o, sizeof buf - (size_t)o, "; ... and %d more", im->n_problems - i);
+    return enpu_fail(im->err, ENPU_E_UNSUPPORTED, "%s", buf);
+}
 
 /* --- attributes ---------------------------------------------------------- */
 
@@ -217,24 +300,7 @@ static int64_t const_numel(const enpu_tensor *t) {
 }
 
 /* Element i of a constant as double (any numeric dtype). */
-static double const_at(const enpu_tensor *t, int64_t i) {
-    const void *d = t->data;
-    switch (t->dtype) {
-    case ENPU_DT_FLOAT32: return ((const float *)d)[i];
-    case ENPU_DT_FLOAT64: return ((const double *)d)[i];
-    case ENPU_DT_UINT8: return ((const uint8_t *)d)[i];
-    case ENPU_DT_INT8: return ((const int8_t *)d)[i];
-    case ENPU_DT_UINT16: return ((const uint16_t *)d)[i];
-    case ENPU_DT_INT16: return ((const int16_t *)d)[i];
-    case ENPU_DT_INT32: return ((const int32_t *)d)[i];
-    case ENPU_DT_INT64: return (double)((const int64_t *)d)[i];
-    case ENPU_DT_BOOL: return ((const uint8_t *)d)[i] != 0;
-    case ENPU_DT_UINT32: return ((const uint32_t *)d)[i];
-    case ENPU_DT_UINT64: return (double)((const uint64_t *)d)[i];
-    case ENPU_DT_UNDEFINED: break;
-    }
-    return 0;
-}
+static double const_at(const enpu_tensor *t, int64_t i) { return enpu_dtype_value_at(t->dtype, t->data, i); }
 
 static int64_t const_i64_at(const enpu_tensor *t, int64_t i) {
     if (t->dtype == ENPU_DT_INT64) return ((const int64_t *)t->data)[i];
@@ -328,6 +394,116 @@ static int fold_dropout(const fold_ctx *f, enpu_graph *g, enpu_node *n, bool str
     return 0;
 }
 
+/* The name of parameter input i of an op whose parameters stay on the node
+ * (NULL: a value input). */
+static const char *param_role(enpu_op op, int i) {
+    switch (op) {
+    case ENPU_OP_GATHER: return i == 1 ? "indices" : NULL;
+    case ENPU_OP_WHERE: return i == 0 ? "condition" : NULL;
+    case ENPU_OP_EQUAL: return i == 0 ? "A" : "B";
+    case ENPU_OP_EXPAND: return i == 1 ? "shape" : NULL;
+    case ENPU_OP_QUANTIZE_LINEAR:
+    case ENPU_OP_DEQUANTIZE_LINEAR: return i == 1 ? "scale" : i == 2 ? "zero point" : NULL;
+    case ENPU_OP_RANGE: return i == 0 ? "start" : i == 1 ? "limit" : "delta";
+    case ENPU_OP_CONSTANT_OF_SHAPE: return "input";
+    case ENPU_OP_SPLIT: return i == 1 ? "split" : NULL;
+    default: return NULL;
+    }
+}
+
+/* Slice of opset 10+: starts, ends, axes, steps inputs into the attributes. */
+static int fold_slice_inputs(const fold_ctx *f, const enpu_graph *g, enpu_node *n, bool strict) {
+    static const char *const roles[] = {"data", "starts", "ends", "axes", "steps"};
+    for (int i = 1; i < n->n_in; i++) {
+        int t = n->in[i];
+        if (t < 0 || is_const(g, t)) continue;
+        if (!strict) return 0;
+        return ffail(f, ENPU_E_UNSUPPORTED,
+                     "input '%s' (tensor '%s') is not a constant; only constant %s inputs are "
+                     "supported (bind it to a value)",
+                     roles[i], g->tensors[t].name, roles[i]);
+    }
+    enpu_slice_attr *a = &n->attr.slice;
+    int64_t v[4][ENPU_MAX_RANK];
+    int cnt[4] = {0, 0, -1, -1}, rc;
+    for (int i = 1; i < n->n_in && i < 5; i++)
+        if (n->in[i] >= 0 &&
+            (rc = fold_ints(f, g, n->in[i], roles[i], ENPU_MAX_RANK, v[i - 1], &cnt[i - 1])))
+            return rc;
+    if (cnt[1] != cnt[0] || (cnt[2] >= 0 && cnt[2] != cnt[0]) || (cnt[3] >= 0 && cnt[3] != cnt[0]))
+        return ffail(f, ENPU_E_INVALID, "inputs 'starts', 'ends', 'axes' and 'steps' differ in length");
+    if (cnt[2] >= 0 && (rc = check_axes(f, "axes", v[2], cnt[2]))) return rc;
+    a->n = cnt[0];
+    for (int i = 0; i < cnt[0]; i++) {
+        a->starts[i] = v[0][i];
+        a->ends[i] = v[1][i];
+        a->axes[i] = cnt[2] >= 0 ? (int)v[2][i] : i;
+        a->steps[i] = cnt[3] >= 0 ? v[3][i] : 1;
+    }
+    n->n_in = 1;
+    return 0;
+}
+
+/* Float list from constant t (any numeric dtype). */
+static int fold_floats(const fold_ctx *f, const enpu_graph *g, int t, const char *role, int max,
+                       float *v, int *n) {
+    const enpu_tensor *ct = &g->tensors[t];
+    int64_t cnt = const_numel(ct);
+    if (ct->rank > 1)
+        return ffail(f, ENPU_E_INVALID, "input '%s' (tensor '%s') has rank %d, expected 1", role,
+                     ct->name, ct->rank);
+    if (cnt > max)
+        return ffail(f, ENPU_E_LIMIT, "input '%s' (tensor '%s') has %lld values, over the limit of %d",
+                     role, ct->name, (long long)cnt, max);
+    for (int64_t i = 0; i < cnt; i++) {
+        double d = const_at(ct, i);
+        if (!isfinite(d))
+            return ffail(f, ENPU_E_INVALID, "input '%s' (tensor '%s') holds %g", role, ct->name, d);
+        v[i] = (float)d;
+    }
+    *n = (int)cnt;
+    return 0;
+}
+
+/* Resize's roi, scales and sizes inputs into the attributes (opset 10: the
+ * scales are input 1). */
+static int fold_resize_inputs(const fold_ctx *f, const enpu_graph *g, enpu_node *n, bool strict) {
+    static const char *const roles[] = {"X", "roi", "scales", "sizes"};
+    bool v10 = g->opset < 11;
+    for (int i = 1; i < n->n_in; i++) {
+        int t = n->in[i];
+        if (t < 0 || is_const(g, t)) continue;
+        if (!strict) return 0;
+        const char *r = v10 ? "scales" : roles[i];
+        return ffail(f, ENPU_E_UNSUPPORTED,
+                     "input '%s' (tensor '%s') is not a constant; only constant %s inputs are "
+                     "supported (bind it to a value)",
+                     r, g->tensors[t].name, r);
+    }
+    enpu_resize_attr *a = &n->attr.resize;
+    int rc;
+    int sc = v10 ? 1 : 2;
+    if (!v10 && n->n_in > 1 && n->in[1] >= 0 && a->ctm == ENPU_CTM_TF_CROP_AND_RESIZE &&
+        (rc = fold_floats(f, g, n->in[1], "roi", 2 * ENPU_MAX_RANK, a->roi, &a->n_roi)))
+        return rc;
+    if (n->n_in > sc && n->in[sc] >= 0 &&
+        (rc = fold_floats(f, g, n->in[sc], "scales", ENPU_MAX_RANK, a->scales, &a->n_scales)))
+        return rc;
+    if (!v10 && n->n_in > 3 && n->in[3] >= 0) {
+        int64_t sz[ENPU_MAX_RANK];
+        int cnt = 0;
+        if ((rc = fold_ints(f, g, n->in[3], "sizes", ENPU_MAX_RANK, sz, &cnt))) return rc;
+        if (cnt && a->n_scales)
+            return ffail(f, ENPU_E_INVALID, "both 'scales' and 'sizes' are given");
+        a->n_sizes = cnt;
+        for (int i = 0; i < cnt; i++) a->sizes[i] = sz[i];
+    }
+    if (a->n_scales == 0 && a->n_sizes == 0)
+        return ffail(f, ENPU_E_INVALID, "neither 'scales' nor 'sizes' is given");
+    n->n_in = 1;
+    return 0;
+}
+
 /* Folds the constant parameter inputs of node ni into its attributes and
  * drops them from the node.  With `strict` a non-constant parameter input is
  * ENPU_E_UNSUPPORTED; otherwise the node is left as it is (an introspection
@@ -346,6 +522,50 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     case ENPU_OP_SQUEEZE:
     case ENPU_OP_UNSQUEEZE: last = 1; roles = NULL; break;
     case ENPU_OP_DROPOUT: return fold_dropout(&f, g, n, strict);
+    case ENPU_OP_SLICE:
+        if (n->n_in <= 1) return 0; /* opset < 10: attributes */
+        return fold_slice_inputs(&f, g, n, strict);
+    case ENPU_OP_RESIZE: return fold_resize_inputs(&f, g, n, strict);
+    case ENPU_OP_REDUCE_SUM: {
+        int t = n->n_in > 1 ? n->in[1] : -1;
+        if (t < 0) return 0;
+        if (!is_const(g, t))
+            return strict ? ffail(&f, ENPU_E_UNSUPPORTED,
+                                  "input 'axes' (tensor '%s') is not a constant; only constant "
+                                  "axes inputs are supported (bind it to a value)",
+                                  g->tensors[t].name)
+                          : 0;
+        int64_t ax[ENPU_MAX_RANK];
+        int cnt = 0;
+        int rc = fold_ints(&f, g, t, "axes", ENPU_MAX_RANK, ax, &cnt);
+        if (!rc) rc = check_axes(&f, "axes", ax, cnt);
+        if (rc) return rc;
+        for (int i = 0; i < cnt; i++) n->attr.reduce.axes[i] = (int)ax[i];
+        n->attr.reduce.n_axes = cnt;
+        n->n_in = 1;
+        return 0;
+    }
+    case ENPU_OP_GATHER:
+    case ENPU_OP_WHERE:
+    case ENPU_OP_EQUAL:
+    case ENPU_OP_EXPAND:
+    case ENPU_OP_QUANTIZE_LINEAR:
+    case ENPU_OP_DEQUANTIZE_LINEAR:
+    case ENPU_OP_RANGE:
+    case ENPU_OP_CONSTANT_OF_SHAPE:
+    case ENPU_OP_SPLIT: {
+        /* parameter inputs that stay on the node, read when it runs or is
+         * folded: they must be constants by then */
+        for (int i = 0; i < n->n_in && strict; i++) {
+            int t = n->in[i];
+            if (t < 0 || is_const(g, t) || !param_role(n->op, i)) continue;
+            return ffail(&f, ENPU_E_UNSUPPORTED,
+                         "input '%s' (tensor '%s') is not a constant; only a constant %s is "
+                         "supported (bind it to a value)",
+                         param_role(n->op, i), g->tensors[t].name, param_role(n->op, i));
+        }
+        return 0;
+    }
     case ENPU_OP_RESHAPE: {
         int t = n->n_in > 1 ? n->in[1] : -1;
         if (t >= 0 && is_const(g, t)) {
@@ -422,10 +642,16 @@ bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
         case ENPU_OP_UNSQUEEZE:
         case ENPU_OP_RESHAPE:
         case ENPU_OP_DROPOUT:
+        case ENPU_OP_SLICE:
+        case ENPU_OP_RESIZE:
+        case ENPU_OP_REDUCE_SUM:
             for (int k = 1; k < n->n_in; k++)
                 if (n->in[k] == t) return true;
             break;
-        default: break;
+        default:
+            for (int k = 0; k < n->n_in; k++)
+                if (n->in[k] == t && param_role(n->op, k)) return true;
+            break;
         }
     }
     return false;
@@ -450,18 +676,31 @@ static int parse_window(const nctx *c, const int *in, enpu_window *w) {
     int64_t k[8], s[8], d[8], p[16];
     int nk, ns, nd, np, rc;
     if ((rc = a_ints(c, "kernel_shape", 8, k, &nk))) return rc;
+    bool from_weights = false; /* the kernel is the weights', known after inference */
     if (nk < 0) {
         const enpu_tensor *wt = c->np->n_input > 1 && in[1] >= 0 ? &g->tensors[in[1]] : NULL;
-        if (strcmp(c->op_type, "Conv") != 0)
-            return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is required");
-        if (!wt || wt->rank < 0)
-            return nfail(c, ENPU_E_UNSUPPORTED,
-                         "attribute 'kernel_shape' is absent and the weight's shape is unknown");
-        if (wt->rank < 3)
+        if (strcmp(c->op_type, "Conv") != 0 && strcmp(c->op_type, "ConvTranspose") != 0 &&
+            strcmp(c->op_type, "QLinearConv") != 0)
+            return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is absent and the weight's "
+                         "shape is unknown");
+        if (!wt || wt->rank < 0) {
+            /* weights computed in the model (a DequantizeLinear of int8
+             * ones): the other attributes say how many spatial axes */
+            int64_t tmp[16];
+            int n1, n2, n3;
+            if ((rc = a_ints(c, "strides", 8, tmp, &n1)) || (rc = a_ints(c, "dilations", 8, tmp, &n2)) ||
+                (rc = a_ints(c, "pads", 16, tmp, &n3)))
+                return rc;
+            nk = n1 >= 0 ? n1 : n2 >= 0 ? n2 : n3 >= 0 ? n3 / 2 : 2;
+            for (int i = 0; i < nk && i < 8; i++) k[i] = 1;
+            from_weights = true;
+        } else if (wt->rank < 3)
             return nfail(c, ENPU_E_INVALID, "weight '%s' has rank %d, expected at least 3",
                          wt->name, wt->rank);
-        nk = wt->rank - 2;
-        for (int i = 0; i < nk; i++) k[i] = wt->dims[2 + i];
+        else {
+            nk = wt->rank - 2;
+            for (int i = 0; i < nk; i++) k[i] = wt->dims[2 + i];
+        }
     }
     if (nk == 0) return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is empty");
     if (nk > 2)
@@ -517,6 +756,10 @@ static int parse_window(const nctx *c, const int *in, enpu_window *w) {
         w->pads[1] = (int)p[0];
         w->pads[3] = (int)p[1];
     }
+    if (from_weights) {
+        w->kernel[1] = 0;
+        w->kernel[0] = nk == 2 ? 0 : 1;
+    }
     return 0;
 }
 
@@ -549,6 +792,25 @@ static void arity(enpu_op op, int opset, int *lo, int *hi) {
         }
         break;
     case ENPU_OP_DROPOUT: *hi = opset < 12 ? 1 : 3; break;
+    case ENPU_OP_SLICE:
+        if (opset >= 10) *lo = 3, *hi = 5;
+        break;
+    case ENPU_OP_SPLIT: *hi = 2; break;
+    case ENPU_OP_RESIZE:
+        if (opset < 11) *lo = *hi = 2;
+        else *hi = 4;
+        break;
+    case ENPU_OP_CONV_TRANSPOSE: *lo = 2; *hi = 3; break;
+    case ENPU_OP_REDUCE_SUM: *hi = opset < 13 ? 1 : 2; break;
+    case ENPU_OP_MAX: case ENPU_OP_MIN: *hi = MAX_NODE_IO; break;
+    case ENPU_OP_POW: case ENPU_OP_GATHER: case ENPU_OP_EQUAL: case ENPU_OP_EXPAND:
+        *lo = *hi = 2;
+        break;
+    case ENPU_OP_LAYER_NORM: *lo = 2; *hi = 3; break;
+    case ENPU_OP_WHERE: case ENPU_OP_RANGE: *lo = *hi = 3; break;
+    case ENPU_OP_QUANTIZE_LINEAR: case ENPU_OP_DEQUANTIZE_LINEAR: *lo = 2; *hi = 3; break;
+    case ENPU_OP_QLINEAR_CONV: *lo = 8; *hi = 9; break;
+    case ENPU_OP_QLINEAR_MATMUL: *lo = *hi = 8; break;
     default: break;
     }
 }
@@ -605,6 +867,138 @@ static int reshape_attr_to_input(const nctx *c, int *in, int *n_in) {
     enpu_tensor_set_data(&im->g->tensors[t], data);
     in[1] = t;
     *n_in = 2;
+    return 0;
+}
+
+/* Slice of opset 1-9: starts, ends and axes are attributes. */
+static int slice_attrs(const nctx *c, enpu_slice_attr *a) {
+    int64_t st[ENPU_MAX_RANK], en[ENPU_MAX_RANK], ax[ENPU_MAX_RANK];
+    int ns, ne, na, rc;
+    if ((rc = a_ints(c, "starts", ENPU_MAX_RANK, st, &ns)) ||
+        (rc = a_ints(c, "ends", ENPU_MAX_RANK, en, &ne)) ||
+        (rc = a_ints(c, "axes", ENPU_MAX_RANK, ax, &na)))
+        return rc;
+    if (ns < 0 || ne < 0) return nfail(c, ENPU_E_INVALID, "attributes 'starts' and 'ends' are required");
+    if (ns != ne || (na >= 0 && na != ns))
+        return nfail(c, ENPU_E_INVALID, "'starts', 'ends' and 'axes' have %d, %d and %d values", ns,
+                     ne, na);
+    a->n = ns;
+    for (int i = 0; i < ns; i++) {
+        a->starts[i] = st[i], a->ends[i] = en[i], a->steps[i] = 1;
+        a->axes[i] = na >= 0 ? (int)(ax[i] < -ENPU_MAX_RANK ? -ENPU_MAX_RANK - 1 : ax[i] > ENPU_MAX_RANK ? ENPU_MAX_RANK : ax[i]) : i;
+    }
+    return 0;
+}
+
+static int resize_attrs(const nctx *c, enpu_resize_attr *a) {
+    char buf[40];
+    int rc;
+    int64_t v;
+    memset(a, 0, sizeof *a);
+    if ((rc = a_string(c, "mode", "nearest", buf, sizeof buf))) return rc;
+    if (!strcmp(buf, "nearest")) a->mode = ENPU_RESIZE_NEAREST;
+    else if (!strcmp(buf, "linear")) a->mode = ENPU_RESIZE_LINEAR;
+    else if (!strcmp(buf, "cubic") && c->im->opset >= 11) a->mode = ENPU_RESIZE_CUBIC;
+    else return nfail(c, ENPU_E_INVALID, "attribute 'mode' is '%s'", buf);
+    if (c->im->opset < 11) {
+        /* Resize-10: x_original = x_resized / scale, nearest rounds down */
+        a->ctm = ENPU_CTM_ASYMMETRIC;
+        a->nearest = ENPU_NEAREST_FLOOR;
+        a->cubic_a = -0.75f;
+        return 0;
+    }
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+    if ((rc = a_string(c, "coordinate_transformation_mode", "half_pixel", buf, sizeof buf))) return rc;
+    a->ctm = -1;
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(buf, ctms[i])) a->ctm = i;
+    if (a->ctm < 0)
+        return nfail(c, ENPU_E_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported",
+                     buf);
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+    if ((rc = a_string(c, "nearest_mode", "round_prefer_floor", buf, sizeof buf))) return rc;
+    a->nearest = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(buf, nms[i])) a->nearest = i;
+    if (a->nearest < 0) return nfail(c, ENPU_E_INVALID, "attribute 'nearest_mode' is '%s'", buf);
+    if ((rc = a_float(c, "cubic_coeff_a", -0.75f, &a->cubic_a))) return rc;
+    if ((rc = a_int(c, "exclude_outside", 0, 0, 1, &v))) return rc;
+    a->exclude_outside = v != 0;
+    return a_float(c, "extrapolation_value", 0.0f, &a->extrapolation);
+}
+
+static int conv_transpose_attrs(const nctx *c, const int *in, enpu_conv_attr *a) {
+    int rc;
+    int64_t v, op[4], os[4];
+    int nop, nos;
+    memset(a, 0, sizeof *a);
+    if ((rc = parse_window(c, in, &a->w))) return rc;
+    if ((rc = a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
+    a->group = (int)v;
+    if ((rc = a_ints(c, "output_padding", 4, op, &nop)) || (rc = a_ints(c, "output_shape", 4, os, &nos)))
+        return rc;
+    if (nop > 2 || nos > 2)
+        return nfail(c, ENPU_E_UNSUPPORTED, "3-D windows are not supported (only 1-D and 2-D)");
+    for (int i = 0; i < nop; i++) {
+        if (op[i] < 0 || op[i] > 65535)
+            return nfail(c, ENPU_E_INVALID, "attribute 'output_padding' value %lld", (long long)op[i]);
+        a->out_pad[nop == 1 ? 1 : i] = (int)op[i];
+    }
+    if (nos > 0) {
+        a->n_out_shape = nos;
+        for (int i = 0; i < nos; i++) {
+            if (os[i] < 0 || os[i] > ENPU_MAX_DIM)
+                return nfail(c, ENPU_E_INVALID, "attribute 'output_shape' value %lld", (long long)os[i]);
+            a->out_shape[i] = os[i];
+        }
+    }
+    return 0;
+}
+
+static int reduce_attrs(const nctx *c, enpu_op op, enpu_reduce_attr *a) {
+    int rc;
+    int64_t v, ax[ENPU_MAX_RANK];
+    int n;
+    memset(a, 0, sizeof *a);
+    if ((rc = a_int(c, "keepdims", 1, 0, 1, &v))) return rc;
+    a->keepdims = v != 0;
+    if (op == ENPU_OP_REDUCE_SUM && c->im->opset >= 13) {
+        if ((rc = a_int(c, "noop_with_empty_axes", 0, 0, 1, &v))) return rc;
+        a->noop_with_empty_axes = v != 0;
+        return 0; /* axes: input 1, folded later */
+    }
+    if ((rc = a_ints(c, "axes", ENPU_MAX_RANK, ax, &n))) return rc;
+    a->n_axes = n < 0 ? 0 : n;
+    for (int i = 0; i < a->n_axes; i++) {
+        if (ax[i] < -ENPU_MAX_RANK || ax[i] >= ENPU_MAX_RANK)
+            return nfail(c, ENPU_E_INVALID, "attribute 'axes' value %lld is outside -%d..%d",
+                         (long long)ax[i], ENPU_MAX_RANK, ENPU_MAX_RANK - 1);
+        a->axes[i] = (int)ax[i];
+    }
+    return 0;
+}
+
+/* ConstantOfShape's `value`: a one-element tensor (default float32 0). */
+static int const_of_shape_attrs(const nctx *c, enpu_misc_attr *a) {
+    const Onnx__AttributeProto *at;
+    int rc = get_attr(c, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR, &at);
+    if (rc) return rc;
+    a->to = ENPU_DT_FLOAT32;
+    a->value = 0;
+    if (!at) return 0;
+    enpu_pb_tensor t;
+    if ((rc = enpu_onnx_decode_tensor(at->t, c->im->what, c->name, ENPU_E_INVALID, &t, c->im->err)))
+        return rc;
+    if (t.numel != 1) {
+        free(t.data);
+        return nfail(c, ENPU_E_INVALID, "attribute 'value' has %lld elements, expected 1",
+                     (long long)t.numel);
+    }
+    enpu_tensor tmp = {.dtype = t.dtype, .rank = 0, .data = t.data};
+    a->to = t.dtype;
+    a->value = t.dtype == ENPU_DT_INT64 ? (double)const_i64_at(&tmp, 0) : const_at(&tmp, 0);
+    free(t.data);
     return 0;
 }
 
@@ -687,7 +1081,9 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_ADD:
     case ENPU_OP_SUB:
     case ENPU_OP_MUL:
-    case ENPU_OP_DIV: {
+    case ENPU_OP_DIV:
+    case ENPU_OP_POW:
+    case ENPU_OP_EQUAL: {
         if (opset >= 7) return 0;
         legacy_bcast lb = {0};
         if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
@@ -778,9 +1174,12 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_PAD: {
         char mode[32];
         if ((rc = a_string(c, "mode", "constant", mode, sizeof mode))) return rc;
-        if (strcmp(mode, "constant") != 0)
-            return nfail(c, ENPU_E_UNSUPPORTED, "mode '%s' is not supported (only 'constant')",
-                         mode);
+        if (strcmp(mode, "constant") == 0) at->pad.mode = ENPU_PADMODE_CONSTANT;
+        else if (strcmp(mode, "edge") == 0) at->pad.mode = ENPU_PADMODE_EDGE;
+        else if (strcmp(mode, "reflect") == 0) at->pad.mode = ENPU_PADMODE_REFLECT;
+        else
+            return nfail(c, ENPU_E_UNSUPPORTED,
+                         "mode '%s' is not supported (constant, edge and reflect are)", mode);
         if (opset >= 11) return 0; /* pads/constant_value inputs folded later */
         int n;
         const char *pname = opset < 2 ? "paddings" : "pads"; /* renamed in opset 2 */
@@ -796,6 +1195,61 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         /* ratio and training_mode (opset 12) are folded after the node is
          * added; before, is_test (opset < 7) says training or inference. */
         return opset < 7 ? refuse_training(c) : 0;
+    case ENPU_OP_SLICE:
+        return opset < 10 ? slice_attrs(c, &at->slice) : 0; /* later: inputs, folded */
+    case ENPU_OP_SPLIT:
+    case ENPU_OP_GATHER:
+        if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        at->shape.axis = (int)v;
+        return 0;
+    case ENPU_OP_RESIZE:
+        return resize_attrs(c, &at->resize);
+    case ENPU_OP_CONV_TRANSPOSE:
+        return conv_transpose_attrs(c, in, &at->conv);
+    case ENPU_OP_REDUCE_MEAN:
+    case ENPU_OP_REDUCE_MAX:
+    case ENPU_OP_REDUCE_SUM:
+        return reduce_attrs(c, op, &at->reduce);
+    case ENPU_OP_LAYER_NORM:
+        if ((rc = a_int(c, "axis", -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        at->norm.axis = (int)v;
+        if ((rc = a_float(c, "epsilon", 1e-5f, &at->norm.epsilon))) return rc;
+        if (!(at->norm.epsilon >= 0))
+            return nfail(c, ENPU_E_INVALID, "attribute 'epsilon' is negative (%g)",
+                         (double)at->norm.epsilon);
+        if ((rc = a_int(c, "stash_type", 1, INT64_MIN, INT64_MAX, &v))) return rc;
+        if (v != 1)
+            return nfail(c, ENPU_E_UNSUPPORTED, "stash_type %lld is not supported (1: float)",
+                         (long long)v);
+        return 0;
+    case ENPU_OP_SHAPE:
+        if ((rc = a_int(c, "start", 0, INT64_MIN, INT64_MAX, &at->misc.start))) return rc;
+        return a_int(c, "end", INT64_MAX, INT64_MIN, INT64_MAX, &at->misc.end);
+    case ENPU_OP_CAST: {
+        if ((rc = a_int(c, "to", -1, 0, INT32_MAX, &v))) return rc;
+        if (v < 0) return nfail(c, ENPU_E_INVALID, "attribute 'to' is required");
+        enpu_dtype dt = enpu_onnx_dtype(v);
+        if (dt == ENPU_DT_UNDEFINED)
+            return nfail(c, ENPU_E_UNSUPPORTED, "Cast to %s is not supported",
+                         enpu_onnx_dtype_name(v));
+        at->misc.to = dt;
+        return 0;
+    }
+    case ENPU_OP_CONSTANT_OF_SHAPE:
+        return const_of_shape_attrs(c, &at->misc);
+    case ENPU_OP_QUANTIZE_LINEAR:
+    case ENPU_OP_DEQUANTIZE_LINEAR:
+        if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        at->misc.axis = (int)v;
+        return 0;
+    case ENPU_OP_GELU: {
+        char ap[16];
+        if ((rc = a_string(c, "approximate", "none", ap, sizeof ap))) return rc;
+        if (strcmp(ap, "none") && strcmp(ap, "tanh"))
+            return nfail(c, ENPU_E_INVALID, "attribute 'approximate' is '%s'", ap);
+        at->misc.approximate = strcmp(ap, "tanh") == 0;
+        return 0;
+    }
     default:
         return 0;
     }
@@ -1020,6 +1474,19 @@ static int import_inputs(imp *im) {
                              "%s: graph input '%s': rank %zu is over the limit of %d", im->what,
                              name, tt->shape->n_dim, ENPU_MAX_RANK);
         int64_t dims[ENPU_MAX_RANK];
+        const enpu_onnx_input_shape *fix = NULL;
+        for (int k = 0; k < im->n_shapes; k++)
+            if (strcmp(im->shapes[k].name, name) == 0) {
+                fix = &im->shapes[k];
+                im->shaped[k] = true;
+            }
+        if (fix && (size_t)fix->rank != tt->shape->n_dim)
+            return enpu_fail(im->err, ENPU_E_USAGE,
+                             "%s: --input-shape %s: %d dimensions, the graph input has %zu",
+                             im->what, name, fix->rank, tt->shape->n_dim);
+        bool unresolved = false;
+        char symb[256] = "";
+        int n_sym = 0;
         for (size_t k = 0; k < tt->shape->n_dim; k++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[k];
             if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
@@ -1030,6 +1497,14 @@ static int import_inputs(imp *im) {
                                      im->what, name, k, (long long)d->dim_value,
                                      (long long)ENPU_MAX_DIM);
                 dims[k] = d->dim_value;
+                /* the batch (dimension 0) may be changed: N images */
+                if (fix && fix->dims[k] != d->dim_value && k != 0)
+                    return enpu_fail(im->err, ENPU_E_USAGE,
+                                     "%s: --input-shape %s: dimension %zu is %lld, the model fixes "
+                                     "it to %lld",
+                                     im->what, name, k, (long long)fix->dims[k],
+                                     (long long)d->dim_value);
+                if (fix) dims[k] = fix->dims[k];
                 continue;
             }
             const char *sym =
@@ -1037,23 +1512,60 @@ static int import_inputs(imp *im) {
                         d->dim_param
                     ? d->dim_param
                     : "?";
-            if (k != 0)
-                return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
-                                 "%s: graph input '%s': dimension %zu is symbolic ('%s'); only "
-                                 "static shapes are supported (a symbolic batch dimension 0 is "
-                                 "taken as 1)",
-                                 im->what, name, k, sym);
+            if (fix) {
+                dims[k] = fix->dims[k];
+                continue;
+            }
+            dims[k] = 1;
+            if (k != 0) {
+                /* one problem per input, naming every symbolic dimension */
+                size_t o = strlen(symb);
+                if (o < sizeof symb - 64)
+                    snprintf(symb + o, sizeof symb - o, "%s%zu ('%.40s')", o ? ", " : "", k, sym);
+                n_sym++;
+                continue;
+            }
             fprintf(stderr,
                     "easynpu: warning: %s: graph input '%s': dimension 0 is symbolic ('%s'); "
-                    "taking 1\n",
-                    im->what, name, sym);
-            dims[k] = 1;
+                    "taking 1 (--input-shape %s=... sets it)\n",
+                    im->what, name, sym, name);
+        }
+        if (n_sym) {
+            /* the option to give, the model's own dimensions filled in */
+            char hint[512];
+            size_t o = 0;
+            for (size_t j = 0; j < tt->shape->n_dim && o < sizeof hint - 40; j++) {
+                const Onnx__TensorShapeProto__Dimension *dj = tt->shape->dim[j];
+                int w = dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE
+                            ? snprintf(hint + o, sizeof hint - o, "%s%lld", j ? "x" : "",
+                                       (long long)dj->dim_value)
+                            : snprintf(hint + o, sizeof hint - o, "%s<%.20s>", j ? "x" : "",
+                                       dj->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                                               dj->dim_param
+                                           ? dj->dim_param
+                                           : "?");
+                if (w > 0) o += (size_t)w;
+            }
+            char msg[ENPU_MAX_NAME + 900];
+            snprintf(msg, sizeof msg,
+                     "graph input '%s': dimension%s %s %s symbolic; give its static shape with "
+                     "--input-shape %s=%s",
+                     name, n_sym > 1 ? "s" : "", symb, n_sym > 1 ? "are" : "is", name, hint);
+            int rc = add_problem(im, msg);
+            if (rc) return rc;
+            unresolved = true;
         }
         int idx = enpu_graph_add_tensor(im->g, name, dt, (int)tt->shape->n_dim, dims, im->err);
         if (idx < 0) return enpu_err_prefix(im->err, "%s", im->what);
         int rc = enpu_graph_add_input(im->g, idx, im->err);
         if (rc) return enpu_err_prefix(im->err, "%s", im->what);
+        if (unresolved && (rc = set_poison(im, idx))) return rc;
     }
+    for (int k = 0; k < im->n_shapes; k++)
+        if (!im->shaped[k])
+            return enpu_fail(im->err, ENPU_E_USAGE,
+                             "%s: --input-shape %s: the model has no graph input '%s'", im->what,
+                             im->shapes[k].name, im->shapes[k].name);
     return 0;
 }
 
@@ -1119,14 +1631,25 @@ static int import_constant(imp *im, const nctx *c) {
 
 /* The first opset of the default domain that has the op. */
 static int op_since(enpu_op op) {
-    return op == ENPU_OP_HARD_SWISH ? 14 : 1;
+    switch (op) {
+    case ENPU_OP_HARD_SWISH: return 14;
+    case ENPU_OP_GELU: return 20;
+    case ENPU_OP_LAYER_NORM: return 17;
+    case ENPU_OP_RANGE: return 11;
+    case ENPU_OP_RESIZE: case ENPU_OP_QUANTIZE_LINEAR: case ENPU_OP_DEQUANTIZE_LINEAR:
+    case ENPU_OP_QLINEAR_CONV: case ENPU_OP_QLINEAR_MATMUL:
+        return 10;
+    case ENPU_OP_CONSTANT_OF_SHAPE: case ENPU_OP_WHERE: case ENPU_OP_ERF: return 9;
+    case ENPU_OP_EXPAND: return 8;
+    default: return 1;
+    }
 }
 
 /* Pass A for one non-Constant node: checks its op and declares its outputs. */
 static int declare_outputs(imp *im, const nctx *c, enpu_op op) {
     const Onnx__NodeProto *np = c->np;
     size_t n_out = np->n_output;
-    if (n_out == 0 || !np->output[0] || !np->output[0][0])
+    if (op != ENPU_OP_NONE && (n_out == 0 || !np->output[0] || !np->output[0][0]))
         return nfail(c, ENPU_E_INVALID, "output 0 is missing");
     /* Only output 0 becomes a tensor: the optional extra outputs of Dropout,
      * MaxPool and BatchNormalization are refused or dropped here. */
@@ -1152,21 +1675,138 @@ static int declare_outputs(imp *im, const nctx *c, enpu_op op) {
                              "supported",
                              n_out);
         break;
+    case ENPU_OP_LAYER_NORM:
+        if (n_out > 3) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 to 3", n_out);
+        break;
+    case ENPU_OP_SPLIT:
+    case ENPU_OP_NONE: /* an unknown operator: its outputs exist, unresolved */
+        break;
     default:
         if (n_out > 1) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1", n_out);
         break;
     }
-    const char *out = np->output[0];
-    if (strlen(out) > ENPU_MAX_NAME)
-        return nfail(c, ENPU_E_LIMIT, "output name of %zu bytes is over the limit of %d",
-                     strlen(out), ENPU_MAX_NAME);
-    if (enpu_graph_find_tensor(im->g, out) >= 0)
-        return nfail(c, ENPU_E_INVALID,
-                     "output '%s' is already defined (by a graph input, an initializer or "
-                     "another node)",
-                     out);
-    if (enpu_graph_add_tensor(im->g, out, ENPU_DT_UNDEFINED, -1, NULL, im->err) < 0)
-        return enpu_err_prefix(im->err, "%s", im->what);
+    bool all = op == ENPU_OP_SPLIT || op == ENPU_OP_LAYER_NORM || op == ENPU_OP_NONE;
+    for (size_t i = 0; i < (all ? n_out : 1); i++) {
+        const char *out = np->output[i];
+        if (!out || !out[0]) continue;
+        if (strlen(out) > ENPU_MAX_NAME)
+            return nfail(c, ENPU_E_LIMIT, "output name of %zu bytes is over the limit of %d",
+                         strlen(out), ENPU_MAX_NAME);
+        if (enpu_graph_find_tensor(im->g, out) >= 0)
+            return nfail(c, ENPU_E_INVALID,
+                         "output '%s' is already defined (by a graph input, an initializer or "
+                         "another node)",
+                         out);
+        int t = enpu_graph_add_tensor(im->g, out, ENPU_DT_UNDEFINED, -1, NULL, im->err);
+        if (t < 0) return enpu_err_prefix(im->err, "%s", im->what);
+        if (op == ENPU_OP_NONE && set_poison(im, t)) return ENPU_E_NOMEM;
+    }
+    return 0;
+}
+
+/* A fresh tensor "<base>:<suffix>" (numbered when taken). */
+static int new_tensor(imp *im, const char *base, const char *suffix) {
+    char name[ENPU_MAX_NAME + 48];
+    snprintf(name, sizeof name, "%s:%s", base, suffix);
+    for (int k = 2; enpu_graph_find_tensor(im->g, name) >= 0; k++)
+        snprintf(name, sizeof name, "%s:%s%d", base, suffix, k);
+    int t = enpu_graph_add_tensor(im->g, name, ENPU_DT_UNDEFINED, -1, NULL, im->err);
+    return t < 0 ? enpu_err_prefix(im->err, "%s", im->what) : t;
+}
+
+/* A node named "<node>/<suffix>" of op with attributes at. */
+static int new_node(imp *im, const char *node, const char *suffix, enpu_op op, int n_in,
+                    const int *in, int out, const enpu_attr *at) {
+    char name[ENPU_MAX_NAME + 48];
+    snprintf(name, sizeof name, "%s/%s", node, suffix);
+    int k = enpu_graph_add_node(im->g, name, op, n_in, in, 1, &out, im->err);
+    if (k < 0) return enpu_err_prefix(im->err, "%s", im->what);
+    if (at) im->g->nodes[k].attr = *at;
+    return k;
+}
+
+/* QLinearConv / QLinearMatMul as the float graph they mean: each quantized
+ * input dequantized (DequantizeLinear; the weights' fold at import into
+ * float constants that keep their int8 parameters), the float Conv / MatMul
+ * (bias dequantized at x_scale * w_scale), the output quantized
+ * (QuantizeLinear).  The Q/DQ pairs between such ops then give every
+ * tensor the model's own parameters (resolve_qdq). */
+static int expand_qlinear(const nctx *c, enpu_op op, const int *in, int n_in) {
+    imp *im = c->im;
+    const char *out_name = c->np->output[0];
+    int y = enpu_graph_find_tensor(im->g, out_name);
+    ENPU_ASSERT(y >= 0);
+    bool conv = op == ENPU_OP_QLINEAR_CONV;
+    const int b = 3; /* w (conv) or b (matmul) */
+    enpu_attr dq = {0}, cat = {0};
+    int rc, win[3];
+    if (conv) {
+        int tmp[MAX_NODE_IO];
+        memcpy(tmp, in, (size_t)n_in * sizeof *in);
+        tmp[1] = in[b];
+        if ((rc = parse_window(c, tmp, &cat.conv.w))) return rc;
+        int64_t v;
+        if ((rc = a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
+        cat.conv.group = (int)v;
+    }
+    int tx = new_tensor(im, out_name, "x_float");
+    int tw = tx < 0 ? tx : new_tensor(im, out_name, conv ? "w_float" : "b_float");
+    int ty = tw < 0 ? tw : new_tensor(im, out_name, "y_float");
+    if (ty < 0) return ty;
+    dq.misc.axis = 1;
+    win[0] = in[0], win[1] = in[1], win[2] = in[2];
+    if ((rc = new_node(im, c->name, "dequantize_x", ENPU_OP_DEQUANTIZE_LINEAR, 3, win, tx, &dq)) < 0)
+        return rc;
+    dq.misc.axis = conv ? 0 : -1; /* per output channel: W's axis 0, B's last axis */
+    win[0] = in[b], win[1] = in[b + 1], win[2] = in[b + 2];
+    if ((rc = new_node(im, c->name, conv ? "dequantize_w" : "dequantize_b",
+                       ENPU_OP_DEQUANTIZE_LINEAR, 3, win, tw, &dq)) < 0)
+        return rc;
+    int ins[3] = {tx, tw, -1}, n = 2;
+    if (conv && n_in > 8 && in[8] >= 0) {
+        int tbs = new_tensor(im, out_name, "bias_scale");
+        int tb = tbs < 0 ? tbs : new_tensor(im, out_name, "bias_float");
+        if (tb < 0) return tb;
+        int m[2] = {in[1], in[4]};
+        if ((rc = new_node(im, c->name, "bias_scale", ENPU_OP_MUL, 2, m, tbs, NULL)) < 0) return rc;
+        dq.misc.axis = 0;
+        int bi[2] = {in[8], tbs};
+        if ((rc = new_node(im, c->name, "dequantize_bias", ENPU_OP_DEQUANTIZE_LINEAR, 2, bi, tb, &dq)) < 0)
+            return rc;
+        ins[2] = tb, n = 3;
+    }
+    if ((rc = new_node(im, c->name, conv ? "conv" : "matmul", conv ? ENPU_OP_CONV : ENPU_OP_MATMUL,
+                       n, ins, ty, &cat)) < 0)
+        return rc;
+    dq.misc.axis = 1;
+    int qi[3] = {ty, in[6], in[7]};
+    int k = enpu_graph_add_node(im->g, c->name, ENPU_OP_QUANTIZE_LINEAR, 3, qi, 1, &y, im->err);
+    if (k < 0) return enpu_err_prefix(im->err, "%s", im->what);
+    im->g->nodes[k].attr = dq;
+    return 0;
+}
+
+/* Split of opsets 2-12: the `split` attribute becomes a constant input 1
+ * (the form of opset 13); without it the parts are equal. */
+static int split_attr_to_input(const nctx *c, int *in, int *n_in) {
+    imp *im = c->im;
+    int64_t v[MAX_NODE_IO];
+    int n, rc;
+    if ((rc = a_ints(c, "split", MAX_NODE_IO, v, &n))) return rc;
+    if (n < 0) return 0;
+    int t = new_tensor(im, c->np->output[0], "split");
+    if (t < 0) return t;
+    int64_t dim = n;
+    enpu_tensor *tt = &im->g->tensors[t];
+    tt->dtype = ENPU_DT_INT64;
+    tt->rank = 1;
+    tt->dims[0] = dim;
+    int64_t *data = malloc(n ? (size_t)n * sizeof *data : 1);
+    if (!data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+    if (n) memcpy(data, v, (size_t)n * sizeof *data);
+    enpu_tensor_set_data(tt, data);
+    in[1] = t;
+    *n_in = 2;
     return 0;
 }
 
@@ -1193,15 +1833,25 @@ static int import_node(imp *im, const nctx *c, enpu_op op) {
     }
     /* Trailing omitted optional inputs carry no information. */
     while (n_in > lo && in[n_in - 1] < 0) n_in--;
+    if (op == ENPU_OP_QLINEAR_CONV || op == ENPU_OP_QLINEAR_MATMUL) return expand_qlinear(c, op, in, n_in);
     enpu_attr at;
     int rc = map_attrs(c, op, in, &n_in, &at);
     if (rc) return rc;
-    int out = enpu_graph_find_tensor(im->g, np->output[0]);
-    ENPU_ASSERT(out >= 0);
-    int ni = enpu_graph_add_node(im->g, c->name, op, n_in, in, 1, &out, im->err);
+    if (op == ENPU_OP_SPLIT && n_in < 2 && (rc = split_attr_to_input(c, in, &n_in))) return rc;
+    int outs[MAX_NODE_IO], n_out = 1;
+    bool all = op == ENPU_OP_SPLIT || op == ENPU_OP_LAYER_NORM;
+    if (all) {
+        n_out = (int)np->n_output;
+        for (int i = 0; i < n_out; i++)
+            outs[i] = np->output[i] && np->output[i][0] ? enpu_graph_find_tensor(im->g, np->output[i]) : -1;
+    } else {
+        outs[0] = enpu_graph_find_tensor(im->g, np->output[0]);
+    }
+    ENPU_ASSERT(outs[0] >= 0 || op == ENPU_OP_SPLIT);
+    int ni = enpu_graph_add_node(im->g, c->name, op, n_in, in, n_out, outs, im->err);
     if (ni < 0) return enpu_err_prefix(im->err, "%s", im->what);
     im->g->nodes[ni].attr = at;
-    return fold_node(im->g, ni, im->what, !(im->flags & ENPU_ONNX_NO_INFER), im->err);
+    return fold_node(im->g, ni, im->what, false, im->err);
 }
 
 static int import_nodes(imp *im) {
@@ -1216,9 +1866,6 @@ static int import_nodes(imp *im) {
                              i, strlen(np->name), ENPU_MAX_NAME);
         nctx c = {im, np, name, str_or_empty(np->op_type)};
         if (!np->op_type || !np->op_type[0]) return nfail(&c, ENPU_E_INVALID, "no op_type");
-        if (!is_default_domain(np->domain))
-            return nfail(&c, ENPU_E_UNSUPPORTED, "operator domain '%s' is not supported",
-                         np->domain);
         if (np->n_input > MAX_NODE_IO || np->n_output > MAX_NODE_IO)
             return nfail(&c, ENPU_E_LIMIT, "%zu inputs and %zu outputs, over the limit of %d",
                          np->n_input, np->n_output, MAX_NODE_IO);
@@ -1226,24 +1873,50 @@ static int import_nodes(imp *im) {
         if (strcmp(np->op_type, "Constant") == 0) {
             rc = import_constant(im, &c);
         } else {
-            enpu_op op = enpu_op_from_onnx(np->op_type);
-            if (op == ENPU_OP_NONE) return nfail(&c, ENPU_E_UNSUPPORTED, "unsupported operator");
-            if (im->opset < op_since(op))
-                return nfail(&c, ENPU_E_UNSUPPORTED,
-                             "the operator does not exist in opset %d (it was added in opset %d)",
-                             im->opset, op_since(op));
+            enpu_op op = is_default_domain(np->domain) ? enpu_op_from_onnx(np->op_type) : ENPU_OP_NONE;
+            char msg[ENPU_MAX_NAME + 256];
+            msg[0] = 0;
+            if (!is_default_domain(np->domain))
+                snprintf(msg, sizeof msg, "node '%s' (op '%s'): operator domain '%s' is not supported",
+                         name, np->op_type, np->domain);
+            else if (op == ENPU_OP_NONE)
+                snprintf(msg, sizeof msg, "node '%s' (op '%s'): unsupported operator", name,
+                         np->op_type);
+            else if (im->opset < op_since(op))
+                snprintf(msg, sizeof msg,
+                         "node '%s' (op '%s'): the operator does not exist in opset %d (it was "
+                         "added in opset %d)",
+                         name, np->op_type, im->opset, op_since(op));
+            if (msg[0]) {
+                /* reported with every other problem; its outputs stay unknown */
+                if ((rc = add_problem(im, msg))) return rc;
+                op = ENPU_OP_NONE;
+            }
             rc = declare_outputs(im, &c, op);
         }
         if (rc) return rc;
     }
-    /* Pass B: nodes with attributes. */
+    /* Pass B: nodes with attributes; an unsupported form of a known operator
+     * is a problem, and the node is left out (its outputs unresolved). */
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         if (strcmp(np->op_type, "Constant") == 0) continue;
+        enpu_op op = is_default_domain(np->domain) ? enpu_op_from_onnx(np->op_type) : ENPU_OP_NONE;
+        if (op == ENPU_OP_NONE || im->opset < op_since(op)) continue; /* already a problem */
         node_name(np, i, name, sizeof name);
         nctx c = {im, np, name, np->op_type};
-        int rc = import_node(im, &c, enpu_op_from_onnx(np->op_type));
-        if (rc) return rc;
+        enpu_err e = {0};
+        enpu_err *saved = im->err;
+        im->err = &e;
+        int rc = import_node(im, &c, op);
+        im->err = saved;
+        bool skipped;
+        if ((rc = as_problem(im, rc, &e, &skipped))) return rc;
+        if (!skipped) continue;
+        for (size_t k = 0; k < np->n_output; k++) {
+            int t = np->output[k] ? enpu_graph_find_tensor(im->g, np->output[k]) : -1;
+            if (t >= 0 && im->g->tensors[t].producer < 0 && (rc = set_poison(im, t))) return rc;
+        }
     }
     return 0;
 }
@@ -1411,30 +2084,242 @@ static int infer_node_legacy(imp *im, int i, const legacy_bcast *lb, bool *added
 
 /* Shape inference in topological order, resolving the legacy broadcasts
  * just before their nodes. */
+/* Split (node i, its parameters checked) as one Slice per output: node i
+ * becomes the first, the others are appended and inferred at once (*added:
+ * the graph is sorted again at the end). */
+static int expand_split(imp *im, int i, bool *added) {
+    enpu_graph *g = im->g;
+    enpu_node *n = &g->nodes[i];
+    const enpu_tensor *x = enpu_node_input(g, n, 0);
+    char nm[ENPU_MAX_NAME]; /* a node name fits ENPU_MAX_NAME */
+    snprintf(nm, sizeof nm, "%s", n->name);
+    if (!x || x->rank < 0) return lfail(im, n, ENPU_E_INVALID, "input shape unknown");
+    int axis = n->attr.shape.axis;
+    if (axis < -x->rank || axis >= x->rank)
+        return lfail(im, n, ENPU_E_INVALID, "axis %d is out of range for rank %d", axis, x->rank);
+    if (axis < 0) axis += x->rank;
+    int m = n->n_out;
+    int64_t sizes[MAX_NODE_IO], dim = x->dims[axis], sum = 0;
+    const enpu_tensor *st = enpu_node_input(g, n, 1);
+    if (st) {
+        if (st->rank != 1 || st->dims[0] != m ||
+            (st->dtype != ENPU_DT_INT64 && st->dtype != ENPU_DT_INT32))
+            return lfail(im, n, ENPU_E_INVALID, "input 'split' must be %d int64 values", m);
+        for (int k = 0; k < m; k++) {
+            sizes[k] = const_i64_at(st, k);
+            if (sizes[k] < 0) return lfail(im, n, ENPU_E_INVALID, "split size %lld", (long long)sizes[k]);
+            sum += sizes[k];
+        }
+        if (sum != dim)
+            return lfail(im, n, ENPU_E_INVALID, "split sizes add up to %lld, the axis has %lld",
+                         (long long)sum, (long long)dim);
+    } else {
+        if (dim % m)
+            return lfail(im, n, ENPU_E_INVALID, "%lld elements do not split into %d equal parts",
+                         (long long)dim, m);
+        for (int k = 0; k < m; k++) sizes[k] = dim / m;
+    }
+    int xin = n->in[0], outs[MAX_NODE_IO];
+    memcpy(outs, n->out, (size_t)m * sizeof *outs);
+    enpu_attr a;
+    memset(&a, 0, sizeof a);
+    a.slice.n = 1;
+    a.slice.axes[0] = axis;
+    a.slice.steps[0] = 1;
+    int64_t off = 0;
+    for (int k = 0; k < m; k++) {
+        a.slice.starts[0] = off;
+        a.slice.ends[0] = off + sizes[k];
+        off += sizes[k];
+        if (k == 0) {
+            n = &g->nodes[i];
+            n->op = ENPU_OP_SLICE;
+            n->n_in = 1;
+            n->n_out = 1;
+            n->attr = a;
+            for (int j = 1; j < m; j++)
+                if (outs[j] >= 0) g->tensors[outs[j]].producer = -1;
+            if (outs[0] < 0) n->dead = true; /* an unused first part */
+            continue;
+        }
+        if (outs[k] < 0) continue;
+        char sn[ENPU_MAX_NAME + 80];
+        snprintf(sn, sizeof sn, "%s/split_%d", nm, k);
+        int ni = enpu_graph_add_node(g, sn, ENPU_OP_SLICE, 1, &xin, 1, &outs[k], im->err);
+        if (ni < 0) return enpu_err_prefix(im->err, "%s", im->what);
+        g->nodes[ni].attr = a;
+        if (enpu_infer_node(g, ni, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
+        bool folded;
+        int rc = enpu_onnx_fold_node(g, ni, &folded, im->err);
+        if (rc) return enpu_err_prefix(im->err, "%s", im->what);
+        *added = true;
+    }
+    return 0;
+}
+
+static int poison_outputs(imp *im, int i) {
+    const enpu_node *n = &im->g->nodes[i];
+    for (int k = 0; k < n->n_out; k++) {
+        int rc = set_poison(im, n->out[k]);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* Node i: its parameter inputs folded (now that the nodes before it are
+ * folded, they must be constants), Split expanded, its shapes inferred
+ * (legacy broadcast resolved first), and folded when it can be computed
+ * now. */
+static int infer_one(imp *im, int i, const legacy_bcast *lb, bool *added) {
+    int rc = fold_node(im->g, i, im->what, true, im->err);
+    if (!rc && im->g->nodes[i].op == ENPU_OP_SPLIT) rc = expand_split(im, i, added);
+    if (rc || im->g->nodes[i].dead) return rc;
+    if ((rc = infer_node_legacy(im, i, lb, added))) return rc;
+    bool folded;
+    rc = enpu_onnx_fold_node(im->g, i, &folded, im->err);
+    return rc ? enpu_err_prefix(im->err, "%s", im->what) : 0;
+}
+
+/* Shape inference and folding in topological order.  A node whose input
+ * is unresolved is skipped (its outputs unresolved too); an unsupported form
+ * or an input that must be a constant and is not is a problem. */
 static int infer_shapes(imp *im) {
     enpu_graph *g = im->g;
     bool added = false;
     int n_nodes = g->n_nodes; /* nodes appended on the way are inferred when added */
     /* The legacy record of each output tensor, found in constant time: a
      * model may have as many legacy nodes as nodes. */
-    int *at = NULL;
+    int *at = NULL, n_at = g->n_tensors;
     if (im->n_legacy) {
-        at = malloc((size_t)g->n_tensors * sizeof *at);
+        at = malloc((size_t)n_at * sizeof *at);
         if (!at) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
-        for (int t = 0; t < g->n_tensors; t++) at[t] = -1;
+        for (int t = 0; t < n_at; t++) at[t] = -1;
         for (int k = 0; k < im->n_legacy; k++) at[im->legacy[k].out] = k;
     }
     int rc = 0;
     for (int i = 0; i < n_nodes && !rc; i++) {
         const enpu_node *n0 = &g->nodes[i];
-        const legacy_bcast *lb =
-            at && n0->n_out > 0 && at[n0->out[0]] >= 0 ? &im->legacy[at[n0->out[0]]] : NULL;
-        rc = infer_node_legacy(im, i, lb, &added);
+        if (n0->dead) continue;
+        bool bad = false;
+        for (int k = 0; k < n0->n_in; k++) bad |= poisoned(im, n0->in[k]);
+        if (bad) {
+            rc = poison_outputs(im, i);
+            continue;
+        }
+        int o = n0->n_out > 0 ? n0->out[0] : -1;
+        const legacy_bcast *lb = at && o >= 0 && o < n_at && at[o] >= 0 ? &im->legacy[at[o]] : NULL;
+        enpu_err e = {0};
+        enpu_err *saved = im->err;
+        im->err = &e;
+        rc = infer_one(im, i, lb, &added);
+        im->err = saved;
+        bool skipped;
+        rc = as_problem(im, rc, &e, &skipped);
+        if (!rc && skipped) rc = poison_outputs(im, i);
     }
     free(at);
     if (rc) return rc;
     if (added && enpu_graph_toposort(g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
     return 0;
+}
+
+/* Pre-quantized models.  A QuantizeLinear -> DequantizeLinear pair on a
+ * float tensor x is the model saying "x is int8 with these parameters": x
+ * gets them (enpu_onnx_qdq_annotate) and the pair goes, the DequantizeLinear's
+ * readers reading x (a graph output keeps its name through an Identity).
+ * The DequantizeLinear of a constant was folded with the parameters kept on
+ * the result.  Any other QuantizeLinear / DequantizeLinear (an integer graph
+ * input or output) stays a node: the float reference computes it, the int8
+ * compiler refuses its integer tensor (enpu_quantize_graph). */
+static int resolve_qdq(imp *im) {
+    enpu_graph *g = im->g;
+    int *remap = malloc((size_t)(g->n_tensors ? g->n_tensors : 1) * sizeof *remap);
+    if (!remap) return enpu_fail(im->err, ENPU_E_NOMEM, "%s: out of memory", im->what);
+    for (int t = 0; t < g->n_tensors; t++) remap[t] = t;
+    int rc = 0;
+    bool any = false;
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        enpu_node *n = &g->nodes[i];
+        if (n->dead || n->op != ENPU_OP_DEQUANTIZE_LINEAR || poisoned(im, n->out[0])) continue;
+        int q = n->in[0], p = g->tensors[q].producer;
+        const enpu_node *qn = p >= 0 ? &g->nodes[p] : NULL;
+        char msg[ENPU_MAX_NAME * 2 + 200];
+        if (!qn || qn->dead || qn->op != ENPU_OP_QUANTIZE_LINEAR) continue; /* stays */
+        for (int k = 1; k < 3 && !rc; k++) {
+            const enpu_tensor *a = enpu_node_input(g, n, k), *b = enpu_node_input(g, qn, k);
+            bool same = (!a && !b) || (a && b && a->rank >= 0 && b->rank >= 0 && a->data && b->data &&
+                                       enpu_tensor_nbytes(a) == enpu_tensor_nbytes(b) &&
+                                       a->dtype == b->dtype &&
+                                       memcmp(a->data, b->data, enpu_tensor_nbytes(a)) == 0);
+            if (!same) {
+                snprintf(msg, sizeof msg,
+                         "node '%s' (op 'DequantizeLinear'): its %s differs from that of "
+                         "QuantizeLinear '%s': not supported",
+                         n->name, k == 1 ? "scale" : "zero point", qn->name);
+                rc = add_problem(im, msg);
+                q = -1;
+            }
+        }
+        if (rc || q < 0) continue;
+        int x = qn->in[0];
+        if ((rc = enpu_onnx_qdq_annotate(g, qn, &g->tensors[x], im->err))) {
+            enpu_err_prefix(im->err, "%s", im->what);
+            break;
+        }
+        int y = n->out[0];
+        any = true;
+        /* The pair saturates at the ends of the code range (a QLinearConv
+         * with zero point 0 is a ReLU): after an op that computes (and then
+         * requantizes, folding the clamp for free) the pair becomes that
+         * Clip, so the float reference saturates as the int8 model does. */
+        int px = g->tensors[x].producer, cnt = 0;
+        enpu_graph_consumer(g, x, &cnt);
+        enpu_op pop = px >= 0 ? g->nodes[px].op : ENPU_OP_NONE;
+        const enpu_quant *xq = g->tensors[x].quant;
+        if (cnt == 1 && xq && xq->count == 1 &&
+            (pop == ENPU_OP_CONV || pop == ENPU_OP_GEMM || pop == ENPU_OP_MATMUL ||
+             pop == ENPU_OP_ADD || pop == ENPU_OP_MUL || pop == ENPU_OP_CONV_TRANSPOSE)) {
+            n->op = ENPU_OP_CLIP;
+            n->in[0] = x;
+            n->n_in = 1;
+            memset(&n->attr, 0, sizeof n->attr);
+            n->attr.act.min = enpu_dequantize(-128, xq->scale[0], xq->zero_point[0]);
+            n->attr.act.max = enpu_dequantize(127, xq->scale[0], xq->zero_point[0]);
+            if ((rc = enpu_tensor_set_quant(&g->tensors[y], -1, 1, xq->scale, xq->zero_point, im->err)))
+                break;
+            continue;
+        }
+        if (g->tensors[y].flags & ENPU_T_OUTPUT) {
+            n->op = ENPU_OP_IDENTITY;
+            n->in[0] = x;
+            n->n_in = 1;
+            memset(&n->attr, 0, sizeof n->attr);
+        } else {
+            remap[y] = x;
+            g->tensors[y].producer = -1;
+            n->dead = true;
+        }
+    }
+    if (any)
+        for (int i = 0; i < g->n_nodes; i++) {
+            enpu_node *n = &g->nodes[i];
+            if (n->dead) continue;
+            for (int k = 0; k < n->n_in; k++)
+                if (n->in[k] >= 0) n->in[k] = remap[n->in[k]];
+        }
+    free(remap);
+    /* QuantizeLinear nodes nobody dequantizes any more go; others stay */
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        enpu_node *n = &g->nodes[i];
+        if (n->dead || n->op != ENPU_OP_QUANTIZE_LINEAR || poisoned(im, n->out[0])) continue;
+        int cnt = 0, y = n->out[0];
+        enpu_graph_consumer(g, y, &cnt);
+        if (!cnt && !(g->tensors[y].flags & ENPU_T_OUTPUT)) {
+            g->tensors[y].producer = -1;
+            n->dead = true;
+        }
+    }
+    return rc;
 }
 
 static int import_model(imp *im, const Onnx__ModelProto *m) {
@@ -1462,8 +2347,11 @@ static int import_model(imp *im, const Onnx__ModelProto *m) {
     if ((rc = import_outputs(im))) return rc;
     layout_hints(im->g);
     if (enpu_graph_toposort(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
-    if (im->flags & ENPU_ONNX_NO_INFER) return 0;
+    if (im->flags & ENPU_ONNX_NO_INFER) return im->n_problems ? fail_problems(im) : 0;
     if ((rc = infer_shapes(im))) return rc;
+    if ((rc = resolve_qdq(im))) return rc;
+    if (im->n_problems) return fail_problems(im);
+    enpu_graph_compact(im->g);
     if (enpu_graph_validate(im->g, im->err)) return enpu_err_prefix(im->err, "%s", im->what);
     return 0;
 }
@@ -1479,12 +2367,18 @@ int enpu_onnx_parse_opts(const uint8_t *data, size_t n, const char *what,
         im.flags = opts->flags;
         im.binds = opts->binds;
         im.n_binds = opts->n_binds > 0 ? opts->n_binds : 0;
+        im.shapes = opts->shapes;
+        im.n_shapes = opts->shapes && opts->n_shapes > 0 ? opts->n_shapes : 0;
     }
     *out = NULL;
     int rc = 0;
     if (im.n_binds) {
         im.bound = calloc((size_t)im.n_binds, sizeof *im.bound);
         if (!im.bound) rc = enpu_fail(&e, ENPU_E_NOMEM, "%s: out of memory", im.what);
+    }
+    if (!rc && im.n_shapes) {
+        im.shaped = calloc((size_t)im.n_shapes, sizeof *im.shaped);
+        if (!im.shaped) rc = enpu_fail(&e, ENPU_E_NOMEM, "%s: out of memory", im.what);
     }
     for (int i = 0; !rc && i < im.n_binds; i++) {
         if (!im.binds[i].name || !im.binds[i].value)
@@ -1507,6 +2401,10 @@ int enpu_onnx_parse_opts(const uint8_t *data, size_t n, const char *what,
     }
     free(im.legacy);
     free(im.bound);
+    free(im.shaped);
+    free(im.poison);
+    for (int i = 0; i < im.n_problems; i++) free(im.problems[i]);
+    free(im.problems);
     if (rc) {
         enpu_graph_free(im.g);
         if (err && err->code == ENPU_OK) *err = e;
@@ -1516,9 +2414,40 @@ int enpu_onnx_parse_opts(const uint8_t *data, size_t n, const char *what,
     return 0;
 }
 
+int enpu_onnx_parse_input_shape(char *spec, enpu_onnx_input_shape *out, enpu_err *err) {
+    memset(out, 0, sizeof *out);
+    char *eq = spec ? strrchr(spec, '=') : NULL;
+    if (!eq || eq == spec)
+        return enpu_fail(err, ENPU_E_USAGE, "--input-shape '%s': expected NAME=D0xD1x... (e.g. "
+                         "x=1x40x98)", spec ? spec : "");
+    *eq = 0;
+    out->name = spec;
+    const char *p = eq + 1;
+    while (*p) {
+        if (out->rank == ENPU_MAX_RANK)
+            return enpu_fail(err, ENPU_E_USAGE, "--input-shape %s: more than %d dimensions", spec,
+                             ENPU_MAX_RANK);
+        char *end;
+        if (*p < '0' || *p > '9')
+            return enpu_fail(err, ENPU_E_USAGE, "--input-shape %s=%s: '%s' is not a dimension", spec,
+                             eq + 1, p);
+        unsigned long long v = strtoull(p, &end, 10);
+        if (v > (unsigned long long)ENPU_MAX_DIM)
+            return enpu_fail(err, ENPU_E_USAGE, "--input-shape %s: dimension %llu is over %lld", spec,
+                             v, (long long)ENPU_MAX_DIM);
+        out->dims[out->rank++] = (int64_t)v;
+        p = end;
+        if (*p == 'x' && p[1]) p++;
+        else if (*p)
+            return enpu_fail(err, ENPU_E_USAGE, "--input-shape %s=%s: expected 'x' between "
+                             "dimensions at '%s'", spec, eq + 1, p);
+    }
+    return 0;
+}
+
 int enpu_onnx_parse_ex(const uint8_t *data, size_t n, const char *what, unsigned flags,
                        enpu_graph **out, enpu_err *err) {
-    enpu_onnx_opts o = {flags, NULL, 0};
+    enpu_onnx_opts o = {flags, NULL, 0, NULL, 0};
     return enpu_onnx_parse_opts(data, n, what, &o, out, err);
 }
 
@@ -1540,7 +2469,7 @@ int enpu_onnx_load_opts(const char *path, const enpu_onnx_opts *opts, enpu_graph
 }
 
 int enpu_onnx_load_ex(const char *path, unsigned flags, enpu_graph **out, enpu_err *err) {
-    enpu_onnx_opts o = {flags, NULL, 0};
+    enpu_onnx_opts o = {flags, NULL, 0, NULL, 0};
     return enpu_onnx_load_opts(path, &o, out, err);
 }
 

@@ -23,6 +23,24 @@ size_t enpu_dtype_size(enpu_dtype dt) {
     return 0;
 }
 
+double enpu_dtype_value_at(enpu_dtype dt, const void *d, int64_t i) {
+    switch (dt) {
+    case ENPU_DT_FLOAT32: return ((const float *)d)[i];
+    case ENPU_DT_FLOAT64: return ((const double *)d)[i];
+    case ENPU_DT_UINT8: return ((const uint8_t *)d)[i];
+    case ENPU_DT_INT8: return ((const int8_t *)d)[i];
+    case ENPU_DT_UINT16: return ((const uint16_t *)d)[i];
+    case ENPU_DT_INT16: return ((const int16_t *)d)[i];
+    case ENPU_DT_INT32: return ((const int32_t *)d)[i];
+    case ENPU_DT_INT64: return (double)((const int64_t *)d)[i];
+    case ENPU_DT_BOOL: return ((const uint8_t *)d)[i] != 0;
+    case ENPU_DT_UINT32: return ((const uint32_t *)d)[i];
+    case ENPU_DT_UINT64: return (double)((const uint64_t *)d)[i];
+    case ENPU_DT_UNDEFINED: break;
+    }
+    return 0;
+}
+
 const char *enpu_dtype_name(enpu_dtype dt) {
     switch (dt) {
     case ENPU_DT_FLOAT32: return "float32";
@@ -275,6 +293,7 @@ int enpu_graph_add_node(enpu_graph *g, const char *name, enpu_op op, int n_in, c
         if (in[i] < -1 || in[i] >= g->n_tensors)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': input %d is not a tensor", name, i);
     for (int i = 0; i < n_out; i++) {
+        if (i > 0 && out[i] == -1) continue; /* an optional output left out */
         if (out[i] < 0 || out[i] >= g->n_tensors)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': output %d is not a tensor", name, i);
         const enpu_tensor *t = &g->tensors[out[i]];
@@ -310,7 +329,8 @@ int enpu_graph_add_node(enpu_graph *g, const char *name, enpu_op op, int n_in, c
     n->n_out = n_out;
     if (n_in) memcpy(n->in, in, (size_t)n_in * sizeof(int));
     memcpy(n->out, out, (size_t)n_out * sizeof(int));
-    for (int i = 0; i < n_out; i++) g->tensors[out[i]].producer = g->n_nodes;
+    for (int i = 0; i < n_out; i++)
+        if (out[i] >= 0) g->tensors[out[i]].producer = g->n_nodes;
     /* Neutral defaults so a hand-built node is usable without setting every field. */
     switch (op) {
     case ENPU_OP_CONV:

@@ -239,6 +239,19 @@ static int const_ints(const enpu_graph *g, const enpu_node *n, int i, int64_t *v
     return 0;
 }
 
+static int shape_from_input(const enpu_graph *g, const enpu_node *n, int i, shape *s,
+                            enpu_err *err) {
+    int cnt = 0;
+    int rc = const_ints(g, n, i, s->d, ENPU_MAX_RANK, &cnt, err);
+    if (rc) return rc;
+    for (int d = 0; d < cnt; d++)
+        if (s->d[d] < 0 || s->d[d] > ENPU_MAX_DIM)
+            return FAIL(ENPU_E_INVALID, "node '%s' (%s): dimension %lld in '%s'", n->name,
+                        enpu_op_name(n->op), (long long)s->d[d], enpu_node_input(g, n, i)->name);
+    s->rank = cnt;
+    return 0;
+}
+
 static int infer_reshape(enpu_graph *g, enpu_node *n, enpu_err *err) {
     shape x, o;
     int rc = need_shape(g, n, 0, &x, err);
@@ -289,6 +302,359 @@ static int infer_reshape(enpu_graph *g, enpu_node *n, enpu_err *err) {
         return FAIL(ENPU_E_INVALID, "node '%s' (Reshape): %lld elements cannot become %lld",
                     n->name, (long long)total, (long long)known);
     }
+    return set_out(g, n, 0, &o, err);
+}
+
+/* Output dtype of a node whose dtype is not its input 0's. */
+static void set_dtype(enpu_graph *g, enpu_node *n, enpu_dtype dt) {
+    enpu_tensor *t = enpu_node_output(g, n, 0);
+    if (t) t->dtype = dt;
+}
+
+/* Broadcast of inputs [first, last] (missing ones skipped) into *o. */
+static int broadcast_inputs(const enpu_graph *g, const enpu_node *n, int first, int last, shape *o,
+                            enpu_err *err) {
+    o->rank = 0;
+    for (int i = first; i <= last && i < n->n_in; i++) {
+        if (n->in[i] < 0) continue;
+        shape x, r;
+        int rc = need_shape(g, n, i, &x, err);
+        if (!rc) rc = broadcast(n, o, &x, &r, err);
+        if (rc) return rc;
+        *o = r;
+    }
+    return 0;
+}
+
+/* ONNX Slice's clamping for one axis of size dim: the effective start and
+ * the element count. */
+static int64_t slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *eff) {
+    /* |step| beyond the dimension takes at most one element either way */
+    if (step > dim + 1) step = dim + 1;
+    if (step < -(dim + 1)) step = -(dim + 1);
+    if (start < 0) start = start < -dim ? -1 : start + dim;
+    if (end < 0) end = end < -dim ? -1 : end + dim;
+    int64_t cnt;
+    if (step > 0) {
+        start = start < 0 ? 0 : start > dim ? dim : start;
+        end = end < 0 ? 0 : end > dim ? dim : end;
+        cnt = end > start ? (end - start + step - 1) / step : 0;
+    } else {
+        start = start < 0 ? -1 : start > dim - 1 ? dim - 1 : start;
+        end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
+        cnt = start > end ? (start - end + (-step) - 1) / (-step) : 0;
+    }
+    *eff = cnt ? start : 0;
+    return cnt;
+}
+
+static int infer_slice(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (rc) return rc;
+    enpu_slice_attr *a = &n->attr.slice;
+    int64_t st[ENPU_MAX_RANK], en[ENPU_MAX_RANK], sp[ENPU_MAX_RANK];
+    bool seen[ENPU_MAX_RANK] = {false};
+    for (int d = 0; d < x.rank; d++) st[d] = 0, en[d] = x.d[d], sp[d] = 1;
+    if (a->n > x.rank)
+        return FAIL(ENPU_E_INVALID, "node '%s' (Slice): %d axes for an input of rank %d", n->name,
+                    a->n, x.rank);
+    for (int i = 0; i < a->n; i++) {
+        rc = norm_axis(n, a->axes[i], x.rank, err);
+        if (rc < 0) return rc;
+        if (seen[rc])
+            return FAIL(ENPU_E_INVALID, "node '%s' (Slice): axis %d repeated", n->name, rc);
+        seen[rc] = true;
+        if (a->steps[i] == 0)
+            return FAIL(ENPU_E_INVALID, "node '%s' (Slice): step 0 on axis %d", n->name, rc);
+        st[rc] = a->starts[i], en[rc] = a->ends[i], sp[rc] = a->steps[i];
+    }
+    o.rank = x.rank;
+    for (int d = 0; d < x.rank; d++) {
+        int64_t eff;
+        o.d[d] = slice_axis(x.d[d], st[d], en[d], sp[d], &eff);
+        if (sp[d] > x.d[d] + 1) sp[d] = x.d[d] + 1;
+        if (sp[d] < -(x.d[d] + 1)) sp[d] = -(x.d[d] + 1);
+        a->axes[d] = d;
+        a->starts[d] = eff;
+        a->steps[d] = sp[d];
+        a->ends[d] = eff + o.d[d] * sp[d];
+    }
+    a->n = x.rank;
+    return set_out(g, n, 0, &o, err);
+}
+
+static int infer_resize(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (rc) return rc;
+    enpu_resize_attr *a = &n->attr.resize;
+    if (a->n_sizes > 0 && a->n_sizes != x.rank)
+        return FAIL(ENPU_E_INVALID, "node '%s' (Resize): %d sizes for an input of rank %d",
+                    n->name, a->n_sizes, x.rank);
+    if (a->n_sizes == 0 && a->n_scales != x.rank)
+        return FAIL(ENPU_E_INVALID, "node '%s' (Resize): %d scales for an input of rank %d "
+                    "(and no sizes)", n->name, a->n_scales, x.rank);
+    if (a->ctm == ENPU_CTM_TF_CROP_AND_RESIZE && a->n_roi != 2 * x.rank)
+        return FAIL(ENPU_E_INVALID, "node '%s' (Resize): tf_crop_and_resize needs %d roi values, "
+                    "%d given", n->name, 2 * x.rank, a->n_roi);
+    o.rank = x.rank;
+    for (int d = 0; d < x.rank; d++) {
+        if (a->n_sizes) {
+            if (a->sizes[d] < 0 || a->sizes[d] > ENPU_MAX_DIM)
+                return FAIL(ENPU_E_INVALID, "node '%s' (Resize): size %lld on axis %d", n->name,
+                            (long long)a->sizes[d], d);
+            o.d[d] = a->sizes[d];
+            a->scales[d] = x.d[d] ? (float)((double)o.d[d] / (double)x.d[d]) : 1.0f;
+        } else {
+            double sc = a->scales[d];
+            if (!(sc > 0) || !isfinite(sc))
+                return FAIL(ENPU_E_INVALID, "node '%s' (Resize): scale %g on axis %d is not "
+                            "positive", n->name, sc, d);
+            double span = (double)x.d[d];
+            if (a->ctm == ENPU_CTM_TF_CROP_AND_RESIZE)
+                span *= (double)a->roi[x.rank + d] - (double)a->roi[d];
+            double v = floor(span * sc);
+            if (v < 0 || v > (double)ENPU_MAX_DIM)
+                return FAIL(ENPU_E_LIMIT, "node '%s' (Resize): output size %g on axis %d", n->name,
+                            v, d);
+            o.d[d] = (int64_t)v;
+        }
+    }
+    a->n_scales = x.rank;
+    return set_out(g, n, 0, &o, err);
+}
+
+/* ConvTranspose: out = stride*(in-1) + output_padding + (k-1)*dil + 1 - pads;
+ * output_shape and auto_pad become explicit pads here. */
+static int infer_conv_transpose(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, wt, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (!rc) rc = need_shape(g, n, 1, &wt, err);
+    if (rc) return rc;
+    if (x.rank != 3 && x.rank != 4)
+        return FAIL(ENPU_E_UNSUPPORTED,
+                    "node '%s' (ConvTranspose): input '%s' has rank %d; only 1-D and 2-D (rank 3 "
+                    "or 4) windows are supported",
+                    n->name, enpu_node_input(g, n, 0)->name, x.rank);
+    enpu_conv_attr *a = &n->attr.conv;
+    enpu_window *w = &a->w;
+    int sp = x.rank - 2, group = a->group;
+    if (wt.rank != x.rank || group < 1 || x.d[1] % group != 0 || wt.d[0] != x.d[1])
+        return FAIL(ENPU_E_INVALID,
+                    "node '%s' (ConvTranspose): %lld input channels, weight %lldx%lld and group %d "
+                    "do not agree",
+                    n->name, (long long)x.d[1], (long long)wt.d[0], (long long)wt.d[1], group);
+    const enpu_tensor *b = enpu_node_input(g, n, 2);
+    if (b && (b->rank != 1 || b->dims[0] != wt.d[1] * group))
+        return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): bias '%s' must have shape [%lld]",
+                    n->name, b->name, (long long)(wt.d[1] * group));
+    o.rank = x.rank;
+    o.d[0] = x.d[0];
+    o.d[1] = wt.d[1] * group;
+    if (a->n_out_shape && a->n_out_shape != sp)
+        return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): output_shape has %d values, "
+                    "expected %d", n->name, a->n_out_shape, sp);
+    for (int k = 2 - sp; k < 2; k++) {
+        int64_t kd = wt.d[2 + k - (2 - sp)];
+        if (w->kernel[k] == 0 || (sp == 1 && k == 1)) w->kernel[k] = (int)(kd > 65535 ? 65535 : kd);
+        if (w->kernel[k] != kd)
+            return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): kernel_shape %d does not match "
+                        "weight dimension %lld", n->name, w->kernel[k], (long long)kd);
+        if (w->stride[k] < 1 || w->dilation[k] < 1 || w->stride[k] > 65535 ||
+            w->dilation[k] > 65535 || kd > 65535)
+            return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): kernel/stride/dilation out of "
+                        "range", n->name);
+        if (a->out_pad[k] < 0 || (a->out_pad[k] >= (w->stride[k] > w->dilation[k] ? w->stride[k]
+                                                                                : w->dilation[k]) &&
+                                  !a->n_out_shape))
+            return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): output_padding %d must be "
+                        "below the stride or the dilation", n->name, a->out_pad[k]);
+        int64_t in = x.d[2 + k - (2 - sp)];
+        int64_t eff = (int64_t)(w->kernel[k] - 1) * w->dilation[k] + 1;
+        int64_t full = w->stride[k] * (in - 1) + a->out_pad[k] + eff;
+        int64_t want = -1;
+        if (a->n_out_shape) want = a->out_shape[k - (2 - sp)];
+        else if (w->auto_pad == ENPU_PAD_SAME_UPPER || w->auto_pad == ENPU_PAD_SAME_LOWER)
+            want = in * w->stride[k];
+        if (want >= 0) {
+            int64_t total = full - want;
+            if (total < 0) {
+                /* an output larger than the kernels reach: the extra rows
+                 * are bias only, as an output padding */
+                if (-total > 65535)
+                    return FAIL(ENPU_E_LIMIT, "node '%s' (ConvTranspose): output size %lld",
+                                n->name, (long long)want);
+                a->out_pad[k] += (int)-total;
+                full = want;
+                total = 0;
+            }
+            if (total > 131070)
+                return FAIL(ENPU_E_UNSUPPORTED, "node '%s' (ConvTranspose): output size %lld "
+                            "needs a padding of %lld", n->name, (long long)want, (long long)total);
+            /* SAME_UPPER puts the odd pad at the end, as Conv does */
+            int64_t small = total / 2, big = total - small;
+            bool upper = w->auto_pad != ENPU_PAD_SAME_LOWER;
+            w->pads[k] = (int)(upper ? small : big);
+            w->pads[k + 2] = (int)(upper ? big : small);
+        } else if (w->auto_pad == ENPU_PAD_VALID) {
+            w->pads[k] = w->pads[k + 2] = 0;
+        }
+        if (w->pads[k] < 0 || w->pads[k + 2] < 0 || w->pads[k] > 65535 || w->pads[k + 2] > 65535)
+            return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): pads must be in 0..65535",
+                        n->name);
+        int64_t od = full - w->pads[k] - w->pads[k + 2];
+        if (od < 0)
+            return FAIL(ENPU_E_INVALID, "node '%s' (ConvTranspose): output size %lld is negative",
+                        n->name, (long long)od);
+        o.d[2 + k - (2 - sp)] = od;
+    }
+    if (sp == 1) {
+        w->kernel[0] = w->stride[0] = w->dilation[0] = 1;
+        w->pads[0] = w->pads[2] = 0;
+        a->out_pad[0] = 0;
+    }
+    w->auto_pad = ENPU_PAD_NOTSET;
+    a->n_out_shape = 0;
+    return set_out(g, n, 0, &o, err);
+}
+
+static int infer_reduce(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (rc) return rc;
+    enpu_reduce_attr *a = &n->attr.reduce;
+    bool red[ENPU_MAX_RANK] = {false};
+    for (int i = 0; i < a->n_axes; i++) {
+        rc = norm_axis(n, a->axes[i], x.rank, err);
+        if (rc < 0) return rc;
+        red[rc] = true;
+    }
+    if (a->n_axes == 0 && !a->noop_with_empty_axes)
+        for (int d = 0; d < x.rank; d++) red[d] = true;
+    a->n_axes = 0;
+    o.rank = 0;
+    for (int d = 0; d < x.rank; d++) {
+        if (red[d]) a->axes[a->n_axes++] = d;
+        if (!red[d]) o.d[o.rank++] = x.d[d];
+        else if (a->keepdims) o.d[o.rank++] = 1;
+    }
+    return set_out(g, n, 0, &o, err);
+}
+
+static int infer_layer_norm(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, s, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (rc) return rc;
+    rc = norm_axis(n, n->attr.norm.axis, x.rank, err);
+    if (rc < 0) return rc;
+    int axis = n->attr.norm.axis = rc;
+    for (int i = 1; i < 3 && i < n->n_in; i++) {
+        if (n->in[i] < 0) continue;
+        shape r;
+        if ((rc = need_shape(g, n, i, &s, err)) || (rc = broadcast(n, &x, &s, &r, err))) return rc;
+        if (r.rank != x.rank || memcmp(r.d, x.d, (size_t)x.rank * sizeof(int64_t)) != 0)
+            return FAIL(ENPU_E_INVALID, "node '%s' (LayerNormalization): '%s' does not broadcast to "
+                        "the input", n->name, enpu_node_input(g, n, i)->name);
+    }
+    if ((rc = set_out(g, n, 0, &x, err))) return rc;
+    o = x;
+    for (int d = axis; d < x.rank; d++) o.d[d] = 1;
+    for (int i = 1; i < 3 && i < n->n_out; i++) {
+        if (n->out[i] < 0) continue;
+        if ((rc = set_out(g, n, i, &o, err))) return rc;
+        g->tensors[n->out[i]].dtype = ENPU_DT_FLOAT32;
+    }
+    return 0;
+}
+
+static int infer_gather(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, ix, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (!rc) rc = need_shape(g, n, 1, &ix, err);
+    if (rc) return rc;
+    if (x.rank < 1)
+        return FAIL(ENPU_E_INVALID, "node '%s' (Gather): scalar data", n->name);
+    rc = norm_axis(n, n->attr.shape.axis, x.rank, err);
+    if (rc < 0) return rc;
+    int axis = n->attr.shape.axis = rc;
+    if (x.rank - 1 + ix.rank > ENPU_MAX_RANK)
+        return FAIL(ENPU_E_LIMIT, "node '%s' (Gather): output rank over %d", n->name, ENPU_MAX_RANK);
+    const enpu_tensor *it = enpu_node_input(g, n, 1);
+    if (it->dtype != ENPU_DT_INT64 && it->dtype != ENPU_DT_INT32)
+        return FAIL(ENPU_E_INVALID, "node '%s' (Gather): indices '%s' are %s, not int64/int32",
+                    n->name, it->name, enpu_dtype_name(it->dtype));
+    o.rank = 0;
+    for (int d = 0; d < axis; d++) o.d[o.rank++] = x.d[d];
+    for (int d = 0; d < ix.rank; d++) o.d[o.rank++] = ix.d[d];
+    for (int d = axis + 1; d < x.rank; d++) o.d[o.rank++] = x.d[d];
+    return set_out(g, n, 0, &o, err);
+}
+
+/* Shape whose dims come from the values of constant input i (Expand's
+ * shape, ConstantOfShape's input). */
+static int shape_from_input(const enpu_graph *g, const enpu_node *n, int i, shape *s,
+                            enpu_err *err);
+
+static int infer_expand(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, t, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (!rc) rc = shape_from_input(g, n, 1, &t, err);
+    if (!rc) rc = broadcast(n, &x, &t, &o, err);
+    return rc ? rc : set_out(g, n, 0, &o, err);
+}
+
+static int infer_shape_op(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    shape x, o;
+    int rc = need_shape(g, n, 0, &x, err);
+    if (rc) return rc;
+    o.rank = 1;
+    if (n->op == ENPU_OP_SIZE) {
+        o.rank = 0;
+    } else {
+        enpu_misc_attr *a = &n->attr.misc;
+        int64_t s = a->start, e = a->end, r = x.rank;
+        if (s < 0) s += r;
+        if (e < 0) e += r;
+        s = s < 0 ? 0 : s > r ? r : s;
+        e = e < 0 ? 0 : e > r ? r : e;
+        a->start = s, a->end = e;
+        o.d[0] = e > s ? e - s : 0;
+    }
+    set_dtype(g, n, ENPU_DT_INT64);
+    return set_out(g, n, 0, &o, err);
+}
+
+static int infer_range(enpu_graph *g, enpu_node *n, enpu_err *err) {
+    double v[3];
+    for (int i = 0; i < 3; i++) {
+        const enpu_tensor *t = enpu_node_input(g, n, i);
+        if (!t || !(t->flags & ENPU_T_CONST) || !t->data || t->rank < 0)
+            return FAIL(ENPU_E_UNSUPPORTED,
+                        "node '%s' (Range): input %d ('%s') is not a constant; the output's size "
+                        "would depend on a value computed at run time",
+                        n->name, i, t ? t->name : "?");
+        if (enpu_tensor_numel(t) != 1)
+            return FAIL(ENPU_E_INVALID, "node '%s' (Range): input '%s' is not a scalar", n->name,
+                        t->name);
+        switch (t->dtype) {
+        case ENPU_DT_FLOAT32: v[i] = ((const float *)t->data)[0]; break;
+        case ENPU_DT_FLOAT64: v[i] = ((const double *)t->data)[0]; break;
+        case ENPU_DT_INT32: v[i] = ((const int32_t *)t->data)[0]; break;
+        case ENPU_DT_INT64: v[i] = (double)((const int64_t *)t->data)[0]; break;
+        case ENPU_DT_INT16: v[i] = ((const int16_t *)t->data)[0]; break;
+        default:
+            return FAIL(ENPU_E_UNSUPPORTED, "node '%s' (Range): dtype %s", n->name,
+                        enpu_dtype_name(t->dtype));
+        }
+    }
+    if (v[2] == 0 || !isfinite(v[0]) || !isfinite(v[1]) || !isfinite(v[2]))
+        return FAIL(ENPU_E_INVALID, "node '%s' (Range): delta 0 or a non-finite bound", n->name);
+    double cnt = ceil((v[1] - v[0]) / v[2]);
+    if (cnt < 0) cnt = 0;
+    if (cnt > (double)ENPU_MAX_DIM)
+        return FAIL(ENPU_E_LIMIT, "node '%s' (Range): %g elements", n->name, cnt);
+    shape o = {1, {(int64_t)cnt}};
     return set_out(g, n, 0, &o, err);
 }
 
@@ -480,9 +846,72 @@ static int infer_node_impl(enpu_graph *g, enpu_node *n, enpu_err *err) {
             if (o.d[i] < 0)
                 return FAIL(ENPU_E_INVALID, "node '%s' (Pad): dimension %d becomes negative",
                             n->name, i);
+            if ((b > 0 || e > 0) && a->mode != ENPU_PADMODE_CONSTANT &&
+                (x.d[i] == 0 || (a->mode == ENPU_PADMODE_REFLECT && (b >= x.d[i] || e >= x.d[i]))))
+                return FAIL(ENPU_E_INVALID, "node '%s' (Pad): %s padding of %lld/%lld on a "
+                            "dimension of %lld", n->name,
+                            a->mode == ENPU_PADMODE_EDGE ? "edge" : "reflect", (long long)b,
+                            (long long)e, (long long)x.d[i]);
         }
         return set_out(g, n, 0, &o, err);
     }
+    case ENPU_OP_SLICE:
+        return infer_slice(g, n, err);
+    case ENPU_OP_RESIZE:
+        return infer_resize(g, n, err);
+    case ENPU_OP_CONV_TRANSPOSE:
+        return infer_conv_transpose(g, n, err);
+    case ENPU_OP_REDUCE_MEAN: case ENPU_OP_REDUCE_MAX: case ENPU_OP_REDUCE_SUM:
+        return infer_reduce(g, n, err);
+    case ENPU_OP_MAX: case ENPU_OP_MIN: case ENPU_OP_POW: case ENPU_OP_EQUAL: case ENPU_OP_WHERE:
+        rc = broadcast_inputs(g, n, 0, n->n_in - 1, &o, err);
+        if (rc) return rc;
+        if (n->op == ENPU_OP_EQUAL) set_dtype(g, n, ENPU_DT_BOOL);
+        if (n->op == ENPU_OP_WHERE) {
+            const enpu_tensor *xv = enpu_node_input(g, n, 1);
+            if (xv) set_dtype(g, n, xv->dtype);
+        }
+        return set_out(g, n, 0, &o, err);
+    case ENPU_OP_SQRT: case ENPU_OP_EXP: case ENPU_OP_LOG: case ENPU_OP_ERF: case ENPU_OP_NEG:
+    case ENPU_OP_ABS: case ENPU_OP_RECIPROCAL: case ENPU_OP_FLOOR: case ENPU_OP_CEIL:
+    case ENPU_OP_GELU:
+        rc = need_shape(g, n, 0, &x, err);
+        return rc ? rc : set_out(g, n, 0, &x, err);
+    case ENPU_OP_CAST:
+        rc = need_shape(g, n, 0, &x, err);
+        if (rc) return rc;
+        set_dtype(g, n, n->attr.misc.to);
+        return set_out(g, n, 0, &x, err);
+    case ENPU_OP_QUANTIZE_LINEAR:
+    case ENPU_OP_DEQUANTIZE_LINEAR: {
+        rc = need_shape(g, n, 0, &x, err);
+        if (rc) return rc;
+        const enpu_tensor *zt = enpu_node_input(g, n, 2);
+        if (n->op == ENPU_OP_DEQUANTIZE_LINEAR) set_dtype(g, n, ENPU_DT_FLOAT32);
+        else set_dtype(g, n, zt ? zt->dtype : ENPU_DT_UINT8);
+        return set_out(g, n, 0, &x, err);
+    }
+    case ENPU_OP_LAYER_NORM:
+        return infer_layer_norm(g, n, err);
+    case ENPU_OP_GATHER:
+        return infer_gather(g, n, err);
+    case ENPU_OP_EXPAND:
+        return infer_expand(g, n, err);
+    case ENPU_OP_SHAPE: case ENPU_OP_SIZE:
+        return infer_shape_op(g, n, err);
+    case ENPU_OP_RANGE:
+        return infer_range(g, n, err);
+    case ENPU_OP_CONSTANT_OF_SHAPE:
+        rc = shape_from_input(g, n, 0, &o, err);
+        if (rc) return rc;
+        set_dtype(g, n, n->attr.misc.to);
+        return set_out(g, n, 0, &o, err);
+    case ENPU_OP_SPLIT:
+    case ENPU_OP_QLINEAR_CONV:
+    case ENPU_OP_QLINEAR_MATMUL:
+        /* the importer expands them into other nodes */
+        return FAIL(ENPU_E_INVALID, "node '%s': %s is expanded at import", n->name,
+                    enpu_op_name(n->op));
     case ENPU_OP_NONE:
     case ENPU_OP_COUNT:
         break;
@@ -572,7 +1001,17 @@ int64_t enpu_node_macs(const enpu_graph *g, const enpu_node *n) {
     case ENPU_OP_AVGPOOL:
         return out * n->attr.pool.w.kernel[0] * n->attr.pool.w.kernel[1];
     case ENPU_OP_GLOBAL_AVGPOOL:
+    case ENPU_OP_REDUCE_MEAN:
+    case ENPU_OP_REDUCE_SUM:
         return enpu_tensor_numel(x);
+    case ENPU_OP_CONV_TRANSPOSE: {
+        /* every input element meets every weight of its group */
+        const enpu_tensor *w = enpu_node_input(g, n, 1);
+        if (!w || w->rank < 2) return 0;
+        int64_t per = 1;
+        for (int i = 1; i < w->rank; i++) per *= w->dims[i];
+        return enpu_tensor_numel(x) * per;
+    }
     default: /* BatchNormalization, activations, Add, Mul, MaxPool, moves */
         return 0;
     }

@@ -128,7 +128,17 @@ static void op_arity(enpu_op op, int *min, int *max) {
         *min = *max = 2; break;
     case ENPU_OP_BATCHNORM: *min = *max = 5; break;
     case ENPU_OP_RESHAPE: *min = 1; *max = 2; break;
-    case ENPU_OP_CONCAT: *min = 1; *max = 64; break;
+    case ENPU_OP_CONCAT: case ENPU_OP_MAX: case ENPU_OP_MIN: *min = 1; *max = 64; break;
+    case ENPU_OP_POW: case ENPU_OP_GATHER: case ENPU_OP_EQUAL: case ENPU_OP_EXPAND:
+        *min = *max = 2; break;
+    case ENPU_OP_CONV_TRANSPOSE: case ENPU_OP_LAYER_NORM: *min = 2; *max = 3; break;
+    case ENPU_OP_WHERE: case ENPU_OP_RANGE: *min = *max = 3; break;
+    case ENPU_OP_QUANTIZE_LINEAR: case ENPU_OP_DEQUANTIZE_LINEAR: *min = 2; *max = 3; break;
+    case ENPU_OP_SPLIT: case ENPU_OP_REDUCE_SUM: *min = 1; *max = 2; break;
+    case ENPU_OP_SLICE: *min = 1; *max = 5; break;
+    case ENPU_OP_RESIZE: *min = 1; *max = 4; break;
+    case ENPU_OP_QLINEAR_CONV: *min = 8; *max = 9; break;
+    case ENPU_OP_QLINEAR_MATMUL: *min = *max = 8; break;
     default: break;
     }
 }

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -278,7 +279,9 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
 
 /* ---- JSON ----------------------------------------------------------------- */
 
-static char *to_json(const enpu_arch *a, int pretty, int with_costs) {
+/* The canonical JSON; with_costs adds the cost figures (not part of the
+ * fingerprint), host_cpu the hostcpu_ parameters (absent before format 3.2). */
+static char *to_json(const enpu_arch *a, int pretty, int with_costs, bool host_cpu) {
     enpu_sb b = {0};
     const char *sep = pretty ? ",\n  " : ",";
     const char *colon = pretty ? ": " : ":";
@@ -289,7 +292,8 @@ static char *to_json(const enpu_arch *a, int pretty, int with_costs) {
     if (a->requant != ENPU_REQUANT_EASYNPU)
         enpu_sb_printf(&b, "%s\"requant\"%s\"%s\"", sep, colon, enpu_requant_name(a->requant));
     for (int i = 0; i < N_PARAMS; i++)
-        enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+        if (host_cpu || strncmp(params[i].key, "hostcpu_", 8) != 0)
+            enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     if (a->engine == ENPU_ENGINE_SYSTOLIC)
         for (int i = 0; i < N_SYA; i++)
             enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, sya_params[i].key, colon, sya_get(a, i));
@@ -304,9 +308,11 @@ static char *to_json(const enpu_arch *a, int pretty, int with_costs) {
     return enpu_sb_take(&b);
 }
 
-char *enpu_arch_to_json(const enpu_arch *a, int pretty) { return to_json(a, pretty, 1); }
+char *enpu_arch_to_json(const enpu_arch *a, int pretty) { return to_json(a, pretty, 1, true); }
 
-char *enpu_arch_machine_json(const enpu_arch *a) { return to_json(a, 0, 0); }
+char *enpu_arch_machine_json(const enpu_arch *a) { return to_json(a, 0, 0, true); }
+
+char *enpu_arch_to_json_3_1(const enpu_arch *a) { return to_json(a, 0, 0, false); }
 
 uint32_t enpu_arch_fingerprint(const enpu_arch *a) {
     char *s = enpu_arch_machine_json(a);

@@ -27,15 +27,16 @@ typedef struct asmst {
     int *instr_line;
     int cap_lines;
     int cur_image;    /* index into img, -1 before any .section */
-    int seen_image[4];
-    enpu_sb img[4];
+    int seen_image[5];
+    enpu_sb img[5];
     tok *toks;
     int n_toks, cap_toks;
 } asmst;
 
-static const char *const image_names[4] = {"weights", "dtcm_init", "skip_init", "dram_init"};
-static const int image_ids[4] = {ENPU_SEC_WEIGHTS, ENPU_SEC_DTCM_INIT, ENPU_SEC_SKIP_INIT,
-                                 ENPU_SEC_DRAM_INIT};
+static const char *const image_names[5] = {"weights", "dtcm_init", "skip_init", "dram_init",
+                                           "host_init"};
+static const int image_ids[5] = {ENPU_SEC_WEIGHTS, ENPU_SEC_DTCM_INIT, ENPU_SEC_SKIP_INIT,
+                                 ENPU_SEC_DRAM_INIT, ENPU_SEC_HOST_INIT};
 
 #define AFAIL(st, code, ...) \
     (enpu_fail((st)->err, code, __VA_ARGS__), enpu_err_prefix((st)->err, "%s:%d", (st)->what, (st)->line))
@@ -322,12 +323,13 @@ static int do_io(asmst *st) {
     enpu_io_desc d = {0};
     d.mem = ENPU_MEM_MAIN;
     if (st->n_toks < 2 || st->toks[1].val)
-        return SYNTAX(st, ".io needs a direction: input, output, host or probe");
+        return SYNTAX(st, ".io needs a direction: input, output, host, probe or const");
     int dir = -1;
-    for (int k = 0; k <= ENPU_IO_PROBE; k++)
+    for (int k = 0; k <= ENPU_IO_CONST; k++)
         if (strcmp(st->toks[1].key, enpu_listing_dir_name(k)) == 0) dir = k;
     if (dir < 0)
-        return BAD(st, ".io: direction '%s' is not input, output, host or probe", st->toks[1].key);
+        return BAD(st, ".io: direction '%s' is not input, output, host, probe or const",
+                   st->toks[1].key);
     d.dir = (enpu_io_dir)dir;
     const char *name = NULL;
     int rc = 0, have_shape = 0, have_dtype = 0;
@@ -452,15 +454,17 @@ static int do_hostop(asmst *st) {
 
 static int do_section(asmst *st) {
     if (st->n_toks != 2 || st->toks[1].val)
-        return SYNTAX(st, ".section needs a name: weights, dtcm_init, skip_init or dram_init");
-    for (int i = 0; i < 4; i++) {
+        return SYNTAX(st, ".section needs a name: weights, dtcm_init, skip_init, dram_init or "
+                          "host_init");
+    for (int i = 0; i < 5; i++) {
         if (strcmp(st->toks[1].key, image_names[i]) != 0) continue;
         if (st->seen_image[i]) return BAD(st, ".section %s: given twice", image_names[i]);
         st->seen_image[i] = 1;
         st->cur_image = i;
         return 0;
     }
-    return BAD(st, ".section: '%s' is not weights, dtcm_init, skip_init or dram_init", st->toks[1].key);
+    return BAD(st, ".section: '%s' is not weights, dtcm_init, skip_init, dram_init or host_init",
+               st->toks[1].key);
 }
 
 static int image_room(asmst *st, size_t add) {
@@ -694,7 +698,7 @@ int enpu_program_asm(const char *text, size_t n, const char *what, const enpu_ar
     free(line);
     free(st.toks);
     if (!rc) rc = ensure_arch(&st);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 5; i++) {
         if (!rc && st.img[i].len) {
             if (st.img[i].oom) {
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");

@@ -25,6 +25,7 @@ const char *enpu_listing_dir_name(int dir) {
     case ENPU_IO_OUTPUT: return "output";
     case ENPU_IO_HOST: return "host";
     case ENPU_IO_PROBE: return "probe";
+    case ENPU_IO_CONST: return "const";
     }
     return NULL;
 }
@@ -171,6 +172,7 @@ char *enpu_program_disasm(const enpu_program *p, enpu_err *err) {
     put_image(&b, "dtcm_init", p->dtcm_init, p->dtcm_init_len, wb);
     put_image(&b, "skip_init", p->skip_init, p->skip_init_len, wb);
     put_image(&b, "dram_init", p->dram_init, p->dram_init_len, wb);
+    put_image(&b, "host_init", p->host_init, p->host_init_len, wb);
     char *s = enpu_sb_take(&b);
     if (!s) enpu_fail(err, ENPU_E_NOMEM, "out of memory writing the listing");
     return s;

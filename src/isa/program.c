@@ -37,6 +37,7 @@ void enpu_program_free(enpu_program *p) {
     free(p->dtcm_init);
     free(p->skip_init);
     free(p->dram_init);
+    free(p->host_init);
     for (int i = 0; i < p->n_tables; i++) free(p->tables[i].name);
     free(p->tables);
     for (int i = 0; i < p->n_io; i++) free(p->io[i].name);
@@ -150,142 +151,6 @@ int enpu_program_add_io(enpu_program *p, const enpu_io_desc *d, enpu_err *err) {
     return p->n_io++;
 }
 
-/* ---- host-op attributes (docs/program.md "HOSTOPS record") ---------------------- */
-
-/* Two values of 0..65535 (shape inference bounds kernels, strides,
- * dilations and pads by 65535) in one parameter. */
-static int32_t pack16(int lo, int hi) {
-    uint32_t u = ((uint32_t)lo & 0xFFFFu) | ((uint32_t)hi & 0xFFFFu) << 16;
-    int32_t v;
-    memcpy(&v, &u, sizeof v);
-    return v;
-}
-
-static void unpack16(int32_t v, int *lo, int *hi) {
-    uint32_t u;
-    memcpy(&u, &v, sizeof u);
-    *lo = (int)(u & 0xFFFFu), *hi = (int)(u >> 16);
-}
-
-/* The record holds finite floats only: an unbounded Clip side is the
- * largest float, which clips nothing either. */
-static float finite_or_max(float v) {
-    if (v >= 3.4e38f) return 3.4028235e38f;
-    if (v <= -3.4e38f) return -3.4028235e38f;
-    return v == v ? v : 0.0f;
-}
-
-int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
-    memset(h->iparam, 0, sizeof h->iparam);
-    memset(h->fparam, 0, sizeof h->fparam);
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-        h->iparam[0] = n->attr.shape.axis;
-        h->iparam[1] = n->attr.shape.softmax_legacy;
-        break;
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: h->iparam[0] = n->attr.shape.axis; break;
-    case ENPU_OP_TRANSPOSE:
-        for (int k = 0; k < n->attr.shape.n_axes && k < ENPU_HOSTOP_IPARAMS; k++)
-            h->iparam[k] = n->attr.shape.axes[k];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        h->fparam[0] = finite_or_max(n->attr.act.alpha), h->fparam[1] = finite_or_max(n->attr.act.beta);
-        h->fparam[2] = finite_or_max(n->attr.act.min), h->fparam[3] = finite_or_max(n->attr.act.max);
-        break;
-    case ENPU_OP_GEMM:
-        h->fparam[0] = n->attr.gemm.alpha, h->fparam[1] = n->attr.gemm.beta;
-        h->iparam[0] = n->attr.gemm.trans_a, h->iparam[1] = n->attr.gemm.trans_b;
-        break;
-    case ENPU_OP_CONV:
-    case ENPU_OP_MAXPOOL:
-    case ENPU_OP_AVGPOOL: {
-        const enpu_window *w = n->op == ENPU_OP_CONV ? &n->attr.conv.w : &n->attr.pool.w;
-        h->iparam[0] = pack16(w->kernel[0], w->kernel[1]);
-        h->iparam[1] = pack16(w->stride[0], w->stride[1]);
-        h->iparam[2] = pack16(w->dilation[0], w->dilation[1]);
-        for (int k = 0; k < 4; k++) h->iparam[3 + k] = w->pads[k];
-        h->iparam[7] = n->op == ENPU_OP_CONV ? n->attr.conv.group
-                                             : (n->attr.pool.ceil_mode ? 1 : 0) |
-                                                   (n->attr.pool.count_include_pad ? 2 : 0);
-        break;
-    }
-    case ENPU_OP_PAD:
-        if (n->attr.pad.n_pads > ENPU_HOSTOP_IPARAMS)
-            return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                             "node '%s' (Pad): %d pads do not fit a host op's %d parameters "
-                             "(rank > 4)",
-                             n->name, n->attr.pad.n_pads, ENPU_HOSTOP_IPARAMS);
-        for (int k = 0; k < n->attr.pad.n_pads; k++) {
-            if (n->attr.pad.pads[k] < INT32_MIN || n->attr.pad.pads[k] > INT32_MAX)
-                return enpu_fail(err, ENPU_E_UNSUPPORTED, "node '%s' (Pad): pad %lld is out of range",
-                                 n->name, (long long)n->attr.pad.pads[k]);
-            h->iparam[k] = (int32_t)n->attr.pad.pads[k];
-        }
-        h->fparam[0] = n->attr.pad.value;
-        break;
-    default: break;
-    }
-    return 0;
-}
-
-void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0) {
-    switch (n->op) {
-    case ENPU_OP_SOFTMAX:
-    case ENPU_OP_FLATTEN:
-    case ENPU_OP_CONCAT: {
-        int ax = h->iparam[0];
-        if (ax < 0) ax += rank0;
-        n->attr.shape.axis = ax;
-        n->attr.shape.softmax_legacy = n->op == ENPU_OP_SOFTMAX && h->iparam[1] != 0;
-        break;
-    }
-    case ENPU_OP_TRANSPOSE:
-        n->attr.shape.n_axes = rank0;
-        for (int i = 0; i < rank0 && i < ENPU_HOSTOP_IPARAMS; i++) n->attr.shape.axes[i] = h->iparam[i];
-        break;
-    case ENPU_OP_LEAKY_RELU:
-    case ENPU_OP_HARD_SIGMOID:
-    case ENPU_OP_CLIP:
-        n->attr.act.alpha = h->fparam[0];
-        n->attr.act.beta = h->fparam[1];
-        n->attr.act.min = h->fparam[2];
-        n->attr.act.max = h->fparam[3];
-        break;
-    case ENPU_OP_GEMM:
-        n->attr.gemm.alpha = h->fparam[0];
-        n->attr.gemm.beta = h->fparam[1];
-        n->attr.gemm.trans_a = h->iparam[0] != 0;
-        n->attr.gemm.trans_b = h->iparam[1] != 0;
-        break;
-    case ENPU_OP_CONV:
-    case ENPU_OP_MAXPOOL:
-    case ENPU_OP_AVGPOOL: {
-        enpu_window *w = n->op == ENPU_OP_CONV ? &n->attr.conv.w : &n->attr.pool.w;
-        unpack16(h->iparam[0], &w->kernel[0], &w->kernel[1]);
-        unpack16(h->iparam[1], &w->stride[0], &w->stride[1]);
-        unpack16(h->iparam[2], &w->dilation[0], &w->dilation[1]);
-        for (int k = 0; k < 4; k++) w->pads[k] = h->iparam[3 + k];
-        w->auto_pad = ENPU_PAD_NOTSET;
-        if (n->op == ENPU_OP_CONV) {
-            n->attr.conv.group = h->iparam[7];
-        } else {
-            n->attr.pool.ceil_mode = (h->iparam[7] & 1) != 0;
-            n->attr.pool.count_include_pad = (h->iparam[7] & 2) != 0;
-        }
-        break;
-    }
-    case ENPU_OP_PAD:
-        n->attr.pad.n_pads = 2 * rank0 <= ENPU_HOSTOP_IPARAMS ? 2 * rank0 : ENPU_HOSTOP_IPARAMS;
-        for (int k = 0; k < n->attr.pad.n_pads; k++) n->attr.pad.pads[k] = h->iparam[k];
-        n->attr.pad.value = h->fparam[0];
-        break;
-    default: break;
-    }
-}
-
 int enpu_program_add_hostop(enpu_program *p, const enpu_hostop *h, enpu_err *err) {
     if (p->n_hostops >= ENPU_PROG_MAX_HOSTOPS)
         return enpu_fail(err, ENPU_E_LIMIT, "more than %d host ops", ENPU_PROG_MAX_HOSTOPS);
@@ -324,9 +189,12 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     case ENPU_SEC_DTCM_INIT: dst = &p->dtcm_init, len = &p->dtcm_init_len; break;
     case ENPU_SEC_SKIP_INIT: dst = &p->skip_init, len = &p->skip_init_len; break;
     case ENPU_SEC_DRAM_INIT: dst = &p->dram_init, len = &p->dram_init_len; break;
+    case ENPU_SEC_HOST_INIT: dst = &p->host_init, len = &p->host_init_len; break;
     default: return enpu_fail(err, ENPU_E_USAGE, "section %d is not a memory image", section);
     }
-    size_t lim = section == ENPU_SEC_DRAM_INIT ? (size_t)ENPU_PROG_MAX_BYTES : (size_t)ENPU_ARCH_MEM_MAX;
+    size_t lim = section == ENPU_SEC_DRAM_INIT   ? (size_t)ENPU_PROG_MAX_BYTES
+                 : section == ENPU_SEC_HOST_INIT ? ENPU_PROG_MAX_HOST_INIT
+                                                 : (size_t)ENPU_ARCH_MEM_MAX;
     if (n > lim)
         return enpu_fail(err, ENPU_E_LIMIT, "section %s: %zu bytes, over the limit of %zu",
                          enpu_section_name(section), n, lim);
@@ -460,8 +328,8 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
         for (int j = 0; j < i; j++)
             if (strcmp(p->io[j].name, d->name) == 0)
                 DFAIL(ENPU_E_INVALID, "field 'name': same as descriptor %d", j);
-        if ((int)d->dir < 0 || d->dir > ENPU_IO_PROBE)
-            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..3", (int)d->dir);
+        if ((int)d->dir < 0 || d->dir > ENPU_IO_CONST)
+            DFAIL(ENPU_E_INVALID, "field 'dir': value %d out of range 0..4", (int)d->dir);
         if (!valid_dtype(d->dtype)) DFAIL(ENPU_E_INVALID, "field 'dtype': unknown value %d", (int)d->dtype);
         if ((int)d->layout < 0 || d->layout > ENPU_LAYOUT_NHWC)
             DFAIL(ENPU_E_INVALID, "field 'layout': value %d out of range 0..2", (int)d->layout);
@@ -484,6 +352,16 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
         if (d->row > ENPU_MAX_DIM || (d->row > 0 && numel % d->row != 0))
             DFAIL(ENPU_E_INVALID, "field 'row': %" PRId64 " elements per row do not divide the %" PRId64
                   " elements of the shape", d->row, numel);
+        if (d->dir == ENPU_IO_CONST) {
+            /* a host op's constant: its bytes in HOST_INIT */
+            if (d->mem != ENPU_MEM_HOST)
+                DFAIL(ENPU_E_INVALID, "field 'mem': a constant is in host memory (3), not %d", d->mem);
+            uint64_t nb = (uint64_t)numel * enpu_dtype_size(d->dtype);
+            if ((uint64_t)d->addr + nb > p->host_init_len)
+                DFAIL(ENPU_E_INVALID, "field 'addr': bytes [%" PRIu32 ", %" PRIu64 ") end past the "
+                      "HOST_INIT image (%zu bytes)", d->addr, (uint64_t)d->addr + nb, p->host_init_len);
+            continue;
+        }
         if (d->mem == ENPU_MEM_HOST) {
             if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
             continue;
@@ -520,9 +398,12 @@ static int validate_hostops(const enpu_program *p, enpu_err *err) {
         if (h->n_in < 0 || h->n_out < 0 || h->n_in + h->n_out > ENPU_HOSTOP_MAX_IO)
             HFAIL("fields n_in=%d, n_out=%d: must be >= 0 with n_in + n_out <= %d", h->n_in, h->n_out,
                   ENPU_HOSTOP_MAX_IO);
-        for (int k = 0; k < h->n_in + h->n_out; k++)
+        for (int k = 0; k < h->n_in + h->n_out; k++) {
             if (h->io[k] < 0 || h->io[k] >= p->n_io)
                 HFAIL("field 'io[%d]': value %d but there are %d IO descriptors", k, h->io[k], p->n_io);
+            if (k >= h->n_in && p->io[h->io[k]].dir == ENPU_IO_CONST)
+                HFAIL("field 'io[%d]': output to constant descriptor %d", k, h->io[k]);
+        }
         for (int k = 0; k < ENPU_HOSTOP_FPARAMS; k++)
             if (!isfinite(h->fparam[k])) HFAIL("field 'fparam[%d]': not finite", k);
 #undef HFAIL

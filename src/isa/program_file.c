@@ -9,7 +9,7 @@
 #include "easynpu/program.h"
 #include "isa/isa_internal.h"
 
-#define N_SECTIONS 11
+#define N_SECTIONS 12
 
 static const int section_order[N_SECTIONS] = {
 #define ENPU_X_SEC(ID, id, sp) ENPU_SEC_##ID,
@@ -179,6 +179,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
     enpu_sb_put(SEC(ENPU_SEC_DTCM_INIT), p->dtcm_init, p->dtcm_init_len);
     enpu_sb_put(SEC(ENPU_SEC_SKIP_INIT), p->skip_init, p->skip_init_len);
     enpu_sb_put(SEC(ENPU_SEC_DRAM_INIT), p->dram_init, p->dram_init_len);
+    enpu_sb_put(SEC(ENPU_SEC_HOST_INIT), p->host_init, p->host_init_len);
     for (int i = 0; i < p->n_tables; i++) {
         const enpu_table_desc *t = &p->tables[i];
         enpu_sb *b = SEC(ENPU_SEC_TABLES);
@@ -304,7 +305,8 @@ typedef struct reader {
     span sec[N_SECTIONS + 1]; /* by id */
     const uint8_t *strings;
     uint64_t strings_len;
-    uint32_t minor;        /* format minor version: 0 has 88-byte IO records */
+    uint32_t minor;        /* format minor version: 0 has 88-byte IO records, 0 and 1
+                              96-byte HOSTOPS records */
     enpu_err *err;
 } reader;
 
@@ -499,14 +501,18 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
                              " over the limit of %" PRId64, i, row, (int64_t)ENPU_MAX_DIM);
         d->row = (int64_t)row;
     }
-    rc = records(r, ENPU_SEC_HOSTOPS, ENPU_PROG_HOSTOP_BYTES, ENPU_PROG_MAX_HOSTOPS, &n);
+    const bool wide = r->minor >= 2;
+    const uint64_t hb = wide ? ENPU_PROG_HOSTOP_BYTES : ENPU_PROG_HOSTOP_BYTES_3_1;
+    const int nip = wide ? ENPU_HOSTOP_IPARAMS : ENPU_HOSTOP_IPARAMS_3_1;
+    const int nfp = wide ? ENPU_HOSTOP_FPARAMS : ENPU_HOSTOP_FPARAMS_3_1;
+    rc = records(r, ENPU_SEC_HOSTOPS, hb, ENPU_PROG_MAX_HOSTOPS, &n);
     if (rc) return rc;
     if (n) {
         p->hostops = calloc(n, sizeof *p->hostops);
         if (!p->hostops) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
     for (uint64_t i = 0; i < n; i++) {
-        const uint8_t *q = r->sec[ENPU_SEC_HOSTOPS].p + i * ENPU_PROG_HOSTOP_BYTES;
+        const uint8_t *q = r->sec[ENPU_SEC_HOSTOPS].p + i * hb;
         const char *kind = get_str(r, get_u32(q), "HOSTOPS", "field 'kind'");
         const char *nm = kind ? get_str(r, get_u32(q + 4), "HOSTOPS", "field 'name'") : NULL;
         if (!nm) return err->code;
@@ -529,8 +535,12 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
                 return FMT("section HOSTOPS: host op %" PRIu64 ": field 'io[%d]': %" PRIu32 " out of range", i, k, v);
             h->io[k] = (int)v;
         }
-        for (int k = 0; k < ENPU_HOSTOP_IPARAMS; k++) h->iparam[k] = (int32_t)get_u32(q + 48 + 4 * k);
-        for (int k = 0; k < ENPU_HOSTOP_FPARAMS; k++) h->fparam[k] = get_f32(q + 80 + 4 * k);
+        for (int k = 0; k < nip; k++) h->iparam[k] = (int32_t)get_u32(q + 48 + 4 * k);
+        for (int k = 0; k < nfp; k++) h->fparam[k] = get_f32(q + 48 + 4 * nip + 4 * k);
+        if (!wide) {
+            int io0 = ni + no > 0 ? h->io[0] : -1;
+            enpu_hostop_upgrade_3_1(h, io0 >= 0 && (uint64_t)io0 < (uint64_t)p->n_io ? p->io[io0].rank : 0);
+        }
     }
     return 0;
 }
@@ -538,7 +548,9 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
 static int copy_image(reader *r, int id, uint8_t **dst, size_t *len) {
     span s = r->sec[id];
     if (!s.present || s.len == 0) return 0;
-    uint64_t lim = id == ENPU_SEC_DRAM_INIT ? (uint64_t)ENPU_PROG_MAX_BYTES : (uint64_t)ENPU_ARCH_MEM_MAX;
+    uint64_t lim = id == ENPU_SEC_DRAM_INIT   ? (uint64_t)ENPU_PROG_MAX_BYTES
+                   : id == ENPU_SEC_HOST_INIT ? (uint64_t)ENPU_PROG_MAX_HOST_INIT
+                                              : (uint64_t)ENPU_ARCH_MEM_MAX;
     if (s.len > lim)
         return enpu_fail(r->err, ENPU_E_LIMIT, "section %s: %" PRIu64 " bytes, over the limit of %" PRIu64,
                          enpu_section_name(id), s.len, lim);
@@ -633,17 +645,28 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
                          as.len, ENPU_PROG_MAX_ARCH_BYTES);
     int rc = enpu_arch_from_json((const char *)as.p, (size_t)as.len, "section ARCH", &p->arch, err);
     if (rc) return rc;
-    char *canon = enpu_arch_machine_json(&p->arch);
+    /* formats 3.0 and 3.1 predate the host CPU parameters: their canonical
+     * JSON and fingerprint have every key but those, which take the selected
+     * arch's values (or the defaults) */
+    const bool v31 = minor < 2;
+    char *canon = v31 ? enpu_arch_to_json_3_1(&p->arch) : enpu_arch_machine_json(&p->arch);
     if (!canon) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     int same = strlen(canon) == as.len && memcmp(canon, as.p, (size_t)as.len) == 0;
     free(canon);
     if (!same) return FMT("section ARCH: the arch JSON is not in canonical form");
-    uint32_t afp = enpu_arch_fingerprint(&p->arch);
+    uint32_t afp = v31 ? (uint32_t)crc32(0L, as.p, (uInt)as.len) : enpu_arch_fingerprint(&p->arch);
     if (afp != fp)
         return FMT("header: field 'arch_fingerprint' 0x%08" PRIx32 " does not match the ARCH section's "
                    "arch '%s' (0x%08" PRIx32 ")", fp, p->arch.name, afp);
     if (expect) {
         uint32_t efp = enpu_arch_fingerprint(expect);
+        if (v31) {
+            char *e31 = enpu_arch_to_json_3_1(expect);
+            if (!e31) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            efp = (uint32_t)crc32(0L, (const Bytef *)e31, (uInt)strlen(e31));
+            free(e31);
+            if (efp == afp) p->arch = *expect;
+        }
         if (efp != afp)
             return enpu_fail(err, ENPU_E_INCOMPATIBLE,
                              "arch mismatch: the program was compiled for arch '%s' (fingerprint 0x%08"
@@ -689,6 +712,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
     if (!rc) rc = copy_image(r, ENPU_SEC_DTCM_INIT, &p->dtcm_init, &p->dtcm_init_len);
     if (!rc) rc = copy_image(r, ENPU_SEC_SKIP_INIT, &p->skip_init, &p->skip_init_len);
     if (!rc) rc = copy_image(r, ENPU_SEC_DRAM_INIT, &p->dram_init, &p->dram_init_len);
+    if (!rc) rc = copy_image(r, ENPU_SEC_HOST_INIT, &p->host_init, &p->host_init_len);
     if (!rc) rc = parse_tables_io_hostops(r, p);
     if (!rc) rc = enpu_program_validate(p, err);
     return rc;

@@ -637,3 +637,20 @@ void enpu_tfl_softmax(const enpu_tfl_kparams *p, const int8_t *x, int8_t *y, int
         y[i * stride] = enpu_sat_i8(enpu_tfl_rdbpot(enpu_tfl_srdhm(scale, ex), e) - 128);
     }
 }
+
+/* ---- imported quantization parameters ----------------------------------- */
+
+int enpu_qparams_import(const char *what, double scale, int64_t zp, int is_unsigned, float *s,
+                        int32_t *z, enpu_err *err) {
+    const int64_t lo = is_unsigned ? 0 : -128, hi = is_unsigned ? 255 : 127;
+    if (!(scale >= ENPU_QSCALE_MIN) || isinf(scale) || (float)scale <= 0)
+        return enpu_fail(err, ENPU_E_INVALID, "%s: scale %g is not a positive finite number "
+                         "(at least 2^-32)", what, scale);
+    if (zp < lo || zp > hi)
+        return enpu_fail(err, ENPU_E_INVALID, "%s: zero point %lld is outside %s (%lld..%lld)",
+                         what, (long long)zp, is_unsigned ? "uint8" : "int8", (long long)lo,
+                         (long long)hi);
+    *s = (float)scale;
+    *z = (int32_t)(is_unsigned ? zp - 128 : zp);
+    return 0;
+}

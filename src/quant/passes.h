@@ -14,7 +14,13 @@
  * C' = beta*C as [N], alpha = beta = 1); Conv / canonical Gemm followed by an
  * Add, Sub or Mul of a constant broadcast per output channel -> bias /
  * weights; BatchNormalization folded into the preceding Conv / canonical
- * Gemm when it is that node's only consumer. */
+ * Gemm when it is that node's only consumer; Max/Min of a scalar constant ->
+ * Clip; ReduceMax over the whole map (keepdims) -> a MaxPool of the map's
+ * size; the elementwise expressions of one activation that exporters emit
+ * for HardSwish, HardSigmoid, SiLU and GELU (Erf or tanh form) -> that op,
+ * recognised by value; mean/variance LayerNorm expressions ->
+ * LayerNormalization; MatMul([1,T,K], constant [K,N]) -> Transpose, 1x1
+ * Conv, Transpose. */
 #ifndef ENPU_QUANT_PASSES_H
 #define ENPU_QUANT_PASSES_H
 
@@ -37,6 +43,10 @@ int enpu_qp_clone(const enpu_graph *g, enpu_graph **out, enpu_err *err);
  * compacts it and fills info for the surviving nodes.  *n_rewrites counts
  * what was done (may be NULL). */
 int enpu_qp_rewrite(enpu_graph *fg, enpu_qp_info *info, int *n_rewrites, enpu_err *err);
+
+/* True if Reduce node n reduces exactly the spatial axes (2..rank-1) of a
+ * rank-3/4 tensor: a global pooling. */
+bool enpu_qp_reduces_map(const enpu_graph *g, const enpu_node *n);
 
 /* True if the Gemm node is in the canonical FC form the passes produce. */
 bool enpu_qp_gemm_canonical(const enpu_graph *g, const enpu_node *n);

@@ -78,6 +78,67 @@ double enpu_pwl_mish(double x, const void *ctx) {
     return x * tanh(enpu_pwl_softplus(x, ctx));
 }
 
+/* ---- the ONNX math ops as tables (docs/numerics.md §11) ---------------- */
+
+/* Every int8 input must map to a number (enpu_pwl_targets refuses NaN), so
+ * each function is extended where the float op has no real value: those
+ * inputs are outside any range the float model produces (calibration sees
+ * only real values), so the extension only fixes what an out-of-range int8
+ * code means. */
+
+double enpu_pwl_sqrt(double x, const void *ctx) {
+    (void)ctx;
+    return x > 0 ? sqrt(x) : 0.0; /* sqrt of a negative: 0 */
+}
+
+double enpu_pwl_exp(double x, const void *ctx) {
+    (void)ctx;
+    return exp(x);
+}
+
+double enpu_pwl_log(double x, const void *ctx) {
+    (void)ctx;
+    return x > 0 ? log(x) : -INFINITY; /* log(x <= 0): -inf, the lowest code */
+}
+
+double enpu_pwl_erf(double x, const void *ctx) {
+    (void)ctx;
+    return erf(x);
+}
+
+double enpu_pwl_neg(double x, const void *ctx) {
+    (void)ctx;
+    return -x;
+}
+
+double enpu_pwl_abs(double x, const void *ctx) {
+    (void)ctx;
+    return fabs(x);
+}
+
+double enpu_pwl_reciprocal(double x, const void *ctx) {
+    (void)ctx;
+    return x != 0 ? 1.0 / x : INFINITY; /* 1/0: +inf, the highest code */
+}
+
+double enpu_pwl_floor(double x, const void *ctx) {
+    (void)ctx;
+    return floor(x);
+}
+
+double enpu_pwl_ceil(double x, const void *ctx) {
+    (void)ctx;
+    return ceil(x);
+}
+
+double enpu_pwl_pow(double x, const void *ctx) {
+    const enpu_pwl_params *p = ctx;
+    double e = p ? p->alpha : 1.0;
+    if (x < 0 && e != floor(e)) return 0.0; /* a negative base, fractional exponent: 0 */
+    if (x == 0 && e < 0) return INFINITY;
+    return pow(x, e);
+}
+
 enpu_pwl_fn enpu_pwl_builtin(const char *name) {
     static const struct {
         const char *name;
@@ -89,6 +150,10 @@ enpu_pwl_fn enpu_pwl_builtin(const char *name) {
         {"Swish", enpu_pwl_silu},        {"Gelu", enpu_pwl_gelu},
         {"GeluTanh", enpu_pwl_gelu_tanh}, {"Elu", enpu_pwl_elu},
         {"Softplus", enpu_pwl_softplus}, {"Mish", enpu_pwl_mish},
+        {"Sqrt", enpu_pwl_sqrt}, {"Exp", enpu_pwl_exp}, {"Log", enpu_pwl_log},
+        {"Erf", enpu_pwl_erf}, {"Neg", enpu_pwl_neg}, {"Abs", enpu_pwl_abs},
+        {"Reciprocal", enpu_pwl_reciprocal}, {"Floor", enpu_pwl_floor},
+        {"Ceil", enpu_pwl_ceil}, {"Pow", enpu_pwl_pow},
     };
     if (!name) return NULL;
     for (size_t i = 0; i < sizeof tab / sizeof tab[0]; i++)

@@ -89,11 +89,21 @@ static const char *layout_name(enpu_layout l) {
     return l == ENPU_LAYOUT_NCHW ? "nchw" : l == ENPU_LAYOUT_NHWC ? "nhwc" : "any";
 }
 
-typedef enum fam { FAM_NONE, FAM_CONV, FAM_POOL, FAM_GEMM, FAM_ACT, FAM_BN, FAM_SHAPE, FAM_PAD } fam;
+typedef enum fam {
+    FAM_NONE, FAM_CONV, FAM_POOL, FAM_GEMM, FAM_ACT, FAM_BN, FAM_SHAPE, FAM_PAD,
+    FAM_SLICE, FAM_RESIZE, FAM_REDUCE, FAM_NORM, FAM_GELU
+} fam;
 
 static fam family(enpu_op op) {
     switch (op) {
-    case ENPU_OP_CONV: return FAM_CONV;
+    case ENPU_OP_CONV: case ENPU_OP_CONV_TRANSPOSE: return FAM_CONV;
+    case ENPU_OP_POW: return FAM_ACT; /* a table's constant exponent in alpha */
+    case ENPU_OP_GATHER: case ENPU_OP_EXPAND: return FAM_SHAPE;
+    case ENPU_OP_SLICE: return FAM_SLICE;
+    case ENPU_OP_RESIZE: return FAM_RESIZE;
+    case ENPU_OP_REDUCE_MEAN: case ENPU_OP_REDUCE_MAX: case ENPU_OP_REDUCE_SUM: return FAM_REDUCE;
+    case ENPU_OP_LAYER_NORM: return FAM_NORM;
+    case ENPU_OP_GELU: return FAM_GELU;
     case ENPU_OP_MAXPOOL: case ENPU_OP_AVGPOOL: return FAM_POOL;
     case ENPU_OP_GEMM: return FAM_GEMM;
     case ENPU_OP_RELU: case ENPU_OP_CLIP: case ENPU_OP_LEAKY_RELU: case ENPU_OP_PRELU:
@@ -153,6 +163,49 @@ static json_t *save_attr(const enpu_node *n) {
     case FAM_CONV:
         o = save_window(&a->conv.w);
         json_object_set_new(o, "group", json_integer(a->conv.group));
+        if (n->op == ENPU_OP_CONV_TRANSPOSE) json_object_set_new(o, "out_pad", jints(a->conv.out_pad, 2));
+        break;
+    case FAM_SLICE: {
+        o = json_object();
+        json_t *st = json_array(), *sp = json_array();
+        for (int i = 0; i < a->slice.n && i < ENPU_MAX_RANK; i++) {
+            json_array_append_new(st, json_integer(a->slice.starts[i]));
+            json_array_append_new(sp, json_integer(a->slice.steps[i]));
+        }
+        json_object_set_new(o, "starts", st);
+        json_object_set_new(o, "steps", sp);
+        break;
+    }
+    case FAM_RESIZE: {
+        const enpu_resize_attr *r = &a->resize;
+        o = json_object();
+        json_object_set_new(o, "mode", json_integer(r->mode));
+        json_object_set_new(o, "coordinate_transform", json_integer(r->ctm));
+        json_object_set_new(o, "nearest_mode", json_integer(r->nearest));
+        json_object_set_new(o, "exclude_outside", json_boolean(r->exclude_outside));
+        json_object_set_new(o, "cubic_a", jfloat(r->cubic_a));
+        json_object_set_new(o, "extrapolation", jfloat(r->extrapolation));
+        json_t *sc = json_array(), *roi = json_array();
+        for (int i = 0; i < r->n_scales && i < ENPU_MAX_RANK; i++) json_array_append_new(sc, jfloat(r->scales[i]));
+        for (int i = 0; i < r->n_roi && i < 2 * ENPU_MAX_RANK; i++) json_array_append_new(roi, jfloat(r->roi[i]));
+        json_object_set_new(o, "scales", sc);
+        json_object_set_new(o, "roi", roi);
+        break;
+    }
+    case FAM_REDUCE:
+        o = json_object();
+        json_object_set_new(o, "axes", jints(a->reduce.axes, a->reduce.n_axes < 0 ? 0 : a->reduce.n_axes > ENPU_MAX_RANK ? ENPU_MAX_RANK : a->reduce.n_axes));
+        json_object_set_new(o, "keepdims", json_boolean(a->reduce.keepdims));
+        json_object_set_new(o, "noop_with_empty_axes", json_boolean(a->reduce.noop_with_empty_axes));
+        break;
+    case FAM_NORM:
+        o = json_object();
+        json_object_set_new(o, "axis", json_integer(a->norm.axis));
+        json_object_set_new(o, "epsilon", jfloat(a->norm.epsilon));
+        break;
+    case FAM_GELU:
+        o = json_object();
+        json_object_set_new(o, "approximate", json_boolean(a->misc.approximate != 0));
         break;
     case FAM_POOL:
         o = save_window(&a->pool.w);
@@ -201,6 +254,7 @@ static json_t *save_attr(const enpu_node *n) {
             json_array_append_new(p, json_integer(a->pad.pads[i]));
         json_object_set_new(o, "pads", p);
         json_object_set_new(o, "value", jfloat(a->pad.value));
+        if (a->pad.mode != ENPU_PADMODE_CONSTANT) json_object_set_new(o, "mode", json_integer(a->pad.mode));
         break;
     }
     case FAM_NONE: break;
@@ -637,10 +691,99 @@ static int load_attr(ld *l, json_t *a, enpu_op op, enpu_attr *at) {
     case FAM_NONE:
         return lfail(l, ENPU_E_FORMAT, "attr: %s takes no attributes", enpu_op_name(op));
     case FAM_CONV: {
-        static const char *const k[] = {"kernel", "stride", "dilation", "pads", "group", NULL};
+        static const char *const k[] = {"kernel", "stride", "dilation", "pads", "group", "out_pad", NULL};
         if ((rc = only_keys(l, a, "attr.", k)) || (rc = load_window(l, a, &at->conv.w))) return rc;
         if ((rc = get_int(l, a, "attr.", "group", 1, INT32_MAX, true, 1, &v))) return rc;
         at->conv.group = (int)v;
+        if (op == ENPU_OP_CONV_TRANSPOSE) {
+            long long p[2];
+            if ((rc = get_ints(l, a, "attr.", "out_pad", 2, 0, 65535, true, p, NULL))) return rc;
+            at->conv.out_pad[0] = (int)p[0], at->conv.out_pad[1] = (int)p[1];
+        } else if (json_object_get(a, "out_pad")) {
+            return lfail(l, ENPU_E_FORMAT, "attr.out_pad: only for ConvTranspose");
+        }
+        return 0;
+    }
+    case FAM_SLICE: {
+        static const char *const k[] = {"starts", "steps", NULL};
+        if ((rc = only_keys(l, a, "attr.", k))) return rc;
+        long long st[ENPU_MAX_RANK], sp[ENPU_MAX_RANK];
+        int ns, np;
+        if ((rc = get_ints(l, a, "attr.", "starts", -ENPU_MAX_RANK, 0, ENPU_MAX_DIM, true, st, &ns)) ||
+            (rc = get_ints(l, a, "attr.", "steps", -ENPU_MAX_RANK, -ENPU_MAX_DIM - 1, ENPU_MAX_DIM + 1, true, sp, &np)))
+            return rc;
+        if (ns != np) return lfail(l, ENPU_E_FORMAT, "attr: %d starts and %d steps", ns, np);
+        at->slice.n = ns;
+        for (int i = 0; i < ns; i++) {
+            at->slice.axes[i] = i;
+            at->slice.starts[i] = st[i];
+            at->slice.steps[i] = sp[i];
+        }
+        return 0;
+    }
+    case FAM_RESIZE: {
+        static const char *const k[] = {"mode", "coordinate_transform", "nearest_mode", "exclude_outside",
+                                        "cubic_a", "extrapolation", "scales", "roi", NULL};
+        enpu_resize_attr *r = &at->resize;
+        if ((rc = only_keys(l, a, "attr.", k))) return rc;
+        if ((rc = get_int(l, a, "attr.", "mode", 0, ENPU_RESIZE_CUBIC, true, 0, &v))) return rc;
+        r->mode = (int)v;
+        if ((rc = get_int(l, a, "attr.", "coordinate_transform", 0, ENPU_CTM_TF_CROP_AND_RESIZE, true, 0, &v)))
+            return rc;
+        r->ctm = (int)v;
+        if ((rc = get_int(l, a, "attr.", "nearest_mode", 0, ENPU_NEAREST_CEIL, true, 0, &v))) return rc;
+        r->nearest = (int)v;
+        if ((rc = get_bool(l, a, "attr.", "exclude_outside", &r->exclude_outside))) return rc;
+        double ca, ex;
+        if ((rc = get_num(l, a, "attr.", "cubic_a", true, 0, &ca)) ||
+            (rc = get_num(l, a, "attr.", "extrapolation", true, 0, &ex)))
+            return rc;
+        if (!isfinite(ca) || !isfinite(ex)) return lfail(l, ENPU_E_FORMAT, "attr: cubic_a/extrapolation not finite");
+        r->cubic_a = (float)ca, r->extrapolation = (float)ex;
+        for (int which = 0; which < 2; which++) {
+            json_t *arr = json_object_get(a, which ? "roi" : "scales");
+            size_t cap = which ? 2 * ENPU_MAX_RANK : ENPU_MAX_RANK;
+            if (!json_is_array(arr) || json_array_size(arr) > cap)
+                return lfail(l, ENPU_E_FORMAT, "attr.%s: not an array of at most %zu numbers",
+                             which ? "roi" : "scales", cap);
+            for (size_t i = 0; i < json_array_size(arr); i++) {
+                json_t *e = json_array_get(arr, i);
+                if (!json_is_number(e) || !isfinite(json_number_value(e)))
+                    return lfail(l, ENPU_E_FORMAT, "attr.%s[%zu]: not a finite number", which ? "roi" : "scales", i);
+                if (which) r->roi[i] = (float)json_number_value(e);
+                else r->scales[i] = (float)json_number_value(e);
+            }
+            if (which) r->n_roi = (int)json_array_size(arr);
+            else r->n_scales = (int)json_array_size(arr);
+        }
+        return 0;
+    }
+    case FAM_REDUCE: {
+        static const char *const k[] = {"axes", "keepdims", "noop_with_empty_axes", NULL};
+        if ((rc = only_keys(l, a, "attr.", k))) return rc;
+        long long ax[ENPU_MAX_RANK];
+        int n;
+        if ((rc = get_ints(l, a, "attr.", "axes", -ENPU_MAX_RANK, 0, ENPU_MAX_RANK - 1, true, ax, &n))) return rc;
+        at->reduce.n_axes = n;
+        for (int i = 0; i < n; i++) at->reduce.axes[i] = (int)ax[i];
+        if ((rc = get_bool(l, a, "attr.", "keepdims", &at->reduce.keepdims))) return rc;
+        return get_bool(l, a, "attr.", "noop_with_empty_axes", &at->reduce.noop_with_empty_axes);
+    }
+    case FAM_NORM: {
+        static const char *const k[] = {"axis", "epsilon", NULL};
+        if ((rc = only_keys(l, a, "attr.", k))) return rc;
+        if ((rc = get_int(l, a, "attr.", "axis", 0, ENPU_MAX_RANK - 1, true, 0, &v))) return rc;
+        at->norm.axis = (int)v;
+        if ((rc = get_num(l, a, "attr.", "epsilon", true, 0, &d))) return rc;
+        if (!(d >= 0) || !isfinite(d)) return lfail(l, ENPU_E_FORMAT, "attr.epsilon: %g", d);
+        at->norm.epsilon = (float)d;
+        return 0;
+    }
+    case FAM_GELU: {
+        static const char *const k[] = {"approximate", NULL};
+        bool ap;
+        if ((rc = only_keys(l, a, "attr.", k)) || (rc = get_bool(l, a, "attr.", "approximate", &ap))) return rc;
+        at->misc.approximate = ap;
         return 0;
     }
     case FAM_POOL: {
@@ -713,7 +856,7 @@ static int load_attr(ld *l, json_t *a, enpu_op op, enpu_attr *at) {
         return 0;
     }
     case FAM_PAD: {
-        static const char *const k[] = {"pads", "value", NULL};
+        static const char *const k[] = {"pads", "value", "mode", NULL};
         if ((rc = only_keys(l, a, "attr.", k))) return rc;
         long long p[2 * ENPU_MAX_RANK];
         int n;
@@ -725,6 +868,8 @@ static int load_attr(ld *l, json_t *a, enpu_op op, enpu_attr *at) {
         if ((rc = get_num(l, a, "attr.", "value", true, 0, &d))) return rc;
         if (!isfinite(d)) return lfail(l, ENPU_E_FORMAT, "attr.value: not finite");
         at->pad.value = (float)d;
+        if ((rc = get_int(l, a, "attr.", "mode", 0, ENPU_PADMODE_REFLECT, false, 0, &v))) return rc;
+        at->pad.mode = (int)v;
         return 0;
     }
     }

@@ -118,6 +118,8 @@ typedef struct qctx {
     rescale *rs;
     int n_rs;
     int n_forced;
+    int n_given;     /* tensors with the model's own parameters */
+    int n_given_w;   /* weight tensors with the model's own scales */
     enpu_graph *qg;
     int *qt;         /* fg tensor -> qg tensor */
     char **notes;    /* per qg node */
@@ -135,6 +137,14 @@ static bool single_use(const enpu_graph *g, int t) {
     int cnt = 0;
     enpu_graph_consumer(g, t, &cnt);
     return cnt == 1;
+}
+
+static bool same_shape_as(const enpu_graph *g, int a, int b) {
+    const enpu_tensor *x = &g->tensors[a], *y = &g->tensors[b];
+    if (x->rank != y->rank) return false;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dims[d] != y->dims[d]) return false;
+    return true;
 }
 
 static int append_names(qctx *c, plan *p, const char *more) {
@@ -246,6 +256,49 @@ static int classify(qctx *c) {
             else
                 set_host(p, xprintf("GlobalAveragePool of rank %d", xt->rank));
             break;
+        case ENPU_OP_REDUCE_MEAN:
+        case ENPU_OP_REDUCE_SUM:
+            /* over the whole map: a global average pool (ReduceSum: without
+             * the 1/N) */
+            if (enpu_qp_reduces_map(g, n))
+                p->kind = ENPU_Q_CONV, p->origin = ENPU_QO_AVGPOOL;
+            else
+                set_host(p, xprintf("%s over axes other than the whole map of a rank-3/4 tensor",
+                                    enpu_op_name(n->op)));
+            break;
+        case ENPU_OP_FLOOR:
+        case ENPU_OP_CEIL:
+            /* a staircase: one table segment per step, and a calibrated
+             * range spans far more than 16 steps (9-10 LSB off with 16
+             * segments, docs/numerics.md §11); the host is exact */
+            set_host(p, xprintf("%s is a staircase no table of %d segments follows",
+                                enpu_op_name(n->op), c->o->act_segments));
+            break;
+        case ENPU_OP_POW: {
+            const enpu_tensor *e = n->n_in > 1 && n->in[1] >= 0 ? &g->tensors[n->in[1]] : NULL;
+            if (e && (e->flags & ENPU_T_CONST) && e->dtype == ENPU_DT_FLOAT32 && enpu_tensor_numel(e) == 1 &&
+                same_shape_as(g, n->in[0], n->out[0]))
+                p->kind = ENPU_Q_TABLE;
+            else
+                set_host(p, xprintf("Pow with an exponent that is not one constant"));
+            break;
+        }
+        case ENPU_OP_RESIZE:
+            if (n->attr.resize.mode == ENPU_RESIZE_NEAREST)
+                p->kind = ENPU_Q_MOVE;
+            else
+                set_host(p, xprintf("Resize %s interpolates", n->attr.resize.mode == ENPU_RESIZE_LINEAR
+                                                                 ? "linear"
+                                                                 : "cubic"));
+            break;
+        case ENPU_OP_GATHER: {
+            const enpu_tensor *ix = &g->tensors[n->in[1]];
+            if (ix->flags & ENPU_T_CONST)
+                p->kind = ENPU_Q_MOVE;
+            else
+                set_host(p, xprintf("Gather of computed indices"));
+            break;
+        }
         case ENPU_OP_BATCHNORM: {
             bool ok = xt->rank >= 2;
             for (int k = 1; k < 5 && ok; k++)
@@ -307,7 +360,7 @@ static int classify(qctx *c) {
             break;
         }
         case ENPU_OP_PAD:
-            if (n->attr.pad.value == 0.0f)
+            if (n->attr.pad.value == 0.0f || n->attr.pad.mode != ENPU_PADMODE_CONSTANT)
                 p->kind = ENPU_Q_MOVE;
             else
                 set_host(p, xprintf("Pad with value %g (a MOVE pads with the zero point)",
@@ -329,7 +382,23 @@ static int classify(qctx *c) {
 
 /* --- 4. parameters ---------------------------------------------------------------- */
 
+/* A pre-quantized model's own parameters for tensor t (QDQ, QLinear*; the
+ * importer keeps them on the float tensor): per tensor, int8 already. */
+static bool given_params(const qctx *c, int t, float *s, int32_t *z) {
+    const enpu_quant *q = c->fg->tensors[t].quant;
+    if (!q || q->count != 1 || !(q->scale[0] > 0) || q->zero_point[0] < -128 || q->zero_point[0] > 127)
+        return false;
+    *s = q->scale[0];
+    *z = q->zero_point[0];
+    return true;
+}
+
 static int params_from_range(qctx *c, int t) {
+    if (given_params(c, t, &c->s[t], &c->z[t])) {
+        c->has[t] = true;
+        c->n_given++;
+        return 0;
+    }
     if (!c->rng[t].seen)
         return enpu_fail(c->err, ENPU_E_INVALID,
                          "tensor '%s' has no finite value on any calibration sample",
@@ -565,6 +634,7 @@ static void clamp_of(double lo, double hi, float s, int32_t z, int32_t *qlo, int
 
 typedef struct convspec {
     const float *wf; /* co * k float weights, NULL: every weight is 1 */
+    const float *sw; /* the model's own per-channel weight scales (co), or NULL */
     const float *bf; /* co float biases, NULL: 0 */
     int64_t co, k;
     double div;      /* average pooling's N (1 otherwise) */
@@ -609,6 +679,7 @@ static int build_conv_q(qctx *c, const char *layer, const convspec *cs, enpu_qno
         const float *row = cs->wf ? cs->wf + ch * cs->k : NULL;
         int8_t *w = q->w + ch * cs->k;
         float s_w = row ? enpu_symmetric_scale(enpu_max_abs(row, cs->k, 1), 127) : 1.0f;
+        if (row && cs->sw) s_w = cs->sw[ch]; /* the weights are int8 at these already */
         snprintf(what, sizeof what, "layer '%s' channel %lld", layer, (long long)ch);
         int raised = 0;
         int64_t corr = 0;
@@ -749,6 +820,14 @@ static int build_conv_node(qctx *c, int i) {
         cs.k = enpu_tensor_numel(wt) / cs.co;
         cs.wf = wt->data;
         cs.bf = (n->n_in > 2 && n->in[2] >= 0) ? g->tensors[n->in[2]].data : NULL;
+        /* a pre-quantized model's weights: symmetric per output channel */
+        const enpu_quant *wq = wt->quant;
+        bool sym = wq && wq->count == cs.co && (wq->axis == 0 || cs.co == 1);
+        for (int64_t ch = 0; sym && ch < cs.co; ch++) sym = wq->zero_point[ch] == 0 && wq->scale[ch] > 0;
+        if (sym) {
+            cs.sw = wq->scale;
+            c->n_given_w++;
+        }
         break;
     }
     case ENPU_QO_AVGPOOL:
@@ -759,7 +838,8 @@ static int build_conv_node(qctx *c, int i) {
             cs.k = 1;
             for (int d = 2; d < xt->rank; d++) cs.k *= xt->dims[d];
         }
-        cs.div = (double)cs.k;
+        /* a ReduceSum is the pool without the 1/N */
+        cs.div = n->op == ENPU_OP_REDUCE_SUM ? 1.0 : (double)cs.k;
         break;
     case ENPU_QO_BN: {
         cs.co = xt->dims[1];
@@ -938,7 +1018,15 @@ static int build_table_node(qctx *c, int i) {
     int x = n->in[0], y = p->out, rc;
     enpu_pwl_params par;
     const void *ctx;
-    enpu_pwl_fn fn = enpu_q_table_fn(n, &par, &ctx);
+    /* Pow: the table is x^e of its constant exponent, kept in the
+     * attributes (the node keeps the constant as input 1) */
+    enpu_node tn = *n;
+    const bool pow_op = n->op == ENPU_OP_POW;
+    if (pow_op) {
+        memset(&tn.attr, 0, sizeof tn.attr);
+        tn.attr.act.alpha = ((const float *)c->fg->tensors[n->in[1]].data)[0];
+    }
+    enpu_pwl_fn fn = enpu_q_table_fn(&tn, &par, &ctx);
     enpu_qnode *q = qnode_new(ENPU_Q_TABLE);
     if (!q || !(q->table = calloc(1, sizeof *q->table)) || !(q->fused = xstrdup(p->names))) {
         enpu_qnode_free(q);
@@ -959,12 +1047,14 @@ static int build_table_node(qctx *c, int i) {
         enpu_qnode_free(q);
         return rc == ENPU_E_NOFIT ? rc : enpu_err_prefix(c->err, "%s", what);
     }
-    int in = qtensor(c, x), out = in < 0 ? in : qtensor(c, y);
-    if (in < 0 || out < 0) {
+    int ins[2] = {qtensor(c, x), -1};
+    if (pow_op && ins[0] >= 0) ins[1] = qtensor(c, n->in[1]);
+    int out = ins[0] < 0 ? ins[0] : ins[1] < -1 ? ins[1] : qtensor(c, y);
+    if (ins[0] < 0 || out < 0) {
         enpu_qnode_free(q);
-        return in < 0 ? in : out;
+        return ins[0] < 0 ? ins[0] : out;
     }
-    rc = add_qnode(c, n->name, n->op, 1, &in, out, &n->attr, q, NULL);
+    rc = add_qnode(c, n->name, n->op, pow_op ? 2 : 1, ins, out, &tn.attr, q, NULL);
     return rc < 0 ? rc : 0;
 }
 
@@ -1117,6 +1207,30 @@ static void ctx_free(qctx *c) {
     free(c->notes);
 }
 
+/* The int8 path computes on float tensors: a computed or graph-input tensor
+ * of an integer dtype (which the float reference carries, e.g. for the ONNX
+ * conformance tests) is refused, naming it. */
+static int check_float_values(const enpu_graph *g, enpu_err *err) {
+    for (int t = 0; t < g->n_tensors; t++) {
+        const enpu_tensor *x = &g->tensors[t];
+        if (x->dtype == ENPU_DT_FLOAT32 || x->dtype == ENPU_DT_UNDEFINED) continue;
+        int p = x->producer;
+        bool input = (x->flags & ENPU_T_INPUT) != 0;
+        if (!input && (p < 0 || g->nodes[p].dead)) continue; /* a constant, or unused */
+        if (input)
+            return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                             "graph input '%s' is %s; the int8 compiler takes float32 inputs "
+                             "(run-float computes it)",
+                             x->name, enpu_dtype_name(x->dtype));
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "node '%s' (%s): output '%s' is %s; the int8 compiler computes on "
+                         "float32 tensors only (run-float computes it)",
+                         g->nodes[p].name, enpu_op_name(g->nodes[p].op), x->name,
+                         enpu_dtype_name(x->dtype));
+    }
+    return 0;
+}
+
 int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_samples,
                         const enpu_quant_opts *opts, enpu_graph **out, enpu_qreport *report,
                         enpu_err *err) {
@@ -1129,6 +1243,7 @@ int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_sample
         opts = &def;
     }
     int rc = check_opts(opts, err);
+    if (!rc) rc = check_float_values(g, err);
     if (rc) return rc;
     enpu_qnode_free_hook = qnode_free_hook;
     enpu_graph *fg = NULL;
@@ -1212,6 +1327,10 @@ int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_sample
             enpu_qreport_add_note(r, "%d Concat input(s) requantized by their producer to the "
                                   "Concat's parameters",
                                   c.n_forced);
+        if (c.n_given || c.n_given_w)
+            enpu_qreport_add_note(r, "pre-quantized model: %d tensor(s) and the weights of %d "
+                                  "layer(s) keep the model's own int8 parameters (not calibrated)",
+                                  c.n_given, c.n_given_w);
         if (c.n_rs)
             enpu_qreport_add_note(r, "%d RESCALE node(s) inserted before Concat inputs", c.n_rs);
         if ((rc = enpu_qreport_eval(g, c.qg, calib, n_samples, r, err))) goto done;

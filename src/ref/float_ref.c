@@ -4,6 +4,7 @@
  * file per op family. */
 #include "easynpu/float_ref.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,9 +126,15 @@ bool enpu_fref_value_input(const enpu_node *n, int i) {
     case ENPU_OP_DIV:
     case ENPU_OP_PRELU: return i < 2;
     case ENPU_OP_BATCHNORM: return i < 5;
-    case ENPU_OP_CONCAT: return true;
+    case ENPU_OP_CONCAT:
+    case ENPU_OP_MAX:
+    case ENPU_OP_MIN: return true;
     case ENPU_OP_PAD: return i == 0 || i == 2;
-    default: return i == 0;
+    case ENPU_OP_POW: return i < 2;
+    case ENPU_OP_CONV_TRANSPOSE:
+    case ENPU_OP_LAYER_NORM: return i < 3;
+    case ENPU_OP_WHERE: return i == 1 || i == 2;
+    default: return i == 0; /* Gather's indices, Expand's shape: read from the constant */
     }
 }
 
@@ -141,19 +148,26 @@ static int min_inputs(enpu_op op) {
     case ENPU_OP_SUB:
     case ENPU_OP_MUL:
     case ENPU_OP_DIV:
-    case ENPU_OP_PRELU: return 2;
+    case ENPU_OP_PRELU:
+    case ENPU_OP_POW:
+    case ENPU_OP_CONV_TRANSPOSE:
+    case ENPU_OP_LAYER_NORM:
+    case ENPU_OP_GATHER:
+    case ENPU_OP_EXPAND: return 2;
+    case ENPU_OP_WHERE: return 3;
     case ENPU_OP_BATCHNORM: return 5;
     default: return 1;
     }
 }
 
 bool enpu_fref_required_input(const enpu_node *n, int i) {
-    return i < min_inputs(n->op) || n->op == ENPU_OP_CONCAT;
+    return i < min_inputs(n->op) || n->op == ENPU_OP_CONCAT || n->op == ENPU_OP_MAX ||
+           n->op == ENPU_OP_MIN;
 }
 
 bool enpu_fref_value_output(const enpu_node *n, int i) {
-    (void)n;
-    return i == 0;
+    /* LayerNormalization's Mean and InvStdDev are computed too */
+    return i == 0 || (n->op == ENPU_OP_LAYER_NORM && i < 3);
 }
 
 typedef struct op_impl {
@@ -192,6 +206,32 @@ static const op_impl k_ops[ENPU_OP_COUNT] = {
     [ENPU_OP_SOFTMAX] = {enpu_fref_check_softmax, enpu_fref_softmax},
     [ENPU_OP_IDENTITY] = {enpu_fref_check_copy, enpu_fref_copy},
     [ENPU_OP_DROPOUT] = {enpu_fref_check_copy, enpu_fref_copy},
+    [ENPU_OP_CAST] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_SLICE] = {enpu_fref_check_slice, enpu_fref_slice},
+    [ENPU_OP_RESIZE] = {enpu_fref_check_resize, enpu_fref_resize},
+    [ENPU_OP_CONV_TRANSPOSE] = {enpu_fref_check_conv_transpose, enpu_fref_conv_transpose},
+    [ENPU_OP_REDUCE_MEAN] = {enpu_fref_check_reduce, enpu_fref_reduce},
+    [ENPU_OP_REDUCE_MAX] = {enpu_fref_check_reduce, enpu_fref_reduce},
+    [ENPU_OP_REDUCE_SUM] = {enpu_fref_check_reduce, enpu_fref_reduce},
+    [ENPU_OP_MAX] = {enpu_fref_check_variadic, enpu_fref_variadic},
+    [ENPU_OP_MIN] = {enpu_fref_check_variadic, enpu_fref_variadic},
+    [ENPU_OP_POW] = {enpu_fref_check_binary, enpu_fref_binary},
+    [ENPU_OP_SQRT] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_EXP] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_LOG] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_ERF] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_NEG] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_ABS] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_RECIPROCAL] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_FLOOR] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_CEIL] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_GELU] = {enpu_fref_check_unary, enpu_fref_unary},
+    [ENPU_OP_LAYER_NORM] = {enpu_fref_check_layer_norm, enpu_fref_layer_norm},
+    [ENPU_OP_GATHER] = {enpu_fref_check_gather, enpu_fref_gather},
+    [ENPU_OP_WHERE] = {enpu_fref_check_where, enpu_fref_where},
+    [ENPU_OP_EXPAND] = {enpu_fref_check_expand, enpu_fref_expand},
+    [ENPU_OP_QUANTIZE_LINEAR] = {enpu_fref_check_qdq, enpu_fref_qdq},
+    [ENPU_OP_DEQUANTIZE_LINEAR] = {enpu_fref_check_qdq, enpu_fref_qdq},
 };
 
 static const op_impl *impl_of(const enpu_node *n) {
@@ -199,14 +239,47 @@ static const op_impl *impl_of(const enpu_node *n) {
     return &k_ops[n->op];
 }
 
-/* A tensor the float reference computes on: float32 with an inferred,
- * in-limit shape. */
+/* Integer and bool tensors are carried as float32 values (exact up to 2^24
+ * in magnitude), float64 ones rounded to float32; float16, bfloat16 and
+ * strings are not computed on. */
+bool enpu_fref_carries(enpu_dtype dt) {
+    switch (dt) {
+    case ENPU_DT_FLOAT32: case ENPU_DT_FLOAT64: case ENPU_DT_UINT8: case ENPU_DT_INT8: case ENPU_DT_UINT16:
+    case ENPU_DT_INT16: case ENPU_DT_INT32: case ENPU_DT_INT64: case ENPU_DT_BOOL:
+    case ENPU_DT_UINT32: case ENPU_DT_UINT64:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* v as a value of integer dtype dt: truncated toward zero (integer Div, Cast
+ * from float), wrapped into 8- and 16-bit ranges as C's integer arithmetic
+ * does (uint8 Add/Sub/Mul), bool as 0 or 1.  32- and 64-bit values are only
+ * truncated: beyond 2^24 float32 is not exact anyway. */
+static float int_value(enpu_dtype dt, float v) {
+    if (dt == ENPU_DT_BOOL) return v != 0.0f ? 1.0f : 0.0f;
+    if (!(v == v) || v > 1e18f || v < -1e18f) return v; /* NaN, huge: undefined in ONNX */
+    double t = (double)(int64_t)v;
+    double span = dt == ENPU_DT_UINT8 || dt == ENPU_DT_INT8 ? 256.0
+                  : dt == ENPU_DT_UINT16 || dt == ENPU_DT_INT16 ? 65536.0 : 0.0;
+    if (span > 0) {
+        t = fmod(t, span);
+        if (t < 0) t += span;
+        if ((dt == ENPU_DT_INT8 || dt == ENPU_DT_INT16) && t >= span / 2) t -= span;
+    }
+    return (float)t;
+}
+
+/* A tensor the float reference computes on: float32 or an integer carried in
+ * float32 (enpu_fref_carries), with an inferred, in-limit shape. */
 static int check_value_tensor(const enpu_node *n, const enpu_tensor *t, const char *role,
                               enpu_err *err) {
     char what[ENPU_MAX_NAME + 64];
-    if (t->dtype != ENPU_DT_FLOAT32)
+    if (!enpu_fref_carries(t->dtype))
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "%s: %s '%s' is %s; the float reference computes in float32 only",
+                         "%s: %s '%s' is %s; the float reference computes in float32 (float64 and "
+                         "integers carried in it) only",
                          enpu_fref_what(n, what, sizeof what), role, t->name,
                          enpu_dtype_name(t->dtype));
     if (t->rank < 0 || t->rank > ENPU_MAX_RANK)
@@ -261,6 +334,18 @@ static int check_node(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
     return impl->check(g, n, err);
 }
 
+/* Integer outputs of a node rounded to their dtype (int_value). */
+static void to_int_outputs(const enpu_graph *g, const enpu_node *n, float *const *out) {
+    for (int i = 0; i < n->n_out; i++) {
+        const enpu_tensor *t = enpu_node_output(g, n, i);
+        if (!t || !out[i] || t->dtype == ENPU_DT_FLOAT32 || t->dtype == ENPU_DT_FLOAT64 ||
+            !enpu_fref_value_output(n, i))
+            continue;
+        int64_t numel = enpu_tensor_numel(t);
+        for (int64_t k = 0; k < numel; k++) out[i][k] = int_value(t->dtype, out[i][k]);
+    }
+}
+
 int enpu_fref_node(const enpu_graph *g, const enpu_node *n, const float *const *in,
                    float *const *out, enpu_err *err) {
     if (!g || !n || (n->n_in > 0 && !in) || !out)
@@ -276,6 +361,7 @@ int enpu_fref_node(const enpu_graph *g, const enpu_node *n, const float *const *
         return enpu_fail(err, ENPU_E_USAGE, "%s: no buffer given for output #0",
                          enpu_fref_what(n, what, sizeof what));
     impl_of(n)->run(g, n, in, out);
+    to_int_outputs(g, n, out);
     return 0;
 }
 
@@ -304,8 +390,9 @@ static int alloc_value(enpu_fexec *ex, int t, enpu_err *err) {
     return 0;
 }
 
-/* The value of a constant (float32, checked by the caller) aliases its data:
- * the graph outlives the executor and constants are never written. */
+/* The value of a float32 constant aliases its data: the graph outlives the
+ * executor and constants are never written.  An integer constant (checked
+ * by the caller) is converted into a buffer of its own. */
 static int bind_constant(enpu_fexec *ex, int t, const char *user, enpu_err *err) {
     const enpu_tensor *tt = &ex->g->tensors[t];
     if ((tt->flags & ENPU_T_CONST) && !tt->data && enpu_tensor_numel(tt) == 0)
@@ -315,8 +402,23 @@ static int bind_constant(enpu_fexec *ex, int t, const char *user, enpu_err *err)
                          "%s: tensor '%s' is neither a graph input, a constant nor computed "
                          "before it (graph not in topological order?)",
                          user, tt->name);
-    ex->val[t] = tt->data;
-    return 0;
+    if (tt->dtype == ENPU_DT_FLOAT32) {
+        ex->val[t] = tt->data;
+        return 0;
+    }
+    int rc = alloc_value(ex, t, err);
+    if (rc) return rc;
+    enpu_buf b = {.dtype = tt->dtype, .rank = tt->rank, .data = tt->data};
+    memcpy(b.dims, tt->dims, sizeof b.dims);
+    int64_t numel = enpu_tensor_numel(tt);
+    size_t esz = enpu_dtype_size(tt->dtype);
+    b.data = malloc((size_t)(numel ? numel : 1) * esz);
+    if (!b.data) return enpu_fail(err, ENPU_E_NOMEM, "tensor '%s': out of memory", tt->name);
+    memcpy(b.data, tt->data, (size_t)numel * esz);
+    rc = enpu_buf_to_f32(&b, err);
+    if (rc == 0) memcpy(ex->val[t], b.data, (size_t)numel * sizeof(float));
+    free(b.data);
+    return rc;
 }
 
 static int prepare(enpu_fexec *ex, enpu_err *err) {
@@ -327,10 +429,10 @@ static int prepare(enpu_fexec *ex, enpu_err *err) {
         if (t < 0 || t >= g->n_tensors)
             return enpu_fail(err, ENPU_E_INVALID, "graph input #%d: bad tensor index", i);
         const enpu_tensor *tt = &g->tensors[t];
-        if (tt->dtype != ENPU_DT_FLOAT32)
+        if (!enpu_fref_carries(tt->dtype))
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
                              "graph input '%s' is %s; the float reference computes in float32 "
-                             "only (pin shape-like inputs with enpu_graph_freeze_input)",
+                             "(float64 and integers carried in it) only",
                              tt->name, enpu_dtype_name(tt->dtype));
         if (tt->rank < 0)
             return enpu_fail(err, ENPU_E_INVALID, "graph input '%s' has no shape", tt->name);
@@ -373,10 +475,10 @@ static int prepare(enpu_fexec *ex, enpu_err *err) {
                              "graph output '%s' is an output the float reference does not "
                              "compute (a Dropout mask or training-mode statistic)",
                              tt->name);
-        if (tt->dtype != ENPU_DT_FLOAT32 || tt->rank < 0)
+        if (!enpu_fref_carries(tt->dtype) || tt->rank < 0)
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
                              "graph output '%s' is a %s constant; the float reference computes "
-                             "in float32 only",
+                             "in float32 (float64 and integers carried in it) only",
                              tt->name, enpu_dtype_name(tt->dtype));
         if ((rc = bind_constant(ex, t, "graph output", err))) return rc;
     }
@@ -464,6 +566,7 @@ int enpu_fexec_run_n(enpu_fexec *ex, int n_inputs, const enpu_buf *inputs, enpu_
             ex->args_out[i] =
                 (enpu_fref_value_output(n, i) && n->out[i] >= 0) ? ex->val[n->out[i]] : NULL;
         impl_of(n)->run(g, n, ex->args_in, ex->args_out);
+        to_int_outputs(g, n, ex->args_out);
     }
     return 0;
 }

@@ -92,6 +92,9 @@ void enpu_fref_gemm(const enpu_graph *g, const enpu_node *n, const float *const 
 int enpu_fref_check_matmul(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_matmul(const enpu_graph *g, const enpu_node *n, const float *const *in,
                       float *const *out);
+int enpu_fref_check_conv_transpose(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_conv_transpose(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                              float *const *out);
 int enpu_fref_check_batchnorm(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_batchnorm(const enpu_graph *g, const enpu_node *n, const float *const *in,
                          float *const *out);
@@ -114,6 +117,21 @@ void enpu_fref_unary(const enpu_graph *g, const enpu_node *n, const float *const
 int enpu_fref_check_softmax(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_softmax(const enpu_graph *g, const enpu_node *n, const float *const *in,
                        float *const *out);
+int enpu_fref_check_variadic(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_variadic(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                        float *const *out);
+int enpu_fref_check_where(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_where(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                     float *const *out);
+int enpu_fref_check_layer_norm(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_layer_norm(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                          float *const *out);
+int enpu_fref_check_qdq(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_qdq(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                   float *const *out);
+int enpu_fref_check_reduce(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_reduce(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                      float *const *out);
 
 /* fref_layout.c */
 int enpu_fref_check_copy(const enpu_graph *g, const enpu_node *n, enpu_err *err);
@@ -128,5 +146,17 @@ void enpu_fref_concat(const enpu_graph *g, const enpu_node *n, const float *cons
 int enpu_fref_check_pad(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_pad(const enpu_graph *g, const enpu_node *n, const float *const *in,
                    float *const *out);
+int enpu_fref_check_slice(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_slice(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                     float *const *out);
+int enpu_fref_check_gather(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_gather(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                      float *const *out);
+int enpu_fref_check_expand(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_expand(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                      float *const *out);
+int enpu_fref_check_resize(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_resize(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                      float *const *out);
 
 #endif

@@ -4,6 +4,7 @@
  * used to measure. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ref/fref_internal.h"
@@ -230,4 +231,86 @@ void enpu_fref_batchnorm(const enpu_graph *g, const enpu_node *n, const float *c
             float *yv = out[0] + (b * c + ch) * inner;
             for (int64_t i = 0; i < inner; i++) yv[i] = (float)((xv[i] - mu) * mul + bias[ch]);
         }
+}
+
+/* --- ConvTranspose ----------------------------------------------------------------- */
+
+int enpu_fref_check_conv_transpose(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
+    char what[ENPU_MAX_NAME + 64];
+    enpu_fref_what(n, what, sizeof what);
+    const enpu_tensor *x = enpu_node_input(g, n, 0), *w = enpu_node_input(g, n, 1);
+    const enpu_tensor *b = enpu_node_input(g, n, 2), *y = enpu_node_output(g, n, 0);
+    if (w->rank != x->rank || (x->rank != 3 && x->rank != 4))
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: input '%s' of rank %d, weight of rank %d: "
+                         "1-D and 2-D only", what, x->name, x->rank, w->rank);
+    if (w->dims[2] > 1 << 20 || w->dims[w->rank - 1] > 1 << 20)
+        return enpu_fail(err, ENPU_E_LIMIT, "%s: kernel of weight '%s' is too large", what, w->name);
+    const enpu_conv_attr *a = &n->attr.conv;
+    int group = a->group;
+    if (group < 1 || x->dims[1] != w->dims[0] || w->dims[0] % group != 0)
+        return enpu_fail(err, ENPU_E_INVALID, "%s: group %d, input channels %lld, weight '%s' "
+                         "[%lld, %lld, ...] do not agree", what, group, (long long)x->dims[1], w->name,
+                         (long long)w->dims[0], (long long)w->dims[1]);
+    int64_t co = w->dims[1] * group;
+    if (b && (b->rank != 1 || b->dims[0] != co))
+        return enpu_fail(err, ENPU_E_INVALID, "%s: bias '%s' must be a vector of %lld values", what,
+                         b->name, (long long)co);
+    int kh = x->rank == 4 ? (int)w->dims[2] : 1, kw = (int)w->dims[w->rank - 1];
+    enpu_win2d q;
+    int rc = enpu_window_2d(n, &a->w, x->rank, kh, kw, &q, err);
+    if (rc) return rc;
+    int64_t ih = x->rank == 4 ? x->dims[2] : 1, iw = x->dims[x->rank - 1];
+    int64_t oh = q.sh * (ih - 1) + a->out_pad[0] + (int64_t)q.dh * (q.kh - 1) + 1 - q.pt - q.pb;
+    int64_t ow = q.sw * (iw - 1) + a->out_pad[1] + (int64_t)q.dw * (q.kw - 1) + 1 - q.pl - q.pr;
+    int64_t od[4] = {x->dims[0], co, oh, ow};
+    if (x->rank == 3) od[2] = ow;
+    if (!enpu_fref_same_shape(y, x->rank, od)) return enpu_fref_bad_shape(n, y, x->rank, od, err);
+    return 0;
+}
+
+/* Scatter form: each input element adds x * w[k] to the output positions its
+ * kernel taps reach (oy = iy*s - pad + ky*d). */
+void enpu_fref_conv_transpose(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                              float *const *out) {
+    const enpu_tensor *x = enpu_node_input(g, n, 0), *w = enpu_node_input(g, n, 1),
+                      *y = enpu_node_output(g, n, 0);
+    const enpu_conv_attr *a = &n->attr.conv;
+    enpu_win2d q;
+    enpu_err e = {0};
+    int kh = x->rank == 4 ? (int)w->dims[2] : 1, kw = (int)w->dims[w->rank - 1];
+    ENPU_ASSERT(enpu_window_2d(n, &a->w, x->rank, kh, kw, &q, &e) == 0); /* checked */
+    int64_t N = x->dims[0], ci = x->dims[1], G = a->group, cig = ci / G, cog = w->dims[1];
+    int64_t ih = x->rank == 4 ? x->dims[2] : 1, iw = x->dims[x->rank - 1];
+    int64_t co = cog * G, oh = y->rank == 4 ? y->dims[2] : 1, ow = y->dims[y->rank - 1];
+    const float *xv = in[0], *wv = in[1], *bv = n->n_in > 2 && n->in[2] >= 0 ? in[2] : NULL;
+    float *yv = out[0];
+    int64_t total = enpu_tensor_numel(y);
+    double *acc = calloc((size_t)(total ? total : 1), sizeof *acc);
+    ENPU_ASSERT(acc); /* the output's size, which the executor could allocate */
+    for (int64_t b = 0; b < N; b++)
+        for (int64_t c = 0; c < ci; c++) {
+            int64_t gr = c / cig;
+            for (int64_t iy = 0; iy < ih; iy++)
+                for (int64_t ix = 0; ix < iw; ix++) {
+                    double v = xv[((b * ci + c) * ih + iy) * iw + ix];
+                    for (int64_t oc = 0; oc < cog; oc++) {
+                        const float *wk = wv + ((c * cog + oc) * q.kh) * q.kw;
+                        double *yo = acc + (b * co + gr * cog + oc) * oh * ow;
+                        for (int ky = 0; ky < q.kh; ky++) {
+                            int64_t oy = iy * q.sh - q.pt + (int64_t)ky * q.dh;
+                            if (oy < 0 || oy >= oh) continue;
+                            for (int kx = 0; kx < q.kw; kx++) {
+                                int64_t ox = ix * q.sw - q.pl + (int64_t)kx * q.dw;
+                                if (ox < 0 || ox >= ow) continue;
+                                yo[oy * ow + ox] += v * wk[ky * q.kw + kx];
+                            }
+                        }
+                    }
+                }
+        }
+    for (int64_t i = 0; i < total; i++) {
+        int64_t c = (i / (oh * ow)) % co;
+        yv[i] = (float)(acc[i] + (bv ? bv[c] : 0.0));
+    }
+    free(acc);
 }

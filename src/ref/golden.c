@@ -48,8 +48,15 @@ const char *enpu_qorigin_name(enpu_qorigin o) {
 }
 
 bool enpu_q_is_table_op(enpu_op op) {
-    return op == ENPU_OP_SIGMOID || op == ENPU_OP_TANH || op == ENPU_OP_HARD_SIGMOID ||
-           op == ENPU_OP_HARD_SWISH || op == ENPU_OP_SILU || op == ENPU_OP_LEAKY_RELU;
+    switch (op) {
+    case ENPU_OP_SIGMOID: case ENPU_OP_TANH: case ENPU_OP_HARD_SIGMOID: case ENPU_OP_HARD_SWISH:
+    case ENPU_OP_SILU: case ENPU_OP_LEAKY_RELU: case ENPU_OP_GELU: case ENPU_OP_SQRT:
+    case ENPU_OP_EXP: case ENPU_OP_LOG: case ENPU_OP_ERF: case ENPU_OP_NEG: case ENPU_OP_ABS:
+    case ENPU_OP_RECIPROCAL: case ENPU_OP_FLOOR: case ENPU_OP_CEIL: case ENPU_OP_POW:
+        return true;
+    default:
+        return false;
+    }
 }
 
 enpu_pwl_fn enpu_q_table_fn(const enpu_node *n, enpu_pwl_params *ctx, const void **ctx_out) {
@@ -69,6 +76,21 @@ enpu_pwl_fn enpu_q_table_fn(const enpu_node *n, enpu_pwl_params *ctx, const void
         ctx->beta = 0;
         *ctx_out = ctx;
         return enpu_pwl_leaky_relu;
+    case ENPU_OP_GELU: return n->attr.misc.approximate ? enpu_pwl_gelu_tanh : enpu_pwl_gelu;
+    case ENPU_OP_SQRT: return enpu_pwl_sqrt;
+    case ENPU_OP_EXP: return enpu_pwl_exp;
+    case ENPU_OP_LOG: return enpu_pwl_log;
+    case ENPU_OP_ERF: return enpu_pwl_erf;
+    case ENPU_OP_NEG: return enpu_pwl_neg;
+    case ENPU_OP_ABS: return enpu_pwl_abs;
+    case ENPU_OP_RECIPROCAL: return enpu_pwl_reciprocal;
+    case ENPU_OP_FLOOR: return enpu_pwl_floor;
+    case ENPU_OP_CEIL: return enpu_pwl_ceil;
+    case ENPU_OP_POW: /* the constant exponent, copied into the attributes */
+        ctx->alpha = n->attr.act.alpha;
+        ctx->beta = 0;
+        *ctx_out = ctx;
+        return enpu_pwl_pow;
     default: return NULL;
     }
 }
@@ -77,7 +99,8 @@ bool enpu_q_is_move_op(enpu_op op) {
     switch (op) {
     case ENPU_OP_RESHAPE: case ENPU_OP_FLATTEN: case ENPU_OP_SQUEEZE: case ENPU_OP_UNSQUEEZE:
     case ENPU_OP_TRANSPOSE: case ENPU_OP_CONCAT: case ENPU_OP_PAD: case ENPU_OP_IDENTITY:
-    case ENPU_OP_DROPOUT:
+    case ENPU_OP_DROPOUT: case ENPU_OP_SLICE: case ENPU_OP_GATHER: case ENPU_OP_EXPAND:
+    case ENPU_OP_RESIZE: case ENPU_OP_CAST:
         return true;
     default:
         return false;
@@ -181,6 +204,32 @@ int enpu_qconv_geom_of(const enpu_graph *qg, const enpu_node *n, enpu_qconv_geom
         q->kh = (int)q->h;
         q->kw = (int)q->w;
         break;
+    case ENPU_OP_REDUCE_MEAN:
+    case ENPU_OP_REDUCE_SUM: {
+        /* over the whole map: a global pooling, keepdims or not */
+        const enpu_reduce_attr *a = &n->attr.reduce;
+        if ((x->rank != 3 && x->rank != 4) || a->n_axes != x->rank - 2)
+            return enpu_fail(err, ENPU_E_INVALID, "node '%s': a CONV-kind reduction is over the "
+                             "whole map of a rank-3/4 tensor", nm(n));
+        for (int k = 0; k < a->n_axes; k++)
+            if (a->axes[k] != 2 + k)
+                return enpu_fail(err, ENPU_E_INVALID, "node '%s': reduced axes are not the map's", nm(n));
+        q->n = x->dims[0];
+        q->ci = q->co = x->dims[1];
+        q->group = (int)q->ci;
+        spatial_of(x, &q->h, &q->w);
+        if (q->h > WIN_LIMIT || q->w > WIN_LIMIT || q->h < 1 || q->w < 1 || q->ci < 1 || q->ci > INT_MAX)
+            return enpu_fail(err, ENPU_E_INVALID, "node '%s': reduced map is empty or too large", nm(n));
+        q->kh = (int)q->h, q->kw = (int)q->w;
+        q->oh = q->ow = 1;
+        q->k = (int64_t)q->kh * q->kw;
+        bool keep = a->keepdims && y->rank == x->rank;
+        for (int d = 2; keep && d < y->rank; d++) keep = y->dims[d] == 1;
+        bool flat = !a->keepdims && y->rank == 2;
+        if ((!keep && !flat) || y->dims[0] != q->n || y->dims[1] != q->co)
+            return bad_out(n, y, "the reduced map", err);
+        return 0;
+    }
     case ENPU_OP_GEMM:
         if (x->rank != 2 || y->rank != 2 || y->dims[0] != x->dims[0])
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': FC needs [M, K] -> [M, N]", nm(n));
@@ -396,7 +445,8 @@ static int check_conv(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
     switch (n->op) {
     case ENPU_OP_CONV: want = ENPU_QO_CONV; break;
     case ENPU_OP_GEMM: want = ENPU_QO_FC; break;
-    case ENPU_OP_AVGPOOL: case ENPU_OP_GLOBAL_AVGPOOL: want = ENPU_QO_AVGPOOL; break;
+    case ENPU_OP_AVGPOOL: case ENPU_OP_GLOBAL_AVGPOOL: case ENPU_OP_REDUCE_MEAN:
+    case ENPU_OP_REDUCE_SUM: want = ENPU_QO_AVGPOOL; break;
     case ENPU_OP_BATCHNORM: want = ENPU_QO_BN; break;
     case ENPU_OP_RELU: case ENPU_OP_CLIP: want = ENPU_QO_RELU; break;
     case ENPU_OP_IDENTITY: want = ENPU_QO_RESCALE; break;
@@ -465,10 +515,27 @@ static int check_conv(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
     return 0;
 }
 
+typedef struct host_twin host_twin;
+static int check_twin(const enpu_graph *qg, const enpu_node *n, enpu_err *err);
+
+/* A move the golden runs through its float kernel on a one-node twin, as a
+ * host op: every output element is one input element (or, for a Pad of
+ * mode edge/reflect, a copy of one), so dequantizing, copying and
+ * quantizing with the same parameters gives back the int8 values exactly. */
+static bool move_by_twin(const enpu_node *n) {
+    switch (n->op) {
+    case ENPU_OP_SLICE: case ENPU_OP_GATHER: case ENPU_OP_EXPAND: case ENPU_OP_RESIZE: return true;
+    case ENPU_OP_PAD: return n->attr.pad.mode != ENPU_PADMODE_CONSTANT;
+    default: return false;
+    }
+}
+
 static int check_move(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
     if (!enpu_q_is_move_op(n->op))
         return enpu_fail(err, ENPU_E_INVALID, "node '%s': op %s cannot be of kind move", nm(n),
                          enpu_op_name(n->op));
+    if (n->op == ENPU_OP_RESIZE && n->attr.resize.mode != ENPU_RESIZE_NEAREST)
+        return enpu_fail(err, ENPU_E_INVALID, "node '%s': a move Resize is a nearest one", nm(n));
     const enpu_tensor *x = enpu_node_input(qg, n, 0), *y = enpu_node_output(qg, n, 0);
     int rc;
     if (!x || !y) return enpu_fail(err, ENPU_E_INVALID, "node '%s': missing input", nm(n));
@@ -488,6 +555,7 @@ static int check_move(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
     if (n->q->zp_out != zp(y) || n->q->zp_in[0] != zp(x))
         return enpu_fail(err, ENPU_E_INVALID, "node '%s': q.zp_in[0]/q.zp_out differ from the "
                          "tensors'", nm(n));
+    if (move_by_twin(n)) return check_twin(qg, n, err);
     switch (n->op) {
     case ENPU_OP_TRANSPOSE: {
         const enpu_shape_attr *a = &n->attr.shape;
@@ -529,7 +597,7 @@ static int check_move(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
         if (a->n_pads != 2 * x->rank || y->rank != x->rank)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': %d pads for rank %d", nm(n),
                              a->n_pads, x->rank);
-        if (a->value != 0.0f)
+        if (a->value != 0.0f || a->mode != ENPU_PADMODE_CONSTANT)
             return enpu_fail(err, ENPU_E_INVALID,
                              "node '%s': a MOVE Pad fills with 0 only (value %g)", nm(n),
                              (double)a->value);
@@ -547,14 +615,14 @@ static int check_move(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
 
 /* --- host nodes: a one-node float twin run by the float reference ---------------------- */
 
-typedef struct host_twin {
+struct host_twin {
     enpu_graph *g;
     enpu_fexec *ex;
     int n_in;
     int *src;         /* qg tensor of each twin input */
     enpu_buf *bufs;   /* float inputs */
     int out;          /* twin output tensor */
-} host_twin;
+};
 
 static void twin_free(host_twin *h) {
     enpu_fexec_free(h->ex);
@@ -635,6 +703,15 @@ static int build_twin(const enpu_graph *qg, const enpu_node *n, host_twin *h, en
     if ((rc = enpu_graph_add_output(h->g, o, err))) return rc;
     rc = enpu_fexec_new(h->g, &h->ex, err);
     if (rc) enpu_err_prefix(err, "host node '%s'", nm(n));
+    return rc;
+}
+
+/* What the float reference would refuse at run time is refused here. */
+static int check_twin(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
+    host_twin h;
+    memset(&h, 0, sizeof h);
+    int rc = build_twin(qg, n, &h, err);
+    twin_free(&h);
     return rc;
 }
 
@@ -775,11 +852,7 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
                                            &p, err);
         }
         /* what the float reference would refuse at run time is refused here */
-        host_twin h;
-        memset(&h, 0, sizeof h);
-        rc = build_twin(qg, n, &h, err);
-        twin_free(&h);
-        if (rc) return rc;
+        if ((rc = check_twin(qg, n, err))) return rc;
         for (int i = 0; i < n->n_out; i++) {
             const enpu_tensor *t = enpu_node_output(qg, n, i);
             if (!t) continue;
@@ -968,10 +1041,14 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
             if (!ex->vf[t]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", x->name);
         }
     }
-    for (int i = 0; i < qg->n_nodes && !rc; i++)
-        if (!qg->nodes[i].dead && qg->nodes[i].q->kind == ENPU_Q_HOST &&
-            qg->requant != ENPU_REQUANT_TFLITE)
-            rc = build_twin(qg, &qg->nodes[i], &ex->host[i], err);
+    for (int i = 0; i < qg->n_nodes && !rc; i++) {
+        const enpu_node *n = &qg->nodes[i];
+        if (n->dead) continue;
+        /* requant tflite runs its host ops through TFLite's integer kernels, not a twin */
+        if ((n->q->kind == ENPU_Q_HOST && qg->requant != ENPU_REQUANT_TFLITE) ||
+            (n->q->kind == ENPU_Q_MOVE && move_by_twin(n)))
+            rc = build_twin(qg, n, &ex->host[i], err);
+    }
     if (!rc) rc = enpu_gexec_set_kernels(ex, ENPU_GK_FAST, err);
     if (rc) {
         enpu_gexec_free(ex);
@@ -1232,7 +1309,14 @@ static int run_nodes(enpu_gexec *ex, enpu_err *err) {
         case ENPU_Q_ADD:
         case ENPU_Q_MUL: run_binary(ex, n); break;
         case ENPU_Q_TABLE: run_table(ex, n); break;
-        case ENPU_Q_MOVE: run_move(ex, n); break;
+        case ENPU_Q_MOVE:
+            if (move_by_twin(n)) {
+                int rc = run_host(ex, i, err);
+                if (rc) return rc;
+            } else {
+                run_move(ex, n);
+            }
+            break;
         case ENPU_Q_HOST: {
             int rc = run_host(ex, i, err);
             if (rc) return rc;

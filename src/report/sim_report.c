@@ -36,15 +36,26 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
 
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r) {
     const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
-    static const int acts[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
-                               ENPU_ACT_IFMAP_LOAD,   ENPU_ACT_BUS_CONFLICT, ENPU_ACT_WEIGHT_LOAD,
-                               ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN, ENPU_ACT_DMA_WAIT};
-    static const char *const hdr[] = {"compute", "ctrl", "fill", "ifmap", "busconf", "wload",
-                                      "odrain", "pdrain", "dmawait"};
-    /* the dma_wait column only for a run that used the DRAM */
+    static const int all[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
+                              ENPU_ACT_IFMAP_LOAD,   ENPU_ACT_BUS_CONFLICT, ENPU_ACT_WEIGHT_LOAD,
+                              ENPU_ACT_OFMAP_DRAIN,  ENPU_ACT_PIPELINE_DRAIN, ENPU_ACT_DMA_WAIT,
+                              ENPU_ACT_HOST};
+    static const char *const all_hdr[] = {"compute", "ctrl", "fill", "ifmap", "busconf", "wload",
+                                          "odrain", "pdrain", "dmawait", "host"};
+    /* the dma_wait column only for a run that used the DRAM, host for one
+     * with host ops */
     const bool offchip = r->activity[ENPU_ACT_DMA_WAIT] || r->reads[ENPU_MEM_OFFCHIP] ||
                          r->writes[ENPU_MEM_OFFCHIP];
-    const size_t n_acts = sizeof acts / sizeof acts[0] - (offchip ? 0 : 1);
+    bool hosted = r->activity[ENPU_ACT_HOST] > 0;
+    for (int i = 0; i < r->n_layers && !hosted; i++) hosted = r->layers[i].host;
+    int acts[sizeof all / sizeof all[0]];
+    const char *hdr[sizeof all / sizeof all[0]];
+    size_t n_acts = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if ((all[i] == ENPU_ACT_DMA_WAIT && !offchip) || (all[i] == ENPU_ACT_HOST && !hosted)) continue;
+        acts[n_acts] = all[i];
+        hdr[n_acts++] = all_hdr[i];
+    }
     char nb[64];
     fprintf(f, "%3s %-24s %-9s %10s %10s %6s %6s", "#", "layer", "op", "cycles", "ideal", "util%",
             "x ideal");
@@ -91,6 +102,14 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
             enpu_sim_mode_name(r->mode), a->name, (unsigned long long)r->total_cycles, r->time_us,
             a->clock_mhz, (unsigned long long)r->total_macs, host, (unsigned long long)units,
             100.0 * r->utilization);
+    if (hosted) {
+        enpu_npu_share sh;
+        enpu_sim_npu_share(r, &sh);
+        fprintf(f, "host ops: %d, %llu cycles on the host CPU (%.1f%% of the time), %llu MACs; NPU: "
+                   "%.1f%% of the MACs, %.1f%% of the time\n",
+                sh.host_ops, (unsigned long long)sh.host_cycles, 100.0 * (1.0 - sh.npu_time),
+                (unsigned long long)r->host_macs, 100.0 * sh.npu_macs, 100.0 * sh.npu_time);
+    }
     if (r->mode == ENPU_SIM_CYCLE) {
         fprintf(f, "memory traffic (words; pads and psum: entries):");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)

@@ -68,6 +68,7 @@ static void sb_text(sbuf *b, const char *s, size_t max) {
  * a good run looks green. */
 static const char *const act_color[] = {
     "#7f7f7f", "#2ca02c", "#9467bd", "#1f77b4", "#d62728", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
+    "#bcbd22",
 };
 /* A new activity needs its colour here (a missing one was drawn as "(null)"). */
 _Static_assert(sizeof act_color / sizeof act_color[0] == ENPU_ACT_COUNT, "one colour per activity");

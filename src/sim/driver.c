@@ -475,6 +475,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         return tfl_host_op(sim, instr, h, op, err);
     int nio = h->n_in + h->n_out, rc = 0;
     float *val[ENPU_HOSTOP_MAX_IO] = {0};
+    const float *cval[ENPU_HOSTOP_MAX_IO] = {0}; /* float32 constants: the graph's data */
     int ten[ENPU_HOSTOP_MAX_IO];
     int8_t *tmp = NULL;
     enpu_graph *g = enpu_graph_new(h->name);
@@ -487,10 +488,25 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         char nm[64];
         snprintf(nm, sizeof nm, "t%d", i);
         if ((rc = enpu_shape_numel(d->rank, dims, &n, d->name, err))) break;
-        ten[i] = enpu_graph_add_tensor(g, nm, ENPU_DT_FLOAT32, d->rank, dims, err);
+        bool cst = d->dir == ENPU_IO_CONST;
+        ten[i] = enpu_graph_add_tensor(g, nm, cst ? d->dtype : ENPU_DT_FLOAT32, d->rank, dims, err);
         if (ten[i] < 0) {
             rc = ten[i];
             break;
+        }
+        if (cst) {
+            /* a constant operand, in its own dtype, from HOST_INIT (the
+             * validated descriptor lies inside it) */
+            size_t nb = (size_t)n * enpu_dtype_size(d->dtype);
+            void *data = malloc(nb ? nb : 1);
+            if (!data) {
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            if (nb) memcpy(data, p->host_init + d->addr, nb);
+            enpu_tensor_set_data(&g->tensors[ten[i]], data);
+            if (d->dtype == ENPU_DT_FLOAT32) val[i] = NULL, cval[i] = data;
+            continue;
         }
         val[i] = calloc((size_t)(n ? n : 1), sizeof(float));
         if (!val[i]) {
@@ -515,8 +531,10 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int k = enpu_graph_add_node(g, h->name, op, h->n_in, ten, h->n_out, ten + h->n_in, err);
         if (k < 0) rc = k;
         else {
-            enpu_hostop_get_attrs(h, &g->nodes[k], p->io[h->io[0]].rank);
-            rc = enpu_fref_node(g, &g->nodes[k], (const float *const *)val, val + h->n_in, err);
+            enpu_hostop_get_attrs(h, &g->nodes[k], nio ? p->io[h->io[0]].rank : 0);
+            const float *in[ENPU_HOSTOP_MAX_IO];
+            for (int i = 0; i < h->n_in; i++) in[i] = cval[i] ? cval[i] : val[i];
+            rc = enpu_fref_node(g, &g->nodes[k], in, val + h->n_in, err);
         }
         if (rc) enpu_err_prefix(err, "host op '%s' (instruction %d)", h->name, instr);
     }
@@ -835,4 +853,13 @@ int enpu_sim_run(enpu_sim *sim, const enpu_buf *inputs, int n_inputs, enpu_sim_r
 int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
                     enpu_sim_result *res, enpu_err *err) {
     return run_common(sim, NULL, inputs, n_inputs, res, err);
+}
+
+void enpu_sim_npu_share(const enpu_sim_result *r, enpu_npu_share *s) {
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < r->n_layers; i++) s->host_ops += r->layers[i].host;
+    s->host_cycles = r->activity[ENPU_ACT_HOST];
+    uint64_t macs = r->total_macs + r->host_macs;
+    s->npu_macs = macs ? (double)r->total_macs / (double)macs : 1.0;
+    s->npu_time = r->total_cycles ? 1.0 - (double)s->host_cycles / (double)r->total_cycles : 1.0;
 }

@@ -543,7 +543,7 @@ static uint32_t next_rand(void) {
     return rng >> 8;
 }
 
-static char sweep_failure[1024];
+static char sweep_failure[ENPU_ERR_MSG_MAX + 1024];
 
 /* Truncations at `cuts` offsets spread over the file and `flips` random bit
  * flips; each mutant must be accepted or refused cleanly.  With

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "easynpu/file.h"
+#include "easynpu/tensor_io.h"
 #include "testutil.h"
 
 #define KWS "models/kws_cnn.onnx --calib models/kws_cnn/calib --input models/kws_cnn/sample_0.npy"
@@ -235,6 +236,110 @@ static void test_errors(void **state) {
     free(after);
 }
 
+/* A batch: --input-shape x=3x40x98 gives the audio model (its time axis is
+ * symbolic) three images; run takes them stacked along dimension 0, runs
+ * each through the one program bit-exact with the golden reference, reports
+ * the batch's cycles (three times one image's: the timing does not depend
+ * on the data) and writes the three outputs stacked, each equal to the
+ * output of that image run alone.  eval takes --input-shape too, with a
+ * batch of 1 (each input set is one image). */
+#define AUDIO "models/import/audio1d.onnx --calib models/import/audio1d/calib"
+
+static void expect(const char *out, const char *needle) {
+    if (!strstr(out, needle)) fail_msg("'%s' not in:\n%s", needle, out);
+}
+
+static void test_batch(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_buf img[3], stack = {0};
+    char path[3][128], bpath[128], json[128], outp[128], one[3][128], args[2048];
+    for (int k = 0; k < 3; k++) {
+        snprintf(path[k], sizeof path[k], "models/import/audio1d/calib/calib_%02d.npy", k);
+        assert_int_equal(enpu_tensor_read(path[k], &img[k], &err), 0);
+        assert_int_equal(enpu_buf_to_f32(&img[k], &err), 0);
+    }
+    int64_t sd[3] = {3, 40, 98};
+    assert_int_equal(enpu_buf_alloc(&stack, ENPU_DT_FLOAT32, 3, sd, &err), 0);
+    int64_t per = enpu_buf_numel(&img[0]);
+    assert_int_equal(per, 40 * 98);
+    for (int k = 0; k < 3; k++) memcpy((float *)stack.data + k * per, img[k].data, (size_t)per * sizeof(float));
+    snprintf(bpath, sizeof bpath, "%s/batch.npy", dir);
+    snprintf(json, sizeof json, "%s/batch.json", dir);
+    snprintf(outp, sizeof outp, "%s/batch_y.npy", dir);
+    assert_int_equal(enpu_tensor_write(bpath, &stack, &err), 0);
+    snprintf(args, sizeof args, AUDIO " --input-shape x=3x40x98 --input %s --json %s -o %s --quiet", bpath,
+             json, outp);
+    int st;
+    char *out = run(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "batch: 3 images through the program one after the other: 168750 cycles");
+    free(out);
+    json_error_t je;
+    json_t *root = json_load_file(json, 0, &je);
+    assert_non_null(root);
+    json_t *b = json_object_get(root, "batch");
+    assert_int_equal(json_integer_value(json_object_get(b, "images")), 3);
+    assert_int_equal(json_integer_value(json_object_get(b, "cycles")), 3 * 56250);
+    assert_true(json_is_true(json_object_get(root, "bit_exact")));
+    json_decref(root);
+    enpu_buf y = {0};
+    assert_int_equal(enpu_tensor_read(outp, &y, &err), 0);
+    assert_int_equal(y.rank, 2);
+    assert_int_equal(y.dims[0], 3);
+    assert_int_equal(y.dims[1], 12);
+    for (int k = 0; k < 3; k++) {
+        snprintf(one[k], sizeof one[k], "%s/y%d.npy", dir, k);
+        snprintf(args, sizeof args, AUDIO " --input-shape x=1x40x98 --input %s -o %s --quiet", path[k], one[k]);
+        out = run(args, &st);
+        if (st != 0) fail_msg("exit %d:\n%s", st, out);
+        expect(out, "56250 cycles");
+        free(out);
+        enpu_buf yk = {0};
+        assert_int_equal(enpu_tensor_read(one[k], &yk, &err), 0);
+        assert_int_equal(enpu_buf_numel(&yk), 12);
+        assert_memory_equal(yk.data, (const char *)y.data + (size_t)k * 12 * enpu_dtype_size(y.dtype),
+                            12 * enpu_dtype_size(y.dtype));
+        enpu_buf_free(&yk);
+        unlink(one[k]);
+    }
+    enpu_buf_free(&y);
+    /* compile builds the one-image program and says so */
+    char prog[128];
+    snprintf(prog, sizeof prog, "%s/a.enpu", dir);
+    char cmd0[2400];
+    snprintf(cmd0, sizeof cmd0, "%s compile " AUDIO " --input-shape x=3x40x98 -o %s --quiet", ENPU_CLI, prog);
+    st = enpu_test_run(cmd0, &out);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "note: batch 3: compiled for one image (`easynpu run` runs the 3 images through it one "
+                "after the other)");
+    free(out);
+    unlink(prog);
+    /* the batch must be in the file, and eval takes one image per input set */
+    snprintf(args, sizeof args, AUDIO " --input-shape x=2x40x98 --input %s --quiet", bpath);
+    out = run(args, &st);
+    assert_int_equal(st, 2);
+    expect(out, "a batch of 2 images needs dimension 0 of 2, the file has 3");
+    free(out);
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd, "%s eval " AUDIO " --input-shape x=1x40x98 --data %s --quiet", ENPU_CLI, bpath);
+    st = enpu_test_run(cmd, &out);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    expect(out, "on 3 input set(s) from");
+    expect(out, "56250 per inference");
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s eval " AUDIO " --input-shape x=3x40x98 --data %s --quiet", ENPU_CLI, bpath);
+    st = enpu_test_run(cmd, &out);
+    assert_int_equal(st, 2);
+    expect(out, "--input-shape gives a batch of 3: eval runs one image per input set");
+    free(out);
+    unlink(bpath);
+    unlink(json);
+    unlink(outp);
+    for (int k = 0; k < 3; k++) enpu_buf_free(&img[k]);
+    enpu_buf_free(&stack);
+}
+
 /* A real model that needs DRAM: refused with what it needs when the arch's
  * DRAM is too small or absent. */
 static void test_errors_vww(void **state) {
@@ -291,6 +396,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_compare_engines), cmocka_unit_test(test_systolic_no_energy),
         cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_batch),
     };
     const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_errors_vww),

@@ -4,10 +4,12 @@
  *
  * Every test folder gets exactly one verdict:
  *   passed: every data set's outputs match the reference within 1e-4
- *     (relative above 1);
+ *     (relative above 1; integer outputs exactly, with the reference's dtype);
  *   not supported: a node's operator is not one EasyNPU implements (or is in
- *     another domain), a graph input or output is not float32 (the float
- *     reference computes float32), or the test is listed in `expected[]`
+ *     another domain), a graph input or output is of a type the float
+ *     reference does not carry (it computes float32 and carries integers,
+ *     bools and float64 in it: float16, bfloat16 and strings are not, nor
+ *     are 32/64-bit integers over 2^24), or the test is listed in `expected[]`
  *     below with the reason (training mode, a form we refuse) and
  *     the importer refuses it with that reason;
  *   failed: anything else.  A test whose operators are all supported is never
@@ -19,6 +21,9 @@
  * (Clip's min/max, Reshape's shape, Pad's pads, Squeeze/Unsqueeze's axes,
  * Dropout's ratio/training_mode) are bound to the data set's own input_N.pb
  * at import (enpu_onnx_bind), as `easynpu ... --bind NAME=FILE` does.
+ *
+ * A second table counts each implemented operator over every test that uses
+ * it, and holds each to MIN_SHARE passed (short_ops[]: the exceptions).
  *
  * The per-operator table and the totals end the output (ctest -V, or
  * --output-on-failure when something fails).  ENPU_ONNX_NODE_ONLY=substring
@@ -37,7 +42,29 @@
 #include "testutil.h"
 
 /* Passing tests measured when this count was last raised (no regressions). */
-#define MIN_PASSED 204
+#define MIN_PASSED 466
+
+/* Every implemented operator must pass at least this share of the tests that
+ * use it (float types: the tests refused for a float16, bfloat16 or string
+ * tensor are not counted; a refused form or training mode counts against
+ * it) -- except the operators below, whose shortfall is a form EasyNPU
+ * refuses on purpose; their figures are asserted exactly, so the list stays
+ * true. */
+#define MIN_SHARE 0.95
+static const struct {
+    const char *op;
+    int passed, counted;
+    const char *why;
+} short_ops[] = {
+    {"AveragePool", 16, 20, "3-D windows"},
+    {"BatchNormalization", 7, 9, "training mode"},
+    {"Conv", 26, 33, "3-D windows"},
+    {"ConvTranspose", 12, 13, "3-D windows"},
+    {"Dropout", 4, 12, "training mode, output 'mask'"},
+    {"Identity", 1, 3, "a sequence, an optional"},
+    {"MaxPool", 18, 24, "3-D windows, output 'Indices'"},
+};
+#define N_SHORT (sizeof short_ops / sizeof short_ops[0])
 
 #define TOL 1e-4
 #define MAX_IO 16
@@ -67,6 +94,7 @@ static const struct {
     {"test_MaxPool3d_stride", WHY_FORM, "3-D windows are not supported"},
     {"test_MaxPool3d_stride_padding", WHY_FORM, "3-D windows are not supported"},
     {"test_Conv3d", WHY_FORM, "3-D windows are not supported"},
+    {"test_convtranspose_3d", WHY_FORM, "3-D windows are not supported"},
     {"test_Conv3d_dilated", WHY_FORM, "3-D windows are not supported"},
     {"test_Conv3d_dilated_strided", WHY_FORM, "3-D windows are not supported"},
     {"test_Conv3d_groups", WHY_FORM, "3-D windows are not supported"},
@@ -75,11 +103,6 @@ static const struct {
     {"test_Conv3d_stride_padding", WHY_FORM, "3-D windows are not supported"},
     {"test_maxpool_with_argmax_2d_precomputed_pads", WHY_FORM, "output 'Indices'"},
     {"test_maxpool_with_argmax_2d_precomputed_strides", WHY_FORM, "output 'Indices'"},
-    {"test_edge_pad", WHY_FORM, "mode 'edge' is not supported"},
-    {"test_reflect_pad", WHY_FORM, "mode 'reflect' is not supported"},
-    {"test_ReflectionPad2d", WHY_FORM, "mode 'reflect' is not supported"},
-    {"test_ReplicationPad2d", WHY_FORM, "mode 'edge' is not supported"},
-    {"test_operator_pad", WHY_FORM, "mode 'reflect' is not supported"},
     {"test_identity_opt", WHY_FORM, "is not a tensor"},
     {"test_identity_sequence", WHY_FORM, "is not a tensor"},
     {"test_dropout_default_mask", WHY_FORM, "output 'mask'"},
@@ -254,6 +277,10 @@ static int find_expected(const char *test) {
  * supported: "not supported" only as listed in expected[]. */
 static result refused(outcome *o, const char *test, const char *step, const enpu_err *err) {
     int e = find_expected(test);
+    /* a tensor of a type EasyNPU does not compute on (float16, string, ...) */
+    if (err->code == ENPU_E_UNSUPPORTED &&
+        (strstr(err->msg, ": data type ") || strstr(err->msg, "): Cast to ")))
+        return set(o, R_NOTSUP, WHY_DTYPE, "%s", err->msg);
     if (err->code == ENPU_E_UNSUPPORTED && e >= 0 && strstr(err->msg, expected[e].needle))
         return set(o, R_NOTSUP, expected[e].why, "%s", err->msg);
     if (err->code == ENPU_E_UNSUPPORTED && e < 0)
@@ -262,20 +289,50 @@ static result refused(outcome *o, const char *test, const char *step, const enpu
     return set(o, R_FAIL, WHY_OP, "%s (%s): %s", step, enpu_status_name(err->code), err->msg);
 }
 
-/* A graph input or output that is not float32, or NULL. */
+/* The float reference computes in float32; an integer or bool tensor is run
+ * through it when float32 holds it exactly (|v| <= 2^24, checked on the
+ * data), a float64 one rounded to float32 (compared within TOL). */
+static bool exact_dtype(enpu_dtype dt) { return enpu_fref_carries(dt); }
+
+/* b converted in place to float32 if every value is exact there; false (b
+ * unchanged) otherwise. */
+static bool to_f32_exact(enpu_buf *b) {
+    if (b->dtype == ENPU_DT_FLOAT32) return true;
+    if (!exact_dtype(b->dtype)) return false;
+    int64_t n = enpu_buf_numel(b);
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        switch (b->dtype) {
+        case ENPU_DT_INT32: v = ((const int32_t *)b->data)[i]; break;
+        case ENPU_DT_UINT32: v = ((const uint32_t *)b->data)[i]; break;
+        case ENPU_DT_INT64: v = (double)((const int64_t *)b->data)[i]; break;
+        case ENPU_DT_UINT64: v = (double)((const uint64_t *)b->data)[i]; break;
+        default: v = 0; break; /* 8- and 16-bit values and bools are exact */
+        }
+        if (fabs(v) > 16777216.0) return false;
+    }
+    enpu_err err = {0};
+    return enpu_buf_to_f32(b, &err) == 0;
+}
+
+/* A graph input or output whose dtype float32 cannot carry, or NULL. */
 static const enpu_tensor *non_float_io(const enpu_graph *g) {
     for (int i = 0; i < g->n_inputs; i++)
-        if (g->tensors[g->inputs[i]].dtype != ENPU_DT_FLOAT32) return &g->tensors[g->inputs[i]];
+        if (!exact_dtype(g->tensors[g->inputs[i]].dtype)) return &g->tensors[g->inputs[i]];
     for (int i = 0; i < g->n_outputs; i++) {
         const enpu_tensor *t = &g->tensors[g->outputs[i]];
-        if (t->dtype != ENPU_DT_FLOAT32 && t->dtype != ENPU_DT_UNDEFINED) return t;
+        if (!exact_dtype(t->dtype) && t->dtype != ENPU_DT_UNDEFINED) return t;
     }
     return NULL;
 }
 
 static result compare(const char *name, const enpu_tensor *t, const float *got,
-                      const enpu_buf *want, outcome *o) {
-    if (want->dtype != ENPU_DT_FLOAT32)
+                      enpu_buf *want, outcome *o) {
+    if (want->dtype != t->dtype && t->dtype != ENPU_DT_UNDEFINED && exact_dtype(want->dtype))
+        return set(o, R_FAIL, WHY_OP, "output '%s': inferred dtype %s, reference %s", name,
+                   enpu_dtype_name(t->dtype), enpu_dtype_name(want->dtype));
+    enpu_dtype want_dt = want->dtype;
+    if (!to_f32_exact(want))
         return set(o, R_NOTSUP, WHY_DTYPE, "reference output '%s' is %s", name,
                    enpu_dtype_name(want->dtype));
     bool same = want->rank == t->rank;
@@ -295,6 +352,9 @@ static result compare(const char *name, const enpu_tensor *t, const float *got,
         double r = ref[i], v = got[i];
         if (isnan(r) && isnan(v)) continue;
         if (r == v) continue; /* also equal infinities */
+        if (want_dt != ENPU_DT_FLOAT32 && want_dt != ENPU_DT_FLOAT64) /* integers are exact */
+            return set(o, R_FAIL, WHY_OP, "output '%s' element %lld: got %.9g, reference %.9g",
+                       name, (long long)i, v, r);
         if (!(fabs(v - r) <= TOL * fmax(1.0, fabs(r))))
             return set(o, R_FAIL, WHY_OP, "output '%s' element %lld: got %.9g, reference %.9g",
                        name, (long long)i, v, r);
@@ -347,10 +407,15 @@ static result run_data_set(const char *dir, const char *test, const char *model,
         r = set(o, R_FAIL, WHY_OP, "%s has %d inputs, the graph %d", ds, d.n_in, g0->n_inputs);
         goto done;
     }
-    for (int k = 0; k < d.n_in; k++)
+    for (int k = 0; k < d.n_in; k++) {
+        const enpu_tensor *in = &g0->tensors[g0->inputs[k]];
         if (enpu_onnx_is_param_input(g0, g0->inputs[k]))
-            binds[n_binds++] =
-                (enpu_onnx_bind){g0->tensors[g0->inputs[k]].name, d.path[k], &d.in[k]};
+            binds[n_binds++] = (enpu_onnx_bind){in->name, d.path[k], &d.in[k]};
+        else if (!to_f32_exact(&d.in[k])) {
+            r = set(o, R_NOTSUP, WHY_DTYPE, "%s (input '%s')", enpu_dtype_name(in->dtype), in->name);
+            goto done;
+        }
+    }
     enpu_onnx_opts opts = {0, binds, n_binds};
     if (enpu_onnx_load_opts(model, &opts, &g, &err)) {
         r = refused(o, test, "import", &err);
@@ -445,23 +510,40 @@ typedef struct op_row {
 typedef struct tally {
     op_row *rows;
     int n_rows, cap_rows;
+    op_row *ops; /* one row per operator: every test that uses it (all implemented) */
+    int n_ops, cap_ops;
     int total, passed, failed, notsup[WHY_COUNT];
     int sup_tests, sup_passed, sup_failed, sup_notsup; /* tests of supported operators */
     int ran_expected[N_EXPECTED];
 } tally;
 
-static op_row *row_for(tally *t, const char *key) {
-    for (int i = 0; i < t->n_rows; i++)
-        if (strcmp(t->rows[i].key, key) == 0) return &t->rows[i];
-    if (t->n_rows == t->cap_rows) {
-        t->cap_rows = t->cap_rows ? 2 * t->cap_rows : 256;
-        t->rows = realloc(t->rows, (size_t)t->cap_rows * sizeof *t->rows);
-        assert_non_null(t->rows);
+static op_row *row_in(op_row **rows, int *n_rows, int *cap_rows, const char *key) {
+    for (int i = 0; i < *n_rows; i++)
+        if (strcmp((*rows)[i].key, key) == 0) return &(*rows)[i];
+    if (*n_rows == *cap_rows) {
+        *cap_rows = *cap_rows ? 2 * *cap_rows : 256;
+        *rows = realloc(*rows, (size_t)*cap_rows * sizeof **rows);
+        assert_non_null(*rows);
     }
-    op_row *r = &t->rows[t->n_rows++];
+    op_row *r = &(*rows)[(*n_rows)++];
     memset(r, 0, sizeof *r);
     snprintf(r->key, sizeof r->key, "%s", key);
     return r;
+}
+
+static op_row *row_for(tally *t, const char *key) { return row_in(&t->rows, &t->n_rows, &t->cap_rows, key); }
+
+/* Counts a test of implemented operators under each operator of its '+'-joined key. */
+static void count_ops(tally *t, const char *key, result r, why_kind why) {
+    char buf[600];
+    snprintf(buf, sizeof buf, "%s", key);
+    char *save = NULL;
+    for (char *op = strtok_r(buf, "+", &save); op; op = strtok_r(NULL, "+", &save)) {
+        op_row *row = row_in(&t->ops, &t->n_ops, &t->cap_ops, op);
+        if (r == R_PASS) row->passed++;
+        else if (r == R_FAIL) row->failed++;
+        else row->notsup[why]++;
+    }
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -511,6 +593,7 @@ static int run_suite(const char *root, const char *suite, tally *t, bool verbose
         if (ops.all_supported) t->sup_tests++;
         int e = find_expected(names[i]);
         if (e >= 0) t->ran_expected[e]++;
+        if (ops.all_supported) count_ops(t, ops.key, r, o.why);
         switch (r) {
         case R_PASS:
             row->passed++;
@@ -596,6 +679,51 @@ static void print_summary(tally *t) {
     fflush(stdout);
 }
 
+/* The share of each implemented operator's tests that pass (MIN_SHARE,
+ * short_ops[]); returns how many operators break the rule. */
+static int check_shares(tally *t) {
+    qsort(t->ops, (size_t)t->n_ops, sizeof *t->ops, cmp_row);
+    printf("\nONNX conformance per implemented operator, every test that uses it (float types: "
+           "dtype refusals not counted):\n");
+    printf("  %-20s %6s %7s %7s  %s\n", "operator", "passed", "counted", "share", "(short of 95%: why)");
+    int bad = 0, n_ok = 0;
+    bool seen[N_SHORT] = {0};
+    for (int i = 0; i < t->n_ops; i++) {
+        const op_row *r = &t->ops[i];
+        int counted = r->passed + r->failed + r->notsup[WHY_TRAINING] + r->notsup[WHY_FORM];
+        if (!counted) continue;
+        double share = (double)r->passed / counted;
+        int k = -1;
+        for (size_t j = 0; j < N_SHORT; j++)
+            if (!strcmp(short_ops[j].op, r->key)) k = (int)j;
+        printf("  %-20s %6d %7d %6.1f%%  %s%s%s\n", r->key, r->passed, counted, 100.0 * share,
+               k >= 0 ? "(" : "", k >= 0 ? short_ops[k].why : "", k >= 0 ? ")" : "");
+        if (k >= 0) {
+            seen[k] = true;
+            if (r->passed != short_ops[k].passed || counted != short_ops[k].counted) {
+                printf("FAIL %s: %d of %d pass, short_ops[] says %d of %d: update it\n", r->key, r->passed,
+                       counted, short_ops[k].passed, short_ops[k].counted);
+                bad++;
+            }
+        } else if (share < MIN_SHARE) {
+            printf("FAIL %s: %.1f%% of its tests pass, under %.0f%%\n", r->key, 100.0 * share,
+                   100.0 * MIN_SHARE);
+            bad++;
+        } else {
+            n_ok++;
+        }
+    }
+    for (size_t j = 0; j < N_SHORT; j++)
+        if (!seen[j]) {
+            printf("FAIL short_ops[] lists %s, which no test counts\n", short_ops[j].op);
+            bad++;
+        }
+    printf("onnx conformance per operator: %d of %d implemented operators pass >= %.0f%% of their "
+           "tests; %d short of it by forms refused on purpose\n",
+           n_ok, n_ok + (int)N_SHORT, 100.0 * MIN_SHARE, (int)N_SHORT);
+    return bad;
+}
+
 static void test_onnx_conformance(void **state) {
     (void)state;
     /* ENPU_ONNX_NODE_TESTS is the node suite; its siblings are the others. */
@@ -612,12 +740,14 @@ static void test_onnx_conformance(void **state) {
     run_suite(root, "pytorch-converted", &t, verbose, only);
     run_suite(root, "pytorch-operator", &t, verbose, only);
     print_summary(&t);
+    if (!only) t.failed += check_shares(&t);
     for (size_t i = 0; i < N_EXPECTED && !only; i++)
         if (!t.ran_expected[i]) {
             printf("FAIL expected[] lists %s, which is not in the test data\n", expected[i].test);
             t.failed++;
         }
     free(t.rows);
+    free(t.ops);
     assert_int_equal(t.failed, 0);
     if (!only) {
         assert_true(node > 0);

@@ -61,7 +61,7 @@ static void test_mlp1m(void **state) {
 static void test_det320(void **state) {
     (void)state;
     e2e("det320", REPO("models/offchip/det320.onnx"), REPO("models/offchip/det320/calib"),
-        REPO("models/offchip/det320/sample_0.npy"), 1160, 8175016, true, 241236, 63601);
+        REPO("models/offchip/det320/sample_0.npy"), 1091, 8136583, true, 230160, 56401);
 }
 
 /* ---- the real test models -------------------------------------------------------- */
@@ -69,7 +69,7 @@ static void test_det320(void **state) {
 static void test_vww(void **state) {
     (void)state;
     e2e("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
-        SM("mlperf-vww-float/test_data_set_1/input_0.pb"), 173, 522755, true, 33035, 4608);
+        SM("mlperf-vww-float/test_data_set_1/input_0.pb"), 173, 523277, true, 33035, 4608);
 }
 
 static void test_mnist(void **state) {

@@ -197,13 +197,13 @@ typedef struct mlperf_case {
 
 static const mlperf_case cases[] = {
     {"kws_ref_model.tflite", "kws_input_0_int8_49x10.raw", 12,
-     {-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128}, 167678, 0, true},
+     {-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128}, 168322, 0, true},
     {"pretrainedResnet_quant.tflite", "cifar10_pic2_s8_32x32x3.raw", 10,
-     {-128, -128, 127, -128, -128, -128, -128, -128, -128, -128}, 791266, 0, true},
+     {-128, -128, 127, -128, -128, -128, -128, -128, -128, -128}, 791886, 0, true},
     {"pretrainedResnet_quant.tflite", "cifar10_pic7_s8_32x32x3.raw", 10,
-     {-122, -121, -128, -126, -112, -124, -128, 76, -128, -110}, 791266, 6, false},
-    {"vww_96_int8.tflite", "vww_person1_s8_96x96x3.raw", 2, {-76, 76}, 522790, 2, true},
-    {"vww_96_int8.tflite", "vww_noperson1_s8_96x96x3.raw", 2, {8, -8}, 522790, 0, false},
+     {-122, -121, -128, -126, -112, -124, -128, 76, -128, -110}, 791886, 6, false},
+    {"vww_96_int8.tflite", "vww_person1_s8_96x96x3.raw", 2, {-76, 76}, 523314, 2, true},
+    {"vww_96_int8.tflite", "vww_noperson1_s8_96x96x3.raw", 2, {8, -8}, 523314, 0, false},
 };
 
 /* The oracle's int8 outputs for model/vector from GOLDEN_armnn.txt. */

@@ -133,7 +133,8 @@ static void test_errors(void **state) {
                "t.s:2: scale: 'abc' is not a float32 number");
     expect_asm("end\n.hostop in=1\n", ENPU_E_INVALID, "t.s:2: .hostop: kind is required");
     expect_asm("end\n.hostop kind=A in=1,2,3,4,5 out=1,2,3,4\n", ENPU_E_INVALID, "t.s:2: .hostop: 9 operands");
-    expect_asm("end\n.hostop kind=A iparam=1,2,3,4,5,6,7,8,9\n", ENPU_E_INVALID, "iparam: more than 8 values");
+    expect_asm("end\n.hostop kind=A iparam=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,"
+               "26,27,28,29,30,31,32,33\n", ENPU_E_INVALID, "iparam: more than 32 values");
     expect_asm("end\n.table name=T addr=-1\n", ENPU_E_INVALID, "t.s:2: addr: value -1 out of range");
     expect_asm(".arch\nend\n", ENPU_E_FORMAT, "t.s:1: .arch needs a JSON object or a preset name");
     expect_asm(".arch tiny\nend\n", ENPU_E_USAGE, "t.s:1: unknown arch preset 'tiny'");

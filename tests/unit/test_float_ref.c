@@ -467,30 +467,45 @@ static void test_run_errors(void **state) {
     enpu_graph_free(g);
 }
 
-static void test_non_float_rejected(void **state) {
+/* Integer tensors are carried in float32 and rounded to their dtype after
+ * each node: truncation toward zero, 8- and 16-bit wrap-around. */
+static void test_integer_values(void **state) {
     (void)state;
-    enpu_graph *g = enpu_graph_new("ints");
+    enpu_graph *g = enpu_graph_new("u8");
     enpu_err err = {0};
-    int64_t xd[] = {2};
-    int x = input(g, "x", 1, xd);
-    int k = enpu_graph_add_tensor(g, "k", ENPU_DT_INT64, 1, xd, &err);
-    enpu_tensor_set_data(&g->tensors[k], calloc(2, sizeof(int64_t)));
-    int in[] = {x, k}, y;
-    node(g, "addk", ENPU_OP_ADD, 2, in, &y);
-    enpu_graph_add_output(g, y, &err);
-    g->tensors[y].rank = 1; /* shape inference may or may not accept mixed dtypes */
-    g->tensors[y].dims[0] = 2;
-    enpu_fexec *ex = NULL;
-    assert_int_equal(enpu_fexec_new(g, &ex, &err), ENPU_E_UNSUPPORTED);
-    assert_null(ex);
-    assert_non_null(strstr(err.msg, "'addk'"));
-    assert_non_null(strstr(err.msg, "'k'"));
-    assert_non_null(strstr(err.msg, "int64"));
+    int64_t d4[] = {4}, d2[] = {2};
+    int in[] = {input(g, "a", 1, d4), input(g, "b", 1, d4)}, y;
+    g->tensors[in[0]].dtype = g->tensors[in[1]].dtype = ENPU_DT_UINT8;
+    node(g, "add", ENPU_OP_ADD, 2, in, &y);
+    g->tensors[y].dtype = ENPU_DT_UNDEFINED; /* inferred: input 0's */
+    float av[] = {200, 1, 255, 0}, bv[] = {100, 2, 1, 0}, want[] = {44, 3, 0, 0};
+    const float *vals[] = {av, bv};
+    run_check(g, y, 2, vals, 1, d4, want, 0.0f);
+    assert_int_equal(g->tensors[y].dtype, ENPU_DT_UINT8);
     enpu_graph_free(g);
+
+    g = enpu_graph_new("i32");
+    int in2[] = {input(g, "p", 1, d2), input(g, "q", 1, d2)};
+    g->tensors[in2[0]].dtype = g->tensors[in2[1]].dtype = ENPU_DT_INT32;
+    node(g, "div", ENPU_OP_DIV, 2, in2, &y);
+    g->tensors[y].dtype = ENPU_DT_UNDEFINED;
+    float pv[] = {7, -7}, qv[] = {2, 2}, want2[] = {3, -3};
+    const float *vals2[] = {pv, qv};
+    run_check(g, y, 2, vals2, 1, d2, want2, 0.0f);
+    enpu_graph_free(g);
+
+    g = enpu_graph_new("cast");
+    int x = input(g, "x", 1, d2);
+    node(g, "cast", ENPU_OP_CAST, 1, &x, &y);
+    g->nodes[g->n_nodes - 1].attr.misc.to = ENPU_DT_INT8;
+    float xv[] = {300.7f, -1.9f}, want3[] = {44, -1};
+    const float *vals3[] = {xv};
+    run_check(g, y, 1, vals3, 1, d2, want3, 0.0f);
+    enpu_graph_free(g);
+    enpu_err_clear(&err);
 
     /* An int64 shape operand is not a value: Reshape runs. */
     g = enpu_graph_new("reshape");
-    enpu_err_clear(&err);
     int64_t ad[] = {2, 3}, sd[] = {2};
     x = input(g, "x", 2, ad);
     int s = enpu_graph_add_tensor(g, "shape", ENPU_DT_INT64, 1, sd, &err);
@@ -498,13 +513,13 @@ static void test_non_float_rejected(void **state) {
     sv[0] = 3;
     sv[1] = -1;
     enpu_tensor_set_data(&g->tensors[s], sv);
-    int in2[] = {x, s};
-    node(g, "rs", ENPU_OP_RESHAPE, 2, in2, &y);
-    float xv[6];
-    iota(xv, 6, 0.0f);
-    const float *vals[] = {xv};
+    int in4[] = {x, s};
+    node(g, "rs", ENPU_OP_RESHAPE, 2, in4, &y);
+    float xv6[6];
+    iota(xv6, 6, 0.0f);
+    const float *vals4[] = {xv6};
     int64_t yd[] = {3, 2};
-    run_check(g, y, 1, vals, 2, yd, xv, 0.0f);
+    run_check(g, y, 1, vals4, 2, yd, xv6, 0.0f);
     enpu_graph_free(g);
 }
 
@@ -542,7 +557,7 @@ int main(void) {
         cmocka_unit_test(test_activations),
         cmocka_unit_test(test_batchnorm),
         cmocka_unit_test(test_run_errors),
-        cmocka_unit_test(test_non_float_rejected),
+        cmocka_unit_test(test_integer_values),
         cmocka_unit_test(test_inconsistent_shape_rejected),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 
 #include "easynpu/float_ref.h"
 #include "easynpu/onnx.h"
+#include "easynpu/quant.h"
 #include "easynpu/tensor_io.h"
 #include "testutil.h"
 
@@ -62,7 +63,7 @@ static const struct {
     {"bad_pads_count.onnx", ENPU_E_INVALID, {"node 'conv0'", "'pads' has 3 values"}},
     {"bad_auto_pad.onnx", ENPU_E_INVALID, {"node 'conv0'", "'auto_pad'", "SOMETIMES"}},
     {"bad_conv3d.onnx", ENPU_E_UNSUPPORTED, {"node 'conv3d'", "3-D"}},
-    {"bad_pad_reflect.onnx", ENPU_E_UNSUPPORTED, {"node 'pad0'", "'reflect'"}},
+    {"bad_pad_wrap.onnx", ENPU_E_UNSUPPORTED, {"node 'pad0'", "'wrap'"}},
     {"bad_clip_dynamic.onnx", ENPU_E_UNSUPPORTED, {"node 'clip0'", "tensor 'lo'", "not a constant"}},
     {"bad_maxpool_indices.onnx", ENPU_E_UNSUPPORTED, {"node 'pool0'", "Indices"}},
     {"bad_bn_training.onnx", ENPU_E_UNSUPPORTED, {"node 'bn0'", "3 outputs"}},
@@ -388,6 +389,139 @@ static void test_good_opset1(void **state) {
     enpu_graph_free(g);
 }
 
+/* Every problem of a model in one error: five operators EasyNPU does not
+ * implement and an input with two symbolic dimensions (exit 2 on the
+ * command line: tests/bad/MANIFEST). */
+static void test_five_unsupported(void **state) {
+    (void)state;
+    enpu_graph *g = NULL;
+    enpu_err err = {0};
+    assert_int_equal(enpu_onnx_load(FIX "bad_five_unsupported.onnx", &g, &err), ENPU_E_UNSUPPORTED);
+    assert_null(g);
+    static const char *const want[] = {
+        "bad_five_unsupported.onnx: 6 problems (unsupported operators and forms, unresolved shapes): ",
+        ("graph input 'z': dimensions 1 ('N'), 2 ('T') are symbolic; give its static shape with "
+         "--input-shape z=1x<N>x<T>"),
+        "node 'einsum0' (op 'Einsum'): unsupported operator",
+        "node 'topk0' (op 'TopK'): unsupported operator",
+        "node 'cumsum0' (op 'CumSum'): unsupported operator",
+        "node 'gatherel0' (op 'GatherElements'): unsupported operator",
+        "node 'trilu0' (op 'Trilu'): unsupported operator"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(err.msg, want[i])) fail_msg("'%s' not in: %s", want[i], err.msg);
+    assert_null(strchr(err.msg, '\n'));
+    /* the symbolic input fixed: the five operators remain */
+    enpu_onnx_input_shape s = {"z", 3, {1, 2, 5}};
+    enpu_onnx_opts o = {0, NULL, 0, &s, 1};
+    err = (enpu_err){0};
+    assert_int_equal(enpu_onnx_load_opts(FIX "bad_five_unsupported.onnx", &o, &g, &err), ENPU_E_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, ": 5 problems (unsupported operators and forms, unresolved shapes): node 'einsum0'"));
+}
+
+/* What exporters emit to compute shapes (Shape, Gather, arithmetic,
+ * Unsqueeze, Concat, Equal/Where, Slice, Cast, ReduceSum, ConstantOfShape,
+ * Range) folds once --input-shape fixes H and W: 5 nodes remain, and the
+ * float result is numpy's, element by element. */
+static void test_shape_fold(void **state) {
+    (void)state;
+    enpu_graph *g = NULL;
+    enpu_err err = {0};
+    assert_int_equal(enpu_onnx_load(FIX "good_shape_fold.onnx", &g, &err), ENPU_E_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "graph input 'x': dimensions 2 ('H'), 3 ('W') are symbolic; give its "
+                                    "static shape with --input-shape x=1x3x<H>x<W>"));
+    enpu_onnx_input_shape s = {"x", 4, {1, 3, 4, 6}};
+    enpu_onnx_opts o = {0, NULL, 0, &s, 1};
+    err = (enpu_err){0};
+    if (enpu_onnx_load_opts(FIX "good_shape_fold.onnx", &o, &g, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(g->n_nodes, 5);
+    for (int i = 0; i < g->n_nodes; i++) {
+        enpu_op op = g->nodes[i].op;
+        assert_true(op == ENPU_OP_RESHAPE || op == ENPU_OP_MUL || op == ENPU_OP_ADD);
+    }
+    check_shape(g, "y", 3, (int64_t[]){1, 6, 12});
+    enpu_buf in, want;
+    if (enpu_tensor_read(FIX "good_shape_fold_in_x.npy", &in, &err) ||
+        enpu_tensor_read(FIX "good_shape_fold_out_y.npy", &want, &err))
+        fail_msg("%s", err.msg);
+    enpu_fexec *ex = NULL;
+    if (enpu_fexec_new(g, &ex, &err) || enpu_fexec_run(ex, &in, &err)) fail_msg("%s", err.msg);
+    const float *got = enpu_fexec_value(ex, g->outputs[0]);
+    for (int64_t k = 0; k < enpu_buf_numel(&want); k++)
+        if (got[k] != ((const float *)want.data)[k])
+            fail_msg("y[%lld]: %g, numpy %g", (long long)k, got[k], ((const float *)want.data)[k]);
+    enpu_fexec_free(ex);
+    enpu_buf_free(&in);
+    enpu_buf_free(&want);
+    enpu_graph_free(g);
+    /* shapes the model fixes cannot change (the batch can), a shape names an input */
+    static const struct {
+        enpu_onnx_input_shape s;
+        const char *msg;
+    } refused[] = {
+        {{"x", 3, {1, 3, 4}}, "--input-shape x: 3 dimensions, the graph input has 4"},
+        {{"x", 4, {1, 5, 4, 6}}, "--input-shape x: dimension 1 is 5, the model fixes it to 3"},
+        {{"nope", 2, {1, 2}}, "--input-shape nope: the model has no graph input 'nope'"},
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        enpu_onnx_opts ob = {0, NULL, 0, &refused[i].s, 1};
+        err = (enpu_err){0};
+        assert_int_equal(enpu_onnx_load_opts(FIX "good_shape_fold.onnx", &ob, &g, &err), ENPU_E_USAGE);
+        if (!strstr(err.msg, refused[i].msg)) fail_msg("'%s' not in: %s", refused[i].msg, err.msg);
+    }
+    enpu_onnx_input_shape b4 = {"x", 4, {4, 3, 4, 6}};
+    enpu_onnx_opts o4 = {0, NULL, 0, &b4, 1};
+    err = (enpu_err){0};
+    if (enpu_onnx_load_opts(FIX "good_shape_fold.onnx", &o4, &g, &err)) fail_msg("%s", err.msg);
+    check_shape(g, "y", 3, (int64_t[]){4, 6, 12}); /* a batch of 4: the folded shapes follow */
+    enpu_graph_free(g);
+}
+
+/* A standalone DequantizeLinear / QuantizeLinear (uint8 graph input and
+ * output) stays a node: the float reference computes it with the numerics
+ * contract's quantize/dequantize, the int8 compiler refuses the uint8 input. */
+static void test_int_io(void **state) {
+    (void)state;
+    enpu_graph *g = NULL;
+    enpu_err err = {0};
+    if (enpu_onnx_load(FIX "bad_int_io.onnx", &g, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(g->n_nodes, 3);
+    assert_int_equal(g->tensors[g->outputs[0]].dtype, ENPU_DT_UINT8);
+    uint8_t xv[] = {0, 100, 128, 255};
+    enpu_buf in = {.dtype = ENPU_DT_UINT8, .rank = 2, .dims = {1, 4}, .data = xv};
+    enpu_fexec *ex = NULL;
+    if (enpu_fexec_new(g, &ex, &err) || enpu_fexec_run(ex, &in, &err)) fail_msg("%s", err.msg);
+    /* (x - 128) * 0.5 -> Relu -> round(v / 0.5) + 128 */
+    const float *got = enpu_fexec_value(ex, g->outputs[0]), want[] = {128, 128, 128, 255};
+    for (int k = 0; k < 4; k++) assert_true(got[k] == want[k]);
+    enpu_fexec_free(ex);
+    enpu_graph *qg = NULL;
+    assert_int_equal(enpu_quantize_graph(g, NULL, 0, NULL, &qg, NULL, &err), ENPU_E_UNSUPPORTED);
+    assert_null(qg);
+    assert_non_null(strstr(err.msg, "graph input 'x' is uint8; the int8 compiler takes float32 inputs"));
+    enpu_graph_free(g);
+}
+
+/* --input-shape NAME=D0xD1x...: parsed in place; errors name the spec */
+static void test_parse_input_shape(void **state) {
+    (void)state;
+    enpu_onnx_input_shape s;
+    enpu_err err = {0};
+    char a[] = "x=1x40x98", b[] = "scalar=", c[] = "x=1xx2", d[] = "x=1x-2", e[] = "=3";
+    assert_int_equal(enpu_onnx_parse_input_shape(a, &s, &err), 0);
+    assert_string_equal(s.name, "x");
+    assert_int_equal(s.rank, 3);
+    assert_int_equal(s.dims[2], 98);
+    assert_int_equal(enpu_onnx_parse_input_shape(b, &s, &err), 0);
+    assert_int_equal(s.rank, 0);
+    assert_int_equal(enpu_onnx_parse_input_shape(c, &s, &err), ENPU_E_USAGE);
+    assert_non_null(strstr(err.msg, "--input-shape x=1xx2: 'x2' is not a dimension"));
+    err = (enpu_err){0};
+    assert_int_equal(enpu_onnx_parse_input_shape(d, &s, &err), ENPU_E_USAGE);
+    err = (enpu_err){0};
+    assert_int_equal(enpu_onnx_parse_input_shape(e, &s, &err), ENPU_E_USAGE);
+    assert_non_null(strstr(err.msg, "expected NAME=D0xD1x..."));
+}
+
 /* A graph input bound at import becomes a constant before folding: the
  * Clip whose min/max are graph inputs gets them as attributes. */
 static void test_bindings(void **state) {
@@ -628,6 +762,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_fixtures),   cmocka_unit_test(test_io_errors),
         cmocka_unit_test(test_good_opset7),    cmocka_unit_test(test_good_opset13),
+        cmocka_unit_test(test_five_unsupported), cmocka_unit_test(test_shape_fold),
+        cmocka_unit_test(test_int_io),
+        cmocka_unit_test(test_parse_input_shape),
         cmocka_unit_test(test_bindings), cmocka_unit_test(test_good_opset1),
         cmocka_unit_test(test_bad_inferred), cmocka_unit_test(test_corrupted_models),
         cmocka_unit_test(test_onnx_node_tests),

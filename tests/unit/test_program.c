@@ -366,6 +366,66 @@ static void test_format_3_0(void **state) {
     enpu_program_free(&p);
 }
 
+/* A format 3.0/3.1 host-op record (windows as 16-bit pairs, Pad's pads from
+ * iparam[0]) read into the 3.2 layout: the attributes come back the same. */
+static void test_hostop_3_1(void **state) {
+    (void)state;
+    enpu_hostop h;
+    enpu_node n;
+    memset(&h, 0, sizeof h);
+    h.kind = (char *)"Conv";
+    h.name = (char *)"c";
+    h.iparam[0] = 3 | 5 << 16; /* kernel 3x5 */
+    h.iparam[1] = 1 | 2 << 16; /* strides 1, 2 */
+    h.iparam[2] = 2 | 1 << 16; /* dilations 2, 1 */
+    h.iparam[3] = 1, h.iparam[4] = 2, h.iparam[5] = 3, h.iparam[6] = 4;
+    h.iparam[7] = 4; /* group */
+    enpu_hostop_upgrade_3_1(&h, 4);
+    memset(&n, 0, sizeof n);
+    n.op = ENPU_OP_CONV;
+    enpu_hostop_get_attrs(&h, &n, 4);
+    const enpu_window *w = &n.attr.conv.w;
+    assert_int_equal(w->kernel[0], 3);
+    assert_int_equal(w->kernel[1], 5);
+    assert_int_equal(w->stride[1], 2);
+    assert_int_equal(w->dilation[0], 2);
+    assert_int_equal(w->pads[0], 1);
+    assert_int_equal(w->pads[3], 4);
+    assert_int_equal(n.attr.conv.group, 4);
+
+    memset(&h, 0, sizeof h);
+    h.kind = (char *)"MaxPool";
+    h.iparam[0] = 2 | 2 << 16, h.iparam[1] = 2 | 2 << 16, h.iparam[2] = 1 | 1 << 16;
+    h.iparam[7] = 1; /* ceil_mode */
+    enpu_hostop_upgrade_3_1(&h, 4);
+    memset(&n, 0, sizeof n);
+    n.op = ENPU_OP_MAXPOOL;
+    enpu_hostop_get_attrs(&h, &n, 4);
+    assert_int_equal(n.attr.pool.w.kernel[1], 2);
+    assert_true(n.attr.pool.ceil_mode);
+    assert_false(n.attr.pool.count_include_pad);
+
+    memset(&h, 0, sizeof h);
+    h.kind = (char *)"Pad";
+    for (int k = 0; k < 6; k++) h.iparam[k] = k + 1; /* rank 3 */
+    h.fparam[0] = -2.5f;
+    enpu_hostop_upgrade_3_1(&h, 3);
+    memset(&n, 0, sizeof n);
+    n.op = ENPU_OP_PAD;
+    enpu_hostop_get_attrs(&h, &n, 3);
+    assert_int_equal(n.attr.pad.n_pads, 6);
+    for (int k = 0; k < 6; k++) assert_int_equal(n.attr.pad.pads[k], k + 1);
+    assert_int_equal(n.attr.pad.mode, ENPU_PADMODE_CONSTANT);
+    assert_true(n.attr.pad.value == -2.5f);
+
+    memset(&h, 0, sizeof h); /* Softmax: the same layout in both */
+    h.kind = (char *)"Softmax";
+    h.iparam[0] = -1, h.iparam[1] = 1;
+    enpu_hostop_upgrade_3_1(&h, 2);
+    assert_int_equal(h.iparam[0], -1);
+    assert_int_equal(h.iparam[1], 1);
+}
+
 static void test_header_errors(void **state) {
     (void)state;
     enpu_program p;
@@ -485,7 +545,7 @@ static void test_section_structure(void **state) {
         {ENPU_SEC_LAYERS, ENPU_E_FORMAT, "section LAYERS: length"},
         {ENPU_SEC_TABLES, ENPU_E_FORMAT, "section TABLES: length 15 is not a multiple"},
         {ENPU_SEC_IO, ENPU_E_FORMAT, "section IO: length 383 is not a multiple of the 96-byte"},
-        {ENPU_SEC_HOSTOPS, ENPU_E_FORMAT, "section HOSTOPS: length 95 is not a multiple"},
+        {ENPU_SEC_HOSTOPS, ENPU_E_FORMAT, "section HOSTOPS: length 303 is not a multiple of the 304-byte"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         uint8_t *c = dup_buf(b, n);
@@ -940,7 +1000,7 @@ static void test_fuzz_reader(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),         cmocka_unit_test(test_disasm_asm_identity),
-        cmocka_unit_test(test_format_3_0),
+        cmocka_unit_test(test_format_3_0),        cmocka_unit_test(test_hostop_3_1),
         cmocka_unit_test(test_header_errors),     cmocka_unit_test(test_section_corruption),
         cmocka_unit_test(test_section_structure), cmocka_unit_test(test_semantic_errors),
         cmocka_unit_test(test_program_rules),     cmocka_unit_test(test_fixtures),

@@ -575,7 +575,13 @@ static void binary_case(enpu_op op, rng *r, int it, const enpu_quant_opts *o, in
     cmp cm = run_case(g, r, 0.2, 1.0, o, &qg, &rep);
     const enpu_node *qn = find_node(qg, "op");
     assert_int_equal(qn->q->kind, op == ENPU_OP_MUL ? ENPU_Q_MUL : ENPU_Q_ADD);
-    assert_int_equal(qg->n_nodes, 1);
+    /* a computed operand broadcast to the output is expanded first (an
+     * exact copy on the host), the NPU's add/mul reading two full maps */
+    const enpu_tensor *bt = &g->tensors[b], *yt = &g->tensors[y];
+    bool bcast = form != 3 && (bt->rank != yt->rank ||
+                               memcmp(bt->dims, yt->dims, (size_t)yt->rank * sizeof(int64_t)) != 0);
+    assert_int_equal(qg->n_nodes, bcast ? 2 : 1);
+    if (bcast) assert_int_equal(qg->nodes[0].op, ENPU_OP_EXPAND);
     if (cm.max_diff > 1) fail_msg("%s case %d: %d LSB", enpu_op_name(op), it, cm.max_diff);
     if (cm.max_diff > *worst) *worst = cm.max_diff;
     assert_true(rep.out_sqnr_db > 30.0);
@@ -894,6 +900,105 @@ static void test_tables(void **state) {
     assert_true(fit64 <= 1 && twin64 <= 1);
 }
 
+/* The ONNX math ops as tables (docs/numerics.md §11): each quantizes to one
+ * TABLE node whose golden output equals, on all 256 int8 inputs, the exactly
+ * quantized function within the table's fitted error, asserted per function
+ * at 16 segments (the default). */
+static void test_math_tables(void **state) {
+    (void)state;
+    static const struct {
+        const char *name; /* enpu_pwl_builtin's */
+        enpu_op op;
+        float param;      /* Pow's exponent, Gelu's approximate */
+        double mean, sd;  /* the calibration data */
+        int err_lsb, n_err;
+    } cases[] = {
+        {"Sqrt", ENPU_OP_SQRT, 0, 2.0, 0.7, 4, 28},
+        {"Exp", ENPU_OP_EXP, 0, 0.0, 1.0, 2, 37},
+        {"Log", ENPU_OP_LOG, 0, 2.0, 0.5, 3, 25},
+        {"Erf", ENPU_OP_ERF, 0, 0.0, 1.0, 1, 39},
+        {"Neg", ENPU_OP_NEG, 0, 0.0, 1.0, 0, 0},
+        {"Abs", ENPU_OP_ABS, 0, 0.0, 1.0, 0, 0},
+        {"Reciprocal", ENPU_OP_RECIPROCAL, 0, 3.0, 0.5, 1, 8},
+        {"Gelu", ENPU_OP_GELU, 0, 0.0, 1.5, 1, 14},
+        {"GeluTanh", ENPU_OP_GELU, 1, 0.0, 1.5, 1, 16},
+        {"Pow", ENPU_OP_POW, 2.0f, 0.0, 1.0, 1, 32},
+        {"Pow", ENPU_OP_POW, 0.5f, 2.0, 0.5, 6, 101},
+    };
+    rng r = {31};
+    enpu_quant_opts o = quiet_opts();
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        enpu_graph *g = enpu_graph_new("math");
+        int64_t xd[] = {1, 3, 5, 7}, sd[] = {1};
+        int x = input(g, "x", 4, xd), y, k;
+        if (cases[ci].op == ENPU_OP_POW) {
+            int in[2] = {x, constant(g, "e", 1, sd, &cases[ci].param)};
+            k = node(g, "f", ENPU_OP_POW, 2, in, &y);
+        } else {
+            k = node(g, "f", cases[ci].op, 1, &x, &y);
+            g->nodes[k].attr.misc.approximate = (int)cases[ci].param;
+        }
+        finish(g, y);
+        enpu_graph *qg;
+        enpu_qreport rep;
+        cmp cm = run_case(g, &r, cases[ci].mean, cases[ci].sd, &o, &qg, &rep);
+        assert_int_equal(qg->n_nodes, 1);
+        const enpu_node *qn = &qg->nodes[0];
+        assert_int_equal(qn->q->kind, ENPU_Q_TABLE);
+        const enpu_pwl_table *t = qn->q->table;
+        enpu_pwl_params par = {.alpha = cases[ci].param};
+        enpu_pwl_fn fn = enpu_pwl_builtin(cases[ci].name);
+        assert_non_null(fn);
+        const enpu_tensor *xt = &qg->tensors[qn->in[0]], *yt = &qg->tensors[qn->out[0]];
+        int32_t tq[256];
+        enpu_err err = {0};
+        assert_int_equal(enpu_pwl_targets(fn, &par, xt->quant->scale[0], xt->quant->zero_point[0],
+                                          yt->quant->scale[0], yt->quant->zero_point[0], tq, &err),
+                         0);
+        enpu_gexec *gx;
+        assert_int_equal(enpu_gexec_new(qg, &gx, &err), 0);
+        int8_t all[105]; /* the input's 1x3x5x7 elements: 256 codes in three runs */
+        int worst = 0, off = 0;
+        for (int base = -128; base < 128; base += 105) {
+            for (int i = 0; i < 105; i++) all[i] = (int8_t)(base + i > 127 ? 127 : base + i);
+            const int8_t *ins[1] = {all};
+            assert_int_equal(enpu_gexec_run_i8(gx, ins, &err), 0);
+            const int8_t *out = enpu_gexec_value_i8(gx, qn->out[0]);
+            for (int i = 0; i < 105 && base + i < 128; i++) {
+                int d = abs(out[i] - tq[all[i] + 128]);
+                if (d > worst) worst = d;
+                off += d != 0;
+            }
+        }
+        enpu_gexec_free(gx);
+        printf("table %-10s (%s %g): fitted error %d LSB (%d of 256 inputs off), vs the float op on "
+               "random data %d LSB\n",
+               cases[ci].name, enpu_op_name(qn->op), (double)cases[ci].param, worst, off, cm.max_diff);
+        assert_int_equal(worst, (int)t->max_err_lsb);
+        assert_int_equal(worst, cases[ci].err_lsb);
+        assert_int_equal(off, cases[ci].n_err);
+        assert_true(cm.max_diff <= worst);
+        enpu_qreport_free(&rep);
+        enpu_graph_free(qg);
+        enpu_graph_free(g);
+    }
+    /* Floor and Ceil are staircases (9 and 10 LSB off as 16-segment tables
+     * on N(0, 2) data): the host computes them, exactly */
+    for (int f = 0; f < 2; f++) {
+        enpu_graph *g = enpu_graph_new("stairs");
+        int64_t xd[] = {1, 3, 5, 7};
+        int x = input(g, "x", 4, xd), y;
+        node(g, "f", f ? ENPU_OP_CEIL : ENPU_OP_FLOOR, 1, &x, &y);
+        finish(g, y);
+        enpu_graph *qg;
+        cmp cm = run_case(g, &r, 0.0, 2.0, &o, &qg, NULL);
+        assert_int_equal(qg->nodes[0].q->kind, ENPU_Q_HOST);
+        assert_int_equal(cm.max_diff, 0);
+        enpu_graph_free(qg);
+        enpu_graph_free(g);
+    }
+}
+
 /* --- accumulator proofs, bias saturation, calibration options --------------------------- */
 
 static void test_acc_check_fails(void **state) {
@@ -1045,7 +1150,7 @@ int main(void) {
         cmocka_unit_test(test_relu_standalone_and_bn_fold),
         cmocka_unit_test(test_moves_and_concat),
         cmocka_unit_test(test_host_softmax),
-        cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_tables), cmocka_unit_test(test_math_tables),
         cmocka_unit_test(test_acc_check_fails),
         cmocka_unit_test(test_bias_saturation),
         cmocka_unit_test(test_fallback_and_percentile),

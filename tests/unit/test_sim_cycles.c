@@ -199,8 +199,11 @@ static void test_cycles_chain_control(void **state) {
     tp_free(&t);
 }
 
-/* sync: decode, then host_sync_cycles; the host op (a float Relu on the
- * dequantized tensor) runs in between. */
+/* sync: decode, then host_sync_cycles of handover (controller), then the
+ * host op (a float Relu on the dequantized tensor) on the host CPU of the
+ * preset (docs/microarch.md §13.11): 2000 cycles per op + 4 per element
+ * dequantized (16) + 4 per element of an arithmetic op (16) = 2128 CPU
+ * cycles at 400 MHz = 532 NPU cycles at 100 MHz (activity host). */
 static void test_cycles_sync(void **state) {
     (void)state;
     tprog t;
@@ -238,12 +241,20 @@ static void test_cycles_sync(void **state) {
     for (int i = 0; i < 16; i++) x[i] = (int8_t)(i - 8);
     enpu_sim_result res;
     run_i8(&t, x, &res);
-    /* copy: 11 cycles (as test_cycles_relu); sync: decode at 11 + 16; end
-     * (fetched 11-14) decoded at 28 */
+    /* copy: 11 cycles (as test_cycles_relu); sync: decode at 11 + 16 + 532;
+     * end (fetched 11-14) decoded at 560 */
     assert_int_equal(res.layers[0].cycles, 11);
-    assert_int_equal(res.layers[1].cycles, 17);
+    assert_int_equal(enpu_sync_host_cycles(&t.p, 1), 532);
+    assert_int_equal(res.layers[1].cycles, 17 + 532);
+    assert_int_equal(res.layers[1].activity[ENPU_ACT_CONTROLLER], 17);
+    assert_int_equal(res.layers[1].activity[ENPU_ACT_HOST], 532);
     assert_true(res.layers[1].host);
-    assert_int_equal(res.total_cycles, 29);
+    assert_int_equal(res.total_cycles, 29 + 532);
+    enpu_npu_share sh;
+    enpu_sim_npu_share(&res, &sh);
+    assert_int_equal(sh.host_ops, 1);
+    assert_int_equal(sh.host_cycles, 532);
+    assert_true(sh.npu_time == 1.0 - 532.0 / 561.0);
     assert_int_equal(res.n_outputs, 1);
     const float *y = res.outputs[0].data;
     for (int i = 0; i < 16; i++) {

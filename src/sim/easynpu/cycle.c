@@ -43,6 +43,7 @@ typedef struct datapath {
     int instr;                   /* chain head, sync or end */
     uint64_t from;               /* may start from (the cycle after its last decode cycle) */
     uint64_t t0, sync_done;
+    uint64_t sync_host;          /* the sync's last cycles: its host op on the host CPU */
 } datapath;
 
 #define MAX_SIG 64
@@ -178,10 +179,14 @@ static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t, uint64_t n) {
     const enpu_program *p = sim->prog;
     int row, run = RUN_NONE;
     enpu_activity a = ENPU_ACT_CONTROLLER;
+    uint64_t host_n = 0; /* of the n cycles, those of a host op */
     if (dp->state == DP_HELD && t >= dp->from) {
         row = dp->instr, a = ENPU_ACT_DMA_WAIT, run = RUN_TOKENS;
     } else if (dp->state == DP_SYNC) {
         row = dp->instr;
+        /* the handover (controller), then the host op itself (host, §13.11) */
+        uint64_t hs = dp->sync_done - dp->sync_host;
+        if (t + n > hs) host_n = t >= hs ? n : t + n - hs;
     } else if (t < f->dec_end) {
         row = f->dec;
     } else if (f->buf >= 0 && t >= f->buf_ready && p->instr[f->buf].opcode == ENPU_OPC_DMA) {
@@ -191,7 +196,8 @@ static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t, uint64_t n) {
         if (row >= p->n_instr) row = p->n_instr - 1;
     }
     enpu_layer_stats *st = &sim->rows[row];
-    st->activity[a] += n;
+    st->activity[a] += n - host_n;
+    st->activity[ENPU_ACT_HOST] += host_n;
     st->cycles += n;
     row_touch(st, t, n);
     if (!sim->obs || !sim->obs->trace) return;
@@ -492,10 +498,11 @@ static int ctrl_start(cyc_state *es, enpu_sim *sim, uint64_t t, bool *ended, enp
         *ended = true;
         return 0;
     }
-    const uint64_t H = (uint64_t)sim->arch.host_sync_cycles;
+    const uint64_t H = (uint64_t)enpu_sync_cycles(p, dp->instr);
     sim_obs_span(sim->obs, TRK_TOP, "host sync", t, t + H, "layer", sim->rows[dp->instr].name);
     dp->state = DP_SYNC;
     dp->sync_done = t + H;
+    dp->sync_host = (uint64_t)enpu_sync_host_cycles(p, dp->instr);
     es->progress = t;
     return H == 0 ? sync_complete(es, sim, t, err) : 0;
 }
