@@ -196,23 +196,25 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
         const enpu_layer_info *li = &p->layers[i];
         if (li->io < 0 || !li->tensor || !li->tensor[0]) continue;
         const enpu_io_desc *d = &p->io[li->io];
-        if (d->mem == ENPU_MEM_HOST || d->dtype != ENPU_DT_INT8) continue;
+        if (d->mem == ENPU_MEM_HOST || (d->dtype != ENPU_DT_INT8 && d->dtype != ENPU_DT_INT16)) continue;
         int t = enpu_graph_find_tensor(m->qg, li->tensor);
         if (t < 0)
             return enpu_fail(err, ENPU_E_INVALID, "%s: layer %d: tensor '%s' not in the graph",
                              m->model, i, li->tensor);
-        const int8_t *want = enpu_gexec_value_i8(m->ex, t);
+        const int8_t *want8 = enpu_gexec_value_i8(m->ex, t);
+        const int16_t *want16 = enpu_gexec_value_i16(m->ex, t);
         int64_t numel = enpu_tensor_numel(&m->qg->tensors[t]);
         int64_t n_d = 1;
         for (int k = 0; k < d->rank; k++) n_d *= d->dims[k];
-        if (!want || n_d != numel)
+        if ((d->dtype == ENPU_DT_INT8 ? !want8 : !want16) || n_d != numel)
             return enpu_fail(err, ENPU_E_INVALID, "%s: layer %d: tensor '%s' has %lld elements, its "
                              "descriptor %lld", m->model, i, li->tensor, (long long)numel,
                              (long long)n_d);
-        int8_t *got = malloc((size_t)numel);
-        int rc = enpu_sim_read_tensor(sim, d, got, numel, err);
+        int32_t *got = malloc((size_t)(numel ? numel : 1) * sizeof *got);
+        int rc = enpu_sim_read_tensor_i32(sim, d, got, numel, err);
         for (int64_t e = 0; !rc && e < numel; e++) {
-            if (got[e] == want[e]) continue;
+            int32_t want = d->dtype == ENPU_DT_INT8 ? want8[e] : want16[e];
+            if (got[e] == want) continue;
             /* coordinate in the NCHW user order */
             const enpu_tensor *tt = &m->qg->tensors[t];
             int64_t W = tt->rank >= 4 ? tt->dims[3] : 1, H = tt->rank >= 4 ? tt->dims[2] : 1;
@@ -224,7 +226,7 @@ static int e2e_check_layer(void *ctx, int layer, const enpu_layer_stats *st, con
                            "w=%lld): simulator %d, golden %d, written at cycle %llu",
                            m->model, i, li->name, enpu_opcode_mnemonic(p->instr[i].opcode),
                            li->tensor, (long long)e, (long long)c, (long long)h, (long long)w,
-                           got[e], want[e],
+                           (int)got[e], (int)want,
                            (unsigned long long)enpu_sim_write_cycle(sim, d, e));
         }
         free(got);
@@ -242,11 +244,20 @@ enpu_arch enpu_test_preset(const char *name) {
 }
 
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a) {
-    return enpu_test_quantize_opts(onnx, NULL, calib, a);
+    return enpu_test_quantize_full(onnx, NULL, calib, a, 8);
 }
 
 enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
                                     const char *calib, const enpu_arch *a) {
+    return enpu_test_quantize_full(onnx, io, calib, a, 8);
+}
+
+enpu_graph *enpu_test_quantize_bits(const char *onnx, const char *calib, const enpu_arch *a, int bits) {
+    return enpu_test_quantize_full(onnx, NULL, calib, a, bits);
+}
+
+enpu_graph *enpu_test_quantize_full(const char *onnx, const struct enpu_onnx_opts *io,
+                                    const char *calib, const enpu_arch *a, int bits) {
     enpu_err err = {0};
     enpu_graph *g = NULL, *qg = NULL;
     if (enpu_onnx_load_opts(onnx, io, &g, &err)) fail_msg("%s", err.msg);
@@ -254,7 +265,8 @@ enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opt
     int n_cal = 0;
     if (calib && enpu_calib_load(g, calib, &cal, &n_cal, &err)) fail_msg("%s", err.msg);
     enpu_quant_opts qo;
-    enpu_quant_opts_for_arch(&qo, a);
+    enpu_compile_quant_opts(a, &qo); /* the arch's numerics and host kinds */
+    qo.bits = bits;
     qo.quiet = true;
     if (enpu_quantize_graph(g, cal, n_cal, &qo, &qg, NULL, &err)) fail_msg("quantize %s: %s", onnx, err.msg);
     enpu_calib_free(cal, n_cal * g->n_inputs);
@@ -383,8 +395,20 @@ uint64_t enpu_test_e2e(const char *name, const char *onnx, const char *calib, co
 uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
                             const char *calib, const char *input, const enpu_arch *arch_in,
                             const enpu_compile_opts *co, enpu_test_e2e_result *out) {
+    return enpu_test_e2e_full(name, onnx, io, calib, input, arch_in, co, 8, out);
+}
+
+uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *calib, const char *input,
+                            const enpu_arch *arch_in, const enpu_compile_opts *co, int bits,
+                            enpu_test_e2e_result *out) {
+    return enpu_test_e2e_full(name, onnx, NULL, calib, input, arch_in, co, bits, out);
+}
+
+uint64_t enpu_test_e2e_full(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
+                            const char *calib, const char *input, const enpu_arch *arch_in,
+                            const enpu_compile_opts *co, int bits, enpu_test_e2e_result *out) {
     enpu_err err = {0};
-    enpu_graph *qg = enpu_test_quantize_opts(onnx, io, calib, arch_in);
+    enpu_graph *qg = enpu_test_quantize_full(onnx, io, calib, arch_in, bits);
     enpu_buf in;
     assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
     assert_int_equal(enpu_buf_to_f32(&in, &err), 0);

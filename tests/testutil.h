@@ -63,6 +63,11 @@ enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_a
 /* The same with importer options (--input-shape, --bind); io may be NULL. */
 enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
                                     const char *calib, const enpu_arch *a);
+/* The same with activations and weights of `bits` (8 or 16) bits. */
+enpu_graph *enpu_test_quantize_bits(const char *onnx, const char *calib, const enpu_arch *a, int bits);
+/* Both: importer options (io may be NULL) and bits. */
+enpu_graph *enpu_test_quantize_full(const char *onnx, const struct enpu_onnx_opts *io,
+                                    const char *calib, const enpu_arch *a, int bits);
 
 /* What enpu_test_e2e measured. */
 #define ENPU_TEST_E2E_OUTPUTS 4
@@ -102,6 +107,14 @@ uint64_t enpu_test_e2e_q(const char *name, const enpu_graph *qg, const int8_t *c
 uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
                             const char *calib, const char *input, const enpu_arch *arch,
                             const enpu_compile_opts *co, enpu_test_e2e_result *out);
+/* The same with the model quantized to `bits` (8 or 16) bits. */
+uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *calib, const char *input,
+                            const enpu_arch *arch, const enpu_compile_opts *co, int bits,
+                            enpu_test_e2e_result *out);
+/* All the options at once: importer options (io may be NULL) and bits. */
+uint64_t enpu_test_e2e_full(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
+                            const char *calib, const char *input, const enpu_arch *arch,
+                            const enpu_compile_opts *co, int bits, enpu_test_e2e_result *out);
 
 /* Fast-forward (docs/microarch.md §15) changes nothing: runs p on arch a
  * (float inputs in_f32, or int8 ones in_i8 when in_f32 is NULL) with

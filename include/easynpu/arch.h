@@ -17,8 +17,10 @@
  * "easynpu") and the parameter names below (the sya_ ones only when the
  * engine is "systolic").  An unknown key is an error naming it.  The
  * canonical JSON (enpu_arch_to_json) has every key in table order and no
- * "base"; the CRC32 of its machine part (without the cost figures,
- * ENPU_ARCH_COSTS) is the arch fingerprint stamped into compiled programs. */
+ * "base" (an arch whose engine is not rowstat leaves out the rs_
+ * parameters that have their defaults); the CRC32 of its machine part
+ * (without the cost figures, ENPU_ARCH_COSTS) is the arch fingerprint
+ * stamped into compiled programs. */
 #ifndef EASYNPU_ARCH_H
 #define EASYNPU_ARCH_H
 
@@ -37,10 +39,9 @@ extern "C" {
 #define ENPU_ARCH_MEM_MAX ((int64_t)1 << 30)   /* any one on-chip memory: 1 GiB */
 #define ENPU_ARCH_DRAM_MAX ((int64_t)1 << 36)  /* off-chip DRAM: 64 GiB */
 
-/* Compute engines: EASYNPU (docs/microarch.md) and SYSTOLIC, an
- * output-stationary systolic array (docs/systolic.md); ROWSTAT, a
- * row-stationary PE array, is a reserved name refused by enpu_arch_validate
- * for now. */
+/* Compute engines: EASYNPU (docs/microarch.md), SYSTOLIC, an
+ * output-stationary systolic array (docs/systolic.md), and ROWSTAT, a
+ * row-stationary PE array (docs/rowstat.md). */
 typedef enum enpu_engine {
     ENPU_ENGINE_EASYNPU = 0,
     ENPU_ENGINE_SYSTOLIC,
@@ -128,7 +129,42 @@ typedef enum enpu_engine {
       "LayerNormalization, Sigmoid, ...)")                                                      \
     X(hostcpu_mac_cycles, "cycles", 0, 1000000, 2, 2,                                           \
       "host CPU cycles per multiply-accumulate of a Conv, ConvTranspose, Gemm or MatMul the "   \
-      "host runs")
+      "host runs")                                                                          \
+    ENPU_ARCH_PARAMS_ROWSTAT(X)
+
+/* The row-stationary engine's parameters (docs/rowstat.md), in the same
+ * X(key, unit, min, max, easynpu, large, meaning) form.  Every preset
+ * carries them (the easynpu engine ignores them) with the values of the
+ * design note the engine follows: a 3 x 24 array, 256 / 2048 / 2048-entry
+ * ifmap loop buffer, filter loop buffer and input FIFO.  The presets
+ * "rowstat" and "eyeriss" select the engine (arch.c). */
+#define ENPU_ARCH_PARAMS_ROWSTAT(X)                                                             \
+    X(rs_rows, "PEs", 1, 64, 3, 3,                                                              \
+      "row-stationary: PE rows (one filter row each; psums flow down a column)")                \
+    X(rs_cols, "PEs", 1, 64, 24, 24,                                                            \
+      "row-stationary: PE columns (one output row each)")                                       \
+    X(rs_ifmap_lb_depth, "entries", 1, 65536, 256, 256,                                         \
+      "row-stationary: ifmap loop buffer per PE (the sliding window: kernel width x channels)") \
+    X(rs_filter_lb_depth, "entries", 1, 65536, 2048, 2048,                                      \
+      "row-stationary: filter loop buffer per PE (filters x channels x kernel width)")          \
+    X(rs_fifo_depth, "entries", 1, 65536, 2048, 2048,                                           \
+      "row-stationary: input FIFO per PE (ifmap values not yet in the loop buffer)")            \
+    X(rs_psum_depth, "entries", 1, 4096, 64, 64,                                                \
+      "row-stationary: psum RAM per PE (one partial sum per filter of the PE)")                 \
+    X(rs_psum_bits, "bits", 32, 64, 64, 64,                                                     \
+      "row-stationary: psum width (PE adder, psum RAM, the chain down a column)")               \
+    X(rs_glb_bytes, "bytes", 1024, ENPU_ARCH_MEM_MAX, 131072, 131072,                           \
+      "row-stationary: global buffer (filters, ifmap rows, psums and outputs of a layer)")      \
+    X(rs_ifmap_net_values, "values", 1, 64, 1, 1,                                              \
+      "row-stationary: values per cycle on the ifmap multicast network")                        \
+    X(rs_filter_net_values, "values", 1, 64, 1, 1,                                             \
+      "row-stationary: values per cycle on the filter multicast network")                       \
+    X(rs_psum_net_values, "values", 1, 64, 24, 24,                                             \
+      "row-stationary: psums per cycle from the bottom PE row to the global buffer")            \
+    X(rs_pe_pipeline, "cycles", 1, 16, 2, 2,                                                    \
+      "row-stationary: MAC issue to its psum in the psum RAM or on the psum output")            \
+    X(rs_config_cycles, "cycles", 0, 1000000, 32, 32,                                           \
+      "row-stationary: loading a layer's node IDs and PE registers (scan chain)")
 
 /* X(key, unit, min, max, default, meaning)
  * Parameters of the systolic engine only (docs/systolic.md), in JSON/table
@@ -217,10 +253,11 @@ static inline int64_t enpu_arch_sya_cols(const enpu_arch *a) {
 }
 
 /* Multiply-accumulate units of the engine: pes * pe_rows for EasyNPU, the
- * array's rows x columns for the systolic engine.  Utilization and ideal
- * cycles are MACs over this. */
+ * array's rows x columns for the systolic engine, rs_rows * rs_cols for the
+ * row-stationary one.  Utilization and ideal cycles are MACs over this. */
 static inline int64_t enpu_arch_mac_units(const enpu_arch *a) {
     if (a->engine == ENPU_ENGINE_SYSTOLIC) return enpu_arch_sya_rows(a) * enpu_arch_sya_cols(a);
+    if (a->engine == ENPU_ENGINE_ROWSTAT) return a->rs_rows * a->rs_cols;
     return a->pes * a->pe_rows;
 }
 
@@ -228,8 +265,8 @@ static inline int64_t enpu_arch_mac_units(const enpu_arch *a) {
 static inline int64_t enpu_arch_word_bytes(const enpu_arch *a) { return a->bus_bits / 8; }
 
 /* Fills *out with the preset `name` (enpu_arch_preset_names: "easynpu",
- * "large", and the systolic engine's "systolic", "systolic-1x4",
- * "systolic-4x1").  ENPU_E_USAGE
+ * "large", the systolic engine's "systolic", "systolic-1x4",
+ * "systolic-4x1", the row-stationary engine's "rowstat", "eyeriss").  ENPU_E_USAGE
  * naming the preset and listing the known ones if unknown. */
 int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err);
 

@@ -31,6 +31,7 @@
 #include "easynpu/error.h"
 #include "easynpu/ir.h"
 #include "easynpu/program.h"
+#include "easynpu/quant.h"
 #include "easynpu/sim.h"
 
 #ifdef __cplusplus
@@ -103,8 +104,9 @@ typedef struct enpu_layer_report {
 
 typedef struct enpu_compile_report {
     char *arch_name;
-    enpu_engine engine;      /* the systolic engine's rows: tile_x, tile_y = points, filters
-                                per unit (docs/systolic.md); pes = its MAC units */
+    enpu_engine engine;      /* the back end's engine (the table's columns follow it); the
+                                systolic engine's rows: tile_x, tile_y = points, filters per
+                                unit (docs/systolic.md); pes = its MAC units */
     int pes, pe_rows;
     int n_layers;
     enpu_layer_report *layers;
@@ -127,6 +129,12 @@ typedef struct enpu_compile_report {
 } enpu_compile_report;
 
 void enpu_compile_report_free(enpu_compile_report *r);
+
+/* Sets *o to the quantizer options a model compiled for arch needs:
+ * enpu_quant_opts_for_arch's (the defaults with the arch's multiplier,
+ * accumulator and table widths) and, for the row-stationary engine, the
+ * kinds its host runs and its psum width. */
+void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o);
 
 /* Whether the compiler can map onto arch: enpu_arch_validate, and
  * ENPU_E_UNSUPPORTED naming the arch and the parameter for what it does not
@@ -179,6 +187,13 @@ int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
  * (enpu_program_validate). */
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr);
 
+/* The row-stationary engine's model of a program (docs/rowstat.md
+ * "Timing"; enpu_model_program calls it for a rowstat arch): the total
+ * cycles; per instruction its activities (act: n_instr x ENPU_ACT_COUNT)
+ * and its reads and writes of every memory (rd, wr: n_instr x
+ * ENPU_MEM_COUNT, in the simulator's units), each may be NULL.  -1 when out
+ * of memory. */
+int64_t enpu_rs_model_program(const enpu_program *p, int64_t *act, int64_t *rd, int64_t *wr);
 /* The systolic engine's cost model of a whole program (docs/systolic.md
  * "Timing": the controller's rules unit by unit, with its hazard
  * scoreboard): the total cycles; per instruction the cycles of every

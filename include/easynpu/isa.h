@@ -47,21 +47,24 @@ typedef enum enpu_opclass {
     ENPU_CLASS_MOVE,     /* data movement (reshape) */
     ENPU_CLASS_CTRL,     /* end, sync */
     ENPU_CLASS_DMA,      /* a DMA transfer (format DMA) */
-    ENPU_CLASS_SYA       /* the systolic engine's (format SYA, docs/systolic.md) */
+    ENPU_CLASS_SYA,      /* the systolic engine's (format SYA, docs/systolic.md) */
+    ENPU_CLASS_RS        /* the row-stationary engine (format RS, docs/rowstat.md) */
 } enpu_opclass;
 
 /* Instruction formats: which fields an instruction holds (isa_fields.def):
- * conv (class CONV), channel-wise (CW and MOVE), control (CTRL), dma, and
- * the systolic engine's (SYA). */
+ * conv (class CONV), channel-wise (CW and MOVE), control (CTRL), dma, the
+ * systolic engine's (SYA) and the row-stationary engine's (RS). */
 typedef enum enpu_format {
-    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_SYA, ENPU_FMT_COUNT
+    ENPU_FMT_CONV = 0, ENPU_FMT_CW, ENPU_FMT_CTRL, ENPU_FMT_DMA, ENPU_FMT_SYA, ENPU_FMT_RS, ENPU_FMT_COUNT
 } enpu_format;
 /* Field format masks: bit f set when the field is in format f. */
 enum { ENPU_FM_CONV = 1 << ENPU_FMT_CONV, ENPU_FM_CW = 1 << ENPU_FMT_CW,
        ENPU_FM_CTRL = 1 << ENPU_FMT_CTRL, ENPU_FM_DMA = 1 << ENPU_FMT_DMA,
        ENPU_FM_SYA = 1 << ENPU_FMT_SYA,
+       ENPU_FM_RS = 1 << ENPU_FMT_RS,
        ENPU_FM_LAYER = ENPU_FM_CONV | ENPU_FM_CW,
-       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA | ENPU_FM_SYA };
+       ENPU_FM_GEOM = ENPU_FM_LAYER | ENPU_FM_SYA | ENPU_FM_RS,
+       ENPU_FM_ALL = ENPU_FM_LAYER | ENPU_FM_CTRL | ENPU_FM_DMA | ENPU_FM_SYA | ENPU_FM_RS };
 
 /* Command queues (the dependency tokens' push/pop masks): queue 0 is the
  * compute datapath (every LAYER-format instruction), queue 1 + e is DMA

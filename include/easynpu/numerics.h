@@ -220,6 +220,45 @@ int enpu_quantize_bias(double b, double scale, const char *what, int32_t *q, enp
  * or a zero point outside its type. */
 int enpu_qparams_import(const char *what, double scale, int64_t zp, int is_unsigned, float *s,
                         int32_t *z, enpu_err *err);
+/* ---- 16-bit data (docs/numerics.md §12) ----------------------------------
+ * The row-stationary engine computes on 16-bit activations and weights, as
+ * its design note does (Q-format fixed point), with 64-bit psums.  The
+ * 16-bit contract: activations int16, symmetric per tensor (zero point 0,
+ * values in [-32768, 32767], scales from +-max|x| onto +-32767, or powers of
+ * two in the note's Q-format); weights int16 symmetric per output channel in
+ * [-32767, 32767]; the accumulator int64; the same (M, S) requantization,
+ * its product formed exactly (enpu_requant_wide). */
+
+#define ENPU_I16_QMAX 32767
+/* Accumulator of 16-bit data: the note's 64-bit psum adder. */
+#define ENPU_ACC_BITS_WIDE_MAX 64
+
+/* y = clamp(floor((acc * M + 2^(S-1)) / 2^S) + zp, lo, hi) for ANY int64
+ * acc: acc * M is formed exactly (96 bits, no overflow), so the result is
+ * enpu_requant's wherever that one is defined.  M < 2^31, 0 <= S <= 63,
+ * lo <= hi. */
+int32_t enpu_requant_wide(int64_t acc, uint32_t M, int S, int32_t zp, int32_t lo, int32_t hi);
+
+/* enpu_acc_range for int16 weights: every partial sum of bias + sum_k x_k *
+ * w[k*stride], x_k in [xmin, xmax] (xmin <= 0 <= xmax); the sums saturate at
+ * INT64_MIN / INT64_MAX (which enpu_acc_check_wide then refuses). */
+void enpu_acc_range16(const int16_t *w, int64_t n, int64_t stride, int xmin, int xmax,
+                      int64_t bias, int64_t *lo, int64_t *hi);
+
+/* enpu_acc_check for accumulators of ENPU_ACC_BITS_MIN..ENPU_ACC_BITS_WIDE_MAX
+ * bits (a saturated bound never fits 64 bits): ENPU_E_NOFIT naming layer. */
+int enpu_acc_check_wide(const char *layer, int64_t lo, int64_t hi, int acc_bits, enpu_err *err);
+
+/* Symmetric per-tensor scale of 16-bit activations whose real range is
+ * [min, max]: max(|min|, |max|) / 32767 (at least ENPU_QSCALE_MIN; 1/32767
+ * for an all-zero range), or with pow2 the smallest power of two at least
+ * that (the note's Q-format: 2^-f, f fractional bits).  ENPU_E_INVALID for
+ * a non-finite range. */
+int enpu_choose_scale16(float min, float max, int pow2, float *scale, enpu_err *err);
+
+/* Symmetric per-channel weight scale for int16: enpu_symmetric_scale(max_abs,
+ * 32767), rounded up to a power of two with pow2. */
+float enpu_weight_scale16(float max_abs, int pow2);
 
 /* ---- helpers for ops that are not plain conv ----------------------------- */
 

@@ -110,7 +110,8 @@ typedef struct enpu_qnode {
     enpu_qkind kind;
     enpu_qorigin origin;
     int n_ch;             /* requantization channels: Co for CONV, 1 for ADD/MUL, else 0 */
-    int8_t *w;            /* CONV weights, n_w values, layout above */
+    int8_t *w;            /* CONV weights, n_w values, layout above (NULL in a 16-bit graph) */
+    int16_t *w16;         /* CONV weights of a 16-bit graph (docs/numerics.md §12), else NULL */
     int64_t n_w;
     int32_t *bias;        /* CONV: [n_ch], zero-point correction included; else NULL */
     uint32_t *M;          /* [n_ch] (NULL when n_ch == 0) */
@@ -173,7 +174,21 @@ typedef struct enpu_quant_opts {
     int acc_bits;          /* architecture's accumulator width (32) */
     int act_segments;      /* PWL segments (16) */
     bool quiet;            /* no warning on stderr (the report still says it) */
+    /* 16-bit data (docs/numerics.md §12): bits 16 quantizes activations and
+     * weights to int16 (symmetric; the host runs add, mul, table and
+     * maxpool), pow2 gives them power-of-two scales (the note's Q-format),
+     * wide_acc_bits is the accumulator the 16-bit proofs use. */
+    int bits;              /* 8 (default) or 16 */
+    bool pow2;
+    int wide_acc_bits;     /* 64 */
+    /* Kinds the target engine has no kernel for (bit 1 << enpu_qkind): such
+     * nodes become HOST, so the golden reference computes them as the host
+     * will (the row-stationary engine runs CONV and MOVE only). */
+    unsigned host_kinds;
 } enpu_quant_opts;
+
+/* 8 or 16: the activation width of a quantized graph (its inputs' dtype). */
+int enpu_qgraph_bits(const enpu_graph *qg);
 
 void enpu_quant_opts_default(enpu_quant_opts *o);
 /* The defaults with the numerics of architecture a (its multiplier and
@@ -222,6 +237,8 @@ typedef struct enpu_qreport {
     enpu_calib_method method;
     double percentile;
     int acc_bits, mult_bits, act_segments;
+    int bits;               /* 8, or 16 (docs/numerics.md §12: then acc_bits is the wide one) */
+    bool pow2;              /* 16-bit power-of-two (Q-format) scales */
     int n_calib;            /* calibration samples used */
     bool on_test_set;       /* end-to-end and SQNR figures over --test inputs */
     int n_host;             /* HOST nodes */
@@ -319,6 +336,8 @@ int enpu_gexec_run_i8(enpu_gexec *ex, const int8_t *const *inputs, enpu_err *err
 /* int8 value of tensor t after a run (NULL for float tensors / not computed).
  * Constant int8 tensors (weights) are returned too. */
 const int8_t *enpu_gexec_value_i8(const enpu_gexec *ex, int t);
+/* The same for an int16 tensor of a 16-bit graph (NULL otherwise). */
+const int16_t *enpu_gexec_value_i16(const enpu_gexec *ex, int t);
 /* Float view of tensor t: dequantized int8, or the float value of a host op. */
 int enpu_gexec_value_f32(const enpu_gexec *ex, int t, float *dst, enpu_err *err);
 /* Graph output i as float32 (dequantized if int8). */

@@ -90,7 +90,19 @@ const char *enpu_activity_name(enpu_activity a);
     X(IFMAP_PAD, "ifmap_pad")         \
     X(WEIGHT_PAD, "weight_pad")       \
     X(PSUM, "psum")                   \
-    X(OFFCHIP, "dram")
+    X(OFFCHIP, "dram")                \
+    ENPU_MEMORY_LIST_ROWSTAT(X)
+
+/* The row-stationary engine's memories (docs/rowstat.md "Statistics"): the
+ * global buffer counts bytes, the array's networks values moved (a multicast
+ * once), the PE input FIFOs, ifmap and filter loop buffers entries (psum
+ * counts its psum RAM's entries; dram and itcm as above). */
+#define ENPU_MEMORY_LIST_ROWSTAT(X)   \
+    X(GLB, "glb")                     \
+    X(NOC, "noc")                     \
+    X(PE_FIFO, "pe_fifo")             \
+    X(IFMAP_LB, "ifmap_lb")           \
+    X(FILTER_LB, "filter_lb")
 
 typedef enum enpu_memory {
 #define ENPU_X_MEM(id, name) ENPU_MEM_##id,
@@ -100,6 +112,8 @@ typedef enum enpu_memory {
 } enpu_memory;
 
 const char *enpu_memory_name(enpu_memory m);
+/* Whether engine e has memory m (the reports list only those). */
+bool enpu_memory_of_engine(enpu_memory m, enpu_engine e);
 
 /* Datapath operations, counted per PE lane (all P lanes of an active PE
  * row: lanes of absent channels are not gated), for the energy model
@@ -262,6 +276,10 @@ int enpu_sim_run_i8(enpu_sim *sim, const int8_t *const *inputs, int n_inputs,
  * test can read intermediate tensors by making a descriptor). */
 int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst, int64_t n,
                          enpu_err *err);
+/* The same for an int8 or int16 descriptor (the row-stationary engine's
+ * 16-bit data), the values widened to int32. */
+int enpu_sim_read_tensor_i32(const enpu_sim *sim, const enpu_io_desc *d, int32_t *dst, int64_t n,
+                             enpu_err *err);
 /* Cycle at which the word holding element e of descriptor d was last
  * written (e: the flat index in the graph tensor's row-major order, as
  * enpu_sim_read_tensor returns it), 0 if never or out of range. */

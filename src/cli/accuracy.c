@@ -44,7 +44,7 @@ static void print_dims(FILE *out, int rank, const int64_t *dims) {
 }
 
 void enpu_accuracy_print(FILE *out, const enpu_accuracy *a) {
-    fprintf(out, "float vs int8 (this input), output %s ", a->name);
+    fprintf(out, "float vs int%d (this input), output %s ", a->bits == 16 ? 16 : 8, a->name);
     print_dims(out, a->rank, a->dims);
     if (!a->have) {
         fputs(": not comparable (different sizes)\n", out);
@@ -53,16 +53,17 @@ void enpu_accuracy_print(FILE *out, const enpu_accuracy *a) {
     fprintf(out, ": max |error| %.4g, SQNR %.1f dB", a->max_err, a->sqnr_db);
     if (a->class_vector) {
         if (a->n_top_int8 > 1) {
-            fputs(", top-1 TIE: int8 classes ", out);
+            fprintf(out, ", top-1 TIE: int%d classes ", a->bits == 16 ? 16 : 8);
             for (int64_t k = 0; k < a->n_top_int8 && k < 8; k++)
                 fprintf(out, k ? ", %lld" : "%lld", (long long)a->tied[k]);
             fprintf(out, "%s share the top score %.4g (float top-1 %lld)", a->n_top_int8 > 8 ? ", ..." : "",
                     a->top_int8, (long long)a->top1_float);
         } else if (a->n_top_float > 1) {
-            fprintf(out, ", top-1 TIE in the float model (int8 %lld)", (long long)a->top1_int8);
+            fprintf(out, ", top-1 TIE in the float model (int%d %lld)", a->bits == 16 ? 16 : 8,
+                    (long long)a->top1_int8);
         } else {
-            fprintf(out, ", top-1 %s (float %lld, int8 %lld)", a->agree ? "agrees" : "DIFFERS",
-                    (long long)a->top1_float, (long long)a->top1_int8);
+            fprintf(out, ", top-1 %s (float %lld, int%d %lld)", a->agree ? "agrees" : "DIFFERS",
+                    (long long)a->top1_float, a->bits == 16 ? 16 : 8, (long long)a->top1_int8);
         }
     }
     fputc('\n', out);

@@ -28,6 +28,7 @@ typedef struct enpu_accuracy {
     float top_int8;               /* the top int8 score (dequantized) */
     int64_t tied[8];              /* the first int8 classes sharing it */
     bool agree;                   /* class vector, no tie, same class */
+    int bits;                     /* the quantized run's width: 8, or 16 (then said) */
 } enpu_accuracy;
 
 /* float reference output f against the int8 run's q (dequantized). */

@@ -16,7 +16,7 @@
 static const char *HELP =
     "usage: easynpu compile MODEL.onnx|MODEL.tflite|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
-    "                       [--schedule list|serial]\n"
+    "                       [--schedule list|serial] [--bits 8|16 [--qformat]]\n"
     "                       [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "Maps a network onto the NPU (docs/compiler.md).  An .onnx model is first\n"
@@ -31,8 +31,11 @@ static const char *HELP =
     "the totals, memory use, how each data movement was realised (remap, copy\n"
     "layer or host) and the host ops.\n"
     "\n"
-    "  --arch A           architecture: preset name (easynpu, large) or JSON file\n"
-    "                     (default easynpu)\n"
+    "  --arch A           architecture: preset name (easynpu, large, rowstat,\n"
+    "                     eyeriss) or JSON file (default easynpu)\n"
+    "  --bits N           quantize activations and weights to 8 (default) or 16\n"
+    "                     bits (16: the row-stationary engine, docs/rowstat.md)\n"
+    "  --qformat          with --bits 16: power-of-two scales (Q-format fixed point)\n"
     "  --calib SPEC       calibration inputs (as for `easynpu quantize`)\n"
     "  -o, --output FILE  write the program (.enpu); never an input file\n"
     "  --json FILE        also write the report as JSON (\"layers\", \"total\",\n"
@@ -67,8 +70,11 @@ int enpu_cmd_compile(int argc, char **argv) {
                                          {"quiet", no_argument, 0, 'q'},
                                          {"bind", required_argument, 0, 'b'},
                                          {"input-shape", required_argument, 0, 'I'},
+                                         {"bits", required_argument, 0, 'B'},
+                                         {"qformat", no_argument, 0, 'Q'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *arch_spec = "easynpu", *calib = NULL, *json = NULL;
+    enpu_model bits = {0};
     enpu_cli_binds binds = {0};
     enpu_compile_opts co;
     enpu_compile_opts_default(&co);
@@ -96,6 +102,10 @@ int enpu_cmd_compile(int argc, char **argv) {
         case 'I':
             if (enpu_cli_shape_add("compile", &binds, optarg)) return 2;
             break;
+        case 'B':
+            if (enpu_model_bits_arg(&bits, "compile", optarg)) return 2;
+            break;
+        case 'Q': bits.pow2 = true; break;
         default: return enpu_cli_usage("compile", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -131,11 +141,17 @@ int enpu_cmd_compile(int argc, char **argv) {
     enpu_program_init(&prog, &arch);
     enpu_compile_report rep;
     memset(&rep, 0, sizeof rep);
+    if (bits.pow2 && bits.bits != 16) {
+        enpu_cli_binds_free(&binds);
+        return enpu_cli_usage("compile", "--qformat needs --bits 16");
+    }
     if (enpu_cli_one_image_note("compile", &binds, text, "compiled")) {
         enpu_cli_binds_free(&binds);
         return 2;
     }
-    if (enpu_model_load(&m, model, calib, &binds, &err) || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err) ||
+    int mrc = enpu_model_load(&m, model, calib, &binds, &err);
+    m.bits = bits.bits, m.pow2 = bits.pow2;
+    if (mrc || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err) ||
         enpu_model_fit_requant(qg, &arch, text, &err)) {
         rc = enpu_cli_fail("compile", &err);
         goto done;

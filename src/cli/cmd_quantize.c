@@ -9,6 +9,7 @@
 #include "cli/bind.h"
 #include "cli/cli.h"
 #include "easynpu/file.h"
+#include "easynpu/compiler.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
 #include "easynpu/tflite.h"
@@ -16,7 +17,8 @@
 static const char *HELP =
     "usage: easynpu quantize MODEL.onnx|MODEL.tflite -o MODEL.qjson [--calib DIR|FILES]\n"
     "                        [--percentile P]\n"
-    "                        [--acc-bits N] [--mult-bits N] [--segments N]\n"
+    "                        [--acc-bits N] [--mult-bits N] [--segments N] [--arch A]\n"
+    "                        [--bits 8|16 [--qformat]]\n"
     "                        [--test DIR|FILES ...] [--json REPORT.json] [--bind NAME=FILE...]\n"
     "                        [--input-shape NAME=D0xD1x...]\n"
     "\n"
@@ -37,6 +39,12 @@ static const char *HELP =
     "  --acc-bits N       accumulator width to prove against (16..32, default 32)\n"
     "  --mult-bits N      requantization multiplier width (2..31, default 20)\n"
     "  --segments N       PWL table segments (power of two, default 16)\n"
+    "  --arch A           take the widths above from an architecture (preset or\n"
+    "                     JSON file), and the ops its engine leaves to the host\n"
+    "                     (rowstat, eyeriss: add, mul, tables, max pooling)\n"
+    "  --bits N           8 (default) or 16: int16 activations and weights,\n"
+    "                     symmetric (docs/numerics.md, 16-bit data)\n"
+    "  --qformat          with --bits 16: power-of-two scales (Q-format fixed point)\n"
     "  --test SPEC...     compute the report's figures on these inputs instead of\n"
     "                     the calibration set (repeatable; further arguments after\n"
     "                     the model are taken as more test specs)\n"
@@ -74,8 +82,13 @@ int enpu_cmd_quantize(int argc, char **argv) {
                                          {"quiet", no_argument, 0, 'q'},
                                          {"bind", required_argument, 0, 'b'},
                                          {"input-shape", required_argument, 0, 'S'},
+                                         {"arch", required_argument, 0, 'A'},
+                                         {"bits", required_argument, 0, 'B'},
+                                         {"qformat", no_argument, 0, 'Q'},
                                          {0, 0, 0, 0}};
     enpu_cli_binds binds = {0};
+    const char *arch_spec = NULL;
+    bool widths = false; /* --acc-bits, --mult-bits or --segments given */
     enpu_quant_opts qo;
     enpu_quant_opts_default(&qo);
     const char *out = NULL, *calib = NULL, *json = NULL, *tests[MAX_SPECS];
@@ -95,6 +108,13 @@ int enpu_cmd_quantize(int argc, char **argv) {
         case 'S':
             if (enpu_cli_shape_add("quantize", &binds, optarg)) return 2;
             break;
+        case 'A': arch_spec = optarg; break;
+        case 'B':
+            if (strcmp(optarg, "8") && strcmp(optarg, "16"))
+                return enpu_cli_usage("quantize", "--bits '%s': 8 or 16 expected", optarg);
+            qo.bits = atoi(optarg);
+            break;
+        case 'Q': qo.pow2 = true; break;
         case 't':
             if (n_tests >= MAX_SPECS) return enpu_cli_usage("quantize", "too many --test specs");
             tests[n_tests++] = optarg;
@@ -114,18 +134,21 @@ int enpu_cmd_quantize(int argc, char **argv) {
                 return enpu_cli_usage("quantize", "--acc-bits '%s': an integer in %d..%d expected",
                                       optarg, ENPU_ACC_BITS_MIN, ENPU_ACC_BITS_MAX);
             qo.acc_bits = (int)v;
+            widths = true;
             break;
         case 'm':
             if (parse_int(optarg, 2, ENPU_MULT_BITS_MAX, &v))
                 return enpu_cli_usage("quantize", "--mult-bits '%s': an integer in 2..%d expected",
                                       optarg, ENPU_MULT_BITS_MAX);
             qo.mult_bits = (int)v;
+            widths = true;
             break;
         case 's':
             if (parse_int(optarg, 1, ENPU_PWL_SEGMENTS_MAX, &v) || (v & (v - 1)))
                 return enpu_cli_usage("quantize", "--segments '%s': a power of two in 1..%d expected",
                                       optarg, ENPU_PWL_SEGMENTS_MAX);
             qo.act_segments = (int)v;
+            widths = true;
             break;
         default:
             return enpu_cli_usage("quantize", "unknown or incomplete option '%s'", argv[optind - 1]);
@@ -140,6 +163,9 @@ int enpu_cmd_quantize(int argc, char **argv) {
         tests[n_tests++] = argv[optind];
     }
     if (!out) return enpu_cli_usage("quantize", "-o MODEL.qjson is required");
+    if (qo.pow2 && qo.bits != 16) return enpu_cli_usage("quantize", "--qformat needs --bits 16");
+    if (arch_spec && widths)
+        return enpu_cli_usage("quantize", "--arch gives the widths: no --acc-bits, --mult-bits or --segments");
     enpu_cli_io io = {0};
     enpu_cli_io_in(&io, model);
     enpu_cli_io_list(&io, calib);
@@ -151,6 +177,15 @@ int enpu_cmd_quantize(int argc, char **argv) {
     FILE *text = enpu_cli_text(&io);
 
     enpu_err err = {0};
+    if (arch_spec) {
+        enpu_arch arch;
+        if (enpu_arch_load(arch_spec, &arch, &err)) return enpu_cli_fail("quantize", &err);
+        /* what the arch decides (widths, host kinds); the options given stay */
+        enpu_quant_opts aq;
+        enpu_compile_quant_opts(&arch, &aq);
+        qo.mult_bits = aq.mult_bits, qo.acc_bits = aq.acc_bits, qo.act_segments = aq.act_segments;
+        qo.wide_acc_bits = aq.wide_acc_bits, qo.host_kinds = aq.host_kinds;
+    }
     enpu_graph *g = NULL, *qg = NULL;
     if (strcmp(enpu_path_ext(model), ".tflite") == 0) {
         /* already int8: the import is the quantized graph (docs/tflite.md) */

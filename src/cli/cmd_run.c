@@ -27,7 +27,8 @@ static const char *HELP =
     "                   [--output FILE...]\n"
     "                   [--arch A [--arch B...]] [--calib DIR|FILES] [--mode cycle|functional]\n"
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
-    "                   [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...] [--per-cycle]\n"
+    "                   [--bits 8|16 [--qformat]] [--bind NAME=FILE...]\n"
+    "                   [--input-shape NAME=D0xD1x...] [--per-cycle]\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -51,10 +52,13 @@ static const char *HELP =
     "                   .tflite); default: the first calibration input\n"
     "  --output FILE    one per model output: the simulated outputs, dequantized\n"
     "  --arch A         preset (easynpu, large, systolic, systolic-1x4,\n"
-    "                   systolic-4x1) or JSON file; default easynpu.  Given\n"
-    "                   several times, the model runs on each and a table\n"
-    "                   compares the per-layer cycles, utilization and memory\n"
-    "                   traffic side by side\n"
+    "                   systolic-4x1, rowstat, eyeriss) or JSON file; default\n"
+    "                   easynpu.  Given several times, the model runs on each and\n"
+    "                   tables compare the per-layer cycles, utilization and\n"
+    "                   memory traffic (also at every level) side by side\n"
+    "  --bits N         quantize to 8 (default) or 16 bits (16: the row-stationary\n"
+    "                   engine, docs/rowstat.md)\n"
+    "  --qformat        with --bits 16: power-of-two scales (Q-format fixed point)\n"
     "  --calib SPEC     calibration inputs: a folder or comma-separated files\n"
     "  --mode M         cycle (default) or functional (same outputs, no timing)\n"
     "  --json FILE      the run as JSON: \"bit_exact\", \"total\" {cycles,\n"
@@ -98,7 +102,7 @@ static int on_layer(void *ctx, int layer, const enpu_layer_stats *st, const enpu
 /* Outputs: a class vector (enpu_is_class_vector: [N] or [1,N]) prints its
  * top classes with the int8 run's and the float reference's scores; any
  * other output its first values. */
-static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref) {
+static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref, int bits) {
     int64_t n = enpu_buf_numel(b);
     const float *v = b->data, *f = fref ? fref->data : NULL;
     fprintf(text, "output %s [", b->name ? b->name : "");
@@ -116,7 +120,7 @@ static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref) {
             }
             top[j] = best;
         }
-        fprintf(text, ": top-%d class (int8 score%s):", k, f ? " / float score" : "");
+        fprintf(text, ": top-%d class (int%d score%s):", k, bits, f ? " / float score" : "");
         for (int j = 0; j < k; j++) {
             if (f)
                 fprintf(text, " %lld (%.4g / %.4g)", (long long)top[j], v[top[j]], f[top[j]]);
@@ -277,6 +281,45 @@ static int sim_one(arch_run *a, const enpu_buf *ins, const int8_t *const *ins8, 
     return rc;
 }
 
+/* Per-layer memory traffic of every architecture at every level of its
+ * hierarchy (enpu_report_levels): what each dataflow reuses where. */
+static void print_levels(FILE *text, const arch_run *runs, int n, const enpu_layer_stats *brows, int nb) {
+    static const char *const lv[] = {"DRAM KB", "buf KB", "array k", "local k"};
+    fprintf(text, "\nmemory traffic by level (DRAM and the on-chip buffer in KB; the array's networks and "
+                  "the PEs' local buffers in thousands of values)\n%-28s", "layer");
+    for (int a = 0; a < n; a++) fprintf(text, " | %-35.35s", runs[a].arch.name);
+    fprintf(text, "\n%-28s", "");
+    for (int a = 0; a < n; a++) {
+        fprintf(text, " |");
+        for (int l = 0; l < ENPU_LEVEL_COUNT; l++) fprintf(text, " %8s", lv[l]);
+    }
+    fprintf(text, "\n");
+    for (int i = 0; i <= nb; i++) {
+        const char *nm = i < nb ? brows[i].name : "total";
+        if (i < nb && strcmp(brows[i].op, "end") == 0) continue;
+        char name[32];
+        snprintf(name, sizeof name, "%.27s", nm);
+        fprintf(text, "%-28s", name);
+        for (int a = 0; a < n; a++) {
+            const enpu_layer_stats *m = NULL;
+            int na = 0;
+            const enpu_layer_stats *arows = runs[a].ran ? enpu_sim_result_rows(&runs[a].res, &na) : NULL;
+            for (int k = 0; k < na && !m && i < nb; k++)
+                if (strcmp(arows[k].name, nm) == 0) m = &arows[k];
+            double lvl[ENPU_LEVEL_COUNT];
+            if (i == nb && runs[a].ran) enpu_report_levels(&runs[a].arch, runs[a].res.reads, runs[a].res.writes, lvl);
+            else if (m && !m->host) enpu_report_levels(&runs[a].arch, m->reads, m->writes, lvl);
+            else {
+                fprintf(text, " | %35s", !runs[a].ran ? "n/a" : m ? "host" : "-");
+                continue;
+            }
+            fprintf(text, " | %8.1f %8.1f %8.1f %8.1f", lvl[0] / 1024, lvl[1] / 1024, lvl[2] / 1000, lvl[3] / 1000);
+        }
+        fprintf(text, "\n");
+    }
+}
+
+/* Per-layer cycles of the same model on several architectures. */
 /* On-chip and DRAM memory traffic of a row in KiB: the words read and
  * written of the main and skip DTCM, the weight memory and the DRAM, at the
  * arch's word width (pads and psum are registers inside an engine). */
@@ -367,6 +410,7 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
                "microarchitecture alone\n");
     for (int a = 0; a < n; a++)
         if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
+    print_levels(text, runs, n, brows, nb);
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n, int batch,
@@ -564,8 +608,10 @@ int enpu_cmd_run(int argc, char **argv) {
         {"trace", required_argument, 0, 't'}, {"vcd", required_argument, 0, 'v'},
         {"window", required_argument, 0, 'w'}, {"svg", required_argument, 0, 's'},
         {"quiet", no_argument, 0, 'q'},       {"bind", required_argument, 0, 'b'},
-        {"input-shape", required_argument, 0, 'S'}, {"per-cycle", no_argument, 0, 'p'},
+        {"input-shape", required_argument, 0, 'S'}, {"bits", required_argument, 0, 'B'},
+        {"qformat", no_argument, 0, 'Q'},           {"per-cycle", no_argument, 0, 'p'},
         {0, 0, 0, 0}};
+    enpu_model bits = {0};
     enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
@@ -603,6 +649,10 @@ int enpu_cmd_run(int argc, char **argv) {
         case 'S':
             if (enpu_cli_shape_add("run", &binds, optarg)) return 2;
             break;
+        case 'B':
+            if (enpu_model_bits_arg(&bits, "run", optarg)) return 2;
+            break;
+        case 'Q': bits.pow2 = true; break;
         default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -671,10 +721,15 @@ int enpu_cmd_run(int argc, char **argv) {
                             calib ? "calib" : binds.n ? "bind" : "input-shape");
         goto done;
     }
+    if (bits.pow2 && bits.bits != 16) {
+        rc = enpu_cli_usage("run", "--qformat needs --bits 16");
+        goto done;
+    }
     if (!is_prog && enpu_model_load(&m, model, calib, &binds, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }
+    m.bits = bits.bits, m.pow2 = bits.pow2;
     if (m.tfl && binds.n_shapes) {
         rc = enpu_cli_usage("run", "--input-shape is for an ONNX model; %s has static shapes", model);
         goto done;
@@ -782,6 +837,7 @@ int enpu_cmd_run(int argc, char **argv) {
     const arch_run *r0 = &runs[0];
     fprintf(text, "model %s on arch '%s' (%s mode)\n", model, r0->arch.name, enpu_sim_mode_name((enpu_sim_mode)mode));
     enpu_report_sim_table(text, &r0->arch, &r0->res);
+    const int qbits = r0->qg ? enpu_qgraph_bits(r0->qg) : 8;
     if (batch > 1)
         fprintf(text, "batch: %lld images through the program one after the other: %llu cycles = %.3f us "
                       "at %g MHz (%llu per image)\n",
@@ -789,9 +845,9 @@ int enpu_cmd_run(int argc, char **argv) {
                 (double)r0->batch_cycles / r0->arch.clock_mhz, r0->arch.clock_mhz,
                 (unsigned long long)(r0->batch_cycles / (uint64_t)batch));
     if (r0->golden_checked)
-        fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int8 "
+        fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int%d "
                "reference, element by element)\n",
-               r0->golden_layers, r0->res.n_outputs);
+               r0->golden_layers, r0->res.n_outputs, qbits);
     else if (r0->status == ENPU_E_MISMATCH)
         fprintf(text, "bit-exact: NO (%s)\n", r0->error);
     else if (r0->res.checked)
@@ -800,13 +856,14 @@ int enpu_cmd_run(int argc, char **argv) {
     else
         fprintf(text, "bit-exact: not checked\n");
     for (int i = 0; i < r0->res.n_outputs; i++) {
-        print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL);
+        print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL, qbits);
         if (m.tfl && r0->res.raw_outputs && i < m.tfl->n_outputs)
             tflite_output(text, m.tfl, i, &r0->res.raw_outputs[i], NULL, &err);
     }
     /* every output against the float reference (an .onnx model only) */
     for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
         acc[n_acc] = enpu_accuracy_of(&fouts[n_acc], &r0->res.outputs[n_acc]);
+        acc[n_acc].bits = qbits;
         enpu_accuracy_print(text, &acc[n_acc]);
     }
     if (n_acc > 0) enpu_accuracy_warn(text, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);

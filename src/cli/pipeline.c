@@ -1,5 +1,8 @@
 #include "cli/pipeline.h"
 
+#include "cli/cli.h"
+#include "easynpu/compiler.h"
+
 #include <string.h>
 
 #include "easynpu/file.h"
@@ -49,7 +52,9 @@ int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, 
     if (m->is_qjson) return enpu_qgraph_load(m->path, qg, err);
     if (m->is_tflite) return enpu_tflite_load(m->path, qg, err);
     enpu_quant_opts qo;
-    enpu_quant_opts_for_arch(&qo, arch);
+    enpu_compile_quant_opts(arch, &qo);
+    qo.bits = m->bits ? m->bits : 8;
+    qo.pow2 = m->pow2;
     qo.quiet = quiet;
     int rc = enpu_quantize_graph(m->g, m->calib, m->n_calib, &qo, qg, rep, err);
     return rc ? enpu_err_prefix(err, "%s", m->path) : 0;
@@ -67,5 +72,12 @@ int enpu_model_fit_requant(const enpu_graph *qg, enpu_arch *arch, FILE *note, en
     if (note)
         fprintf(note, "note: arch '%s' runs this model with requant \"tflite\" (TFLite's integer "
                 "rules, docs/tflite.md)\n", arch->name);
+    return 0;
+}
+
+int enpu_model_bits_arg(enpu_model *m, const char *cmd, const char *arg) {
+    if (strcmp(arg, "8") == 0) m->bits = 8;
+    else if (strcmp(arg, "16") == 0) m->bits = 16;
+    else return enpu_cli_usage(cmd, "--bits '%s': 8 or 16 expected", arg);
     return 0;
 }

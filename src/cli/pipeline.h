@@ -18,6 +18,8 @@ typedef struct enpu_model {
     enpu_graph *tfl;     /* a .tflite's quantized graph, as imported (its inputs/outputs) */
     enpu_buf *calib;     /* n_calib * g->n_inputs buffers */
     int n_calib;
+    int bits;            /* quantize to 8 (0: default) or 16 bits (docs/numerics.md §12) */
+    bool pow2;           /* 16-bit: power-of-two scales (the Q-format) */
 } enpu_model;
 
 /* Loads `path` (.onnx: imported with the --bind values of `binds`, which may
@@ -28,8 +30,13 @@ int enpu_model_load(enpu_model *m, const char *path, const char *calib, enpu_cli
                     enpu_err *err);
 void enpu_model_free(enpu_model *m);
 
+/* Parses the --bits value of `cmd` into m->bits (8 or 16); a usage error
+ * (exit status 2) otherwise. */
+int enpu_model_bits_arg(enpu_model *m, const char *cmd, const char *arg);
+
 /* The quantized graph for `arch` (its multiplier/accumulator widths and
- * table segments): a .qjson is loaded as it is, an .onnx is quantized on the
+ * table segments, the kinds its host runs, and m->bits): a .qjson is loaded
+ * as it is, an .onnx is quantized on the
  * calibration inputs (without them: the quantizer's documented fallback,
  * warned on stderr unless quiet).  *rep gets the quantization report when
  * non-NULL (an .onnx only). */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/cc.h"
+#include "compiler/rowstat/rs.h"
 #include "compiler/systolic/sya_cc.h"
 #include "quant/qinternal.h"
 
@@ -249,9 +250,18 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     return 0;
 }
 
+void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o) {
+    enpu_quant_opts_for_arch(o, arch);
+    if (arch->engine == ENPU_ENGINE_ROWSTAT) {
+        o->host_kinds = enpu_rs_host_kinds();
+        o->wide_acc_bits = (int)arch->rs_psum_bits;
+    }
+}
+
 int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
     int rc = enpu_arch_validate(arch, err);
     if (rc) return rc;
+    if (arch->engine == ENPU_ENGINE_ROWSTAT) return 0;
     /* Every phase (tiling, cost model, emission) maps a layer onto one row
      * of PEs; compiling for more would leave the other rows idle while the
      * reports counted them (half the utilization at the same cycles). */
@@ -276,6 +286,13 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
                          "'%s' has requant \"%s\"",
                          enpu_requant_name(qg->requant), arch->name,
                          enpu_requant_name(arch->requant));
+    /* one back end per engine */
+    if (arch->engine == ENPU_ENGINE_ROWSTAT) return enpu_rs_compile(qg, arch, o, prog, rep, err);
+    if (enpu_qgraph_bits(qg) != 8)
+        return enpu_fail(err, ENPU_E_UNSUPPORTED,
+                         "arch '%s': the %s engine computes on int8 data; the model is quantized "
+                         "to %d bits (the row-stationary engine runs 16-bit data: --arch rowstat)",
+                         arch->name, enpu_engine_name(arch->engine), enpu_qgraph_bits(qg));
     if (arch->engine == ENPU_ENGINE_SYSTOLIC) return sya_compile(qg, arch, o, prog, rep, err);
     /* every accumulator fits acc_bits, proven over all int8 inputs (numerics.md
      * §4): the quantizer proves it for the widths it was given, but a .qjson

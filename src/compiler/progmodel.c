@@ -390,7 +390,22 @@ static void model_free(model *m) {
     free(m->fetched_at), free(m->present);
 }
 
+/* The row-stationary engine's programs have their own model. */
+static int64_t rowstat_model(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr) {
+    size_t n = (size_t)p->n_instr;
+    int64_t *rd = calloc(n * ENPU_MEM_COUNT + 1, sizeof *rd), *wr = calloc(n * ENPU_MEM_COUNT + 1, sizeof *wr);
+    ENPU_ASSERT(rd && wr);
+    int64_t t = enpu_rs_model_program(p, act, rd, wr);
+    for (size_t i = 0; i < n; i++) {
+        if (dram_rd) dram_rd[i] = rd[i * ENPU_MEM_COUNT + ENPU_MEM_OFFCHIP];
+        if (dram_wr) dram_wr[i] = wr[i * ENPU_MEM_COUNT + ENPU_MEM_OFFCHIP];
+    }
+    free(rd), free(wr);
+    return t;
+}
+
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr) {
+    if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return rowstat_model(p, act, dram_rd, dram_wr);
     model m;
     memset(&m, 0, sizeof m);
     m.p = p, m.a = &p->arch, m.n = p->n_instr;

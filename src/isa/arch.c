@@ -33,6 +33,10 @@ static const param_info params[] = {
 #undef ENPU_X_INFO
 };
 #define N_PARAMS ((int)(sizeof params / sizeof params[0]))
+/* The row-stationary parameters are the table's last rows. */
+#define ENPU_X_ONE(key, unit, lo, hi, d0, d1, doc) +1
+enum { N_RS_PARAMS = 0 ENPU_ARCH_PARAMS_ROWSTAT(ENPU_X_ONE) };
+#undef ENPU_X_ONE
 
 typedef struct sya_param_info {
     const char *key;
@@ -50,7 +54,7 @@ static const sya_param_info sya_params[] = {
 #define N_SYA ((int)(sizeof sya_params / sizeof sya_params[0]))
 
 static const char *const preset_names[] = {"easynpu", "large", "systolic", "systolic-1x4",
-                                           "systolic-4x1", NULL};
+                                           "systolic-4x1", "rowstat", "eyeriss", NULL};
 static const double preset_clock[] = {100.0, 200.0, 100.0, 100.0, 100.0};
 /* The systolic presets: preset easynpu's shared parameters but for these
  * (a 256-bit SRAM word, the note's SRAM_WIDTH; feature maps and weights on
@@ -70,6 +74,20 @@ static const struct {
 static const int64_t sya_preset_bank_rows[] = {2, 1, 4}; /* systolic, -1x4, -4x1 */
 #define N_PRESETS ((int)(sizeof preset_clock / sizeof preset_clock[0]))
 #define FIRST_SYA_PRESET 2
+/* Presets past those: JSON applied on a base preset.  "rowstat" is the
+ * design note's row-stationary engine (a 3 x 24 array: the table's rs_
+ * defaults); "eyeriss" the engine at the size of the Eyeriss chip (Chen et
+ * al., JSSC 2017): 12 x 14 PEs, a 108 KB global buffer, 12 / 224 / 24-entry
+ * ifmap, filter and psum scratch pads, 64-bit (four 16-bit values) networks
+ * and DRAM word, 200 MHz. */
+static const char *const preset_json[] = {
+    NULL, NULL, NULL, NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\"}",
+    "{\"base\": \"easynpu\", \"name\": \"eyeriss\", \"engine\": \"rowstat\", \"pes\": 8, "
+    "\"ifmap_pads\": 8, \"weight_pad_groups\": 8, \"bus_bits\": 64, \"rs_rows\": 12, "
+    "\"rs_cols\": 14, \"rs_ifmap_lb_depth\": 12, \"rs_filter_lb_depth\": 224, "
+    "\"rs_psum_depth\": 24, \"rs_fifo_depth\": 256, \"rs_glb_bytes\": 110592, "
+    "\"rs_ifmap_net_values\": 4, \"rs_filter_net_values\": 4, \"rs_psum_net_values\": 4, "
+    "\"clock_mhz\": 200}"};
 
 typedef struct cost_info {
     const char *key;
@@ -136,9 +154,17 @@ static int preset_index(const char *name) {
     return -1;
 }
 
+static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err);
 static int find_param(const char *key);
 
 static void fill_preset(int p, enpu_arch *out) {
+    if (preset_json[p]) {
+        json_t *root = json_loads(preset_json[p], 0, NULL);
+        enpu_err e = {0};
+        ENPU_ASSERT(root && apply_json(root, preset_names[p], out, &e) == 0);
+        json_decref(root);
+        return;
+    }
     memset(out, 0, sizeof *out);
     snprintf(out->name, sizeof out->name, "%s", preset_names[p]);
     out->engine = ENPU_ENGINE_EASYNPU;
@@ -159,7 +185,7 @@ int enpu_arch_preset(const char *name, enpu_arch *out, enpu_err *err) {
     if (p < 0)
         return enpu_fail(err, ENPU_E_USAGE,
                          "unknown arch preset '%s' (known: easynpu, large, systolic, systolic-1x4, "
-                         "systolic-4x1)",
+                         "systolic-4x1, rowstat, eyeriss)",
                          name);
     fill_preset(p, out);
     return 0;
@@ -182,15 +208,10 @@ int enpu_arch_validate(const enpu_arch *a, enpu_err *err) {
     if ((int)a->engine < 0 || (int)a->engine > (int)ENPU_ENGINE_ROWSTAT)
         return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'engine': unknown value %d", nm,
                          (int)a->engine);
-    if (a->engine == ENPU_ENGINE_ROWSTAT)
-        return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                         "arch '%s': field 'engine': '%s' is not implemented yet (only 'easynpu' "
-                         "and 'systolic')",
-                         nm, enpu_engine_name(a->engine));
     if ((int)a->requant < 0 || (int)a->requant >= ENPU_REQUANT_COUNT)
         return enpu_fail(err, ENPU_E_INVALID, "arch '%s': field 'requant': unknown value %d", nm,
                          (int)a->requant);
-    if (a->engine == ENPU_ENGINE_SYSTOLIC && a->requant != ENPU_REQUANT_EASYNPU)
+    if (a->engine != ENPU_ENGINE_EASYNPU && a->requant != ENPU_REQUANT_EASYNPU)
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
                          "arch '%s': field 'requant': \"%s\" runs on the easynpu engine only",
                          nm, enpu_requant_name(a->requant));
@@ -291,9 +312,17 @@ static char *to_json(const enpu_arch *a, int pretty, int with_costs, bool host_c
     enpu_sb_printf(&b, "%s\"engine\"%s\"%s\"", sep, colon, enpu_engine_name(a->engine));
     if (a->requant != ENPU_REQUANT_EASYNPU)
         enpu_sb_printf(&b, "%s\"requant\"%s\"%s\"", sep, colon, enpu_requant_name(a->requant));
-    for (int i = 0; i < N_PARAMS; i++)
-        if (host_cpu || strncmp(params[i].key, "hostcpu_", 8) != 0)
-            enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+    for (int i = 0; i < N_PARAMS; i++) {
+        if (!host_cpu && strncmp(params[i].key, "hostcpu_", 8) == 0) continue;
+        /* An arch of another engine leaves the row-stationary parameters
+         * out while they have their defaults: its canonical JSON, and so its
+         * fingerprint, are those from before they existed (programs compiled
+         * then still load). */
+        if (i >= N_PARAMS - N_RS_PARAMS && a->engine != ENPU_ENGINE_ROWSTAT &&
+            param_get(a, i) == params[i].preset[0])
+            continue;
+        enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
+    }
     if (a->engine == ENPU_ENGINE_SYSTOLIC)
         for (int i = 0; i < N_SYA; i++)
             enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, sya_params[i].key, colon, sya_get(a, i));
@@ -372,13 +401,24 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
         rc = enpu_fail(err, ENPU_E_FORMAT, "%s: an arch description must be a JSON object", what);
         goto done;
     }
+    if ((rc = apply_json(root, what, out, err))) goto done;
+    rc = enpu_arch_validate(out, err);
+    if (rc) enpu_err_prefix(err, "%s", what);
+done:
+    json_decref(root);
+    return rc;
+}
+
+/* Fills *out from a JSON object: its base preset, then its keys. */
+static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err) {
+    int rc = 0;
     int base = 0;
     json_t *jb = json_object_get(root, "base"), *je2 = json_object_get(root, "engine");
     if (jb) {
         if (!json_is_string(jb) || (base = preset_index(json_string_value(jb))) < 0) {
             rc = enpu_fail(err, ENPU_E_INVALID,
                            "%s: field 'base': must be a preset name (easynpu, large, systolic, "
-                           "systolic-1x4, systolic-4x1)",
+                           "systolic-1x4, systolic-4x1, rowstat, eyeriss)",
                            what);
             goto done;
         }
@@ -458,10 +498,7 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
                        sya_key, enpu_engine_name(out->engine));
         goto done;
     }
-    rc = enpu_arch_validate(out, err);
-    if (rc) enpu_err_prefix(err, "%s", what);
 done:
-    json_decref(root);
     return rc;
 }
 
@@ -513,12 +550,25 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
                    " banks of %" PRId64 " x %" PRId64 ")\n",
                 enpu_arch_sya_rows(a), enpu_arch_sya_cols(a), a->sya_bank_rows,
                 a->sya_banks / a->sya_bank_rows, a->sya_rows, a->sya_cols);
-    fprintf(f, "  MAC units            %12" PRId64 "\n", units);
+    fprintf(f, "  MAC units            %12" PRId64 "%s\n", units,
+            a->engine == ENPU_ENGINE_ROWSTAT ? "  (the row-stationary PE array, rs_rows x rs_cols)" : "");
     fprintf(f, "  peak                 %12.3f  GOPS (2 ops per MAC)\n", peak);
     fprintf(f, "  bus word             %12" PRId64 "  bytes\n", wb);
-    fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
-    fprintf(f, "  skip DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->skip_dtcm_bytes));
-    fprintf(f, "  weight memory        %12" PRId64 "  words\n", enpu_arch_words(a, a->weight_mem_bytes));
+    if (a->engine == ENPU_ENGINE_ROWSTAT) {
+        /* the row-stationary engine uses no DTCM or weight memory: its own */
+        char dims[32];
+        snprintf(dims, sizeof dims, "%" PRId64 " x %" PRId64, a->rs_rows, a->rs_cols);
+        fprintf(f, "  PE array             %12s  rows x columns\n", dims);
+        fprintf(f, "  global buffer        %12" PRId64 "  bytes\n", a->rs_glb_bytes);
+        fprintf(f, "  PE buffers           %12" PRId64 "  entries (ifmap loop buffer %" PRId64 ", filter loop buffer %" PRId64
+                   ", input FIFO %" PRId64 ", psum RAM %" PRId64 ")\n",
+                a->rs_ifmap_lb_depth + a->rs_filter_lb_depth + a->rs_fifo_depth + a->rs_psum_depth,
+                a->rs_ifmap_lb_depth, a->rs_filter_lb_depth, a->rs_fifo_depth, a->rs_psum_depth);
+    } else {
+        fprintf(f, "  main DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->main_dtcm_bytes));
+        fprintf(f, "  skip DTCM            %12" PRId64 "  words\n", enpu_arch_words(a, a->skip_dtcm_bytes));
+        fprintf(f, "  weight memory        %12" PRId64 "  words\n", enpu_arch_words(a, a->weight_mem_bytes));
+    }
     fprintf(f, "  ITCM                 %12" PRId64 "  instructions\n", a->itcm_bytes / ENPU_INSTR_BYTES);
     if (a->dram_bytes > 0) {
         int64_t bpc = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
@@ -532,10 +582,14 @@ void enpu_arch_print(const enpu_arch *a, FILE *f) {
     }
     enpu_isa_layout l;
     enpu_err e = {0};
-    if (enpu_isa_layout_make(a, &l, &e) == 0 && sya)
+    int have_layout = enpu_isa_layout_make(a, &l, &e) == 0;
+    if (have_layout && a->engine == ENPU_ENGINE_ROWSTAT)
+        fprintf(f, "  instruction          %12d  bits used of %d (rs_conv)\n", l.used_bits[ENPU_FMT_RS],
+                ENPU_INSTR_BITS);
+    else if (have_layout && sya)
         fprintf(f, "  instruction          %12d  bits used of %d (systolic format)\n", l.used_bits[ENPU_FMT_SYA],
                 ENPU_INSTR_BITS);
-    else if (enpu_isa_layout_make(a, &l, &e) == 0)
+    else if (have_layout)
         fprintf(f, "  instruction          %12d  bits used of %d (channel-wise; conv %d, dma %d)\n",
                 l.used_bits[ENPU_FMT_CW], ENPU_INSTR_BITS, l.used_bits[ENPU_FMT_CONV],
                 l.used_bits[ENPU_FMT_DMA]);
@@ -577,7 +631,7 @@ char *enpu_arch_param_table_md(void) {
     enpu_sb b = {0};
     enpu_sb_puts(&b, "| key | unit | range | easynpu | large | meaning |\n|---|---|---|---|---|---|\n");
     enpu_sb_puts(&b, "| `name` | | 1..63 chars [A-Za-z0-9_.+-] | easynpu | large | name shown in reports |\n");
-    enpu_sb_puts(&b, "| `engine` | | easynpu, systolic (rowstat reserved) | easynpu | easynpu | compute engine |\n");
+    enpu_sb_puts(&b, "| `engine` | | easynpu, systolic, rowstat | easynpu | easynpu | compute engine |\n");
     enpu_sb_puts(&b, "| `requant` | | easynpu, tflite | easynpu | easynpu | the requantizer's integer rules "
                      "(docs/numerics.md; tflite: TFLite's, its Q31 multipliers in the weight memory; "
                      "easynpu engine only) |\n");

@@ -28,6 +28,8 @@
 #define F_CW ENPU_FM_CW
 #define F_CTRL ENPU_FM_CTRL
 #define F_DMA ENPU_FM_DMA
+#define F_RS ENPU_FM_RS
+#define F_GEOM ENPU_FM_GEOM
 #define F_SYA ENPU_FM_SYA
 
 static const enpu_field_info fields[ENPU_F_COUNT] = {
@@ -41,6 +43,7 @@ static const enpu_field_info fields[ENPU_F_COUNT] = {
 #define MOVE ENPU_CLASS_MOVE
 #define CTRL ENPU_CLASS_CTRL
 #define DMA ENPU_CLASS_DMA
+#define RS ENPU_CLASS_RS
 #define SYA ENPU_CLASS_SYA
 
 typedef struct opinfo {
@@ -83,6 +86,7 @@ enpu_format enpu_opcode_format(int64_t opcode) {
     case ENPU_CLASS_CONV: return ENPU_FMT_CONV;
     case ENPU_CLASS_DMA: return ENPU_FMT_DMA;
     case ENPU_CLASS_CTRL: return ENPU_FMT_CTRL;
+    case ENPU_CLASS_RS: return ENPU_FMT_RS;
     case ENPU_CLASS_SYA: return ENPU_FMT_SYA;
     default: return ENPU_FMT_CW;
     }
@@ -151,7 +155,7 @@ static int rule_width(const enpu_arch *a, const enpu_field_info *fi) {
 }
 
 static const char *const fmt_names[ENPU_FMT_COUNT] = {"conv", "channel-wise", "control", "dma",
-                                                       "systolic"};
+                                                      "systolic", "row-stationary"};
 
 int enpu_isa_layout_make(const enpu_arch *arch, enpu_isa_layout *out, enpu_err *err) {
     /* Guard the derived rules against an unvalidated arch so widths stay sane. */
@@ -331,6 +335,7 @@ static const char *class_text(enpu_opclass c) {
     case ENPU_CLASS_MOVE: return "Reshape";
     case ENPU_CLASS_CTRL: return "control";
     case ENPU_CLASS_DMA: return "DMA";
+    case ENPU_CLASS_RS: return "row-stationary";
     case ENPU_CLASS_SYA: return "systolic";
     case ENPU_CLASS_NONE: break;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "easynpu/isa.h"
+#include "easynpu/rowstat.h"
 #include "easynpu/systolic.h"
 #include "isa/isa_internal.h"
 
@@ -27,6 +28,7 @@ int64_t enpu_instr_macs(const enpu_instr *in) {
     case ENPU_OPC_FC: return sat_mul(sat_mul(sat_mul(in->hi, in->wi), in->ci), in->co);
     case ENPU_OPC_DWCONV:
     case ENPU_OPC_AVGPOOL: return sat_mul(sat_mul(out, in->hk), in->wk);
+    case ENPU_OPC_RS_CONV: return enpu_rs_macs(in);
     case ENPU_OPC_SYA_CONV:
     case ENPU_OPC_SYA_DWCONV:
     case ENPU_OPC_SYA_FC: return enpu_sya_instr_macs(in);
@@ -114,6 +116,15 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
                                     dma_span(in->dma_rows, in->dma_len, in->dram_stride), !load};
         return n;
     }
+    if (k == ENPU_CLASS_RS) {
+        enpu_rs_geom g;
+        enpu_err e = {0};
+        if (enpu_rs_geom_of(arch, in, &g, &e) != 0) return 0;
+        out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_DRAM, in->rs_ifmap_addr, g.ifmap_words, 0};
+        out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_DRAM, in->rs_ofmap_addr, g.ofmap_words, 1};
+        out[n++] = (enpu_mem_block){"weights", ENPU_MEM_DRAM, in->rs_weight_addr, g.weight_words, 0};
+        return n;
+    }
     int64_t wb = enpu_arch_word_bytes(arch);
     int64_t owords = enpu_fmap_words(arch, in->ho, in->wo, in->co);
     if (!chained)
@@ -164,12 +175,17 @@ static const char *mem_name(int mem) {
     return "host";
 }
 
-static const char *addr_field(const char *role) {
+static const char *addr_field(const char *role, int rs_role) {
     static const char *const map[][2] = {
         {"ifmap", "ifmap_addr"}, {"ofmap", "ofmap_addr"},   {"op2", "op2_addr"},
         {"skip", "skip_addr"},   {"weights", "weight_addr"}, {"bias", "bias_addr"},
         {"quant", "quant_addr"}, {"table", "table_addr"},   {"dma", "sram_addr"},
         {"dram", "dram_addr"}};
+    static const char *const rs[][2] = {
+        {"ifmap", "rs_ifmap_addr"}, {"ofmap", "rs_ofmap_addr"}, {"weights", "rs_weight_addr"}};
+    if (rs_role)
+        for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++)
+            if (strcmp(rs[i][0], role) == 0) return rs[i][1];
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (strcmp(map[i][0], role) == 0) return map[i][1];
     return role;
@@ -339,7 +355,7 @@ static int check_blocks(const enpu_arch *a, const enpu_instr *in, int chained, e
         if (b[i].addr + b[i].words > cap)
             FAIL("field '%s': %s block [%" PRId64 ", %" PRId64 ") of %" PRId64
                  " words ends past the %s (%" PRId64 " words)",
-                 addr_field(b[i].role), b[i].role, b[i].addr, b[i].addr + b[i].words, b[i].words,
+                 addr_field(b[i].role, enpu_opcode_class(in->opcode) == ENPU_CLASS_RS), b[i].role, b[i].addr, b[i].addr + b[i].words, b[i].words,
                  mem_name(b[i].mem), cap);
     }
     /* A write may not clobber what the same instruction still reads, except
@@ -352,7 +368,7 @@ static int check_blocks(const enpu_arch *a, const enpu_instr *in, int chained, e
             if (is_1x1_cw(in->opcode) && b[i].addr == b[j].addr) continue;
             FAIL("field '%s': %s block [%" PRId64 ", %" PRId64 ") overlaps the %s block [%" PRId64
                  ", %" PRId64 ") in the %s",
-                 addr_field(b[i].role), b[i].role, b[i].addr, b[i].addr + b[i].words, b[j].role,
+                 addr_field(b[i].role, enpu_opcode_class(in->opcode) == ENPU_CLASS_RS), b[i].role, b[i].addr, b[i].addr + b[i].words, b[j].role,
                  b[j].addr, b[j].addr + b[j].words, mem_name(b[i].mem));
         }
     }
@@ -369,6 +385,9 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
         FAIL("field 'opcode': value 0x%02" PRIx64 " is not a known opcode", (uint64_t)in->opcode);
     if (k == ENPU_CLASS_DMA && arch->dram_bytes == 0)
         FAIL("dma: arch '%s' has no DRAM (dram_bytes = 0)", arch->name);
+    if (arch->engine == ENPU_ENGINE_ROWSTAT && k != ENPU_CLASS_RS && k != ENPU_CLASS_CTRL)
+        FAIL("%s: arch '%s' has the row-stationary engine, which runs rs_conv, sync and end",
+             enpu_opcode_mnemonic(in->opcode), arch->name);
     const int fm = enpu_opcode_format(in->opcode);
     for (int f = 0; f < ENPU_F_COUNT; f++) {
         int64_t v = enpu_instr_get(in, f), lo, hi;
@@ -414,6 +433,10 @@ int enpu_instr_validate_chained(const enpu_arch *arch, const enpu_instr *in, int
                  in->sram_stride < in->dma_len ? "sram_stride" : "dram_stride",
                  in->sram_stride < in->dma_len ? in->sram_stride : in->dram_stride, in->dma_len);
         return check_blocks(arch, in, 0, err);
+    }
+    if (k == ENPU_CLASS_RS) {
+        rc = enpu_rs_validate(arch, in, err);
+        return rc ? rc : check_blocks(arch, in, 0, err);
     }
     if (k == ENPU_CLASS_CTRL) {
         if (in->opcode == ENPU_OPC_END && in->host_op != 0)

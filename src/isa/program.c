@@ -1,6 +1,7 @@
 /* In-memory programs: building, freeing and whole-program validation. */
 #include "easynpu/program.h"
 
+#include <stdbool.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -230,7 +231,9 @@ int64_t enpu_io_words(const enpu_arch *arch, const enpu_io_desc *d) {
     if (d->mem == ENPU_MEM_HOST) return 0;
     int64_t n = 1, row = enpu_io_row(d);
     for (int i = 0; i < d->rank; i++) n *= d->dims[i];
-    return row > 0 ? n / row * enpu_ceil_div(row, arch->pes) : 0;
+    /* rows of int8 or int16 elements folded into bus words */
+    int64_t es = d->dtype == ENPU_DT_INT16 ? 2 : 1;
+    return row > 0 ? n / row * enpu_ceil_div(row * es, enpu_arch_word_bytes(arch)) : 0;
 }
 
 int64_t enpu_program_dram_instr_words(const enpu_program *p) {
@@ -366,12 +369,19 @@ static int validate_io(const enpu_program *p, enpu_err *err) {
             if (d->addr != 0) DFAIL(ENPU_E_INVALID, "field 'addr': value %" PRIu32 " must be 0 for a host tensor", d->addr);
             continue;
         }
-        if (d->dtype != ENPU_DT_INT8)
-            DFAIL(ENPU_E_INVALID, "field 'dtype': %s, but NPU memory holds int8 tensors",
+        /* int16 tensors are the row-stationary engine's 16-bit data, in DRAM */
+        bool i16 = d->dtype == ENPU_DT_INT16 && d->mem == ENPU_MEM_DRAM && a->engine == ENPU_ENGINE_ROWSTAT;
+        if (d->dtype != ENPU_DT_INT8 && !i16)
+            DFAIL(ENPU_E_INVALID, "field 'dtype': %s, but NPU memory holds int8 tensors%s",
+                  enpu_dtype_name(d->dtype),
+                  d->dtype == ENPU_DT_INT16 ? " (int16 only in the DRAM of a rowstat arch)" : "");
+        if (!(d->scale > 0))
+            DFAIL(ENPU_E_INVALID, "field 'scale': value %g must be > 0 for %s", (double)d->scale,
                   enpu_dtype_name(d->dtype));
-        if (!(d->scale > 0)) DFAIL(ENPU_E_INVALID, "field 'scale': value %g must be > 0 for int8", (double)d->scale);
-        if (d->zero_point < -128 || d->zero_point > 127)
-            DFAIL(ENPU_E_INVALID, "field 'zero_point': value %" PRId32 " out of range -128..127", d->zero_point);
+        int32_t zlo = i16 ? -32768 : -128, zhi = i16 ? 32767 : 127;
+        if (d->zero_point < zlo || d->zero_point > zhi)
+            DFAIL(ENPU_E_INVALID, "field 'zero_point': value %" PRId32 " out of range %d..%d",
+                  d->zero_point, (int)zlo, (int)zhi);
         int64_t cap = enpu_arch_words(a, d->mem == ENPU_MEM_MAIN   ? a->main_dtcm_bytes
                                          : d->mem == ENPU_MEM_SKIP ? a->skip_dtcm_bytes
                                                                    : a->dram_bytes);

@@ -654,3 +654,87 @@ int enpu_qparams_import(const char *what, double scale, int64_t zp, int is_unsig
     *z = (int32_t)(is_unsigned ? zp - 128 : zp);
     return 0;
 }
+
+/* ---- 16-bit data ----------------------------------------------------------------- */
+
+int32_t enpu_requant_wide(int64_t acc, uint32_t M, int S, int32_t zp, int32_t lo, int32_t hi) {
+    /* acc = ah * 2^32 + al with 0 <= al < 2^32; acc*M + round = T * 2^32 + Ll
+     * with 0 <= Ll < 2^32, every part inside 64 bits (M < 2^31). */
+    int64_t ah = enpu_asr64(acc, 32);
+    uint64_t al = (uint64_t)acc & 0xFFFFFFFFu;
+    uint64_t low = al * (uint64_t)M + (S > 0 ? (uint64_t)1 << (S - 1) : 0);
+    int64_t T = ah * (int64_t)M + (int64_t)(low >> 32);
+    uint64_t Ll = low & 0xFFFFFFFFu;
+    int64_t v;
+    if (S >= 32) {
+        /* floor((T*2^32 + Ll) / 2^S) = floor(T / 2^(S-32)): Ll adds less than one */
+        v = enpu_asr64(T, S - 32);
+    } else {
+        int sh = 32 - S;
+        /* |v| > 2^34 is clamped to lo or hi anyway (int32 operands): keep
+         * the shift in range */
+        const int64_t big = ((int64_t)1 << 34) >> sh;
+        if (T > big) return hi;
+        if (T < -big) return lo;
+        v = T * ((int64_t)1 << sh) + (int64_t)(Ll >> S);
+    }
+    return (int32_t)enpu_clamp64(enpu_clamp64(v, INT32_MIN, INT32_MAX) + zp, lo, hi);
+}
+
+static int64_t add_sat_s(int64_t a, int64_t b) {
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
+void enpu_acc_range16(const int16_t *w, int64_t n, int64_t stride, int xmin, int xmax,
+                      int64_t bias, int64_t *lo, int64_t *hi) {
+    /* the same argument as enpu_acc_range: each term at its own extreme */
+    int64_t l = bias < 0 ? bias : 0, h = bias > 0 ? bias : 0;
+    if (xmin > 0) xmin = 0;
+    if (xmax < 0) xmax = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t wk = w[k * stride];
+        int64_t p1 = wk * xmin, p2 = wk * xmax; /* |.| < 2^31: exact */
+        l = add_sat_s(l, p1 < p2 ? p1 : p2);
+        h = add_sat_s(h, p1 < p2 ? p2 : p1);
+    }
+    if (lo) *lo = l;
+    if (hi) *hi = h;
+}
+
+int enpu_acc_check_wide(const char *layer, int64_t lo, int64_t hi, int acc_bits, enpu_err *err) {
+    if (acc_bits < ENPU_ACC_BITS_MIN || acc_bits > ENPU_ACC_BITS_WIDE_MAX)
+        return enpu_fail(err, ENPU_E_USAGE, "%s: accumulator width %d bits outside [%d, %d]",
+                         layer ? layer : "?", acc_bits, ENPU_ACC_BITS_MIN, ENPU_ACC_BITS_WIDE_MAX);
+    bool sat = lo == INT64_MIN || hi == INT64_MAX;
+    if (sat || (acc_bits < 64 && (!enpu_acc_fits(lo, acc_bits) || !enpu_acc_fits(hi, acc_bits))))
+        return enpu_fail(err, ENPU_E_NOFIT,
+                         "%s: accumulator may reach [%lld, %lld]%s, which overflows the %d-bit "
+                         "accumulator",
+                         layer ? layer : "?", (long long)lo, (long long)hi,
+                         sat ? " (saturated)" : "", acc_bits);
+    return 0;
+}
+
+static float pow2_up(float s) {
+    int e;
+    double f = frexp((double)s, &e); /* s = f * 2^e, f in [0.5, 1) */
+    return (float)(f == 0.5 ? ldexp(1.0, e - 1) : ldexp(1.0, e));
+}
+
+int enpu_choose_scale16(float min, float max, int pow2, float *scale, enpu_err *err) {
+    if (!isfinite(min) || !isfinite(max) || min > max)
+        return enpu_fail(err, ENPU_E_INVALID, "real range [%g, %g] is not a finite interval",
+                         (double)min, (double)max);
+    float m = fabsf(min) > fabsf(max) ? fabsf(min) : fabsf(max);
+    float s = m > 0 ? (float)((double)m / ENPU_I16_QMAX) : 1.0f / ENPU_I16_QMAX;
+    if (!(s >= (float)ENPU_QSCALE_MIN)) s = (float)ENPU_QSCALE_MIN;
+    *scale = pow2 ? pow2_up(s) : s;
+    return 0;
+}
+
+float enpu_weight_scale16(float max_abs, int pow2) {
+    float s = enpu_symmetric_scale(max_abs, ENPU_I16_QMAX);
+    return pow2 ? pow2_up(s) : s;
+}

@@ -301,6 +301,8 @@ static json_t *save_q(const enpu_graph *g, const enpu_node *n) {
     json_object_set_new(o, "n_ch", json_integer(q->n_ch));
     if (q->w && !input_holds(g, n, 1, ENPU_DT_INT8, q->w, (size_t)q->n_w))
         json_object_set_new(o, "w", jbytes(q->w, (size_t)q->n_w));
+    if (q->w16 && !input_holds(g, n, 1, ENPU_DT_INT16, q->w16, (size_t)q->n_w * 2)) /* a 16-bit graph */
+        json_object_set_new(o, "w16", jbytes((const uint8_t *)q->w16, (size_t)q->n_w * 2));
     if (q->bias && !input_holds(g, n, 2, ENPU_DT_INT32, q->bias, (size_t)q->n_ch * 4))
         json_object_set_new(o, "bias", jbytes(q->bias, (size_t)q->n_ch * 4));
     if (q->M && q->S) {
@@ -917,8 +919,35 @@ static int load_table(ld *l, json_t *o, enpu_pwl_table *t) {
     return 0;
 }
 
+/* q.w16 (base64 of little-endian int16) or input 1's int16 weights. */
+static int load_w16(ld *l, enpu_qnode *q, json_t *jw16, const enpu_tensor *wt) {
+    if (jw16) {
+        if (!json_is_string(jw16)) return lfail(l, ENPU_E_FORMAT, "q.w16: not a base64 string");
+        size_t slen = json_string_length(jw16);
+        const char *s = json_string_value(jw16);
+        size_t bytes = slen / 4 * 3;
+        if (slen % 4 || bytes > (size_t)ENPU_MAX_ELEMS * 2 + 3)
+            return lfail(l, ENPU_E_FORMAT, "q.w16: bad base64 length %zu", slen);
+        if (slen >= 1 && s[slen - 1] == '=') bytes--;
+        if (slen >= 2 && s[slen - 2] == '=') bytes--;
+        if (bytes % 2) return lfail(l, ENPU_E_FORMAT, "q.w16: %zu bytes, not whole int16 values", bytes);
+        void *d;
+        int rc = get_b64(l, jw16, "q.", "w16", bytes, &d);
+        if (rc) return rc;
+        q->w16 = d;
+        q->n_w = (int64_t)(bytes / 2);
+        return 0;
+    }
+    if (!wt->data || wt->rank < 0) return lfail(l, ENPU_E_FORMAT, "q.w16: missing (and input 1 has no data)");
+    q->n_w = enpu_tensor_numel(wt);
+    q->w16 = malloc((size_t)(q->n_w ? q->n_w : 1) * sizeof(int16_t));
+    if (!q->w16) return lfail(l, ENPU_E_NOMEM, "out of memory");
+    memcpy(q->w16, wt->data, (size_t)q->n_w * sizeof(int16_t));
+    return 0;
+}
+
 static int load_q(ld *l, enpu_graph *g, enpu_node *n, json_t *o) {
-    static const char *const k[] = {"kind", "origin", "n_ch", "w", "bias", "M", "S", "A", "SA",
+    static const char *const k[] = {"kind", "origin", "n_ch", "w", "w16", "bias", "M", "S", "A", "SA",
                                     "zp_in", "zp_out", "lo", "hi", "table", "fused", NULL};
     int rc = only_keys(l, o, "q.", k);
     if (rc) return rc;
@@ -988,9 +1017,11 @@ static int load_q(ld *l, enpu_graph *g, enpu_node *n, json_t *o) {
     q->zp_in[1] = (int32_t)arr[1];
     if ((rc = get_int(l, o, "q.", "zp_out", -128, 127, true, 0, &v))) return rc;
     q->zp_out = (int32_t)v;
-    if ((rc = get_int(l, o, "q.", "lo", -128, 127, true, 0, &v))) return rc;
+    /* clamps of a 16-bit graph's int16 outputs (its inputs are read first) */
+    const int64_t cl = enpu_qgraph_bits(g) == 16 ? -32768 : -128, ch = enpu_qgraph_bits(g) == 16 ? 32767 : 127;
+    if ((rc = get_int(l, o, "q.", "lo", cl, ch, true, 0, &v))) return rc;
     q->lo = (int32_t)v;
-    if ((rc = get_int(l, o, "q.", "hi", -128, 127, true, 0, &v))) return rc;
+    if ((rc = get_int(l, o, "q.", "hi", cl, ch, true, 0, &v))) return rc;
     q->hi = (int32_t)v;
     if (jf) {
         size_t len = json_string_length(jf);
@@ -1007,15 +1038,19 @@ static int load_q(ld *l, enpu_graph *g, enpu_node *n, json_t *o) {
     } else if (q->kind == ENPU_Q_TABLE) {
         return lfail(l, ENPU_E_FORMAT, "q.table: missing for kind table");
     }
-    json_t *jw = json_object_get(o, "w"), *jb = json_object_get(o, "bias");
+    json_t *jw = json_object_get(o, "w"), *jb = json_object_get(o, "bias"), *jw16 = json_object_get(o, "w16");
     if (q->kind != ENPU_Q_CONV) {
-        if (jw || jb) return lfail(l, ENPU_E_FORMAT, "q.w/q.bias: given for kind %s",
-                                   enpu_qkind_name(q->kind));
+        if (jw || jb || jw16) return lfail(l, ENPU_E_FORMAT, "q.w/q.w16/q.bias: given for kind %s",
+                                           enpu_qkind_name(q->kind));
         return 0;
     }
-    /* Weights: given, or those of input 1 (Conv/Gemm). */
+    /* Weights: given, or those of input 1 (Conv/Gemm); int16 ones in a
+     * 16-bit graph. */
     const enpu_tensor *wt = enpu_node_input(g, n, 1), *bt = enpu_node_input(g, n, 2);
-    if (jw) {
+    if (jw && jw16) return lfail(l, ENPU_E_FORMAT, "q.w and q.w16: one of them");
+    if (jw16 || (!jw && wt && wt->dtype == ENPU_DT_INT16)) {
+        if ((rc = load_w16(l, q, jw16, wt))) return rc;
+    } else if (jw) {
         if (!json_is_string(jw)) return lfail(l, ENPU_E_FORMAT, "q.w: not a base64 string");
         size_t slen = json_string_length(jw);
         size_t bytes = slen / 4 * 3;

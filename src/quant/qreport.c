@@ -259,10 +259,11 @@ static void fmt_db(char *buf, size_t n, double v) {
 
 void enpu_qreport_print(FILE *f, const enpu_qreport *r) {
     fprintf(f, "Quantization: %d layers (%d on the host), %lld MACs; calibration %s over %d "
-               "sample(s)%s; accumulator %d bits, multiplier %d bits, %d table segments\n",
+               "sample(s)%s; %saccumulator %d bits, multiplier %d bits, %d table segments\n",
             r->n_layers, r->n_host, (long long)r->total_macs,
             r->method == ENPU_CALIB_PERCENTILE ? "percentile" : "min/max", r->n_calib,
-            r->calib_fallback ? " (SYNTHETIC FALLBACK: no data given)" : "", r->acc_bits,
+            r->calib_fallback ? " (SYNTHETIC FALLBACK: no data given)" : "",
+            r->bits == 16 ? (r->pow2 ? "16-bit Q-format data, " : "16-bit data, ") : "", r->acc_bits,
             r->mult_bits, r->act_segments);
     if (r->method == ENPU_CALIB_PERCENTILE) fprintf(f, "percentile: %g\n", r->percentile);
     fprintf(f, "%4s %-7s %-9s %-17s %-17s %8s %10s %6s  %s\n", "#", "kind", "op", "in scale/zp",
@@ -319,6 +320,8 @@ int enpu_qreport_save_json(const char *path, const enpu_qreport *r, enpu_err *er
     json_object_set_new(set, "calibration_samples", json_integer(r->n_calib));
     json_object_set_new(set, "calibration_fallback", json_boolean(r->calib_fallback));
     json_object_set_new(set, "acc_bits", json_integer(r->acc_bits));
+    json_object_set_new(set, "bits", json_integer(r->bits == 16 ? 16 : 8));
+    json_object_set_new(set, "pow2", json_boolean(r->pow2));
     json_object_set_new(set, "mult_bits", json_integer(r->mult_bits));
     json_object_set_new(set, "table_segments", json_integer(r->act_segments));
     json_object_set_new(root, "settings", set);

@@ -32,6 +32,8 @@ void enpu_quant_opts_default(enpu_quant_opts *o) {
     o->acc_bits = ENPU_ACC_BITS_DEFAULT;
     o->act_segments = ENPU_PWL_SEGMENTS_DEFAULT;
     o->quiet = false;
+    o->bits = 8;
+    o->wide_acc_bits = ENPU_ACC_BITS_WIDE_MAX;
 }
 
 void enpu_quant_opts_for_arch(enpu_quant_opts *o, const enpu_arch *a) {
@@ -44,6 +46,7 @@ void enpu_quant_opts_for_arch(enpu_quant_opts *o, const enpu_arch *a) {
 void enpu_qnode_free(enpu_qnode *q) {
     if (!q) return;
     free(q->w);
+    free(q->w16);
     free(q->bias);
     free(q->M);
     free(q->S);
@@ -193,6 +196,15 @@ static bool avgpool_uniform(const enpu_graph *g, const enpu_node *n) {
         if (x0 < 0 || x1 >= w) return false;
     }
     return true;
+}
+
+/* The kinds that go to the host: the target engine's, and with 16-bit data
+ * every kind but CONV and MOVE (docs/numerics.md §12). */
+static unsigned host_kinds(const qctx *c) {
+    unsigned k = c->o->host_kinds;
+    if (c->o->bits == 16)
+        k |= 1u << ENPU_Q_ADD | 1u << ENPU_Q_MUL | 1u << ENPU_Q_TABLE | 1u << ENPU_Q_MAXPOOL;
+    return k;
 }
 
 static int classify(qctx *c) {
@@ -375,6 +387,9 @@ static int classify(qctx *c) {
                 set_host(p, xprintf("no NPU kernel for %s", enpu_op_name(n->op)));
             break;
         }
+        if (!p->absorbed && p->kind != ENPU_Q_HOST && (host_kinds(c) & (1u << p->kind)))
+            set_host(p, xprintf("the target has no %s kernel%s", enpu_qkind_name(p->kind),
+                                c->o->bits == 16 ? " for 16-bit data" : ""));
         if (!p->absorbed && p->kind == ENPU_Q_HOST && !p->note) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     }
     return 0;
@@ -403,8 +418,13 @@ static int params_from_range(qctx *c, int t) {
         return enpu_fail(c->err, ENPU_E_INVALID,
                          "tensor '%s' has no finite value on any calibration sample",
                          fname(c, t));
-    int rc = enpu_choose_qparams(c->rng[t].lo, c->rng[t].hi, -128, 127, &c->s[t], &c->z[t],
-                                 c->err);
+    int rc;
+    if (c->o->bits == 16) {
+        c->z[t] = 0;
+        rc = enpu_choose_scale16(c->rng[t].lo, c->rng[t].hi, c->o->pow2, &c->s[t], c->err);
+    } else {
+        rc = enpu_choose_qparams(c->rng[t].lo, c->rng[t].hi, -128, 127, &c->s[t], &c->z[t], c->err);
+    }
     if (rc) return enpu_err_prefix(c->err, "tensor '%s'", fname(c, t));
     c->has[t] = true;
     return 0;
@@ -599,8 +619,9 @@ static int qtensor(qctx *c, int t) {
     if (!fl && !c->has[t])
         return enpu_fail(c->err, ENPU_E_INVALID, "internal: tensor '%s' has no parameters",
                          ft->name);
-    int q = enpu_graph_add_tensor(c->qg, ft->name, fl ? ENPU_DT_FLOAT32 : ENPU_DT_INT8, ft->rank,
-                                  ft->dims, c->err);
+    enpu_dtype qdt = c->o->bits == 16 ? ENPU_DT_INT16 : ENPU_DT_INT8;
+    int q = enpu_graph_add_tensor(c->qg, ft->name, fl ? ENPU_DT_FLOAT32 : qdt, ft->rank, ft->dims,
+                                  c->err);
     if (q < 0) return q;
     c->qg->tensors[q].layout = ft->layout;
     if (!fl && (rc = enpu_tensor_set_quant(&c->qg->tensors[q], -1, 1, &c->s[t], &c->z[t], c->err)))
@@ -645,8 +666,12 @@ typedef struct convspec {
 
 /* Integer parameters of one CONV-kind node.  *sw gets the per-channel weight
  * scales (malloc'd), *note a remark or NULL. */
+static int build_conv_q16(qctx *c, const char *layer, const convspec *cs, enpu_qnode **out,
+                          float **sw_out, char **note);
+
 static int build_conv_q(qctx *c, const char *layer, const convspec *cs, enpu_qnode **out,
                         float **sw_out, char **note) {
+    if (c->o->bits == 16) return build_conv_q16(c, layer, cs, out, sw_out, note);
     *out = NULL;
     *sw_out = NULL;
     *note = NULL;
@@ -759,16 +784,116 @@ static int build_conv_q(qctx *c, const char *layer, const convspec *cs, enpu_qno
     return 0;
 }
 
+/* 16-bit data (docs/numerics.md §12) ------------------------------------------------- */
+
+static void clamp_of16(double lo, double hi, float s, int32_t *qlo, int32_t *qhi) {
+    *qlo = -ENPU_I16_QMAX - 1;
+    *qhi = ENPU_I16_QMAX;
+    if (lo > -INFINITY)
+        *qlo = lo >= INFINITY ? ENPU_I16_QMAX : enpu_quantize((float)lo, s, 0, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX);
+    if (hi < INFINITY)
+        *qhi = hi <= -INFINITY ? -ENPU_I16_QMAX - 1
+                               : enpu_quantize((float)hi, s, 0, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX);
+    if (*qlo > *qhi) *qlo = *qhi;
+}
+
+/* build_conv_q for a 16-bit graph: int16 weights symmetric per channel (a
+ * power-of-two scale with pow2), zero points 0, so the int32 bias is the
+ * float bias alone (its weight scale raised while it does not fit), and the
+ * accumulator proven to fit wide_acc_bits. */
+static int build_conv_q16(qctx *c, const char *layer, const convspec *cs, enpu_qnode **out,
+                          float **sw_out, char **note) {
+    *out = NULL;
+    *sw_out = NULL;
+    *note = NULL;
+    enpu_qnode *q = qnode_new(ENPU_Q_CONV);
+    float *sw = malloc((size_t)cs->co * sizeof(float));
+    if (!q || !sw || cs->co > INT32_MAX) {
+        enpu_qnode_free(q);
+        free(sw);
+        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    }
+    q->n_ch = (int)cs->co;
+    q->n_w = cs->co * cs->k;
+    q->w16 = malloc((size_t)(q->n_w ? q->n_w : 1) * sizeof(int16_t));
+    q->bias = malloc((size_t)cs->co * sizeof(int32_t));
+    q->M = malloc((size_t)cs->co * sizeof(uint32_t));
+    q->S = malloc((size_t)cs->co);
+    if (!q->w16 || !q->bias || !q->M || !q->S) {
+        enpu_qnode_free(q);
+        free(sw);
+        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    }
+    clamp_of16(cs->clip_lo, cs->clip_hi, cs->s_out, &q->lo, &q->hi);
+    int max_raised = 0, n_raised = 0, rc = 0;
+    char what[ENPU_MAX_NAME + 64];
+    for (int64_t ch = 0; ch < cs->co && !rc; ch++) {
+        const float *row = cs->wf ? cs->wf + ch * cs->k : NULL;
+        int16_t *w = q->w16 + ch * cs->k;
+        float s_w = row ? enpu_weight_scale16(enpu_max_abs(row, cs->k, 1), c->o->pow2) : 1.0f;
+        snprintf(what, sizeof what, "layer '%s' channel %lld", layer, (long long)ch);
+        int32_t bq = 0;
+        int raised = 0;
+        for (;; raised++) {
+            for (int64_t j = 0; j < cs->k; j++)
+                w[j] = row ? (int16_t)enpu_quantize(row[j], s_w, 0, -ENPU_I16_QMAX, ENPU_I16_QMAX) : 1;
+            if (!cs->bf) break;
+            enpu_err e = {0};
+            int brc = enpu_quantize_bias(cs->bf[ch], (double)cs->s_in * s_w, what, &bq, &e);
+            if (!brc) break;
+            if (brc != ENPU_E_LIMIT || !row || raised >= 40) {
+                rc = enpu_fail(c->err, (enpu_status)brc, "%s", e.msg);
+                break;
+            }
+            s_w *= 2.0f; /* the bias does not fit int32 at this scale */
+        }
+        if (rc) break;
+        if (raised) {
+            n_raised++;
+            if (raised > max_raised) max_raised = raised;
+        }
+        int64_t lo, hi;
+        enpu_acc_range16(w, cs->k, 1, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX, bq, &lo, &hi);
+        if ((rc = enpu_acc_check_wide(what, lo, hi, c->o->wide_acc_bits, c->err))) break;
+        sw[ch] = s_w;
+        q->bias[ch] = bq;
+        double real = (double)cs->s_in * s_w / (cs->div * cs->s_out);
+        uint32_t M;
+        int S;
+        if ((rc = enpu_quantize_multiplier(real, c->o->mult_bits, &M, &S, NULL, c->err))) {
+            enpu_err_prefix(c->err, "%s", what);
+            break;
+        }
+        q->M[ch] = M;
+        q->S[ch] = (int8_t)S;
+        enpu_rq rq = {M, S, 0, q->lo, q->hi};
+        if ((rc = enpu_rq_check(what, &rq, c->o->mult_bits, c->err))) break;
+    }
+    if (rc) {
+        enpu_qnode_free(q);
+        free(sw);
+        return rc;
+    }
+    if (n_raised)
+        *note = xprintf("weight scale of %d channel(s) raised up to x%d so the bias fits int32",
+                        n_raised, 1 << (max_raised > 30 ? 30 : max_raised));
+    *out = q;
+    *sw_out = sw;
+    return 0;
+}
+
 /* Conv/Gemm: int8 weight and int32 bias constant inputs equal to q->w/q->bias. */
 static int add_weight_tensors(qctx *c, const enpu_node *n, const enpu_qnode *q, const float *sw,
                               float s_in, int *wq, int *bq) {
     const enpu_tensor *wt = &c->fg->tensors[n->in[1]];
     int rc;
-    *wq = add_qtensor_named(c, wt->name, ENPU_DT_INT8, wt->rank, wt->dims);
+    bool w16 = q->w16 != NULL; /* a 16-bit graph */
+    *wq = add_qtensor_named(c, wt->name, w16 ? ENPU_DT_INT16 : ENPU_DT_INT8, wt->rank, wt->dims);
     if (*wq < 0) return *wq;
-    int8_t *wd = malloc((size_t)(q->n_w ? q->n_w : 1));
+    size_t wbytes = (size_t)q->n_w * (w16 ? sizeof(int16_t) : 1);
+    void *wd = malloc(wbytes ? wbytes : 1);
     if (!wd) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
-    memcpy(wd, q->w, (size_t)q->n_w);
+    if (wbytes) memcpy(wd, w16 ? (const void *)q->w16 : (const void *)q->w, wbytes);
     enpu_tensor_set_data(&c->qg->tensors[*wq], wd);
     int32_t *zeros = calloc((size_t)q->n_ch, sizeof(int32_t));
     float *bs = malloc((size_t)q->n_ch * sizeof(float));
@@ -1123,6 +1248,7 @@ static int build_plain_node(qctx *c, int i) {
         enpu_qnode_free(q);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     }
+    if (c->o->bits == 16) q->lo = -ENPU_I16_QMAX - 1, q->hi = ENPU_I16_QMAX;
     for (int k = 0, a = 0; k < n->n_in && a < 2; k++)
         if (ins[k] >= 0 && c->qg->tensors[ins[k]].dtype == ENPU_DT_INT8 &&
             c->qg->tensors[ins[k]].quant)
@@ -1183,6 +1309,13 @@ static int check_opts(const enpu_quant_opts *o, enpu_err *err) {
         return enpu_fail(err, ENPU_E_USAGE, "percentile %g is outside (50, 100]", o->percentile);
     if (o->method != ENPU_CALIB_MINMAX && o->method != ENPU_CALIB_PERCENTILE)
         return enpu_fail(err, ENPU_E_USAGE, "unknown calibration method %d", (int)o->method);
+    if (o->bits != 8 && o->bits != 16)
+        return enpu_fail(err, ENPU_E_USAGE, "%d-bit quantization: 8 or 16 bits", o->bits);
+    if (o->pow2 && o->bits != 16)
+        return enpu_fail(err, ENPU_E_USAGE, "power-of-two (Q-format) scales are for 16-bit data");
+    if (o->bits == 16 && (o->wide_acc_bits < ENPU_ACC_BITS_MIN || o->wide_acc_bits > ENPU_ACC_BITS_WIDE_MAX))
+        return enpu_fail(err, ENPU_E_USAGE, "accumulator width %d bits is outside %d..%d",
+                         o->wide_acc_bits, ENPU_ACC_BITS_MIN, ENPU_ACC_BITS_WIDE_MAX);
     return 0;
 }
 
@@ -1306,7 +1439,9 @@ int enpu_quantize_graph(const enpu_graph *g, const enpu_buf *calib, int n_sample
         enpu_qreport *r = report;
         r->method = opts->method;
         r->percentile = opts->percentile;
-        r->acc_bits = opts->acc_bits;
+        r->acc_bits = opts->bits == 16 ? opts->wide_acc_bits : opts->acc_bits;
+        r->bits = opts->bits;
+        r->pow2 = opts->pow2;
         r->mult_bits = opts->mult_bits;
         r->act_segments = opts->act_segments;
         r->n_calib = n_samples;

@@ -670,7 +670,8 @@ static int build_twin(const enpu_graph *qg, const enpu_node *n, host_twin *h, en
             continue;
         }
         bool act = is_act(t);
-        bool to_float = t->dtype == ENPU_DT_INT8 || t->dtype == ENPU_DT_FLOAT32;
+        bool to_float = t->dtype == ENPU_DT_INT8 || t->dtype == ENPU_DT_FLOAT32 ||
+                        (act && t->dtype == ENPU_DT_INT16);
         int idx = enpu_graph_add_tensor(h->g, t->name, to_float ? ENPU_DT_FLOAT32 : t->dtype,
                                         t->rank, t->dims, err);
         if (idx < 0) return idx;
@@ -872,10 +873,13 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
     return enpu_fail(err, ENPU_E_INVALID, "node '%s': unknown q.kind %d", nm(n), (int)q->kind);
 }
 
+static int check_graph16(const enpu_graph *qg, enpu_err *err);
+
 int enpu_qgraph_check(const enpu_graph *qg, enpu_err *err) {
     if (!qg) return enpu_fail(err, ENPU_E_USAGE, "enpu_qgraph_check: NULL graph");
     int rc = enpu_graph_validate(qg, err);
     if (rc) return rc;
+    if (enpu_qgraph_bits(qg) == 16) return check_graph16(qg, err);
     for (int i = 0; i < qg->n_inputs; i++) {
         const enpu_tensor *t = &qg->tensors[qg->inputs[i]];
         enpu_node fake = {.name = "graph input"};
@@ -907,6 +911,138 @@ int enpu_qgraph_check(const enpu_graph *qg, enpu_err *err) {
     return 0;
 }
 
+/* --- 16-bit graphs (docs/numerics.md §12) ---------------------------------------------------- */
+
+int enpu_qgraph_bits(const enpu_graph *qg) {
+    for (int i = 0; qg && i < qg->n_inputs; i++)
+        if (qg->tensors[qg->inputs[i]].dtype == ENPU_DT_INT16) return 16;
+    return 8;
+}
+
+/* An int16 activation with one scale and zero point 0. */
+static int check_i16(const enpu_node *n, const enpu_tensor *t, const char *role, enpu_err *err) {
+    if (t->dtype != ENPU_DT_INT16 || !is_act(t))
+        return enpu_fail(err, ENPU_E_INVALID, "node '%s': %s '%s' is %s%s, not an int16 activation "
+                         "(a 16-bit graph)", nm(n), role, t->name, enpu_dtype_name(t->dtype),
+                         is_act(t) ? "" : " constant");
+    if (!t->quant || t->quant->count != 1 || !(t->quant->scale[0] > 0) ||
+        !isfinite(t->quant->scale[0]) || t->quant->zero_point[0] != 0 || t->rank < 0)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "node '%s': %s '%s' needs one positive scale and zero point 0", nm(n),
+                         role, t->name);
+    return 0;
+}
+
+static int check_node16(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
+    const enpu_qnode *q = n->q;
+    const enpu_tensor *x = enpu_node_input(qg, n, 0), *y = enpu_node_output(qg, n, 0);
+    int rc;
+    if (!q) return enpu_fail(err, ENPU_E_INVALID, "node '%s': no quantization block (q)", nm(n));
+    if (!y) return enpu_fail(err, ENPU_E_INVALID, "node '%s': no output", nm(n));
+    if (q->w)
+        return enpu_fail(err, ENPU_E_INVALID, "node '%s': int8 q.w in a 16-bit graph", nm(n));
+    switch (q->kind) {
+    case ENPU_Q_CONV: {
+        enpu_qconv_geom geo;
+        if ((rc = enpu_qconv_geom_of(qg, n, &geo, err))) return rc;
+        if ((rc = check_i16(n, x, "input", err)) || (rc = check_i16(n, y, "output", err))) return rc;
+        if (q->n_ch != geo.co || !q->w16 || !q->bias || q->n_w != geo.co * geo.k)
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "node '%s': q.w16 has %lld values, %lld channels x %lld expected", nm(n),
+                             (long long)q->n_w, (long long)geo.co, (long long)geo.k);
+        if (q->zp_in[0] || q->zp_out)
+            return enpu_fail(err, ENPU_E_INVALID, "node '%s': zero points must be 0", nm(n));
+        if (!q->M || !q->S) return enpu_fail(err, ENPU_E_INVALID, "node '%s': q.M/q.S missing", nm(n));
+        for (int c = 0; c < q->n_ch; c++)
+            if (q->M[c] > (uint32_t)INT32_MAX || q->S[c] < 0 || q->S[c] > ENPU_SHIFT_MAX)
+                return enpu_fail(err, ENPU_E_INVALID, "node '%s': q.M/q.S[%d] = %u/%d out of range",
+                                 nm(n), c, (unsigned)q->M[c], (int)q->S[c]);
+        if (q->lo < -ENPU_I16_QMAX - 1 || q->hi > ENPU_I16_QMAX || q->lo > q->hi)
+            return enpu_fail(err, ENPU_E_INVALID, "node '%s': q.lo/q.hi %d..%d not within int16",
+                             nm(n), (int)q->lo, (int)q->hi);
+        for (int c = 0; c < q->n_ch; c++) {
+            int64_t lo, hi;
+            enpu_acc_range16(q->w16 + (int64_t)c * geo.k, geo.k, 1, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX,
+                             q->bias[c], &lo, &hi);
+            if (lo == INT64_MIN || hi == INT64_MAX)
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "node '%s': channel %d: accumulator beyond 64 bits", nm(n), c);
+        }
+        if (n->op == ENPU_OP_CONV || n->op == ENPU_OP_GEMM) {
+            const enpu_tensor *w = enpu_node_input(qg, n, 1), *b = enpu_node_input(qg, n, 2);
+            if (!w || w->dtype != ENPU_DT_INT16 || !w->data || enpu_tensor_numel(w) != q->n_w ||
+                memcmp(w->data, q->w16, (size_t)q->n_w * sizeof(int16_t)) != 0)
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "node '%s': input 1 must be an int16 constant equal to q.w16", nm(n));
+            if (b && (b->dtype != ENPU_DT_INT32 || !b->data || enpu_tensor_numel(b) != q->n_ch ||
+                      memcmp(b->data, q->bias, (size_t)q->n_ch * sizeof(int32_t)) != 0))
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "node '%s': input 2 must be an int32 constant equal to q.bias", nm(n));
+        }
+        return 0;
+    }
+    case ENPU_Q_MOVE:
+    case ENPU_Q_HOST: {
+        /* computed on the float reference's twin: what it refuses is refused here */
+        host_twin h;
+        memset(&h, 0, sizeof h);
+        rc = build_twin(qg, n, &h, err);
+        twin_free(&h);
+        if (rc) return rc;
+        for (int i = 0; i < n->n_in; i++) {
+            const enpu_tensor *t = enpu_node_input(qg, n, i);
+            if (t && is_act(t) && t->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, t, "input", err)))
+                return rc;
+        }
+        if (n->n_out != 1)
+            return enpu_fail(err, ENPU_E_INVALID, "node '%s': one output expected", nm(n));
+        if (y->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, y, "output", err))) return rc;
+        if (q->kind == ENPU_Q_MOVE && (y->dtype != ENPU_DT_INT16 || x->dtype != ENPU_DT_INT16 ||
+                                       sc(x) != sc(y)))
+            return enpu_fail(err, ENPU_E_INVALID,
+                             "node '%s': a move keeps its input's int16 values and scale", nm(n));
+        return 0;
+    }
+    default:
+        return enpu_fail(err, ENPU_E_INVALID, "node '%s': kind %s in a 16-bit graph (the host runs it)",
+                         nm(n), enpu_qkind_name(q->kind));
+    }
+}
+
+/* enpu_qgraph_check of a 16-bit graph: int16 activations throughout. */
+static int check_graph16(const enpu_graph *qg, enpu_err *err) {
+    int rc;
+    enpu_node fake = {.name = "graph input"};
+    for (int i = 0; i < qg->n_inputs; i++)
+        if ((rc = check_i16(&fake, &qg->tensors[qg->inputs[i]], "tensor", err))) return rc;
+    for (int i = 0; i < qg->n_nodes; i++) {
+        const enpu_node *n = &qg->nodes[i];
+        if (n->dead) continue;
+        if ((rc = check_node16(qg, n, err))) return rc;
+        if (n->q->kind != ENPU_Q_HOST)
+            for (int k = 0; k < n->n_in; k++) {
+                const enpu_tensor *t = enpu_node_input(qg, n, k);
+                if (t && is_act(t) && t->dtype != ENPU_DT_INT16)
+                    return enpu_fail(err, ENPU_E_INVALID, "node '%s': input '%s' is %s; a 16-bit "
+                                     "graph's NPU nodes read int16", nm(n), t->name,
+                                     enpu_dtype_name(t->dtype));
+            }
+    }
+    for (int i = 0; i < qg->n_outputs; i++) {
+        const enpu_tensor *t = &qg->tensors[qg->outputs[i]];
+        if (t->dtype != ENPU_DT_INT16 && t->dtype != ENPU_DT_FLOAT32)
+            return enpu_fail(err, ENPU_E_INVALID, "graph output '%s' is %s", t->name,
+                             enpu_dtype_name(t->dtype));
+    }
+    return 0;
+}
+
+static void dequant16(const enpu_tensor *t, const int16_t *v, float *dst) {
+    int64_t n = enpu_tensor_numel(t);
+    float s = t->quant ? t->quant->scale[0] : 1.0f;
+    for (int64_t i = 0; i < n; i++) dst[i] = enpu_dequantize(v[i], s, 0);
+}
+
 /* --- executor -------------------------------------------------------------------------------- */
 
 struct enpu_gexec {
@@ -915,6 +1051,8 @@ struct enpu_gexec {
     float **vf;
     bool *own8, *ownf;
     host_twin *host; /* per node */
+    int16_t **v16;   /* a 16-bit graph's int16 tensors */
+    bool *own16;
     enpu_gexec_kernels kernels;
     const gf_simd *simd; /* NULL: the reference loops */
     gf_node **fast;      /* per node, NULL where the reference loops run */
@@ -965,7 +1103,8 @@ int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err) 
                          kernel_labels[k], kernel_labels[k]);
     free_fast(ex);
     ex->kernels = ENPU_GK_REFERENCE;
-    if (k == ENPU_GK_REFERENCE) return 0;
+    /* the fast kernels are int8's: a 16-bit graph runs the reference loops */
+    if (k == ENPU_GK_REFERENCE || enpu_qgraph_bits(ex->qg) == 16) return 0;
     const enpu_graph *qg = ex->qg;
     ex->fast = calloc((size_t)(qg->n_nodes ? qg->n_nodes : 1), sizeof *ex->fast);
     if (!ex->fast) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
@@ -991,6 +1130,7 @@ void enpu_gexec_free(enpu_gexec *ex) {
     for (int t = 0; t < qg->n_tensors; t++) {
         if (ex->own8 && ex->own8[t]) free(ex->v8[t]);
         if (ex->ownf && ex->ownf[t]) free(ex->vf[t]);
+        if (ex->own16 && ex->own16[t]) free(ex->v16[t]);
     }
     if (ex->host)
         for (int i = 0; i < qg->n_nodes; i++) twin_free(&ex->host[i]);
@@ -1000,6 +1140,8 @@ void enpu_gexec_free(enpu_gexec *ex) {
     free(ex->vf);
     free(ex->own8);
     free(ex->ownf);
+    free(ex->v16);
+    free(ex->own16);
     free(ex);
 }
 
@@ -1017,7 +1159,9 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
     ex->own8 = calloc(nt, sizeof *ex->own8);
     ex->ownf = calloc(nt, sizeof *ex->ownf);
     ex->host = calloc((size_t)(qg->n_nodes ? qg->n_nodes : 1), sizeof *ex->host);
-    if (!ex->v8 || !ex->vf || !ex->own8 || !ex->ownf || !ex->host) {
+    ex->v16 = calloc(nt, sizeof *ex->v16);
+    ex->own16 = calloc(nt, sizeof *ex->own16);
+    if (!ex->v8 || !ex->vf || !ex->own8 || !ex->ownf || !ex->host || !ex->v16 || !ex->own16) {
         enpu_gexec_free(ex);
         return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
@@ -1028,9 +1172,15 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
         if (x->flags & ENPU_T_CONST) {
             if (x->dtype == ENPU_DT_INT8) ex->v8[t] = x->data;
             else if (x->dtype == ENPU_DT_FLOAT32) ex->vf[t] = x->data;
+            else if (x->dtype == ENPU_DT_INT16) ex->v16[t] = x->data;
             continue;
         }
         if (!(x->flags & ENPU_T_INPUT) && x->producer < 0) continue;
+        if (x->dtype == ENPU_DT_INT16) {
+            ex->v16[t] = calloc(n ? n : 1, sizeof(int16_t));
+            ex->own16[t] = true;
+            if (!ex->v16[t]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", x->name);
+        }
         if (x->dtype == ENPU_DT_INT8) {
             ex->v8[t] = calloc(n ? n : 1, 1);
             ex->own8[t] = true;
@@ -1041,12 +1191,14 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
             if (!ex->vf[t]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", x->name);
         }
     }
+    bool b16 = enpu_qgraph_bits(qg) == 16;
     for (int i = 0; i < qg->n_nodes && !rc; i++) {
         const enpu_node *n = &qg->nodes[i];
         if (n->dead) continue;
-        /* requant tflite runs its host ops through TFLite's integer kernels, not a twin */
+        /* requant tflite runs its host ops through TFLite's integer kernels,
+         * not a twin; a 16-bit graph runs every move through its twin */
         if ((n->q->kind == ENPU_Q_HOST && qg->requant != ENPU_REQUANT_TFLITE) ||
-            (n->q->kind == ENPU_Q_MOVE && move_by_twin(n)))
+            (n->q->kind == ENPU_Q_MOVE && (b16 || move_by_twin(n))))
             rc = build_twin(qg, n, &ex->host[i], err);
     }
     if (!rc) rc = enpu_gexec_set_kernels(ex, ENPU_GK_FAST, err);
@@ -1123,6 +1275,42 @@ static void run_maxpool(enpu_gexec *ex, const enpu_node *n) {
                 yp[oy * g.ow + ox] = (int8_t)enpu_clamp64(best, q->lo, q->hi);
             }
     }
+}
+
+/* run_conv on a 16-bit graph: int16 data, a 64-bit accumulator, the product
+ * with M formed exactly (enpu_requant_wide); zero points are 0. */
+static void run_conv16(enpu_gexec *ex, const enpu_node *n) {
+    const enpu_qnode *q = n->q;
+    enpu_qconv_geom g;
+    enpu_qconv_geom_of(ex->qg, n, &g, NULL);
+    const int16_t *x = ex->v16[n->in[0]];
+    int16_t *y = ex->v16[n->out[0]];
+    int64_t cpg = g.ci / g.group, opg = g.co / g.group;
+    for (int64_t b = 0; b < g.n; b++)
+        for (int64_t co = 0; co < g.co; co++) {
+            int64_t grp = co / opg;
+            const int16_t *wc = q->w16 + co * g.k;
+            int16_t *yc = y + (b * g.co + co) * g.oh * g.ow;
+            for (int64_t oy = 0; oy < g.oh; oy++)
+                for (int64_t ox = 0; ox < g.ow; ox++) {
+                    int64_t acc = q->bias[co];
+                    int64_t iy0 = oy * g.sh - g.pt, ix0 = ox * g.sw - g.pl;
+                    for (int64_t ci = 0; ci < cpg; ci++) {
+                        const int16_t *xc = x + (b * g.ci + grp * cpg + ci) * g.h * g.w;
+                        const int16_t *wk = wc + ci * g.kh * g.kw;
+                        for (int ky = 0; ky < g.kh; ky++) {
+                            int64_t iy = iy0 + (int64_t)ky * g.dh;
+                            if (iy < 0 || iy >= g.h) continue; /* padding reads 0 */
+                            for (int kx = 0; kx < g.kw; kx++) {
+                                int64_t ix = ix0 + (int64_t)kx * g.dw;
+                                if (ix >= 0 && ix < g.w) acc += (int64_t)xc[iy * g.w + ix] * wk[ky * g.kw + kx];
+                            }
+                        }
+                    }
+                    yc[oy * g.ow + ox] =
+                        (int16_t)enpu_requant_wide(acc, q->M[co], q->S[co], 0, q->lo, q->hi);
+                }
+        }
 }
 
 /* Element strides of t read as broadcast to y (0 along broadcast dims). */
@@ -1275,6 +1463,8 @@ static int run_host(enpu_gexec *ex, int node, enpu_err *err) {
         int64_t cnt = enpu_tensor_numel(tt);
         if (tt->dtype == ENPU_DT_INT8)
             dequant(tt, ex->v8[t], dst);
+        else if (tt->dtype == ENPU_DT_INT16)
+            dequant16(tt, ex->v16[t], dst);
         else if (cnt)
             memcpy(dst, ex->vf[t], (size_t)cnt * sizeof(float));
     }
@@ -1287,6 +1477,10 @@ static int run_host(enpu_gexec *ex, int node, enpu_err *err) {
         float s = sc(ty);
         int32_t z = zp(ty);
         for (int64_t i = 0; i < cnt; i++) ex->v8[n->out[0]][i] = (int8_t)enpu_quantize(v[i], s, z, -128, 127);
+    } else if (ty->dtype == ENPU_DT_INT16) {
+        float s = sc(ty);
+        for (int64_t i = 0; i < cnt; i++)
+            ex->v16[n->out[0]][i] = (int16_t)enpu_quantize(v[i], s, 0, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX);
     } else if (cnt) {
         memcpy(ex->vf[n->out[0]], v, (size_t)cnt * sizeof(float));
     }
@@ -1298,6 +1492,11 @@ static int run_nodes(enpu_gexec *ex, enpu_err *err) {
     for (int i = 0; i < qg->n_nodes; i++) {
         const enpu_node *n = &qg->nodes[i];
         if (n->dead) continue;
+        if (ex->v16[n->out[0]]) { /* a 16-bit graph: conv, or a move or host op on the host's twin */
+            int rc = n->q->kind == ENPU_Q_CONV ? (run_conv16(ex, n), 0) : run_host(ex, i, err);
+            if (rc) return rc;
+            continue;
+        }
         if (ex->fast && ex->fast[i]) {
             const int8_t *ins[2] = {ex->v8[n->in[0]], n->n_in > 1 && n->in[1] >= 0 ? ex->v8[n->in[1]] : NULL};
             gf_run(ex->fast[i], ins, ex->v8[n->out[0]]);
@@ -1327,6 +1526,16 @@ static int run_nodes(enpu_gexec *ex, enpu_err *err) {
     return 0;
 }
 
+/* Graph input t from float values: int8, or int16 in a 16-bit graph. */
+static void quantize_input(enpu_gexec *ex, int t, const float *v, int64_t cnt, float s, int32_t z) {
+    if (ex->v16[t]) {
+        for (int64_t k = 0; k < cnt; k++)
+            ex->v16[t][k] = (int16_t)enpu_quantize(v[k], s, 0, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX);
+        return;
+    }
+    for (int64_t k = 0; k < cnt; k++) ex->v8[t][k] = (int8_t)enpu_quantize(v[k], s, z, -128, 127);
+}
+
 int enpu_gexec_run(enpu_gexec *ex, const enpu_buf *inputs, enpu_err *err) {
     if (!ex || (ex->qg->n_inputs && !inputs))
         return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_run: NULL argument");
@@ -1347,7 +1556,7 @@ int enpu_gexec_run(enpu_gexec *ex, const enpu_buf *inputs, enpu_err *err) {
         int32_t z = zp(tt);
         if (b->dtype == ENPU_DT_FLOAT32) {
             const float *v = b->data;
-            for (int64_t k = 0; k < cnt; k++) ex->v8[t][k] = (int8_t)enpu_quantize(v[k], s, z, -128, 127);
+            quantize_input(ex, t, v, cnt, s, z);
             continue;
         }
         enpu_buf tmp = *b;
@@ -1359,10 +1568,7 @@ int enpu_gexec_run(enpu_gexec *ex, const enpu_buf *inputs, enpu_err *err) {
         if (!tmp.data) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         memcpy(tmp.data, b->data, (size_t)cnt * esz);
         int rc = enpu_buf_to_f32(&tmp, err);
-        if (!rc) {
-            const float *v = tmp.data;
-            for (int64_t k = 0; k < cnt; k++) ex->v8[t][k] = (int8_t)enpu_quantize(v[k], s, z, -128, 127);
-        }
+        if (!rc) quantize_input(ex, t, tmp.data, cnt, s, z);
         enpu_buf_free(&tmp);
         if (rc) return rc;
     }
@@ -1372,6 +1578,8 @@ int enpu_gexec_run(enpu_gexec *ex, const enpu_buf *inputs, enpu_err *err) {
 int enpu_gexec_run_i8(enpu_gexec *ex, const int8_t *const *inputs, enpu_err *err) {
     if (!ex || (ex->qg->n_inputs && !inputs))
         return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_run_i8: NULL argument");
+    if (enpu_qgraph_bits(ex->qg) != 8)
+        return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_run_i8: a 16-bit graph takes float inputs");
     for (int i = 0; i < ex->qg->n_inputs; i++) {
         int t = ex->qg->inputs[i];
         int64_t cnt = enpu_tensor_numel(&ex->qg->tensors[t]);
@@ -1386,12 +1594,21 @@ const int8_t *enpu_gexec_value_i8(const enpu_gexec *ex, int t) {
     return ex->v8[t];
 }
 
+const int16_t *enpu_gexec_value_i16(const enpu_gexec *ex, int t) {
+    if (!ex || t < 0 || t >= ex->qg->n_tensors) return NULL;
+    return ex->v16[t];
+}
+
 int enpu_gexec_value_f32(const enpu_gexec *ex, int t, float *dst, enpu_err *err) {
     if (!ex || !dst || t < 0 || t >= ex->qg->n_tensors)
         return enpu_fail(err, ENPU_E_USAGE, "enpu_gexec_value_f32: bad argument");
     const enpu_tensor *tt = &ex->qg->tensors[t];
     if (ex->v8[t]) {
         dequant(tt, ex->v8[t], dst);
+        return 0;
+    }
+    if (ex->v16[t]) {
+        dequant16(tt, ex->v16[t], dst);
         return 0;
     }
     if (ex->vf[t]) {

@@ -24,7 +24,59 @@ static void addr_str(int64_t a, char *buf, size_t n) {
     else snprintf(buf, n, "%" PRId64, a);
 }
 
+/* The row-stationary back end's table: every layer in DRAM, its mapping in
+ * its note (docs/rowstat.md "The compiler"). */
+static void print_rowstat(FILE *f, const enpu_compile_report *r) {
+    fprintf(f, "Mapping on arch '%s' (row-stationary: %d x %d PEs): %d instruction(s)\n", r->arch_name,
+            r->pe_rows, r->pes, r->n_instr);
+    fprintf(f, "%3s %-24s %-8s %-12s %-12s %-7s %-6s %10s %10s %6s %5s %15s\n", "#", "layer", "op", "in HxWxC",
+            "out HxWxC", "kernel", "stride", "modelled", "ideal", "ratio", "util", "DRAM KB rd/wr");
+    for (int i = 0; i < r->n_layers; i++) {
+        const enpu_layer_report *l = &r->layers[i];
+        char name[32], ins[72] = "-", outs[72] = "-", k[32] = "-", st[32] = "-", rs[32] = "-", us[32] = "-", dk[48];
+        enpu_fit(l->name, 24, name, sizeof name);
+        if (l->strips) {
+            snprintf(ins, sizeof ins, "%" PRId64 "x%" PRId64 "x%" PRId64, l->in[0], l->in[1], l->in[2]);
+            snprintf(outs, sizeof outs, "%" PRId64 "x%" PRId64 "x%" PRId64, l->out[0], l->out[1], l->out[2]);
+            snprintf(k, sizeof k, "%" PRId64 "x%" PRId64, l->kernel[0], l->kernel[1]);
+            snprintf(st, sizeof st, "%" PRId64 ",%" PRId64, l->stride[0], l->stride[1]);
+        }
+        if (l->ideal_cycles) snprintf(rs, sizeof rs, "%.3f", (double)l->modelled_cycles / (double)l->ideal_cycles);
+        if (l->macs && l->modelled_cycles)
+            snprintf(us, sizeof us, "%.0f%%",
+                     100.0 * (double)l->macs / ((double)r->pes * r->pe_rows * (double)l->modelled_cycles));
+        snprintf(dk, sizeof dk, "%.1f/%.1f", (double)l->dram_read_bytes / 1024, (double)l->dram_write_bytes / 1024);
+        fprintf(f, "%3d %-24s %-8s %-12s %-12s %-7s %-6s %10" PRId64 " %10" PRId64 " %6s %5s %15s\n", i, name,
+                l->op, ins, outs, k, st, l->modelled_cycles, l->ideal_cycles, rs, us, dk);
+    }
+    char host[64] = "";
+    if (r->host_macs) snprintf(host, sizeof host, " (+%" PRId64 " computed by the host)", r->host_macs);
+    fprintf(f, "total: %" PRId64 " MACs%s, ideal %" PRId64 " cycles, modelled %" PRId64 " cycles (ratio %.3f, "
+               "utilization %.1f%%)\n",
+            r->total_macs, host, r->total_ideal, r->total_modelled,
+            r->total_ideal ? (double)r->total_modelled / (double)r->total_ideal : 0,
+            r->total_modelled ? 100.0 * (double)r->total_macs / ((double)r->pes * r->pe_rows * (double)r->total_modelled)
+                              : 0.0);
+    fprintf(f, "DRAM traffic: %" PRId64 " bytes read, %" PRId64 " bytes written (every layer reads its input and "
+               "weights from DRAM and writes its output there)\n",
+            r->total_dram_read_bytes, r->total_dram_write_bytes);
+    fprintf(f, "cycles by activity:");
+    for (int k = 0; k < ENPU_ACT_COUNT; k++)
+        fprintf(f, " %s %" PRId64 "%s", enpu_activity_name((enpu_activity)k), r->total_activity[k],
+                k + 1 < ENPU_ACT_COUNT ? "," : "\n");
+    fprintf(f, "DRAM: tensors %" PRId64 " bytes, weights and (bias, M, S) %" PRId64 " bytes, of %" PRId64
+               "; ITCM %d of %d instructions\n",
+            r->main_peak_bytes, r->weight_used_bytes - r->main_peak_bytes, r->weight_bytes, r->n_instr, r->itcm_instr);
+    for (int i = 0; i < r->n_hostops; i++) fprintf(f, "host op %d: %s\n", i, r->hostops[i]);
+    for (int i = 0; i < r->n_layers; i++)
+        if (r->layers[i].note[0]) fprintf(f, "note %d %s: %s\n", i, r->layers[i].name, r->layers[i].note);
+}
+
 void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
+    if (r->engine == ENPU_ENGINE_ROWSTAT) {
+        print_rowstat(f, r);
+        return;
+    }
     const bool sya = r->engine == ENPU_ENGINE_SYSTOLIC;
     if (sya)
         fprintf(f, "Mapping on arch '%s' (systolic array, %d MAC units; tile: points x filters per unit): %d "

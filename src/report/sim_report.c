@@ -34,6 +34,25 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
     out->achieved = st->cycles ? (double)st->macs / (double)st->cycles : 0;
 }
 
+void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *wr,
+                        double out[ENPU_LEVEL_COUNT]) {
+    const double wb = (double)enpu_arch_word_bytes(a);
+    out[ENPU_LEVEL_DRAM] = (double)(rd[ENPU_MEM_OFFCHIP] + wr[ENPU_MEM_OFFCHIP]) * wb;
+    if (a->engine == ENPU_ENGINE_ROWSTAT) {
+        out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_GLB] + wr[ENPU_MEM_GLB]);
+        out[ENPU_LEVEL_ARRAY] = (double)wr[ENPU_MEM_NOC];
+        out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_PE_FIFO] + rd[ENPU_MEM_IFMAP_LB] +
+                                         wr[ENPU_MEM_IFMAP_LB] + rd[ENPU_MEM_FILTER_LB] + wr[ENPU_MEM_FILTER_LB] +
+                                         rd[ENPU_MEM_PSUM] + wr[ENPU_MEM_PSUM]);
+        return;
+    }
+    out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_MAIN_DTCM] + wr[ENPU_MEM_MAIN_DTCM] + rd[ENPU_MEM_SKIP_DTCM] +
+                                      wr[ENPU_MEM_SKIP_DTCM] + rd[ENPU_MEM_WEIGHT_MEM] + wr[ENPU_MEM_WEIGHT_MEM]) * wb;
+    out[ENPU_LEVEL_ARRAY] = (double)(wr[ENPU_MEM_IFMAP_PAD] + wr[ENPU_MEM_WEIGHT_PAD]);
+    out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_IFMAP_PAD] + rd[ENPU_MEM_WEIGHT_PAD] + rd[ENPU_MEM_PSUM] +
+                                     wr[ENPU_MEM_PSUM]);
+}
+
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r) {
     const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     static const int all[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
@@ -111,9 +130,13 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
                 (unsigned long long)r->host_macs, 100.0 * sh.npu_macs, 100.0 * sh.npu_time);
     }
     if (r->mode == ENPU_SIM_CYCLE) {
-        fprintf(f, "memory traffic (words; pads and psum: entries):");
+        fprintf(f, "memory traffic (%s):", a->engine == ENPU_ENGINE_ROWSTAT
+                                              ? "dram, itcm: words; glb: bytes; noc: values; the PE's "
+                                                "fifo, loop buffers and psum RAM: entries"
+                                              : "words; pads and psum: entries");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)
-            fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
+            if (enpu_memory_of_engine((enpu_memory)m, a->engine))
+                fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
                     (unsigned long long)r->reads[m], (unsigned long long)r->writes[m]);
         fprintf(f, " (read/written)\n");
         if (enpu_energy_modelled(a)) {

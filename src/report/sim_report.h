@@ -20,6 +20,19 @@ typedef struct enpu_roofline {
 } enpu_roofline;
 void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_roofline *out);
 
+/* The memory hierarchy's levels, for comparing engines: the DRAM, the
+ * on-chip buffer (EasyNPU: its DTCMs and weight memory; rowstat: the global
+ * buffer), the array's networks (values delivered into the PEs' scratch
+ * pads / FIFOs and loop buffers) and the PEs' local buffers (pads or loop
+ * buffers, FIFO, psum registers or RAM: entries read and written). */
+typedef enum enpu_level {
+    ENPU_LEVEL_DRAM = 0, ENPU_LEVEL_BUFFER, ENPU_LEVEL_ARRAY, ENPU_LEVEL_LOCAL, ENPU_LEVEL_COUNT
+} enpu_level;
+/* The traffic of a row (or the totals) at each level: DRAM and buffer in
+ * bytes, array and local in values (entries). */
+void enpu_report_levels(const enpu_arch *a, const uint64_t *reads, const uint64_t *writes,
+                        double out[ENPU_LEVEL_COUNT]);
+
 /* Per-layer table (cycles, ideal, utilization, ratio to ideal, cycles by
  * activity; with DRAM traffic: the instructions of each layer, its DRAM
  * kilobytes and what bounds it), the totals, time at the arch's clock,

@@ -36,6 +36,20 @@ const char *enpu_memory_name(enpu_memory m) {
     return (unsigned)m < ENPU_MEM_COUNT ? names[m] : "unknown";
 }
 
+bool enpu_memory_of_engine(enpu_memory m, enpu_engine e) {
+    switch (m) {
+    case ENPU_MEM_ITCM:
+    case ENPU_MEM_OFFCHIP:
+    case ENPU_MEM_PSUM: return true;
+    case ENPU_MEM_GLB:
+    case ENPU_MEM_NOC:
+    case ENPU_MEM_PE_FIFO:
+    case ENPU_MEM_IFMAP_LB:
+    case ENPU_MEM_FILTER_LB: return e == ENPU_ENGINE_ROWSTAT;
+    default: return e != ENPU_ENGINE_ROWSTAT;
+    }
+}
+
 const char *enpu_unit_op_name(enpu_unit_op o) {
     static const char *const names[] = {
 #define ENPU_X_UOP(id, name) name,
@@ -100,27 +114,38 @@ static int64_t user_index(int64_t row, int64_t c, int64_t C, int64_t S) {
     return (n * C + c) * S + sp;
 }
 
-static void io_store(sim_mem *m, const enpu_io_desc *d, const int8_t *src) {
-    int64_t rows, C, S, P = m->wb;
+/* Bytes of one element in NPU memory: int8, or int16 (little-endian) of the
+ * row-stationary engine's 16-bit data. */
+static int64_t io_es(const enpu_io_desc *d) { return d->dtype == ENPU_DT_INT16 ? 2 : 1; }
+
+/* Stores the values (int8 or int16 as the descriptor says) in rows folded
+ * into words, the words' padding zero. */
+static void io_store(sim_mem *m, const enpu_io_desc *d, const int32_t *src) {
+    int64_t rows, C, S, wb = m->wb, es = io_es(d);
     io_geom(d, &rows, &C, &S);
-    int64_t wpp = (C + P - 1) / P;
+    int64_t wpp = (C * es + wb - 1) / wb;
     for (int64_t row = 0; row < rows; row++) {
         uint8_t *dst = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
         /* channel c of the row is user_index(row, c): stride S apart */
-        const int8_t *s = src + user_index(row, 0, C, S);
+        const int32_t *s = src + user_index(row, 0, C, S);
         int64_t stride = S ? S : 1;
-        for (int64_t c = 0; c < C; c++) dst[c] = (uint8_t)s[c * stride];
-        memset(dst + C, 0, (size_t)(wpp * P - C));
+        for (int64_t c = 0; c < C; c++) {
+            uint32_t v = (uint32_t)s[c * stride];
+            for (int64_t b = 0; b < es; b++) dst[c * es + b] = (uint8_t)(v >> (8 * b));
+        }
+        memset(dst + C * es, 0, (size_t)(wpp * wb - C * es));
     }
 }
 
-static void io_load(const sim_mem *m, const enpu_io_desc *d, int8_t *dst) {
-    int64_t rows, C, S, P = m->wb;
+static void io_load(const sim_mem *m, const enpu_io_desc *d, int32_t *dst) {
+    int64_t rows, C, S, wb = m->wb, es = io_es(d);
     io_geom(d, &rows, &C, &S);
-    int64_t wpp = (C + P - 1) / P;
+    int64_t wpp = (C * es + wb - 1) / wb;
     for (int64_t row = 0; row < rows; row++) {
         const uint8_t *src = sim_mem_ptr(m, d->mem, d->addr + row * wpp);
-        for (int64_t c = 0; c < C; c++) dst[user_index(row, c, C, S)] = (int8_t)src[c];
+        for (int64_t c = 0; c < C; c++)
+            dst[user_index(row, c, C, S)] =
+                es == 2 ? (int16_t)(src[2 * c] | src[2 * c + 1] << 8) : (int8_t)src[c];
     }
 }
 
@@ -135,6 +160,20 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
     if (!in_npu(d) || d->dtype != ENPU_DT_INT8)
         return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 tensor in the DTCM or DRAM",
                          d->name ? d->name : "");
+    int32_t *v = malloc((size_t)(n > 0 ? n : 1) * sizeof *v);
+    if (!v) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    int rc = enpu_sim_read_tensor_i32(sim, d, v, n, err);
+    for (int64_t i = 0; !rc && i < n; i++) dst[i] = (int8_t)v[i];
+    free(v);
+    return rc;
+}
+
+int enpu_sim_read_tensor_i32(const enpu_sim *sim, const enpu_io_desc *d, int32_t *dst, int64_t n,
+                             enpu_err *err) {
+    if (!sim || !d || !dst) return enpu_fail(err, ENPU_E_USAGE, "enpu_sim_read_tensor: NULL argument");
+    if (!in_npu(d) || (d->dtype != ENPU_DT_INT8 && d->dtype != ENPU_DT_INT16))
+        return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': not an int8 or int16 tensor in NPU memory",
+                         d->name ? d->name : "");
     if (n != io_numel(d))
         return enpu_fail(err, ENPU_E_USAGE, "tensor '%s': %" PRId64 " elements, buffer of %" PRId64,
                          d->name ? d->name : "", io_numel(d), n);
@@ -148,7 +187,7 @@ int enpu_sim_read_tensor(const enpu_sim *sim, const enpu_io_desc *d, int8_t *dst
 
 uint64_t enpu_sim_write_cycle(const enpu_sim *sim, const enpu_io_desc *d, int64_t e) {
     if (!sim || !d || !in_npu(d)) return 0;
-    int64_t rows, C, S, P = sim->P;
+    int64_t rows, C, S, P = sim->mem.wb / io_es(d); /* elements per word */
     io_geom(d, &rows, &C, &S);
     if (e < 0 || e >= rows * C) return 0;
     int64_t row = e / C, c = e % C;
@@ -229,7 +268,7 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     sim->eng = eng;
     int rc = sim_mem_init(&sim->mem, arch, o.mode == ENPU_SIM_CYCLE, err);
     if (!rc) rc = sim_mem_add_dram(&sim->mem, prog, err);
-    if (!rc) rc = sim_decoder_init(&sim->dec, prog, err);
+    if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) rc = sim_decoder_init(&sim->dec, prog, err);
     for (int i = 0; i < prog->n_instr; i++)
         sim->dma_weights |= prog->instr[i].opcode == ENPU_OPC_DMA &&
                             prog->instr[i].dma_dir == ENPU_DMA_LOAD && prog->instr[i].dma_mem == ENPU_MEM_WEIGHT;
@@ -427,6 +466,15 @@ int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
     return 0;
 }
 
+int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err) {
+    enpu_layer_stats *st = &sim->rows[instr];
+    uint64_t units = (uint64_t)enpu_arch_mac_units(&sim->arch);
+    st->macs = (uint64_t)sim->prog->layers[instr].macs;
+    st->ideal_cycles = (st->macs + units - 1) / units;
+    if (!sim->opts.on_layer) return 0;
+    return sim->opts.on_layer(sim->opts.cb_ctx, instr, st, sim, err);
+}
+
 /* ---- host ops ------------------------------------------------------------------------- */
 
 /* A host op of an arch with requant tflite: TFLite's integer kernel on the
@@ -444,20 +492,26 @@ static int tfl_host_op(enpu_sim *sim, int instr, const enpu_hostop *h, enpu_op o
                          "runs %s on int8 tensors of one shape in the NPU's memories", h->name,
                          instr, h->kind);
     enpu_io_user_dims(dx, dims);
+    /* the memories' values come and go as int32 (io_load/io_store serve
+     * int16 tensors too); the kernel runs on int8 */
     int8_t *x = malloc((size_t)(n ? n : 1)), *y = malloc((size_t)(n ? n : 1));
+    int32_t *v = malloc((size_t)(n ? n : 1) * sizeof *v);
     int rc = 0;
-    if (!x || !y) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (!x || !y || !v) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     if (!rc) {
         char what[160];
         snprintf(what, sizeof what, "host op '%s' (instruction %d)", h->name, instr);
         int axis = h->iparam[0] < 0 ? h->iparam[0] + dx->rank : h->iparam[0];
-        io_load(&sim->mem, dx, x);
+        io_load(&sim->mem, dx, v);
+        for (int64_t e = 0; e < n; e++) x[e] = (int8_t)v[e];
         rc = enpu_tfl_host_run(op, axis, dx->rank, dims, x, dx->scale, dx->zero_point, y,
                                dy->scale, dy->zero_point, what, err);
-        if (!rc) io_store(&sim->mem, dy, y);
+        for (int64_t e = 0; !rc && e < n; e++) v[e] = y[e];
+        if (!rc) io_store(&sim->mem, dy, v);
     }
     free(x);
     free(y);
+    free(v);
     if (!rc && sim->opts.on_layer)
         rc = sim->opts.on_layer(sim->opts.cb_ctx, instr, &sim->rows[instr], sim, err);
     return rc;
@@ -477,7 +531,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     float *val[ENPU_HOSTOP_MAX_IO] = {0};
     const float *cval[ENPU_HOSTOP_MAX_IO] = {0}; /* float32 constants: the graph's data */
     int ten[ENPU_HOSTOP_MAX_IO];
-    int8_t *tmp = NULL;
+    int32_t *tmp = NULL;
     enpu_graph *g = enpu_graph_new(h->name);
     if (!g) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     g->opset = 17;
@@ -516,7 +570,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         if (i >= h->n_in) continue;
         if (in_npu(d)) {
             free(tmp);
-            tmp = malloc((size_t)(n ? n : 1));
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
             if (!tmp) {
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
                 break;
@@ -543,13 +597,13 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int64_t n = io_numel(d);
         if (in_npu(d)) {
             free(tmp);
-            tmp = malloc((size_t)(n ? n : 1));
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
             if (!tmp) {
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
                 break;
             }
-            for (int64_t k = 0; k < n; k++)
-                tmp[k] = (int8_t)enpu_quantize(val[i][k], d->scale, d->zero_point, -128, 127);
+            int32_t lo = io_es(d) == 2 ? -32768 : -128, hi = io_es(d) == 2 ? 32767 : 127;
+            for (int64_t k = 0; k < n; k++) tmp[k] = enpu_quantize(val[i][k], d->scale, d->zero_point, lo, hi);
             io_store(&sim->mem, d, tmp);
         } else if (n) {
             memcpy(sim->host[h->io[i]], val[i], (size_t)n * sizeof(float));
@@ -715,11 +769,18 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
         int64_t n = io_numel(d);
         float *f = o->data;
         if (in_npu(d)) {
-            if ((rc = enpu_buf_alloc(r, ENPU_DT_INT8, d->rank, dims, err))) return rc;
+            bool i16 = d->dtype == ENPU_DT_INT16;
+            if ((rc = enpu_buf_alloc(r, i16 ? ENPU_DT_INT16 : ENPU_DT_INT8, d->rank, dims, err))) return rc;
             r->name = xstrdup(d->name);
-            io_load(&sim->mem, d, r->data);
-            const int8_t *q = r->data;
-            for (int64_t e = 0; e < n; e++) f[e] = enpu_dequantize(q[e], d->scale, d->zero_point);
+            int32_t *q = malloc((size_t)(n ? n : 1) * sizeof *q);
+            if (!q) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            io_load(&sim->mem, d, q);
+            for (int64_t e = 0; e < n; e++) {
+                f[e] = enpu_dequantize(q[e], d->scale, d->zero_point);
+                if (i16) ((int16_t *)r->data)[e] = (int16_t)q[e];
+                else ((int8_t *)r->data)[e] = (int8_t)q[e];
+            }
+            free(q);
         } else {
             r->dtype = ENPU_DT_FLOAT32;
             r->rank = d->rank;
@@ -750,13 +811,13 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
     sim->checked = false;
     sim->cycle = 0;
     int rc = 0, k = 0;
-    int8_t *tmp = NULL;
+    int32_t *tmp = NULL;
     for (int i = 0; i < p->n_io && !rc; i++) {
         const enpu_io_desc *d = &p->io[i];
         if (d->dir != ENPU_IO_INPUT) continue;
         int64_t n = io_numel(d), dims[ENPU_MAX_RANK];
         enpu_io_user_dims(d, dims);
-        const int8_t *q = NULL;
+        const int32_t *q = NULL;
         bool mem_order = false;
         if (fin) {
             const enpu_buf *b = &fin[k];
@@ -799,22 +860,29 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
                 continue;
             }
             free(tmp);
-            tmp = malloc((size_t)(n ? n : 1));
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
             if (!tmp) {
                 free(f.data);
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
                 break;
             }
-            for (int64_t e = 0; e < n; e++)
-                tmp[e] = (int8_t)enpu_quantize(v[e], d->scale, d->zero_point, -128, 127);
+            int32_t lo = io_es(d) == 2 ? -32768 : -128, hi = io_es(d) == 2 ? 32767 : 127;
+            for (int64_t e = 0; e < n; e++) tmp[e] = enpu_quantize(v[e], d->scale, d->zero_point, lo, hi);
             free(f.data);
             q = tmp;
         } else {
-            q = qin[k];
-            if (!in_npu(d)) {
-                rc = enpu_fail(err, ENPU_E_USAGE, "input #%d '%s' is a float host tensor", k, d->name);
+            if (!in_npu(d) || d->dtype != ENPU_DT_INT8) {
+                rc = enpu_fail(err, ENPU_E_USAGE, "input #%d '%s' is not an int8 tensor", k, d->name);
                 break;
             }
+            free(tmp);
+            tmp = malloc((size_t)(n ? n : 1) * sizeof *tmp);
+            if (!tmp) {
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            for (int64_t e = 0; e < n; e++) tmp[e] = qin[k][e];
+            q = tmp;
         }
         if (mem_order) {
             enpu_io_desc plain = *d;

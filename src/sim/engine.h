@@ -32,5 +32,8 @@ extern const enpu_sim_engine sim_engine_easynpu_functional;
 extern const enpu_sim_engine sim_engine_easynpu_cycle;
 extern const enpu_sim_engine sim_engine_systolic_cycle;
 extern const enpu_sim_engine sim_engine_systolic_functional;
+/* The row-stationary engine's (src/sim/rowstat/). */
+extern const enpu_sim_engine sim_engine_rowstat_cycle;
+extern const enpu_sim_engine sim_engine_rowstat_functional;
 
 #endif

@@ -1,4 +1,5 @@
-/* Checking a simulation against the golden int8 reference, layer by layer:
+/* Checking a simulation against the golden reference (int8, or int16 for a
+ * 16-bit graph), layer by layer:
  * after each instruction chain, every layer output the program stores is read
  * back from the simulated memory and compared element by element with the
  * golden tensor of the same name (the program's LAYERS section names it). */
@@ -47,13 +48,14 @@ int enpu_golden_check_match(const struct enpu_graph *qg, const enpu_program *p, 
                              "tensor '%s' has shape %s in this model but %s in the program (was the "
                              "program compiled from it?)", d->name, have, want);
         }
-        if (d->dtype != ENPU_DT_INT8) continue;
+        if (d->dtype != ENPU_DT_INT8 && d->dtype != ENPU_DT_INT16) continue;
         float s = tt->quant && tt->quant->count >= 1 ? tt->quant->scale[0] : 0.0f;
         int32_t z = tt->quant && tt->quant->count >= 1 ? tt->quant->zero_point[0] : 0;
-        if (tt->dtype != ENPU_DT_INT8)
+        if (tt->dtype != d->dtype)
             return enpu_fail(err, ENPU_E_INCOMPATIBLE,
-                             "tensor '%s' is %s in this model but int8 in the program (was the "
-                             "program compiled from it?)", d->name, enpu_dtype_name(tt->dtype));
+                             "tensor '%s' is %s in this model but %s in the program (was the "
+                             "program compiled from it?)", d->name, enpu_dtype_name(tt->dtype),
+                             enpu_dtype_name(d->dtype));
         if (s != d->scale || z != d->zero_point)
             return enpu_fail(err, ENPU_E_INCOMPATIBLE,
                              "tensor '%s' has scale %.9g zero point %d in this model but scale %.9g "
@@ -76,22 +78,25 @@ int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, co
         const enpu_layer_info *li = &p->layers[i];
         if (li->io < 0 || !li->tensor || !li->tensor[0]) continue;
         const enpu_io_desc *d = &p->io[li->io];
-        if (d->mem == ENPU_MEM_HOST || d->dtype != ENPU_DT_INT8) continue;
+        if (d->mem == ENPU_MEM_HOST || (d->dtype != ENPU_DT_INT8 && d->dtype != ENPU_DT_INT16)) continue;
         int t = enpu_graph_find_tensor(g->qg, li->tensor);
-        const int8_t *want = t >= 0 ? enpu_gexec_value_i8(g->ex, t) : NULL;
+        /* int8, or int16 in a 16-bit graph */
+        const int8_t *want8 = t >= 0 && d->dtype == ENPU_DT_INT8 ? enpu_gexec_value_i8(g->ex, t) : NULL;
+        const int16_t *want16 = t >= 0 && d->dtype == ENPU_DT_INT16 ? enpu_gexec_value_i16(g->ex, t) : NULL;
         int64_t numel = 1;
         for (int k = 0; k < d->rank; k++) numel *= d->dims[k];
-        if (!want || numel != enpu_tensor_numel(&g->qg->tensors[t]))
+        if ((!want8 && !want16) || numel != enpu_tensor_numel(&g->qg->tensors[t]))
             return enpu_fail(err, ENPU_E_INVALID,
-                             "layer %d: tensor '%s' is not an int8 tensor of the golden graph with "
+                             "layer %d: tensor '%s' is not an %s tensor of the golden graph with "
                              "the descriptor's %lld elements (the program was compiled from "
                              "another model?)",
-                             i, li->tensor, (long long)numel);
-        int8_t *got = malloc((size_t)(numel ? numel : 1));
+                             i, li->tensor, enpu_dtype_name(d->dtype), (long long)numel);
+        int32_t *got = malloc((size_t)(numel ? numel : 1) * sizeof *got);
         if (!got) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-        int rc = enpu_sim_read_tensor(sim, d, got, numel, err);
+        int rc = enpu_sim_read_tensor_i32(sim, d, got, numel, err);
         for (int64_t e = 0; !rc && e < numel; e++) {
-            if (got[e] == want[e]) continue;
+            int32_t want = want8 ? want8[e] : want16[e];
+            if (got[e] == want) continue;
             const enpu_tensor *tt = &g->qg->tensors[t];
             int64_t W = tt->rank >= 4 ? tt->dims[3] : 1, H = tt->rank >= 4 ? tt->dims[2] : 1;
             int64_t C = tt->rank >= 2 ? tt->dims[1] : 1;
@@ -101,7 +106,7 @@ int enpu_golden_check_layer(void *ctx, int layer, const enpu_layer_stats *st, co
                            "layer %d '%s': tensor '%s' (c=%lld, h=%lld, w=%lld): simulator %d, "
                            "golden %d, written at cycle %llu",
                            i, li->name, li->tensor, (long long)c, (long long)h, (long long)w,
-                           got[e], want[e],
+                           (int)got[e], (int)want,
                            (unsigned long long)enpu_sim_write_cycle(sim, d, e));
         }
         free(got);

@@ -298,6 +298,9 @@ bool sim_compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int
                        int64_t C, int instr, const char *tensor);
 /* ENPU_E_MISMATCH describing sim->mismatch. */
 int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err);
+/* An instruction of an engine without fused chains (the row-stationary
+ * one) finished: its row's MACs and ideal cycles, then the layer callback. */
+int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err);
 /* Functional execution of a decoded chain on memories m (functional.c). */
 int sim_func_exec_chain(const enpu_sim *sim, const sim_chain *c, sim_mem *m, enpu_err *err);
 /* Moves the words of dma instruction `in` at once (easynpu/dma.c): a load

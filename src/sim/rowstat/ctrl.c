@@ -1,0 +1,348 @@
+/* The row-stationary engine's controller and cycle loop (docs/rowstat.md
+ * "Timing"): it fetches and decodes each instruction, configures the array
+ * for a layer, runs the layer's passes one after the other -- each pass's
+ * node IDs and PE registers, its ifmap and filter streams, the PEs, the
+ * output network -- while the DMA engine works through the layer's command
+ * queue, and attributes every cycle to one activity of the instruction. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "isa/isa_internal.h"
+#include "sim/engine.h"
+#include "sim/observe.h"
+#include "sim/rowstat/rs_sim.h"
+
+static void engine_free(void *st) {
+    rs_eng *e = st;
+    if (!e) return;
+    if (e->pe)
+        for (int64_t i = 0; i < e->a->rs_rows * e->a->rs_cols; i++) rs_pe_free(&e->pe[i]);
+    free(e->pe);
+    free(e->glb);
+    free(e->shadow);
+    rs_noc_free(&e->ifmap_net);
+    rs_noc_free(&e->filter_net);
+    rs_dma_free(&e->dma);
+    free(e);
+}
+
+static int engine_create(enpu_sim *sim, void **out, enpu_err *err) {
+    rs_eng *e = calloc(1, sizeof *e);
+    if (!e) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    e->sim = sim;
+    e->a = &sim->arch;
+    const enpu_arch *a = e->a;
+    int64_t n = a->rs_rows * a->rs_cols;
+    e->pe = calloc((size_t)n, sizeof *e->pe);
+    e->glb = calloc((size_t)a->rs_glb_bytes, 1);
+    int rc = e->pe && e->glb ? 0 : enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory for the array");
+    for (int64_t i = 0; i < n && !rc; i++) rc = rs_pe_alloc(&e->pe[i], a, err);
+    if (!rc) rc = rs_noc_init(&e->ifmap_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_ifmap_net_values, err);
+    if (!rc) rc = rs_noc_init(&e->filter_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_filter_net_values, err);
+    if (!rc) rc = rs_dma_init(&e->dma, a, err);
+    if (!rc && sim->opts.check && sim->mem.dram_words > 0) {
+        e->shadow = malloc((size_t)(sim->mem.dram_words * sim->mem.wb));
+        if (!e->shadow) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for the check's DRAM copy");
+    }
+    if (rc) {
+        engine_free(e);
+        return rc;
+    }
+    *out = e;
+    return 0;
+}
+
+/* ---- statistics ----------------------------------------------------------------------- */
+
+static void account(enpu_sim *sim, int instr, enpu_activity a, int64_t start, int64_t n) {
+    if (n <= 0) return;
+    enpu_layer_stats *st = &sim->rows[instr];
+    st->activity[a] += (uint64_t)n;
+    st->cycles += (uint64_t)n;
+    if (st->start_cycle == UINT64_MAX || (uint64_t)start < st->start_cycle) st->start_cycle = (uint64_t)start;
+    if ((uint64_t)(start + n) > st->end_cycle) st->end_cycle = (uint64_t)(start + n);
+}
+
+/* ---- a pass ------------------------------------------------------------------------------ */
+
+static void deliver_ifmap(void *ctx, int row, int col, int32_t v, int64_t at) {
+    rs_eng *e = ctx;
+    rs_pe *pe = rs_pe_at(e, row, col);
+    if (!rs_pe_push_ifmap(pe, v, at)) e->overflow = row * (int)e->a->rs_cols + col + 1;
+    e->st.writes[ENPU_MEM_PE_FIFO]++;
+}
+
+static void deliver_filter(void *ctx, int row, int col, int32_t v, int64_t at) {
+    (void)at;
+    rs_eng *e = ctx;
+    if (!rs_pe_push_filter(rs_pe_at(e, row, col), v)) e->overflow = row * (int)e->a->rs_cols + col + 1;
+    e->st.writes[ENPU_MEM_FILTER_LB]++;
+}
+
+/* Loads pass k's node IDs and PE registers (the controller's configuration). */
+static void pass_start(rs_eng *e, int64_t k, int64_t t) {
+    const enpu_instr *in = e->in;
+    const enpu_rs_geom *g = &e->g;
+    enpu_rs_pass *ps = &e->ps;
+    enpu_rs_pass_of(g, in, k, ps);
+    e->k = k;
+    e->active = true;
+    e->t0 = t;
+    e->chain = ps->ru * ps->nk;
+    int64_t sum_p = 0;
+    e->qpre[0] = 0;
+    for (int64_t v = 0; v < ps->ru; v++) e->qv[v] = enpu_rs_set_channels(g, ps, v), e->qpre[v + 1] = e->qpre[v] + e->qv[v];
+    for (int64_t h = 0; h < ps->tu; h++) e->ph[h] = enpu_rs_set_filters(g, ps, h), sum_p += e->ph[h];
+    /* the strip's ifmap rows the PEs take: k = j*sh + i */
+    const int64_t kmax = (ps->ne - 1) * in->stride_h + ps->nk;
+    for (int64_t kk = 0; kk < kmax; kk++) e->kidx[kk] = -1;
+    for (int64_t j = 0; j < ps->ne; j++)
+        for (int64_t i = 0; i < ps->nk; i++) e->kidx[j * in->stride_h + i] = 0;
+    e->nK = 0;
+    for (int64_t kk = 0; kk < kmax; kk++)
+        if (e->kidx[kk] >= 0) e->klist[e->nK] = kk, e->kidx[kk] = e->nK++;
+    /* node IDs: an ifmap value tagged (set v, row k) reaches the PEs of set v
+     * on that diagonal; a filter value tagged (PE row, set h) the PEs of that
+     * row in set h */
+    rs_noc_clear(&e->ifmap_net);
+    rs_noc_clear(&e->filter_net);
+    const int64_t rows = e->a->rs_rows, cols = e->a->rs_cols;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) rs_pe_config(rs_pe_at(e, r, c), false, 1, 1, 1, 1, 1, 1);
+    for (int64_t v = 0; v < ps->ru; v++)
+        for (int64_t i = 0; i < ps->nk; i++) {
+            int64_t r = v * ps->nk + i;
+            e->ifmap_net.row_id[r] = (int32_t)v;
+            e->filter_net.row_id[r] = (int32_t)r;
+            for (int64_t h = 0; h < ps->tu; h++)
+                for (int64_t j = 0; j < ps->ne; j++) {
+                    int64_t c = h * ps->ne + j;
+                    e->ifmap_net.col_id[r * cols + c] = (int32_t)((g->gpar ? h : 0) * kmax + j * in->stride_h + i);
+                    e->filter_net.col_id[r * cols + c] = (int32_t)h;
+                    rs_pe *pe = rs_pe_at(e, r, c);
+                    rs_pe_config(pe, true, e->qv[v], e->ph[h], in->wk, in->wo, in->stride_w, e->a->rs_pe_pipeline);
+                    pe->out.col = c;
+                }
+        }
+    const int64_t nhs = g->gpar ? ps->tu : 1;
+    e->ifs = (rs_stream){0, g->ncols * nhs * e->nK * e->qpre[ps->ru], e->a->rs_ifmap_net_values};
+    e->fls = (rs_stream){0, sum_p * e->qpre[ps->ru] * ps->nk * in->wk, e->a->rs_filter_net_values};
+    e->filt_last = -1;
+    e->psums_left = ps->ne * in->wo * sum_p;
+    e->last_write = -1;
+    e->first_mac = INT64_MAX;
+    e->last_mac = -1;
+}
+
+/* One cycle of the pass; sets *done when its last psum is in the buffer. */
+static int pass_cycle(rs_eng *e, int64_t t, bool *done, enpu_err *err) {
+    enpu_sim *sim = e->sim;
+    /* the output network first: a register it empties is free for the PE this cycle */
+    rs_collect_step(e, t);
+    /* the global buffer's reads onto the networks */
+    rs_packet sent[64];
+    int ns = 0;
+    for (; ns < e->ifs.per_cycle && e->ifs.n < e->ifs.total; ns++, e->ifs.n++) {
+        bool pad;
+        rs_glb_ifmap_value(e, e->ifs.n, &sent[ns], &pad);
+        if (!pad) e->st.reads[ENPU_MEM_GLB] += (uint64_t)e->g.es;
+        e->st.reads[ENPU_MEM_NOC]++;
+    }
+    e->overflow = 0;
+    rs_noc_step(&e->ifmap_net, t, sent, ns, deliver_ifmap, e, &e->st.writes[ENPU_MEM_NOC]);
+    ns = 0;
+    for (; ns < e->fls.per_cycle && e->fls.n < e->fls.total; ns++, e->fls.n++) {
+        rs_glb_filter_value(e, e->fls.n, &sent[ns]);
+        e->st.reads[ENPU_MEM_GLB] += (uint64_t)e->g.es;
+        e->st.reads[ENPU_MEM_NOC]++;
+        if (e->fls.n == e->fls.total - 1) e->filt_last = t;
+    }
+    rs_noc_step(&e->filter_net, t, sent, ns, deliver_filter, e, &e->st.writes[ENPU_MEM_NOC]);
+    if (e->overflow)
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "instruction %d: PE (%d, %d): input FIFO or filter loop buffer overflow in cycle %" PRId64
+                         " (the mapping exceeds the PE's buffers)",
+                         e->instr, (e->overflow - 1) / (int)e->a->rs_cols, (e->overflow - 1) % (int)e->a->rs_cols, t);
+    const bool go = e->filt_last >= 0 && t >= e->filt_last + RS_NET_LAT;
+    /* the PEs, each column from the bottom up: a psum the PE below takes
+     * this cycle frees its link for the PE above in the same cycle */
+    const int64_t ncol = e->ps.ne * e->ps.tu;
+    for (int64_t c = 0; c < ncol; c++)
+        for (int64_t r = e->chain - 1; r >= 0; r--) {
+            rs_pe *pe = rs_pe_at(e, r, c);
+            int s = rs_pe_step(pe, t, r > 0 ? &rs_pe_at(e, r - 1, c)->out : NULL, go, &e->st);
+            if (s > 0) {
+                if (t < e->first_mac) e->first_mac = t;
+                e->last_mac = t;
+                e->busy_cycles++;
+            } else if (s < 0 && r == e->chain - 1) {
+                return enpu_fail(err, ENPU_E_INVALID,
+                                 "instruction %d: the output network fell behind PE column %" PRId64
+                                 " in cycle %" PRId64 " (the mapping's columns outrun rs_psum_net_values)",
+                                 e->instr, c, t);
+            }
+        }
+    *done = e->psums_left == 0;
+    (void)sim;
+    return 0;
+}
+
+/* ---- a layer ------------------------------------------------------------------------------ */
+
+/* Runs rs_conv `instr` from cycle B; *end gets the first cycle after it. */
+static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *err) {
+    enpu_sim *sim = e->sim;
+    e->instr = instr;
+    e->in = &sim->prog->instr[instr];
+    memset(&e->st, 0, sizeof e->st);
+    int rc = enpu_rs_geom_of(e->a, e->in, &e->g, err);
+    if (rc) return rc;
+    e->cmd = enpu_rs_commands(&e->g, e->in, &e->ncmd, err);
+    e->cmd_done = malloc((size_t)(e->ncmd ? e->ncmd : 1) * sizeof *e->cmd_done);
+    e->pass_done = malloc((size_t)e->g.n_passes * sizeof *e->pass_done);
+    if (!e->cmd || !e->cmd_done || !e->pass_done) {
+        rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int64_t k = 0; k < e->g.n_passes; k++) e->pass_done[k] = INT64_MAX;
+    rs_dma_start(&e->dma, e->cmd, e->ncmd, B, e->cmd_done);
+    int64_t next = 0, prev = B, t = B, ci_need = 0;
+    e->active = false;
+    for (;;) {
+        if ((rc = rs_dma_step(&e->dma, e, t, err))) goto out;
+        if (!e->active) {
+            /* the commands the next pass needs are done */
+            bool ready = t >= prev;
+            int64_t ci = ci_need;
+            for (; ci < e->ncmd && e->cmd[ci].need <= next; ci++)
+                if (e->cmd_done[ci] < 0 || e->cmd_done[ci] > t) ready = false;
+            if (next == e->g.n_passes) {
+                if (ready && e->dma.ci == e->ncmd) {
+                    account(sim, instr, ENPU_ACT_DMA_WAIT, prev, t - prev);
+                    *end = t;
+                    break;
+                }
+            } else if (ready) {
+                ci_need = ci;
+                account(sim, instr, ENPU_ACT_DMA_WAIT, prev, t - prev);
+                pass_start(e, next, t);
+            }
+        }
+        if (e->active) {
+            bool done = false;
+            if ((rc = pass_cycle(e, t, &done, err))) goto out;
+            if (done) {
+                int64_t pd = e->last_write + 1;
+                e->pass_done[e->k] = pd;
+                account(sim, instr, ENPU_ACT_PIPELINE_FILL, e->t0, e->first_mac - e->t0);
+                account(sim, instr, ENPU_ACT_COMPUTE, e->first_mac, e->last_mac - e->first_mac + 1);
+                account(sim, instr, ENPU_ACT_OFMAP_DRAIN, e->last_mac + 1, pd - e->last_mac - 1);
+                sim_obs_span(sim->obs, 1, "pass", (uint64_t)e->t0, (uint64_t)pd, "layer", sim->rows[instr].name);
+                if (e->ps.final)
+                    e->st.reads[ENPU_MEM_GLB] += (uint64_t)(enpu_rs_block_channels(&e->g, &e->ps) * ENPU_RS_PARAM_BYTES);
+                e->active = false;
+                prev = pd;
+                next++;
+            }
+            t++;
+            continue;
+        }
+        /* nothing runs: on to the next event */
+        int64_t n = rs_dma_next(&e->dma, e, t);
+        if (prev > t && prev < n) n = prev;
+        if (n == INT64_MAX || n <= t) {
+            /* a pass may start now that nothing else will change */
+            if (n == INT64_MAX) {
+                rc = enpu_fail(err, ENPU_E_INVALID, "instruction %d: the engine waits forever in cycle %" PRId64,
+                               instr, t);
+                goto out;
+            }
+            n = t + 1;
+        }
+        if ((uint64_t)n > (sim->opts.max_cycles ? sim->opts.max_cycles : (uint64_t)1 << 40)) {
+            rc = enpu_fail(err, ENPU_E_LIMIT, "instruction %d: past the cycle limit", instr);
+            goto out;
+        }
+        t = n;
+    }
+    for (int m = 0; m < ENPU_MEM_COUNT; m++) {
+        sim->rows[instr].reads[m] += e->st.reads[m];
+        sim->rows[instr].writes[m] += e->st.writes[m];
+    }
+out:
+    free(e->cmd), free(e->cmd_done), free(e->pass_done);
+    e->cmd = NULL, e->cmd_done = e->pass_done = NULL;
+    return rc;
+}
+
+/* opts.check: the layer replayed functionally on a copy of the DRAM must
+ * have written the same ofmap (the first difference is the mismatch). */
+static int check_layer(rs_eng *e, int instr, enpu_err *err) {
+    enpu_sim *sim = e->sim;
+    const enpu_instr *in = &sim->prog->instr[instr];
+    int rc = rs_func_conv(e->a, in, e->shadow, err);
+    if (rc) return rc;
+    sim->checked = true;
+    const int64_t wb = sim->mem.wb, es = in->rs_bits ? 2 : 1, wpp = enpu_ceil_div(in->co * es, wb);
+    for (int64_t pix = 0; pix < in->ho * in->wo; pix++)
+        for (int64_t c = 0; c < in->co; c++) {
+            int64_t off = (in->rs_ofmap_addr + pix * wpp) * wb + c * es;
+            int64_t got = rs_glb_get(sim->mem.dram, off, (int)es), want = rs_glb_get(e->shadow, off, (int)es);
+            if (got == want) continue;
+            enpu_sim_mismatch *m = &sim->mismatch;
+            m->found = true;
+            m->layer = instr;
+            snprintf(m->layer_name, sizeof m->layer_name, "%s", sim->rows[instr].name);
+            snprintf(m->tensor, sizeof m->tensor, "ofmap");
+            m->h = pix / in->wo, m->w = pix % in->wo, m->c = c;
+            m->got = (int)got, m->want = (int)want;
+            m->cycle = sim->mem.dram_wc ? sim->mem.dram_wc[off / wb] : 0;
+            return enpu_fail(err, ENPU_E_MISMATCH,
+                             "layer '%s' (instruction %d): ofmap (h=%" PRId64 ", w=%" PRId64 ", c=%" PRId64
+                             "): cycle-accurate %d, functional reference %d, written at cycle %" PRIu64,
+                             m->layer_name, instr, m->h, m->w, m->c, m->got, m->want, m->cycle);
+        }
+    return 0;
+}
+
+/* ---- the program ------------------------------------------------------------------------- */
+
+static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
+    rs_eng *e = st;
+    const enpu_program *p = sim->prog;
+    const enpu_arch *a = e->a;
+    sim_dram_reset(&e->dma.dram);
+    memset(e->glb, 0, (size_t)a->rs_glb_bytes);
+    if (sim->obs) {
+        sim_obs_track(sim->obs, 1, "controller");
+    }
+    int64_t t = 0;
+    int rc = 0;
+    for (int i = 0; i < p->n_instr && !rc; i++) {
+        const enpu_instr *in = &p->instr[i];
+        int64_t ctl = a->instr_fetch_cycles + a->decode_cycles;
+        if (in->opcode == ENPU_OPC_SYNC) ctl += a->host_sync_cycles;
+        if (in->opcode == ENPU_OPC_RS_CONV) ctl += a->rs_config_cycles;
+        account(sim, i, ENPU_ACT_CONTROLLER, t, ctl);
+        sim->rows[i].reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
+        t += ctl;
+        if (in->opcode == ENPU_OPC_SYNC) {
+            rc = sim_host_op(sim, i, err);
+        } else if (in->opcode == ENPU_OPC_RS_CONV) {
+            int64_t end = t;
+            if (e->shadow) memcpy(e->shadow, sim->mem.dram, (size_t)(sim->mem.dram_words * sim->mem.wb));
+            if (!(rc = run_layer(e, i, t, &end, err))) {
+                t = end;
+                if (e->shadow) rc = check_layer(e, i, err);
+                if (!rc) rc = sim_layer_done(sim, i, err);
+            }
+        }
+    }
+    sim->cycle = (uint64_t)t;
+    return rc;
+}
+
+const enpu_sim_engine sim_engine_rowstat_cycle = {"rowstat", ENPU_ENGINE_ROWSTAT, ENPU_SIM_CYCLE,
+                                                  engine_create, engine_free, engine_run};

@@ -1,0 +1,174 @@
+/* The row-stationary engine from the command line (docs/rowstat.md): run
+ * on arch rowstat in 8 and 16 bits, the comparison with EasyNPU by layer and
+ * by memory level, quantize -> compile -> sim with a 16-bit .qjson, the
+ * listing of a rowstat program assembling back to the same bytes, and the
+ * refusals. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "easynpu/file.h"
+#include "testutil.h"
+
+#define KWS "models/kws_cnn.onnx --calib models/kws_cnn/calib --input models/kws_cnn/sample_0.npy"
+
+static char dir[64];
+
+static char *cli(const char *args, int *status) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s", ENPU_CLI, args);
+    char *out = NULL;
+    *status = enpu_test_run(cmd, &out);
+    assert_non_null(out);
+    return out;
+}
+
+static void has(const char *out, const char *s) {
+    if (!strstr(out, s)) fail_msg("no '%s' in:\n%s", s, out);
+}
+
+static void test_run_int8_int16(void **state) {
+    (void)state;
+    int st;
+    char *out = cli("run " KWS " --arch rowstat", &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "on 72 MAC units");
+    has(out, "mode cycle, arch rowstat: 110623 cycles");
+    has(out, "bit-exact: yes (6 layer outputs and 1 model output(s) equal the golden int8 reference");
+    has(out, "memory traffic (dram, itcm: words; glb: bytes");
+    has(out, "float vs int8 (this input), output logits [1,12]: max |error| 0.02538, SQNR 42.5 dB");
+    free(out);
+    /* 16 bits: near-lossless against the float model */
+    out = cli("run " KWS " --arch rowstat --bits 16", &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "mode cycle, arch rowstat: 117969 cycles");
+    has(out, "bit-exact: yes (6 layer outputs and 1 model output(s) equal the golden int16 reference");
+    has(out, "float vs int16 (this input), output logits [1,12]: max |error| 8.142e-05, SQNR 93.2 dB, "
+             "top-1 agrees (float 1, int16 1)");
+    free(out);
+    out = cli("run " KWS " --arch rowstat --bits 16 --qformat", &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "SQNR 90.2 dB");
+    free(out);
+    out = cli("run " KWS " --arch rowstat --mode functional --bits 16", &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "golden int16 reference");
+    free(out);
+}
+
+static void test_comparison(void **state) {
+    (void)state;
+    int st;
+    char *out = cli("run " KWS " --arch easynpu --arch systolic --arch rowstat --arch eyeriss", &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    /* every row docs/rowstat.md "The default model on the engines" quotes */
+    has(out, "/features/features.0/Conv           11116  81.6%   166.9K          743  19.1%   185.4K         6559  30.7%    47.6K         7213  12.0%    40.6K");
+    has(out, "/features/features.3/Conv          243960  75.0%  1125.0K         4536  63.0%   277.5K        53985  75.3%    47.0K        31259  55.7%    43.4K");
+    has(out, "/features/features.6/Conv           43218 100.0%   378.3K         1720  39.2%   109.9K        17581  54.6%    21.2K         8879  46.3%    17.6K");
+    has(out, "/features/features.9/Conv           10383  74.9%   173.4K          508  24.0%    36.2K         4267  40.5%     6.2K         2581  28.7%     8.6K");
+    has(out, "/fc1/Gemm                            1757  92.2%    28.5K          904   2.9%    29.7K        27703   1.3%    27.1K         8229   1.9%    26.9K");
+    has(out, "/fc2/Gemm                              45  51.1%     0.7K           49   2.0%     1.2K          523   1.0%     0.6K          305   1.0%     0.6K");
+    has(out, "total                              310511  78.8%  1872.9K         8461  45.2%   639.8K       110623  49.1%   149.7K        58471  39.8%   137.7K");
+    has(out, "engine, MAC units                             easynpu, 16               systolic, 1024                  rowstat, 72                 rowstat, 168");
+    has(out, "time at clock (us)                                3105.11                        84.61                      1106.23                       292.36");
+    has(out, "/features/features.0/Conv    |     19.9    147.0    109.1    489.6 |      0.0    185.4      0.0      0.0 |     47.6     55.3     29.2    607.8 |     40.6     51.4     32.8    618.4");
+    has(out, "/features/features.3/Conv    |      0.0   1125.0   1136.3  11937.4 |      0.0    277.5      0.0      0.0 |     47.0    282.0    289.3  12241.2 |     43.4    628.9    223.9  11975.0");
+    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9      0.0      0.0 |     21.2    388.8     91.8   2894.4 |     17.6    146.0     75.8   2894.4");
+    has(out, "/features/features.9/Conv    |      0.0    173.4    176.3    506.9 |      0.0     36.2      0.0      0.0 |      6.2    106.1     42.6    577.2 |      8.6     30.0     37.4    577.2");
+    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7      0.0      0.0 |     27.1     64.6     39.6    168.5 |     26.9     58.7     34.9    155.5");
+    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.0      0.0 |      0.6      1.6      0.8      2.9 |      0.6      1.2      0.7      2.9");
+    has(out, "total                        |     19.9   1853.0   1834.9  15133.5 |      0.0    639.8      0.0      0.0 |    149.7    898.2    493.4  16491.9 |    137.7    916.2    405.6  16223.4");
+    free(out);
+    /* 16 bits: EasyNPU cannot run it; the row-stationary engines can */
+    out = cli("run " KWS " --bits 16 --arch rowstat --arch easynpu", &st);
+    assert_int_equal(st, 2);
+    has(out, "the easynpu engine computes on int8 data; the model is quantized to 16 bits");
+    has(out, "117969");
+    free(out);
+}
+
+static void test_qjson_flow(void **state) {
+    (void)state;
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args,
+             "quantize models/kws_cnn.onnx --calib models/kws_cnn/calib --bits 16 --arch rowstat -o %s/k.qjson", dir);
+    char *out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "16-bit data, accumulator 64 bits");
+    has(out, "top-1 agreement 32/32");
+    free(out);
+    snprintf(args, sizeof args, "compile %s/k.qjson --arch rowstat -o %s/k.enpu", dir, dir);
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "modelled 117969 cycles");
+    has(out, "note 1 /features/features.3/Conv: e=22 p=8 q=7 r=1 t=1 hf=3 dbuf=7: 12 passes");
+    free(out);
+    snprintf(args, sizeof args, "sim %s/k.enpu --input models/kws_cnn/sample_0.npy --golden %s/k.qjson", dir, dir);
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "6 layer outputs and 1 output(s) bit-exact with the golden reference");
+    free(out);
+    /* the listing assembles back to the same bytes */
+    snprintf(args, sizeof args, "disasm %s/k.enpu -o %s/k.s", dir, dir);
+    out = cli(args, &st);
+    free(out);
+    if (st) { /* disasm writes to stdout */
+        snprintf(args, sizeof args, "disasm %s/k.enpu > %s/k.s", dir, dir);
+        out = cli(args, &st);
+        free(out);
+    }
+    assert_int_equal(st, 0);
+    snprintf(args, sizeof args, "asm %s/k.s -o %s/k2.enpu && cmp %s/k.enpu %s/k2.enpu", dir, dir, dir, dir);
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    /* the 16-bit .qjson on EasyNPU: refused, saying why */
+    snprintf(args, sizeof args, "compile %s/k.qjson --arch easynpu", dir);
+    out = cli(args, &st);
+    assert_int_equal(st, 2);
+    has(out, "the easynpu engine computes on int8 data");
+    free(out);
+}
+
+static void test_refusals(void **state) {
+    (void)state;
+    int st;
+    char *out = cli("quantize models/kws_cnn.onnx --qformat -o /tmp/never.qjson", &st);
+    assert_int_equal(st, 2);
+    has(out, "--qformat needs --bits 16");
+    free(out);
+    out = cli("run " KWS " --bits 12", &st);
+    assert_int_equal(st, 2);
+    has(out, "--bits '12': 8 or 16 expected");
+    free(out);
+    out = cli("arch eyeriss", &st);
+    assert_int_equal(st, 0);
+    has(out, "arch eyeriss (engine rowstat");
+    has(out, "MAC units                     168");
+    free(out);
+}
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/enpu_rs_cli_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_int8_int16),
+        cmocka_unit_test(test_comparison),
+        cmocka_unit_test(test_qjson_flow),
+        cmocka_unit_test(test_refusals),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
