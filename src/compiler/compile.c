@@ -10,6 +10,7 @@
 #include "compiler/cc.h"
 #include "compiler/rowstat/rs.h"
 #include "compiler/systolic/sya_cc.h"
+#include "quant/qinternal.h"
 
 void enpu_compile_opts_default(enpu_compile_opts *o) { memset(o, 0, sizeof *o); }
 
@@ -288,6 +289,21 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
                          "to %d bits (the row-stationary engine runs 16-bit data: --arch rowstat)",
                          arch->name, enpu_engine_name(arch->engine), enpu_qgraph_bits(qg));
     if (arch->engine == ENPU_ENGINE_SYSTOLIC) return sya_compile(qg, arch, o, prog, rep, err);
+    /* every accumulator fits acc_bits, proven over all int8 inputs (numerics.md
+     * §4): the quantizer proves it for the widths it was given, but a .qjson
+     * or a TFLite model (whose ADD scales each operand by 2^20) comes with
+     * none, and an overflow would otherwise stop a run only on the data that
+     * reaches it */
+    for (int i = 0; i < qg->n_nodes; i++) {
+        const enpu_node *n = &qg->nodes[i];
+        if (n->dead) continue;
+        int64_t lo, hi;
+        enpu_q_acc_range(qg, n, &lo, &hi);
+        char what[ENPU_MAX_NAME + 16];
+        snprintf(what, sizeof what, "layer '%s'", n->name);
+        if ((rc = enpu_acc_check(what, lo, hi, (int)arch->acc_bits, err)))
+            return enpu_err_prefix(err, "arch '%s'", arch->name);
+    }
     rc = compile_easynpu(qg, arch, o, prog, rep, err, false);
     if (rc == ENPU_E_NOFIT && arch->lane_groups_max > 1) {
         /* lane groups replicate weights (docs/microarch.md §16): a model

@@ -190,13 +190,16 @@ int main(int argc, char **argv) {
            "SEED)\n", seed, seconds);
     double t0 = now_s();
     int ran = 0, passed = 0, refused = 0, failed = 0, ncat = 0;
+    int tfl_ran = 0, tfl_passed = 0; /* requant tflite cases (gg_seed_tflite) */
     cat cats[64];
     uint64_t s = seed;
     while (ran == 0 || now_s() - t0 < (double)seconds) {
         wire w;
         run_child(s, (unsigned)timeout, &w);
         ran++;
-        if (w.verdict == GG_PASS) passed++;
+        bool tfl = gg_seed_tflite(s);
+        tfl_ran += tfl;
+        if (w.verdict == GG_PASS) passed++, tfl_passed += tfl;
         else if (w.verdict == GG_REFUSED) {
             refused++;
             count_cat(cats, &ncat, w.why);
@@ -212,7 +215,8 @@ int main(int argc, char **argv) {
         s++;
     }
     printf("fuzz_graphs: %d graphs run (seeds %" PRIu64 "..%" PRIu64 ") in %.0f s: %d passed, %d "
-           "refused, %d failed\n", ran, seed, s - 1, now_s() - t0, passed, refused, failed);
+           "refused, %d failed; requant tflite: %d run, %d passed\n", ran, seed, s - 1, now_s() - t0,
+           passed, refused, failed, tfl_ran, tfl_passed);
     for (int i = 0; i < ncat; i++) printf("  refused: %4d  %s\n", cats[i].n, cats[i].name);
     return failed ? 1 : 0;
 }

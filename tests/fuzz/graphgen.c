@@ -77,6 +77,7 @@ typedef struct gb {
     int64_t macs, macs_budget;
     int64_t params;         /* weight values, for the weight-memory estimate */
     int64_t max_c;
+    bool tfl;               /* requant tflite: only what TFLite's integer kernels compute */
 } gb;
 
 static void say(gb *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -278,6 +279,10 @@ static const char *const ACT_NAMES[] = {"relu", "clip", "leaky", "sigmoid", "tan
 
 static val op_act(gb *b, val x, int kind) {
     if (kind < 0) kind = rint_in(&b->r, 0, 8);
+    /* TFLite has integer kernels for these only (LOGISTIC, TANH, HARD_SWISH
+     * on the host; RELU/RELU6/clamps fused): the others map onto them */
+    static const int TFL_KIND[] = {0, 1, 0, 3, 4, 3, 6, 4, 1};
+    if (b->tfl) kind = TFL_KIND[kind];
     static const enpu_op OPS[] = {ENPU_OP_RELU,         ENPU_OP_CLIP,       ENPU_OP_LEAKY_RELU,
                                   ENPU_OP_SIGMOID,      ENPU_OP_TANH,       ENPU_OP_HARD_SIGMOID,
                                   ENPU_OP_HARD_SWISH,   ENPU_OP_SILU,       ENPU_OP_PRELU};
@@ -409,6 +414,9 @@ static val op_pool(gb *b, val x, bool maxpool) {
     }
     bool ceil_mode = rchance(r, 0.15);
     bool cip = rchance(r, 0.5);
+    /* TFLite's AVERAGE_POOL_2D has one divisor: no window may count fewer
+     * positions (a padded one reads the zero point, as count_include_pad) */
+    if (b->tfl && !maxpool) ceil_mode = false, cip = true;
     enpu_node *n = add(b, maxpool ? ENPU_OP_MAXPOOL : ENPU_OP_AVGPOOL, 1, &x.t);
     if (!n) return none();
     set_window(&n->attr.pool.w, v.kh, v.kw, v.sh, v.sw, v.dh, v.dw, v.p);
@@ -477,7 +485,7 @@ static val op_pad(gb *b, val x) {
     a->n_pads = 2 * x.rank;
     for (int i = 2; i < x.rank; i++) a->pads[i] = rint_in(r, 0, 2), a->pads[x.rank + i] = rint_in(r, 0, 2);
     if (rchance(r, 0.15)) a->pads[1] = rint_in(r, 0, 2), a->pads[x.rank + 1] = rint_in(r, 1, 2);
-    a->value = rchance(r, 0.2) ? 0.5f : 0.0f;
+    a->value = rchance(r, 0.2) && !b->tfl ? 0.5f : 0.0f;
     say(b, " pad(");
     for (int i = 0; i < a->n_pads; i++) say(b, "%lld", (long long)a->pads[i]);
     say(b, a->value != 0 ? ",v0.5)" : ")");
@@ -630,7 +638,7 @@ static val body_step(gb *b, val x) {
         return y;
     }
     case HOSTISH: /* ops that run on the host: the SYNC path in mid-network */
-        switch (rint_in(r, 0, 2)) {
+        switch (b->tfl ? 0 : rint_in(r, 0, 2)) {
         case 0: return op_axis1(b, x, ENPU_OP_SOFTMAX, "softmax(c)");
         case 1: { /* Sub of two activations (x - Sigmoid(x): x - Tanh(x) cancels to
                      x^3/3 for small x, below any int8 scale, a false float alarm) */
@@ -676,6 +684,7 @@ static val body_step(gb *b, val x) {
     }
     case CONSTB: return op_const_binary(b, x);
     case SILU: { /* x * Sigmoid(x): the quantizer rewrites it to SiLU */
+        if (b->tfl) return op_act(b, x, 6); /* no SiLU kernel in TFLite: HARD_SWISH */
         int in[1] = {x.t};
         if (!add(b, ENPU_OP_SIGMOID, 1, in)) return none();
         b->g->nodes[b->g->n_nodes - 1].attr.act = (enpu_act_attr){-INFINITY, INFINITY, 0, 0};
@@ -874,11 +883,20 @@ static int case_inputs(gg_case *c, uint64_t seed, enpu_err *err) {
 /* Feature-map bytes of a value for word bytes wb. */
 static int64_t val_bytes(val v, int64_t wb) { return v.h * v.w * cdiv(v.c, wb) * wb; }
 
+/* The constant is one for which no seed named as a regression case
+ * (docs/hardening.md, test_offchip_findings) turns into a tflite case: they
+ * keep the graphs in which they were found. */
+bool gg_seed_tflite(uint64_t seed) {
+    rng r = {seed ^ 0x7F1E7F1E7F1E0030ull};
+    return rnext(&r) % GG_TFLITE_ONE_IN == 0;
+}
+
 int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     memset(c, 0, sizeof *c);
     c->seed = seed;
     gb b;
     memset(&b, 0, sizeof b);
+    b.tfl = gg_seed_tflite(seed);
     b.r.s = seed * 0x2545F4914F6CDD1Dull + 0x1234567ull;
     b.err = err;
     b.desc = c->desc;
@@ -971,12 +989,14 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     int64_t wbytes = b.params * 3 / 2 + 64 * b.g->n_nodes + 4096;
     rng ra = {rnext(r)};
     if ((rc = gen_arch(&ra, 2 * fm, wbytes, b.g->n_nodes, &c->arch, err))) return rc;
+    if (b.tfl) c->arch.requant = ENPU_REQUANT_TFLITE;
     char head[GG_DESC_MAX];
     const enpu_arch *a = &c->arch;
     snprintf(head, sizeof head,
-             "arch %s P%lld Dif%lld Dw%lld Dps%lld mem %lld/%lld/%lld/%lld Ld%lld Lw%lld F%lld Dc%lld "
+             "arch %s rq %s P%lld Dif%lld Dw%lld Dps%lld mem %lld/%lld/%lld/%lld Ld%lld Lw%lld F%lld Dc%lld "
              "D%lld Rq%lld mult%lld acc%lld seg%lld dram %lld B/c%lld L%lld E%lld Q%lld LG%lld R%lld | ",
-             a->name, (long long)a->pes, (long long)a->ifmap_pad_depth, (long long)a->weight_pad_depth,
+             a->name, enpu_requant_name(a->requant), (long long)a->pes, (long long)a->ifmap_pad_depth,
+             (long long)a->weight_pad_depth,
              (long long)a->psum_depth, (long long)a->main_dtcm_bytes, (long long)a->skip_dtcm_bytes,
              (long long)a->weight_mem_bytes, (long long)a->itcm_bytes, (long long)a->dtcm_read_latency,
              (long long)a->weight_mem_latency, (long long)a->instr_fetch_cycles,
@@ -1060,7 +1080,8 @@ static void refusal(gg_outcome *o, const char *stage, int rc, const enpu_err *er
         {"skip DTCM", "skip DTCM"},         {"weight memory", "weight memory"},
         {"ITCM", "ITCM"},                   {"ifmap pad", "ifmap pad"},
         {"psum", "psum"},                   {"weight pad", "weight pad"},
-        {"accumulator", "accumulator"},     {"acc_bits", "accumulator"}};
+        {"accumulator", "accumulator"},     {"acc_bits", "accumulator"},
+        {"TFLite", "no TFLite form"},       {"requant tflite", "no TFLite form"}};
     const char *cat = "other";
     for (size_t i = 0; i < sizeof KEYS / sizeof KEYS[0]; i++)
         if (strstr(m, KEYS[i][0])) {
@@ -1250,6 +1271,186 @@ static void float_check(const gg_case *c, const enpu_graph *qg, double *sqnr, do
     enpu_gexec_free(gx);
 }
 
+/* ---- requant tflite: TFLite's integer parameters on a quantized graph ---------------- */
+
+static float tq_scale(const enpu_graph *g, int t) { return g->tensors[t].quant->scale[0]; }
+static int32_t tq_zp(const enpu_graph *g, int t) { return g->tensors[t].quant->zero_point[0]; }
+
+/* (M, S) of a real multiplier as TFLite's QuantizeMultiplier gives it. */
+static int tq_mult(const enpu_node *n, double real, uint32_t *M, int8_t *S, enpu_err *err) {
+    char what[ENPU_MAX_NAME + 16];
+    snprintf(what, sizeof what, "node '%s'", n->name);
+    int s;
+    int rc = enpu_tfl_multiplier(real, what, M, &s, err);
+    if (!rc) *S = (int8_t)s;
+    return rc;
+}
+
+/* Node k writes its output with (s, z), the parameters TFLite's kernel
+ * requires, and a requantizing copy (TFLite's QUANTIZE int8 -> int8, as the
+ * importer makes it) brings it to the tensor's own parameters with the
+ * node's clamp, so that nothing downstream changes.  A float host output
+ * (read by host nodes or nobody) just becomes int8 with (s, z). */
+static int tq_retarget(enpu_graph *qg, int k, float s, int32_t z, enpu_err *err) {
+    int y = qg->nodes[k].out[0];
+    enpu_tensor *yt = &qg->tensors[y];
+    if (yt->dtype == ENPU_DT_FLOAT32) {
+        yt->dtype = ENPU_DT_INT8;
+        return enpu_tensor_set_quant(yt, -1, 1, &s, &z, err);
+    }
+    enpu_qnode *q0 = qg->nodes[k].q;
+    /* a host kernel has no clamp: a folded Relu/Clip moves to the copy */
+    bool clamp = q0->kind == ENPU_Q_HOST && (q0->lo > -128 || q0->hi < 127);
+    if (tq_scale(qg, y) == s && tq_zp(qg, y) == z && !clamp) return 0;
+    char name[ENPU_MAX_NAME + 16];
+    int64_t dims[ENPU_MAX_RANK];
+    int rank = yt->rank;
+    memcpy(dims, yt->dims, sizeof dims);
+    enpu_layout layout = yt->layout;
+    float s_y = yt->quant->scale[0];
+    int32_t z_y = yt->quant->zero_point[0];
+    snprintf(name, sizeof name, "%s_tfl", yt->name);
+    int t = enpu_graph_add_tensor(qg, name, ENPU_DT_INT8, rank, dims, err);
+    if (t < 0) return t;
+    int rc = enpu_tensor_set_quant(&qg->tensors[t], -1, 1, &s, &z, err);
+    if (rc) return rc;
+    qg->tensors[t].layout = layout;
+    qg->tensors[t].producer = k;
+    qg->nodes[k].out[0] = t;
+    qg->tensors[y].producer = -1;
+    snprintf(name, sizeof name, "%s_rescale", qg->nodes[k].name);
+    int nk = enpu_graph_add_node(qg, name, ENPU_OP_IDENTITY, 1, &t, 1, &y, err);
+    if (nk < 0) return nk;
+    int64_t C = rank >= 2 ? dims[1] : 1;
+    enpu_qnode *q = calloc(1, sizeof *q);
+    if (!q) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    qg->nodes[nk].q = q;
+    q->kind = ENPU_Q_CONV;
+    q->origin = ENPU_QO_RESCALE;
+    q->n_ch = (int)C;
+    q->n_w = C;
+    q->w = malloc((size_t)C);
+    q->bias = malloc((size_t)C * sizeof *q->bias);
+    q->M = malloc((size_t)C * sizeof *q->M);
+    q->S = malloc((size_t)C);
+    if (!q->w || !q->bias || !q->M || !q->S) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    q->zp_in[0] = z, q->zp_out = z_y;
+    q->lo = q0->lo, q->hi = q0->hi; /* the clamp was on the tensor's parameters */
+    q0->lo = -128, q0->hi = 127;
+    if ((rc = tq_mult(&qg->nodes[nk], (double)s / s_y, &q->M[0], &q->S[0], err))) return rc;
+    for (int64_t c = 0; c < C; c++) q->w[c] = 1, q->bias[c] = -z, q->M[c] = q->M[0], q->S[c] = q->S[0];
+    return 0;
+}
+
+/* Rewrites an easynpu-quantized graph into one with requant tflite: every
+ * requantization takes TFLite's parameters as the TFLite importer prepares
+ * them (src/frontend/tflite_import.c, with the same numerics.h helpers):
+ * conv and fc multipliers from s_in * s_w[c] / s_out, ADD's three (M, S),
+ * MUL's s0 * s1 / s_out, MEAN's and AVERAGE_POOL_2D's own rules (the pool
+ * averaging in its input's parameters), rescales s_in / s_out; table
+ * activations become TFLite's host kernels (LOGISTIC, TANH, HARD_SWISH)
+ * writing the parameters those require.  Weights, biases, scales and zero
+ * points stay the quantizer's.  A graph TFLite cannot express (another
+ * host op or table, a left shift leaving int32) is ENPU_E_UNSUPPORTED
+ * naming the node. */
+static int to_tflite(enpu_graph *qg, enpu_err *err) {
+    int n0 = qg->n_nodes, rc = 0;
+    for (int i = 0; i < n0 && !rc; i++) {
+        enpu_node *n = &qg->nodes[i];
+        enpu_qnode *q = n->q;
+        if (n->dead || !q) continue;
+        int x = n->in[0], y = n->out[0];
+        switch (q->kind) {
+        case ENPU_Q_CONV: {
+            float s_in = tq_scale(qg, x), s_out = tq_scale(qg, y);
+            int32_t z_in = tq_zp(qg, x);
+            int64_t k = q->n_w / q->n_ch;
+            if (q->origin == ENPU_QO_AVGPOOL && n->op == ENPU_OP_AVGPOOL) {
+                /* TFLite's AVERAGE_POOL_2D: the raw sum / k in the input's parameters */
+                char what[ENPU_MAX_NAME + 16];
+                snprintf(what, sizeof what, "node '%s'", n->name);
+                uint32_t M;
+                int S;
+                if ((rc = enpu_tfl_avgpool_multiplier(k, what, &M, &S, err))) break;
+                for (int c = 0; c < q->n_ch; c++) q->M[c] = M, q->S[c] = (int8_t)S, q->bias[c] = 0;
+                q->zp_out = 0;
+                rc = tq_retarget(qg, i, s_in, z_in, err);
+                break;
+            }
+            if (q->origin == ENPU_QO_AVGPOOL) { /* MEAN: 1/k folded into the multiplier */
+                char what[ENPU_MAX_NAME + 16];
+                snprintf(what, sizeof what, "node '%s'", n->name);
+                uint32_t M;
+                int S;
+                if ((rc = enpu_tfl_mean_multiplier(s_in, s_out, k, what, &M, &S, err))) break;
+                for (int c = 0; c < q->n_ch; c++)
+                    q->M[c] = M, q->S[c] = (int8_t)S, q->bias[c] = (int32_t)(-z_in * k);
+                break;
+            }
+            const enpu_tensor *wt = n->n_in > 1 && n->in[1] >= 0 ? &qg->tensors[n->in[1]] : NULL;
+            for (int c = 0; c < q->n_ch && !rc; c++) {
+                double real;
+                if (q->origin == ENPU_QO_CONV || q->origin == ENPU_QO_FC)
+                    real = (double)s_in * wt->quant->scale[wt->quant->count > 1 ? c : 0] / s_out;
+                else if (q->origin == ENPU_QO_BN) /* per-channel weights of no stored scale */
+                    real = ldexp((double)q->M[c], -q->S[c]);
+                else
+                    real = (double)s_in / s_out;
+                rc = tq_mult(n, real, &q->M[c], &q->S[c], err);
+            }
+            break;
+        }
+        case ENPU_Q_ADD: {
+            char what[ENPU_MAX_NAME + 16];
+            snprintf(what, sizeof what, "node '%s'", n->name);
+            uint32_t M;
+            int S, SA[2];
+            rc = enpu_tfl_add_params(tq_scale(qg, x), tq_scale(qg, n->in[1]), tq_scale(qg, y), what,
+                                     q->A, SA, &M, &S, err);
+            if (!rc) q->M[0] = M, q->S[0] = (int8_t)S, q->SA[0] = (int8_t)SA[0], q->SA[1] = (int8_t)SA[1];
+            break;
+        }
+        case ENPU_Q_MUL:
+            rc = tq_mult(n, (double)tq_scale(qg, x) * tq_scale(qg, n->in[1]) / tq_scale(qg, y), &q->M[0],
+                         &q->S[0], err);
+            break;
+        case ENPU_Q_TABLE:
+        case ENPU_Q_HOST: {
+            if (enpu_tfl_kernel_of(n->op) < 0)
+                return enpu_fail(err, ENPU_E_UNSUPPORTED, "node '%s': %s has no TFLite integer kernel",
+                                 n->name, enpu_op_name(n->op));
+            free(q->table);
+            q->table = NULL;
+            q->kind = ENPU_Q_HOST;
+            /* the output parameters TFLite's kernels write (HARD_SWISH: any) */
+            float s = n->op == ENPU_OP_TANH ? 1.0f / 128 : 1.0f / 256;
+            int32_t z = n->op == ENPU_OP_TANH ? 0 : -128;
+            const enpu_tensor *yt = &qg->tensors[y];
+            if (n->op == ENPU_OP_HARD_SWISH) {
+                if (!yt->quant)
+                    return enpu_fail(err, ENPU_E_UNSUPPORTED, "node '%s': a float HardSwish output",
+                                     n->name);
+                s = tq_scale(qg, y), z = tq_zp(qg, y);
+            }
+            q->zp_in[0] = qg->tensors[x].quant ? tq_zp(qg, x) : 0;
+            q->zp_out = z;
+            rc = tq_retarget(qg, i, s, z, err);
+            break;
+        }
+        default: break; /* MAXPOOL, MOVE: no requantization */
+        }
+    }
+    if (rc) return rc;
+    qg->requant = ENPU_REQUANT_TFLITE;
+    if ((rc = enpu_graph_toposort(qg, err))) return rc;
+    rc = enpu_qgraph_check(qg, err);
+    /* TFLite's left shift is an int32 multiply: a multiplier above 1 on a
+     * wide accumulator has no TFLite form */
+    if (rc == ENPU_E_INVALID && strstr(err->msg, "leaves int32 (requant tflite)"))
+        rc = enpu_fail(err, ENPU_E_UNSUPPORTED, "%s", err->msg);
+    return rc;
+}
+
 /* Quantizes c's graph for its arch (widths and table segments), as the
  * CLI's pipeline does. */
 static int quantize(const gg_case *c, enpu_graph **qg, enpu_err *err) {
@@ -1259,7 +1460,9 @@ static int quantize(const gg_case *c, enpu_graph **qg, enpu_err *err) {
     qo.acc_bits = (int)c->arch.acc_bits;
     qo.act_segments = (int)c->arch.act_segments;
     qo.quiet = true;
-    return enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, qg, NULL, err);
+    int rc = enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, qg, NULL, err);
+    if (!rc && c->arch.requant == ENPU_REQUANT_TFLITE) rc = to_tflite(*qg, err);
+    return rc;
 }
 
 void gg_check(const gg_case *c, gg_outcome *o) {
@@ -1296,6 +1499,15 @@ void gg_check(const gg_case *c, gg_outcome *o) {
     if ((rc = enpu_gexec_new(qg, &ex, &err)) || (rc = enpu_gexec_run(ex, c->input, &err))) {
         outcome(o, GG_FAIL, "golden", "%s", err.msg);
         goto done;
+    }
+    /* the golden reference's fast kernels (the best this CPU has, and plain
+     * C) equal its reference loops on every tensor */
+    for (int k = 0; k < 2; k++) {
+        enpu_gexec_kernels fk = k ? ENPU_GK_PORTABLE : ENPU_GK_FAST;
+        if (enpu_gexec_compare_kernels(qg, c->input, ENPU_GK_REFERENCE, fk, &err)) {
+            outcome(o, GG_FAIL, "kernels", "%s kernels: %s", enpu_gexec_kernels_label(fk), err.msg);
+            goto done;
+        }
     }
     /* the cost model bounds the run: ten times its figure is a hang */
     int64_t model = enpu_cost_program(&prog, NULL, NULL);

@@ -74,7 +74,7 @@ typedef enum gg_verdict {
 typedef struct gg_outcome {
     gg_verdict verdict;
     const char *stage;  /* where it stopped: "generate", "quantize", "compile", "program",
-                           "golden", "cycle", "functional", "float", "cost", or "" */
+                           "golden", "kernels", "cycle", "functional", "float", "cost", or "" */
     char why[64];       /* a refusal's category, e.g. "compile nofit: main DTCM" */
     char msg[ENPU_ERR_MSG_MAX + 160];
     int n_instr;        /* instructions of the program */
@@ -85,6 +85,16 @@ typedef struct gg_outcome {
                            calibration sample (INFINITY when equal, NAN when not compared) */
     double err_frac;    /* its largest error as a fraction of the output's range */
 } gg_outcome;
+
+/* One seed in GG_TFLITE_ONE_IN (gg_seed_tflite, a hash of the seed) is a
+ * case with requant "tflite": the generator keeps to what TFLite's integer
+ * kernels compute (table activations are LOGISTIC, TANH or HARD_SWISH, the
+ * only host op a SOFTMAX, average pools of one divisor), the arch runs
+ * TFLite's requantizer, and gg_check rewrites the quantizer's graph into
+ * TFLite's integer parameters (as the TFLite importer prepares them) before
+ * the same checks. */
+#define GG_TFLITE_ONE_IN 4
+bool gg_seed_tflite(uint64_t seed);
 
 /* Builds the case of `seed` into *c (zeroed first; free with gg_case_free,
  * also on failure).  Returns 0, or a negative status with err naming what
