@@ -210,6 +210,10 @@ void cc_fit_hint(const enpu_arch *a, const char *param, int64_t need, char *buf,
 cc_item *cc_item_new(cc *c, int kind, int layer);
 void cc_item_read(cc_item *it, int mem, int64_t addr, int64_t rows, int64_t len, int64_t stride);
 void cc_item_write(cc_item *it, int mem, int64_t addr, int64_t rows, int64_t len, int64_t stride);
+/* Tensor t of a host item, when only the host sees it (between two host
+ * ops, no storage): adds its pseudo-word access in ENPU_MEM_HOST to it (a
+ * write when `write`) and returns true; false for a tensor with storage. */
+bool cc_item_host_tensor(const cc *c, cc_item *it, int t, bool write);
 /* A chain item from instructions (head first): regions from the blocks of
  * every instruction (docs/isa.md "Memory blocks"). */
 cc_item *cc_item_chain(cc *c, int layer, const enpu_instr *ins, int n);

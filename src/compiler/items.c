@@ -48,6 +48,16 @@ void cc_item_write(cc_item *it, int mem, int64_t addr, int64_t rows, int64_t len
     region(it->wr, &it->nwr, mem, addr, rows, len, stride);
 }
 
+bool cc_item_host_tensor(const cc *c, cc_item *it, int t, bool write) {
+    if (c->tv[t].store >= 0) return false;
+    /* in host memory, one pseudo-word per tensor, so that its reader stays
+     * after its writer (the list schedule would otherwise run a host op
+     * before the host op that produces its input) */
+    if (write) cc_item_write(it, ENPU_MEM_HOST, t, 1, 1, 1);
+    else cc_item_read(it, ENPU_MEM_HOST, t, 1, 1, 1);
+    return true;
+}
+
 cc_item *cc_item_chain(cc *c, int layer, const enpu_instr *ins, int n) {
     cc_item *it = cc_item_new(c, CC_IT_CHAIN, layer);
     if (!it) return NULL;
@@ -304,14 +314,7 @@ static int host_item(cc *c, int li) {
         for (int k = 0; k < cnt; k++) {
             int t = pass ? n->out[k] : n->in[k];
             if (t < 0) continue;
-            if (c->tv[t].store < 0) {
-                /* a tensor only the host sees (between two host ops): in host
-                 * memory, one pseudo-word per tensor, so that its reader
-                 * stays after its writer */
-                if (pass) cc_item_write(it, ENPU_MEM_HOST, t, 1, 1, 1);
-                else cc_item_read(it, ENPU_MEM_HOST, t, 1, 1, 1);
-                continue;
-            }
+            if (cc_item_host_tensor(c, it, t, pass)) continue;
             const cc_store *st = &c->S[c->tv[t].store];
             bool dram = cc_host_in_dram(c, t);
             int mem = dram ? ENPU_MEM_DRAM : ENPU_MEM_MAIN;

@@ -727,7 +727,7 @@ static int host_items(plan *pl, const ost *st) {
         int cnt = pass ? n->n_out : n->n_in;
         for (int k = 0; k < cnt; k++) {
             int t = pass ? n->out[k] : n->in[k];
-            if (t < 0 || c->tv[t].store < 0) continue;
+            if (t < 0 || cc_item_host_tensor(c, it, t, pass)) continue;
             int s = target(c, c->tv[t].store);
             const cc_store *ss = &c->S[c->tv[t].store];
             bool dram = cc_host_in_dram(c, t);

@@ -198,6 +198,7 @@ static void test_offchip_findings(void **state) {
         {778777, "output-channel blocks of a chain whose output is a later add's operand"},
         {779069, "input rows the first reader's strips skip are loaded for its other readers"},
         {901608, "a graph output other layers read stays in the main DTCM until its last reader"},
+        {6091, "a host op reading a host-only tensor (Pad -> AveragePool) runs after its writer"},
     };
     for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
         gg_outcome o;
@@ -504,6 +505,30 @@ static void test_host_windows_and_pads(void **state) {
     h_pad_conv("pad_value", (const int64_t[]){0, 0, 1, 2, 0, 0, 2, 0}, 0.5f);
 }
 
+/* Two host ops in a row on the off-chip plan, the second's input a float
+ * tensor only the host sees and its output the graph's: the off-chip items
+ * gave that tensor no access, so the second host op had no dependency and
+ * the list schedule ran it first, on an empty input (output all zeros in
+ * both simulator modes; fuzz seed 6091; src/compiler/offchip.c host_items,
+ * items.c cc_item_host_tensor). */
+static void test_offchip_host_chain(void **state) {
+    (void)state;
+    hb b = {enpu_graph_new("offchip_host_chain"), 18};
+    int64_t d[4] = {1, 16, 24, 17}; /* padded to 19 columns: the last window of 2 is half out */
+    int x = h_input(&b, "x", 4, d);
+    int y = h_conv(&b, "c1", x, 4, 16, 16, 3, 1);
+    enpu_node *n;
+    y = h_node(&b, "pad", ENPU_OP_PAD, 1, &y, &n);
+    n->attr.pad.n_pads = 8;
+    memcpy(n->attr.pad.pads, (const int64_t[]){0, 1, 1, 2, 0, 2, 1, 0}, 8 * sizeof(int64_t));
+    n->attr.pad.value = 0.5f;
+    y = h_node(&b, "pool", ENPU_OP_AVGPOOL, 1, &y, &n);
+    h_window(&n->attr.pool.w, 2, 2, 1, 2, 1, 1, 0, 0, 0, 0);
+    n->attr.pool.ceil_mode = true;
+    enpu_arch a = h_small(4096, 65536);
+    h_check_on(&b, y, &a, GG_PASS, NULL);
+}
+
 /* A Pad of channels (value 0) before a conv was folded into the conv's
  * padding, which takes only H and W pads, so the conv read a tensor nobody
  * stored ("not computed before it"); it runs on the host now
@@ -806,6 +831,7 @@ int main(void) {
         cmocka_unit_test(test_nested_concat),
         cmocka_unit_test(test_host_windows_and_pads),
         cmocka_unit_test(test_pad_channels_not_folded),
+        cmocka_unit_test(test_offchip_host_chain),
         cmocka_unit_test(test_host_constant_operand),
         cmocka_unit_test(test_hostop_attrs_roundtrip),
         cmocka_unit_test(test_cost_exposed_fetch),
