@@ -81,7 +81,9 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
         if (tt->dtype == ENPU_DT_INT8 && !(d.scale > 0)) d.scale = 1;
     } else {
         const cc_store *st = &c->S[v->store];
-        if (dram && st->dram_addr >= 0) {
+        /* a storage with no main-DTCM home (kept in DRAM by the off-chip
+         * plan) is seen where it lives, whoever asks */
+        if ((dram || st->main_addr < 0) && st->dram_addr >= 0) {
             d.mem = ENPU_MEM_DRAM;
             d.addr = (uint32_t)(st->dram_addr + em->dram_base);
         } else {

@@ -199,6 +199,7 @@ static void test_offchip_findings(void **state) {
         {779069, "input rows the first reader's strips skip are loaded for its other readers"},
         {901608, "a graph output other layers read stays in the main DTCM until its last reader"},
         {6091, "a host op reading a host-only tensor (Pad -> AveragePool) runs after its writer"},
+        {3000541, "the probe of a Concat kept in DRAM only is described in DRAM (requant tflite)"},
     };
     for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
         gg_outcome o;
