@@ -4,6 +4,7 @@
 #ifndef ENPU_CC_H
 #define ENPU_CC_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -173,6 +174,12 @@ bool cc_is_perm_move(enpu_op op);
 void cc_shrink_stride(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t out, int64_t *s);
 int64_t cc_perm_rank(int perm, int64_t h, int64_t w, int64_t ch, int64_t H, int64_t W, int64_t C);
 int cc_note(cc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* malloc'd strings for every back end's names and notes: the formatted text
+ * (cc_vdupf reads ap once; the caller va_ends it), or a copy of s
+ * ("" for NULL); NULL only when out of memory. */
+char *cc_vdupf(const char *fmt, va_list ap);
+char *cc_dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *cc_dups(const char *s);
 /* fuse.c */
 int cc_fuse(cc *c);
 /* tile.c */

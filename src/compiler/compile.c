@@ -36,13 +36,6 @@ void cc_free(cc *c) {
     free(c->dram_img);
 }
 
-static char *dups(const char *s) {
-    size_t n = strlen(s ? s : "") + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s ? s : "", n);
-    return d;
-}
-
 void enpu_compile_report_free(enpu_compile_report *r) {
     if (!r) return;
     for (int i = 0; i < r->n_layers; i++) {
@@ -76,7 +69,7 @@ static int chain_pos(const enpu_program *p, int i) {
 static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = &p->arch;
     memset(r, 0, sizeof *r);
-    r->arch_name = dups(a->name);
+    r->arch_name = cc_dups(a->name);
     r->engine = a->engine;
     r->pes = (int)a->pes, r->pe_rows = (int)a->pe_rows;
     int n = p->n_instr;
@@ -113,9 +106,9 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
         while (head > 0 && p->instr[head - 1].fuse_next) head--;
         L->first_instr = i;
         L->chain_head = chained ? row_of[head] : r->n_layers - 1;
-        L->name = dups(p->layers[i].name);
-        L->op = dups(enpu_opcode_mnemonic(in->opcode));
-        L->src = dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
+        L->name = cc_dups(p->layers[i].name);
+        L->op = cc_dups(enpu_opcode_mnemonic(in->opcode));
+        L->src = cc_dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
         /* the note of the cc layer the instruction comes from */
         const char *note = "";
         const cc_layer *whole = NULL; /* the layer before row strips and channel blocks */
@@ -128,7 +121,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
                 if (cl->note) note = cl->note;
             }
         }
-        L->note = dups(note);
+        L->note = cc_dups(note);
         char fused[128] = "";
         if (!chained && in->fuse_next)
             for (int m = i + 1; m < n; m++) {
@@ -136,7 +129,7 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
                 snprintf(fused + fl, sizeof fused - fl, "%s%s", fl ? "+" : "", enpu_opcode_mnemonic(p->instr[m].opcode));
                 if (!p->instr[m].fuse_next) break;
             }
-        L->fused = dups(fused);
+        L->fused = cc_dups(fused);
         if (!L->name || !L->op || !L->src || !L->note || !L->fused) {
             free(act), free(rd), free(wr), free(rep), free(row_of);
             return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
@@ -212,18 +205,18 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
     r->notes = calloc((size_t)c->nnotes + 1, sizeof *r->notes);
     if (!r->moves || !r->hostops || !r->notes) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     for (int i = 0; i < c->nmv; i++) {
-        r->moves[i].name = dups(c->mv[i].name);
-        r->moves[i].op = dups(c->mv[i].op);
-        r->moves[i].how = dups(c->mv[i].how);
+        r->moves[i].name = cc_dups(c->mv[i].name);
+        r->moves[i].op = cc_dups(c->mv[i].op);
+        r->moves[i].how = cc_dups(c->mv[i].how);
         r->moves[i].kind = c->mv[i].kind;
         r->n_moves++;
     }
     for (int i = 0; i < p->n_hostops; i++) {
         char buf[ENPU_MAX_NAME + 64];
         snprintf(buf, sizeof buf, "%s '%s'", p->hostops[i].kind, p->hostops[i].name);
-        r->hostops[r->n_hostops++] = dups(buf);
+        r->hostops[r->n_hostops++] = cc_dups(buf);
     }
-    for (int i = 0; i < c->nnotes; i++) r->notes[r->n_notes++] = dups(c->notes[i]);
+    for (int i = 0; i < c->nnotes; i++) r->notes[r->n_notes++] = cc_dups(c->notes[i]);
     /* memory use */
     r->main_peak_bytes = c->main_peak * wb;
     r->skip_peak_bytes = c->skip_peak * wb;

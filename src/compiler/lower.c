@@ -28,30 +28,32 @@
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dupf(const char *fmt, ...) {
+char *cc_vdupf(const char *fmt, va_list ap) {
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+char *cc_dupf(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = malloc((size_t)n + 1);
-    if (!s) return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    char *s = cc_vdupf(fmt, ap);
     va_end(ap);
     return s;
 }
 
+char *cc_dups(const char *s) { return cc_dupf("%s", s ? s : ""); }
+
 int cc_note(cc *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    char *s = cc_vdupf(fmt, ap);
     va_end(ap);
-    char *s = malloc((size_t)n + 1);
     if (!s) return OOM();
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
     char **nn = realloc(c->notes, (size_t)(c->nnotes + 1) * sizeof *nn);
     if (!nn) {
         free(s);
@@ -73,16 +75,12 @@ static int add_move(cc *c, const enpu_node *n, enpu_move_kind k, const char *fmt
     }
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(NULL, 0, fmt, ap);
+    char *how = cc_vdupf(fmt, ap);
     va_end(ap);
-    char *how = malloc((size_t)len + 1);
     if (!how) return OOM();
-    va_start(ap, fmt);
-    vsnprintf(how, (size_t)len + 1, fmt, ap);
-    va_end(ap);
     cc_move *m = &c->mv[c->nmv];
-    m->name = dupf("%s", n->name);
-    m->op = dupf("%s", enpu_op_name(n->op));
+    m->name = cc_dupf("%s", n->name);
+    m->op = cc_dupf("%s", enpu_op_name(n->op));
     m->how = how;
     m->kind = k;
     if (!m->name || !m->op) {
@@ -201,8 +199,8 @@ int cc_add_layer(cc *c, int opcode, int node, const char *name) {
     memset(l, 0, sizeof *l);
     l->opcode = opcode;
     l->node = node;
-    l->name = dupf("%s", name);
-    l->src = dupf("%s", node >= 0 ? c->g->nodes[node].name : "");
+    l->name = cc_dupf("%s", name);
+    l->src = cc_dupf("%s", node >= 0 ? c->g->nodes[node].name : "");
     if (!l->name || !l->src) {
         free(l->name), free(l->src);
         return OOM();
@@ -410,7 +408,7 @@ static int lower_conv(cc *c, int ni) {
                 l->w[(p * wpr + o / P) * P + o % P] = q->w[o * K + k];
         }
         if ((rc = params_conv_like(c, l, q, geo.co))) return rc;
-        l->note = dupf("%s", perm ? "weights permuted to the stored map's [h][w][c] order" : "");
+        l->note = cc_dupf("%s", perm ? "weights permuted to the stored map's [h][w][c] order" : "");
         return layer_output(c, li, y);
     }
     int pads[4] = {geo.pt, geo.pl, geo.pb, geo.pr};
@@ -482,7 +480,7 @@ static int lower_conv(cc *c, int ni) {
         }
         if (dense) l->macs = enpu_node_macs(c->g, n); /* the zero weights are not the model's */
         if (dense)
-            l->note = dupf("group conv (%d groups of %" PRId64 " outputs, not a multiple of %d) run as "
+            l->note = cc_dupf("group conv (%d groups of %" PRId64 " outputs, not a multiple of %d) run as "
                            "a dense conv with zero weights between groups", G, opg, P);
     } else if (op == ENPU_OPC_DWCONV || op == ENPU_OPC_AVGPOOL) {
         int64_t wpc = cdiv(geo.co, P);
@@ -494,7 +492,7 @@ static int lower_conv(cc *c, int ni) {
         for (int64_t o = 0; o < ch; o++) l->w[o] = q->w[o];
     }
     if ((rc = params_conv_like(c, l, q, geo.co))) return rc;
-    if (!l->note) l->note = dupf("%s", "");
+    if (!l->note) l->note = cc_dupf("%s", "");
     return layer_output(c, li, y);
 }
 
@@ -539,7 +537,7 @@ static int lower_maxpool(cc *c, int ni) {
     in->zp_in = zp_of(c, x), in->zp_out = zp_of(c, x);
     in->out_mult = 1, in->out_shift = 0;
     in->clamp_lo = q->lo, in->clamp_hi = q->hi;
-    l->note = dupf("%s", "");
+    l->note = cc_dupf("%s", "");
     return layer_output(c, li, y);
 }
 
@@ -561,7 +559,7 @@ static int lower_table(cc *c, int ni) {
     l->table = q->table;
     in->zp_in = zp_of(c, x);
     in->zp_out = q->table->zp_out, in->clamp_lo = q->table->lo, in->clamp_hi = q->table->hi;
-    l->note = dupf("table: %d segments, max error %.3g LSB", q->table->segments, q->table->max_err_lsb);
+    l->note = cc_dupf("table: %d segments, max error %.3g LSB", q->table->segments, q->table->max_err_lsb);
     return layer_output(c, li, y);
 }
 
@@ -690,7 +688,7 @@ static int lower_eltwise(cc *c, int ni) {
     } else {
         in->out_mult = q->M[0], in->out_shift = q->S[0];
     }
-    l->note = dupf("op2 '%s' %s", T(c, x2)->name, k2 ? "(constant, skip DTCM image)" : "from the skip DTCM");
+    l->note = cc_dupf("op2 '%s' %s", T(c, x2)->name, k2 ? "(constant, skip DTCM image)" : "from the skip DTCM");
     return layer_output(c, li, y);
 }
 
@@ -713,7 +711,7 @@ static int lower_host(cc *c, int ni, const char *why) {
     l->ins.opcode = ENPU_OPC_SYNC;
     l->in = n->in[0];
     l->in_store = n->in[0] >= 0 ? c->tv[n->in[0]].store : -1;
-    l->note = dupf("host op (%s)", why);
+    l->note = cc_dupf("host op (%s)", why);
     l->macs = enpu_node_macs(c->g, n);
     for (int k = 0; k < n->n_out; k++) {
         int t = n->out[k];
@@ -830,7 +828,7 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
     in->ho = h, in->wo = w, in->co = ch;
     in->perm = found;
     in->zp_in = in->zp_out = zp_of(c, t);
-    l->note = dupf("copy layer for '%s' (perm %s)", mover,
+    l->note = cc_dupf("copy layer for '%s' (perm %s)", mover,
                    (const char *[]){"hwc", "hcw", "whc", "wch", "chw", "cwh"}[found]);
     int rc = layer_output(c, li, t);
     if (rc) return rc;
@@ -838,7 +836,7 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
     /* the move's record: realised by this copy */
     for (int k = 0; k < c->nmv; k++)
         if (tt->producer >= 0 && strcmp(c->mv[k].name, c->g->nodes[tt->producer].name) == 0) {
-            char *how = dupf("copy layer '%s' (reshape, perm %s): '%s' reads it in another layout", nm,
+            char *how = cc_dupf("copy layer '%s' (reshape, perm %s): '%s' reads it in another layout", nm,
                              (const char *[]){"hwc", "hcw", "whc", "wch", "chw", "cwh"}[found], why->name);
             if (!how) return OOM();
             free(c->mv[k].how);
@@ -878,7 +876,7 @@ static int ensure_skip(cc *c, int t, const enpu_node *consumer, int *store) {
         in->opcode = ENPU_OPC_RESHAPE, in->cast_mode = ENPU_CAST_MULTICAST;
         in->hi = in->ho = st->h, in->wi = in->wo = st->w, in->ci = in->co = st->c;
         in->zp_in = in->zp_out = zp_of(c, t);
-        l->note = dupf("copy of '%s' into the skip DTCM for a second operand", T(c, t)->name);
+        l->note = cc_dupf("copy of '%s' into the skip DTCM for a second operand", T(c, t)->name);
         /* the copy's output is a new storage of the same tensor */
         int ns = cc_add_store(c, t, st->h, st->w, st->c);
         if (ns < 0) return ns;

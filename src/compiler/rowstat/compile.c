@@ -48,19 +48,6 @@ typedef struct rc_ctx {
     int es;
 } rc_ctx;
 
-static char *dupf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dupf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (!s) return NULL;
-    va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    return s;
-}
 
 static int oom(rc_ctx *c) { return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory"); }
 
@@ -153,7 +140,7 @@ static int lower_host(rc_ctx *c, int ni, const char *why) {
     l->in = n->in[0];
     l->out = n->out[0];
     l->macs = enpu_node_macs(c->g, n);
-    l->note = dupf("host op (%s)", why);
+    l->note = cc_dupf("host op (%s)", why);
     return l->note ? 0 : oom(c);
 }
 
@@ -392,7 +379,7 @@ static int emit(rc_ctx *c, enpu_program *p) {
         if ((rc = enpu_rs_geom_of(c->a, &l->ins, &geo, c->err))) return rc;
         wbase += geo.weight_words;
         free(l->note);
-        l->note = dupf("e=%" PRId64 " p=%" PRId64 " q=%" PRId64 " r=%" PRId64 " t=%" PRId64
+        l->note = cc_dupf("e=%" PRId64 " p=%" PRId64 " q=%" PRId64 " r=%" PRId64 " t=%" PRId64
                        " hf=%" PRId64 "%s dbuf=%" PRId64 ": %" PRId64 " passes, global buffer %" PRId64
                        " of %" PRId64 " bytes",
                        geo.e, geo.p, geo.q, geo.r, geo.t, geo.hf, geo.gpar ? " (groups side by side)" : "",
@@ -465,12 +452,11 @@ static int emit(rc_ctx *c, enpu_program *p) {
 
 /* ---- the report ------------------------------------------------------------------ */
 
-static char *dups(const char *s) { return dupf("%s", s ? s : ""); }
 
 static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = c->a;
     memset(r, 0, sizeof *r);
-    r->arch_name = dups(a->name);
+    r->arch_name = cc_dups(a->name);
     r->engine = ENPU_ENGINE_ROWSTAT;
     /* pes x pe_rows is what the reports divide MACs by: the array */
     r->pes = (int)a->rs_cols, r->pe_rows = (int)a->rs_rows;
@@ -494,12 +480,12 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
         L->n_instr = 1;
         L->chain_head = r->n_layers;
         r->n_layers++;
-        L->name = dups(p->layers[i].name);
-        L->op = dups(enpu_opcode_mnemonic(in->opcode));
-        L->src = dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
-        L->fused = dups("");
+        L->name = cc_dups(p->layers[i].name);
+        L->op = cc_dups(enpu_opcode_mnemonic(in->opcode));
+        L->src = cc_dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
+        L->fused = cc_dups("");
         const rlayer *rl = i < c->nl ? &c->L[i] : NULL;
-        L->note = dups(rl && rl->note ? rl->note : "");
+        L->note = cc_dups(rl && rl->note ? rl->note : "");
         if (!L->name || !L->op || !L->src || !L->fused || !L->note) {
             free(cnt);
             return oom(c);
@@ -538,7 +524,7 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
     free(cnt);
     r->total_ideal = (r->total_macs + units - 1) / units;
     for (int i = 0; i < p->n_hostops; i++) {
-        r->hostops[r->n_hostops] = dupf("%s '%s'", p->hostops[i].kind, p->hostops[i].name);
+        r->hostops[r->n_hostops] = cc_dupf("%s '%s'", p->hostops[i].kind, p->hostops[i].name);
         if (!r->hostops[r->n_hostops++]) return oom(c);
     }
     r->weight_used_bytes = (int64_t)p->dram_init_len;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/cc.h"
 #include "compiler/systolic/sya_cc.h"
 
 static void sc_free(sc *c) {
@@ -24,13 +25,6 @@ static void sc_free(sc *c) {
     free(c->wimg);
 }
 
-static char *dups(const char *s) {
-    size_t n = strlen(s ? s : "") + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s ? s : "", n);
-    return d;
-}
-
 /* One report row per instruction (the program has no strips or blocks). */
 static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
     const enpu_arch *a = &p->arch;
@@ -38,7 +32,7 @@ static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
     int n = p->n_instr;
     int64_t *act = calloc(((size_t)n + 1) * ENPU_ACT_COUNT, sizeof *act);
     r->layers = calloc((size_t)n + 1, sizeof *r->layers);
-    r->arch_name = dups(a->name);
+    r->arch_name = cc_dups(a->name);
     if (!act || !r->layers || !r->arch_name) {
         free(act);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
@@ -60,10 +54,10 @@ static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
         }
         enpu_layer_report *L = &r->layers[r->n_layers++];
         bool sya = enpu_opcode_class(in->opcode) == ENPU_CLASS_SYA;
-        L->name = dups(p->layers[i].name);
-        L->op = dups(enpu_opcode_mnemonic(in->opcode));
-        L->src = dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
-        L->fused = dups("");
+        L->name = cc_dups(p->layers[i].name);
+        L->op = cc_dups(enpu_opcode_mnemonic(in->opcode));
+        L->src = cc_dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
+        L->fused = cc_dups("");
         L->chain_head = r->n_layers - 1;
         L->first_instr = i;
         L->n_instr = 1, L->strips = 1;
@@ -92,7 +86,7 @@ static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
                 why = c->L[k].note;
         char full[512];
         snprintf(full, sizeof full, "%s%s%s", note, note[0] && why[0] ? "; " : "", why);
-        L->note = dups(full);
+        L->note = cc_dups(full);
         if (!L->name || !L->op || !L->src || !L->fused || !L->note) {
             free(act);
             return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
@@ -115,15 +109,15 @@ static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
     r->notes = calloc((size_t)c->nnotes + 1, sizeof *r->notes);
     if (!r->moves || !r->hostops || !r->notes) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     for (int i = 0; i < c->nmv; i++) {
-        r->moves[i] = (enpu_move_report){dups(c->mv[i].name), dups(c->mv[i].op), c->mv[i].kind, dups(c->mv[i].how)};
+        r->moves[i] = (enpu_move_report){cc_dups(c->mv[i].name), cc_dups(c->mv[i].op), c->mv[i].kind, cc_dups(c->mv[i].how)};
         r->n_moves++;
     }
     for (int i = 0; i < p->n_hostops; i++) {
         char buf[ENPU_MAX_NAME + 64];
         snprintf(buf, sizeof buf, "%s '%s'", p->hostops[i].kind, p->hostops[i].name);
-        r->hostops[r->n_hostops++] = dups(buf);
+        r->hostops[r->n_hostops++] = cc_dups(buf);
     }
-    for (int i = 0; i < c->nnotes; i++) r->notes[r->n_notes++] = dups(c->notes[i]);
+    for (int i = 0; i < c->nnotes; i++) r->notes[r->n_notes++] = cc_dups(c->notes[i]);
     r->main_peak_bytes = c->main_peak * c->wb, r->main_bytes = a->main_dtcm_bytes;
     r->skip_bytes = a->skip_dtcm_bytes;
     r->weight_used_bytes = (int64_t)p->weights_len, r->weight_bytes = a->weight_mem_bytes;

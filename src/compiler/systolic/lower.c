@@ -29,29 +29,10 @@
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static const enpu_tensor *T(const sc *c, int t) { return &c->g->tensors[t]; }
 
-static char *vdup(const char *fmt, va_list ap) {
-    va_list aq;
-    va_copy(aq, ap);
-    int n = vsnprintf(NULL, 0, fmt, aq);
-    va_end(aq);
-    char *s = malloc((size_t)n + 1);
-    if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
-}
-
-static char *dup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *dup_printf(const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char *s = vdup(fmt, ap);
-    va_end(ap);
-    return s;
-}
-
 int sc_note(sc *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    char *s = vdup(fmt, ap);
+    char *s = cc_vdupf(fmt, ap);
     va_end(ap);
     char **nn = s ? realloc(c->notes, (size_t)(c->nnotes + 1) * sizeof *nn) : NULL;
     if (!nn) {
@@ -71,9 +52,9 @@ static int add_move(sc *c, const enpu_node *n, enpu_move_kind k, const char *how
         c->mv = m, c->capmv = cap;
     }
     enpu_move_report *m = &c->mv[c->nmv];
-    m->name = dup_printf("%s", n->name);
-    m->op = dup_printf("%s", enpu_op_name(n->op));
-    m->how = dup_printf("%s", how);
+    m->name = cc_dupf("%s", n->name);
+    m->op = cc_dupf("%s", enpu_op_name(n->op));
+    m->how = cc_dupf("%s", how);
     m->kind = k;
     c->nmv++;
     return m->name && m->op && m->how ? 0 : OOM();
@@ -272,7 +253,7 @@ static int lower_conv(sc *c, int ni) {
             for (int64_t o = 0; o < geo.co; o++) l->w[p * wpr * wb + o] = q->w[o * K + k];
         }
         if ((rc = params(c, l, q, geo.co)) || (rc = check_acc(c, n, q->w, geo.co, K))) return rc;
-        l->note = dup_printf("%s", perm ? "weights permuted to the stored map's [h][w][c] order" : "");
+        l->note = cc_dupf("%s", perm ? "weights permuted to the stored map's [h][w][c] order" : "");
         return out_store(c, li, y);
     }
     int s = natural_input(c, x, li, n);
@@ -300,7 +281,7 @@ static int lower_conv(sc *c, int ni) {
         for (int64_t ch = 0; ch < geo.ci; ch++)
             for (int64_t t = 0; t < kk; t++) l->w[ch * wpc * wb + t] = q->w[ch * kk + t];
         if (q->origin != ENPU_QO_CONV)
-            l->note = dup_printf("%s as a depthwise convolution (one channel per unit)",
+            l->note = cc_dupf("%s as a depthwise convolution (one channel per unit)",
                                  enpu_qorigin_name(q->origin));
     } else {
         /* [G][K][F], K = taps x channels, channels innermost */
@@ -338,7 +319,7 @@ static int lower_host(sc *c, int ni, const char *why) {
         }
     }
     sc_layer *l = &c->L[li];
-    l->note = dup_printf("host op (%s)", why);
+    l->note = cc_dupf("host op (%s)", why);
     for (int k = 0; k < n->n_out; k++) {
         int t = n->out[k];
         if (T(c, t)->dtype != ENPU_DT_INT8) continue;
