@@ -297,6 +297,7 @@ static int64_t zp0(imp *im, const tt *x) { return fb_vec_i64(&im->b, &x->zp, 0);
 
 /* Tensor index k of the operator's input list, checked. */
 static int tensor_ref(imp *im, int32_t k, const char *role, tt **out) {
+    *out = NULL; /* defined on failure too: gcc -O3 cannot see that opfail is non-zero */
     if (k < 0 || (uint32_t)k >= im->nt) {
         char why[96];
         snprintf(why, sizeof why, "%s refers to tensor %d (the subgraph has %u)", role, (int)k,

@@ -224,7 +224,7 @@ int enpu_sya_instr_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *
              in->sya_nf, enpu_arch_sya_cols(a));
     if (in->clamp_lo > in->clamp_hi)
         FAIL("field 'clamp_lo': value %" PRId64 " above clamp_hi=%" PRId64, in->clamp_lo, in->clamp_hi);
-    enpu_mem_block b[ENPU_MAX_BLOCKS];
+    enpu_mem_block b[ENPU_MAX_BLOCKS] = {0}; /* gcc -O3 cannot bound n */
     int n = enpu_sya_instr_blocks(a, in, b);
     for (int i = 0; i < n; i++) {
         int64_t cap = b[i].mem == ENPU_MEM_MAIN ? enpu_arch_words(a, a->main_dtcm_bytes)

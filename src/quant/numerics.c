@@ -255,6 +255,7 @@ int32_t enpu_tfl_quantize(float x, float scale, int32_t zp) {
 /* zero_point + round(f / scale) as TFLite's activation-range Quantize; fails
  * where TFLite refuses (out of int32). */
 static int act_q(float f, float scale, int32_t zp, const char *what, int32_t *q, enpu_err *err) {
+    *q = 0; /* defined on failure too: gcc -O3 cannot see that enpu_fail is non-zero */
     float t = roundf(f / scale);
     if (!(t >= -2147483648.0f && t <= 2147483520.0f))
         return enpu_fail(err, ENPU_E_UNSUPPORTED,
