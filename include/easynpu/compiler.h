@@ -132,8 +132,9 @@ void enpu_compile_report_free(enpu_compile_report *r);
 
 /* Sets *o to the quantizer options a model compiled for arch needs:
  * enpu_quant_opts_for_arch's (the defaults with the arch's multiplier,
- * accumulator and table widths) and, for the row-stationary engine, the
- * kinds its host runs and its psum width. */
+ * accumulator and table widths), for the row-stationary and systolic
+ * engines the kinds their hosts run, and for the row-stationary one its
+ * psum width. */
 void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o);
 
 /* Whether the compiler can map onto arch: enpu_arch_validate, and

@@ -386,6 +386,10 @@ double enpu_dtype_value_at(enpu_dtype dt, const void *data, int64_t i);
 const char *enpu_op_name(enpu_op op);
 /* Op for an ONNX op_type, ENPU_OP_NONE if we do not know it. */
 enpu_op enpu_op_from_onnx(const char *op_type);
+/* Op for an enpu_op_name spelling, the ops the quantizer's fusions make
+ * (SiLU, no ONNX op) included: what a host op record names.  ENPU_OP_NONE if
+ * unknown. */
+enpu_op enpu_op_from_name(const char *name);
 
 /* Element count of a shape, checking every dim is in [0, ENPU_MAX_DIM] and the
  * product stays within ENPU_MAX_ELEMS.  `what` names the tensor in the error. */

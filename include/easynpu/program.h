@@ -211,6 +211,11 @@ int enpu_program_add_table(enpu_program *p, const enpu_table_desc *t, enpu_err *
  * _DRAM_INIT) with a copy of data[0..n). */
 int enpu_program_set_image(enpu_program *p, int section, const void *data, size_t n,
                            enpu_err *err);
+/* Appends data[0..n) to the HOST_INIT image at the next multiple of 8
+ * bytes (zeros between) and sets *at to its byte offset; ENPU_E_LIMIT when
+ * the image would exceed ENPU_PROG_MAX_HOST_INIT (`what` names the data). */
+int enpu_program_append_host_init(enpu_program *p, const void *data, size_t n, const char *what,
+                                  size_t *at, enpu_err *err);
 
 /* ---- host ops (src/isa/hostop.c) ---------------------------------------- */
 

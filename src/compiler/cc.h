@@ -259,6 +259,19 @@ int64_t cc_dram_alloc(cc *c, int64_t words);
 int cc_items_onchip(cc *c);
 /* sched.c: dependencies, order and tokens of the items. */
 int cc_schedule(cc *c);
+/* hostop.c */
+/* The IO descriptor of a host op's non-constant operand t (an output when
+ * `out`), where the back end stores it; negative status on failure. */
+typedef int (*cc_operand_fn)(void *ctx, int t, bool out);
+/* Adds the host op record of node n of g to p (every back end's rule):
+ * kind and attributes from n, every input in its place (a constant as an
+ * ENPU_IO_CONST descriptor with its bytes in HOST_INIT, one per tensor;
+ * omitted optional inputs only at the end), then the outputs, each
+ * non-constant operand's descriptor from desc.  Returns its index or a
+ * negative status (ENPU_E_UNSUPPORTED naming the node for operands the
+ * record cannot hold). */
+int cc_add_hostop(enpu_program *p, const enpu_graph *g, const enpu_node *n, cc_operand_fn desc,
+                  void *ctx, enpu_err *err);
 /* emit.c */
 int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint8_t *simg,
             size_t slen);

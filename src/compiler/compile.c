@@ -248,6 +248,8 @@ void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o) {
     if (arch->engine == ENPU_ENGINE_ROWSTAT) {
         o->host_kinds = enpu_rs_host_kinds();
         o->wide_acc_bits = (int)arch->rs_psum_bits;
+    } else if (arch->engine == ENPU_ENGINE_SYSTOLIC) {
+        o->host_kinds = sya_host_kinds();
     }
 }
 

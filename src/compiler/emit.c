@@ -15,44 +15,7 @@ typedef struct emitter {
     enpu_program *p;
     int *io_of;        /* per graph tensor: its IO descriptor, -1 */
     int64_t dram_base; /* DRAM words the instructions take in front of the data */
-    uint8_t *host;     /* HOST_INIT: the host ops' constant operands */
-    size_t host_len, host_cap;
 } emitter;
-
-/* Descriptor of constant t, an operand of a host op: its bytes appended to
- * HOST_INIT (8-byte aligned). */
-static int const_desc(emitter *em, int t) {
-    cc *c = em->c;
-    if (em->io_of[t] >= 0) return em->io_of[t];
-    const enpu_tensor *tt = &c->g->tensors[t];
-    size_t nb = enpu_tensor_nbytes(tt), at = (em->host_len + 7) & ~(size_t)7;
-    if (at + nb > ENPU_PROG_MAX_HOST_INIT || at + nb > UINT32_MAX)
-        return enpu_fail(c->err, ENPU_E_LIMIT, "host op constant '%s': the host constants exceed %zu bytes",
-                         tt->name, ENPU_PROG_MAX_HOST_INIT);
-    if (at + nb > em->host_cap) {
-        size_t cap = em->host_cap ? em->host_cap : 256;
-        while (cap < at + nb) cap *= 2;
-        uint8_t *nh = realloc(em->host, cap);
-        if (!nh) return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
-        em->host = nh, em->host_cap = cap;
-    }
-    memset(em->host + em->host_len, 0, at - em->host_len);
-    if (nb) memcpy(em->host + at, tt->data, nb);
-    em->host_len = at + nb;
-    enpu_io_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = tt->name;
-    d.dir = ENPU_IO_CONST;
-    d.dtype = tt->dtype;
-    d.layout = ENPU_LAYOUT_ANY;
-    d.rank = tt->rank;
-    for (int k = 0; k < tt->rank; k++) d.dims[k] = tt->dims[k];
-    d.mem = ENPU_MEM_HOST;
-    d.addr = (uint32_t)at;
-    int rc = enpu_program_add_io(em->p, &d, c->err);
-    if (rc < 0) return rc;
-    return em->io_of[t] = rc;
-}
 
 /* Descriptor of tensor t as stored: in DRAM when it has a DRAM copy and
  * `dram` is asked for (graph inputs and outputs, tensors kept in DRAM), else
@@ -114,42 +77,17 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir, bool dram) {
     return rc;
 }
 
+/* cc_operand_fn: a host op's operand as stored */
+static int host_operand(void *ctx, int t, bool out) {
+    emitter *em = ctx;
+    enpu_io_dir dir = out && (em->c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST;
+    return io_desc(em, t, dir, cc_host_in_dram(em->c, t));
+}
+
 static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     cc *c = em->c;
     const enpu_node *n = &c->g->nodes[l->node];
-    enpu_hostop h;
-    memset(&h, 0, sizeof h);
-    h.kind = (char *)enpu_op_name(n->op);
-    h.name = n->name;
-    if (n->n_in + n->n_out > ENPU_HOSTOP_MAX_IO)
-        return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "host op '%s': %d operands, more than %d",
-                         n->name, n->n_in + n->n_out, ENPU_HOSTOP_MAX_IO);
-    /* every input in its place (an omitted optional one as the last ones
-     * only: the host reads the operands in order) */
-    for (int k = 0; k < n->n_in; k++) {
-        int t = n->in[k];
-        if (t < 0) {
-            for (int j = k + 1; j < n->n_in; j++)
-                if (n->in[j] >= 0)
-                    return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "host op '%s': input %d is omitted "
-                                     "but input %d is not", n->name, k, j);
-            break;
-        }
-        int io = (c->g->tensors[t].flags & ENPU_T_CONST) ? const_desc(em, t)
-                                                         : io_desc(em, t, ENPU_IO_HOST, cc_host_in_dram(c, t));
-        if (io < 0) return io;
-        h.io[h.n_in++] = io;
-    }
-    for (int k = 0; k < n->n_out && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
-        int t = n->out[k];
-        int io = io_desc(em, t, (c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST,
-                         cc_host_in_dram(c, t));
-        if (io < 0) return io;
-        h.io[h.n_in + h.n_out++] = io;
-    }
-    int rc = enpu_hostop_set_attrs(&h, n, c->err);
-    if (rc) return rc;
-    int hi = enpu_program_add_hostop(em->p, &h, c->err);
+    int hi = cc_add_hostop(em->p, c->g, n, host_operand, em, c->err);
     if (hi < 0) return hi;
     l->hostop = hi;
     enpu_instr in;
@@ -158,7 +96,7 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
     in.host_op = hi;
     in.push = tok->push, in.pop = tok->pop;
     const char *src = n->name;
-    rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
+    int rc = enpu_program_add_instr(em->p, &in, l->name, 1, &src, c->err);
     if (rc) return rc;
     em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1,
@@ -168,7 +106,7 @@ static int emit_host(emitter *em, cc_layer *l, const enpu_instr *tok) {
 
 int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint8_t *simg,
             size_t slen) {
-    emitter em = {c, p, NULL, 0, NULL, 0, 0};
+    emitter em = {c, p, NULL, 0};
     em.io_of = malloc((size_t)(c->g->n_tensors > 0 ? c->g->n_tensors : 1) * sizeof *em.io_of);
     int *first = malloc((size_t)(c->nit > 0 ? c->nit : 1) * sizeof *first);
     /* per layer: the weight-memory word of its table as its first emitted
@@ -252,8 +190,6 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     }
     if (wlen && (rc = enpu_program_set_image(p, ENPU_SEC_WEIGHTS, wimg, wlen, c->err))) goto out;
     if (slen && (rc = enpu_program_set_image(p, ENPU_SEC_SKIP_INIT, simg, slen, c->err))) goto out;
-    if (em.host_len && (rc = enpu_program_set_image(p, ENPU_SEC_HOST_INIT, em.host, em.host_len, c->err)))
-        goto out;
     if (c->dram_img_len) {
         /* the image from DRAM word 0: zeros where the instructions go */
         size_t off = (size_t)em.dram_base * (size_t)enpu_arch_word_bytes(a);
@@ -287,7 +223,6 @@ int cc_emit(cc *c, enpu_program *p, const uint8_t *wimg, size_t wlen, const uint
     }
 out:
     free(em.io_of);
-    free(em.host);
     free(first);
     free(tab);
     return rc < 0 ? rc : (rc ? c->err->code : 0);

@@ -70,10 +70,15 @@ const char *enpu_op_name(enpu_op op) {
     return (op > ENPU_OP_NONE && op < ENPU_OP_COUNT) ? op_names[op] : "None";
 }
 
-enpu_op enpu_op_from_onnx(const char *op_type) {
+enpu_op enpu_op_from_name(const char *name) {
     for (int i = 1; i < ENPU_OP_COUNT; i++)
-        if (i != ENPU_OP_SILU && strcmp(op_names[i], op_type) == 0) return (enpu_op)i;
+        if (strcmp(op_names[i], name) == 0) return (enpu_op)i;
     return ENPU_OP_NONE;
+}
+
+enpu_op enpu_op_from_onnx(const char *op_type) {
+    enpu_op op = enpu_op_from_name(op_type);
+    return op == ENPU_OP_SILU ? ENPU_OP_NONE : op; /* a fusion's op, not ONNX's */
 }
 
 /* --- shapes -------------------------------------------------------------- */

@@ -251,7 +251,7 @@ void enpu_hostop_upgrade_3_1(enpu_hostop *h, int rank0) {
     enpu_node n;
     memset(&n, 0, sizeof n);
     n.name = h->name;
-    n.op = enpu_op_from_onnx(h->kind);
+    n.op = enpu_op_from_name(h->kind);
     enpu_window *w = n.op == ENPU_OP_CONV ? &n.attr.conv.w : &n.attr.pool.w;
     switch (n.op) {
     case ENPU_OP_CONV:
@@ -328,7 +328,7 @@ int64_t enpu_sync_host_cycles(const enpu_program *p, int instr) {
     const enpu_instr *in = &p->instr[instr];
     if (in->opcode != ENPU_OPC_SYNC || in->host_op < 0 || in->host_op >= p->n_hostops) return 0;
     const enpu_hostop *h = &p->hostops[in->host_op];
-    enpu_op op = enpu_op_from_onnx(h->kind);
+    enpu_op op = enpu_op_from_name(h->kind);
     int64_t elems = 0, int8 = 0;
     for (int k = 0; k < h->n_in + h->n_out; k++) {
         const enpu_io_desc *d = &p->io[h->io[k]];

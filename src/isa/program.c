@@ -211,6 +211,22 @@ int enpu_program_set_image(enpu_program *p, int section, const void *data, size_
     return 0;
 }
 
+int enpu_program_append_host_init(enpu_program *p, const void *data, size_t n, const char *what,
+                                  size_t *at, enpu_err *err) {
+    size_t off = (p->host_init_len + 7) & ~(size_t)7;
+    if (off + n > ENPU_PROG_MAX_HOST_INIT || off + n > UINT32_MAX)
+        return enpu_fail(err, ENPU_E_LIMIT, "host op constant '%s': the host constants exceed %zu bytes",
+                         what, (size_t)ENPU_PROG_MAX_HOST_INIT);
+    uint8_t *grown = realloc(p->host_init, off + n ? off + n : 1);
+    if (!grown) return NOMEM();
+    memset(grown + p->host_init_len, 0, off - p->host_init_len);
+    if (n) memcpy(grown + off, data, n);
+    p->host_init = grown;
+    p->host_init_len = off + n;
+    *at = off;
+    return 0;
+}
+
 void enpu_io_user_dims(const enpu_io_desc *d, int64_t *out) {
     int r = d->rank;
     if (d->layout == ENPU_LAYOUT_NHWC && r >= 3) {

@@ -521,7 +521,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     const enpu_program *p = sim->prog;
     const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
     sim->rows[instr].host = true;
-    enpu_op op = enpu_op_from_onnx(h->kind);
+    enpu_op op = enpu_op_from_name(h->kind);
     if (op == ENPU_OP_NONE)
         return enpu_fail(err, ENPU_E_UNSUPPORTED, "host op '%s': unknown op kind '%s'", h->name,
                          h->kind);

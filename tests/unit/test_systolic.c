@@ -110,13 +110,17 @@ typedef struct run {
     int compared;
 } run;
 
-static enpu_graph *finish(enpu_graph *g, int y, enpu_graph **qg) {
+/* Quantizes g (output y) as every command does for arch a
+ * (enpu_compile_quant_opts: the kinds the array has no kernel for go to the
+ * host), or with the defaults (EasyNPU's kernels) when a is NULL. */
+static enpu_graph *finish(enpu_graph *g, int y, const enpu_arch *a, enpu_graph **qg) {
     enpu_err err = {0};
     assert_int_equal(enpu_graph_add_output(g, y, &err), 0);
     if (enpu_graph_toposort(g, &err) || enpu_graph_infer_shapes(g, &err) || enpu_graph_validate(g, &err))
         fail_msg("%s", err.msg);
     enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
+    if (a) enpu_compile_quant_opts(a, &qo);
+    else enpu_quant_opts_default(&qo);
     qo.quiet = true;
     if (enpu_quantize_graph(g, NULL, 0, &qo, qg, NULL, &err)) fail_msg("quantize: %s", err.msg);
     return g;
@@ -209,7 +213,9 @@ static enpu_arch random_arch(void) {
 
 /* A random chain of 1..4 layers on a random input: convolutions (groups,
  * strides, padding, dilation, fused Relu), depthwise convolutions, average
- * and max pooling (a host op), and a Flatten + Gemm at the end. */
+ * and max pooling (a host op), residual blocks (x + conv(x), optionally
+ * Relu), gates (x * Sigmoid(x)): the Add, Mul and Sigmoid host ops, and a
+ * Flatten + Gemm at the end. */
 static enpu_graph *random_net(int *out) {
     enpu_graph *g = enpu_graph_new("rand");
     int64_t C = rr(1, 12), H = rr(1, 10), W = rr(1, 10);
@@ -221,7 +227,7 @@ static enpu_graph *random_net(int *out) {
     for (int i = 0; i < n; i++) {
         char nm[32];
         snprintf(nm, sizeof nm, "l%d", i);
-        int kind = rr(0, 5);
+        int kind = rr(0, 7);
         int k = rr(1, 3), s = rr(1, 2), dl = rr(1, 2), p = rr(0, k - 1);
         if (H + 2 * p < dl * (k - 1) + 1 || W + 2 * p < dl * (k - 1) + 1) k = 1, dl = 1, p = 0;
         if (kind <= 2) {
@@ -235,6 +241,26 @@ static enpu_graph *random_net(int *out) {
             C = co;
         } else if (kind == 3) {
             x = conv(g, nm, x, (int)C, (int)C, k, s, p, dl, (int)C);
+        } else if (kind >= 6) {
+            char bn[48];
+            snprintf(bn, sizeof bn, "%s_%s", nm, kind == 6 ? "add" : "mul");
+            int in[2] = {x, -1};
+            if (kind == 6) {
+                /* a same-size branch: k x k, stride 1, padding (k - 1) / 2 */
+                k = 2 * rr(0, 1) + 1;
+                if (H < k || W < k) k = 1;
+                in[1] = conv(g, nm, x, (int)C, (int)C, k, 1, (k - 1) / 2, 1, 1);
+            } else {
+                int x1[1] = {x};
+                in[1] = node(g, nm, ENPU_OP_SIGMOID, 1, x1);
+            }
+            x = node(g, bn, kind == 6 ? ENPU_OP_ADD : ENPU_OP_MUL, 2, in);
+            if (kind == 6 && rr(0, 1)) {
+                char rn[32];
+                snprintf(rn, sizeof rn, "r%d", i);
+                x = relu(g, rn, x);
+            }
+            continue; /* the shape is x's */
         } else {
             if (H + 2 * p < k || W + 2 * p < k || (kind == 5 && p > 0)) k = 1, p = 0;
             x = pool(g, nm, kind == 4 ? ENPU_OP_AVGPOOL : ENPU_OP_MAXPOOL, x, k, s, p);
@@ -312,7 +338,7 @@ static void test_random_networks(void **state) {
         enpu_arch a = random_arch();
         int y;
         enpu_graph *qg = NULL, *g = random_net(&y);
-        finish(g, y, &qg);
+        finish(g, y, &a, &qg);
         char what[160];
         snprintf(what, sizeof what, "case %d on %s", it, a.name);
         run r;
@@ -364,7 +390,7 @@ static void test_scalesim(void **state) {
             Sr = out_extent(H, k, s, p, 1) * out_extent(W, k, s, p, 1), T = (int64_t)k * k * C;
         }
         enpu_graph *qg = NULL;
-        finish(g, y, &qg);
+        finish(g, y, &a, &qg);
         run r;
         char what[96];
         snprintf(what, sizeof what, "SCALE-Sim case %d on %s", it, a.name);
@@ -382,26 +408,46 @@ static void test_scalesim(void **state) {
     }
 }
 
+/* c1(x) + c2(x) on a [1, 4, 3, 3] input, quantized for arch a (NULL:
+ * EasyNPU's kernels). */
+static enpu_graph *add_net(const enpu_arch *a, enpu_graph **qg) {
+    enpu_err err = {0};
+    enpu_graph *g = enpu_graph_new("add");
+    int64_t d[4] = {1, 4, 3, 3};
+    int x = tensor(g, "x", 4, d);
+    assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
+    int in[2] = {conv(g, "c1", x, 4, 4, 1, 1, 0, 1, 1), conv(g, "c2", x, 4, 4, 1, 1, 0, 1, 1)};
+    return finish(g, node(g, "sum", ENPU_OP_ADD, 2, in), a, qg);
+}
+
 /* What the engine refuses, with its reason. */
 static void test_refusals(void **state) {
     (void)state;
     rs = 7;
     enpu_err err = {0};
-    /* an element-wise Add: no unit for it, and the host's float add would not
-     * be the int8 reference's */
-    enpu_graph *g = enpu_graph_new("add");
-    int64_t d[4] = {1, 4, 3, 3};
-    int x = tensor(g, "x", 4, d);
-    assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
-    int a1 = conv(g, "c1", x, 4, 4, 1, 1, 0, 1, 1), a2 = conv(g, "c2", x, 4, 4, 1, 1, 0, 1, 1);
-    int in[2] = {a1, a2};
-    int y = node(g, "sum", ENPU_OP_ADD, 2, in);
-    enpu_graph *qg = NULL;
-    finish(g, y, &qg);
+    /* an element-wise Add quantized for the engine is a host node of the
+     * graph: the host runs it, timed, bit-exact with the reference */
     enpu_arch a = preset("systolic");
+    enpu_graph *qg = NULL, *g = add_net(&a, &qg);
+    run r;
+    run_check("add quantized for systolic", g, qg, &a, &r);
+    int syncs = 0;
+    for (int i = 0; i < r.prog.n_instr; i++) syncs += r.prog.instr[i].opcode == ENPU_OPC_SYNC;
+    assert_int_equal(syncs, 1);
+    /* c1 and c2 in the main DTCM; the sum, a graph output the host made, is
+     * checked with the outputs */
+    assert_int_equal(r.compared, 2);
+    run_free(&r);
+    enpu_graph_free(qg);
+    enpu_graph_free(g);
+    /* quantized for EasyNPU (its int8 kernel): no unit for it, and the host's
+     * float add would not be the int8 reference's */
+    g = add_net(NULL, &qg);
     enpu_program p;
     assert_int_equal(enpu_compile(qg, &a, NULL, &p, NULL, &err), ENPU_E_UNSUPPORTED);
-    assert_non_null(strstr(err.msg, "node 'sum' (Add): the systolic engine has no element-wise unit"));
+    assert_non_null(strstr(err.msg, "node 'sum' (Add): kind add has no kernel on the systolic engine, and the "
+                                    "host's float op would not reproduce this graph's int8 add bit for bit; "
+                                    "quantize the model for arch 'systolic'"));
     enpu_program_free(&p);
     /* a narrow accumulator: the compiler proves the dot products per channel */
     enpu_arch n = a;
@@ -416,10 +462,10 @@ static void test_refusals(void **state) {
      * first dot product outside the accumulator */
     g = enpu_graph_new("acc");
     int64_t d2[4] = {1, 16, 4, 4};
-    x = tensor(g, "x", 4, d2);
+    int x = tensor(g, "x", 4, d2);
     assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
-    y = conv(g, "wide", x, 16, 8, 3, 1, 1, 1, 1);
-    finish(g, y, &qg);
+    int y = conv(g, "wide", x, 16, 8, 3, 1, 1, 1, 1);
+    finish(g, y, &a, &qg);
     enpu_err_clear(&err);
     assert_int_equal(enpu_compile(qg, &a, NULL, &p, NULL, &err), 0);
     p.arch.sya_acc_bits = 16;

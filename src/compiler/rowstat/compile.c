@@ -30,7 +30,6 @@ typedef struct rt {
 typedef struct rlayer {
     int node;
     bool host;        /* a sync */
-    const char *kind; /* the host op's ONNX kind */
     enpu_instr ins;   /* rs_conv */
     int in, out;      /* graph tensors (in: the map it reads) */
     char *note;
@@ -136,7 +135,6 @@ static int lower_host(rc_ctx *c, int ni, const char *why) {
     rlayer *l = add_layer(c, ni);
     if (!l) return oom(c);
     l->host = true;
-    l->kind = enpu_op_name(n->op);
     l->in = n->in[0];
     l->out = n->out[0];
     l->macs = enpu_node_macs(c->g, n);
@@ -168,11 +166,9 @@ static int lower_move(rc_ctx *c, int ni) {
                              n->name);
         return lower_host(c, ni, "a reshape that changes the stored order: the host copies");
     }
-    if (n->op == ENPU_OP_TRANSPOSE || n->op == ENPU_OP_CONCAT)
-        return lower_host(c, ni, "data movement: the host copies");
-    return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
-                     "node '%s' (%s): the row-stationary back end has no way to move this data",
-                     n->name, enpu_op_name(n->op));
+    /* Transpose, Concat, Slice, Pad, Resize, Expand, Gather...: the engine
+     * has no data-movement unit; the host copies the int8 codes */
+    return lower_host(c, ni, "data movement: the host copies");
 }
 
 static int lower_conv(rc_ctx *c, int ni) {
@@ -320,6 +316,17 @@ static int io_desc(rc_ctx *c, enpu_program *p, int t, enpu_io_dir dir) {
     return rc;
 }
 
+typedef struct rs_operand_ctx {
+    rc_ctx *c;
+    enpu_program *p;
+} rs_operand_ctx;
+
+/* cc_operand_fn: a host op's operand as stored */
+static int host_operand(void *ctx, int t, bool out) {
+    rs_operand_ctx *o = ctx;
+    return io_desc(o->c, o->p, t, out && (T(o->c, t)->flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST);
+}
+
 static void put_le(uint8_t *p, uint64_t v, int n) {
     for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
@@ -404,25 +411,8 @@ static int emit(rc_ctx *c, enpu_program *p) {
         const enpu_node *n = &g->nodes[l->node];
         const char *src = n->name;
         if (l->host) {
-            enpu_hostop h;
-            memset(&h, 0, sizeof h);
-            h.kind = (char *)l->kind;
-            h.name = n->name;
-            for (int k = 0; k < n->n_in && h.n_in < ENPU_HOSTOP_MAX_IO; k++) {
-                int t = n->in[k];
-                if (t < 0 || (T(c, t)->flags & ENPU_T_CONST)) continue;
-                int d = io_desc(c, p, t, ENPU_IO_HOST);
-                if (d < 0) return d;
-                h.io[h.n_in++] = d;
-            }
-            for (int k = 0; k < n->n_out && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
-                int t = n->out[k];
-                int d = io_desc(c, p, t, (T(c, t)->flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST);
-                if (d < 0) return d;
-                h.io[h.n_in + h.n_out++] = d;
-            }
-            if ((rc = enpu_hostop_set_attrs(&h, n, c->err))) return rc;
-            int hi = enpu_program_add_hostop(p, &h, c->err);
+            rs_operand_ctx oc = {c, p};
+            int hi = cc_add_hostop(p, g, n, host_operand, &oc, c->err);
             if (hi < 0) return hi;
             enpu_instr in;
             memset(&in, 0, sizeof in);

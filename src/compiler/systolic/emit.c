@@ -58,36 +58,23 @@ static int io_desc(emitter *em, int t, enpu_io_dir dir) {
     return rc;
 }
 
+/* cc_operand_fn: a host op's operand as stored */
+static int host_operand(void *ctx, int t, bool out) {
+    emitter *em = ctx;
+    return io_desc(em, t, out && (em->c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST);
+}
+
 static int emit_host(emitter *em, const sc_layer *l) {
     sc *c = em->c;
     const enpu_node *n = &c->g->nodes[l->node];
-    enpu_hostop h;
-    memset(&h, 0, sizeof h);
-    h.kind = (char *)enpu_op_name(n->op);
-    h.name = n->name;
-    for (int k = 0; k < n->n_in && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
-        int t = n->in[k];
-        if (t < 0 || (c->g->tensors[t].flags & ENPU_T_CONST)) continue;
-        int io = io_desc(em, t, ENPU_IO_HOST);
-        if (io < 0) return io;
-        h.io[h.n_in++] = io;
-    }
-    for (int k = 0; k < n->n_out && h.n_in + h.n_out < ENPU_HOSTOP_MAX_IO; k++) {
-        int t = n->out[k];
-        int io = io_desc(em, t, (c->g->tensors[t].flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_HOST);
-        if (io < 0) return io;
-        h.io[h.n_in + h.n_out++] = io;
-    }
-    int rc = enpu_hostop_set_attrs(&h, n, c->err);
-    if (rc) return rc;
-    int hi = enpu_program_add_hostop(em->p, &h, c->err);
+    int hi = cc_add_hostop(em->p, c->g, n, host_operand, em, c->err);
     if (hi < 0) return hi;
     enpu_instr in;
     memset(&in, 0, sizeof in);
     in.opcode = ENPU_OPC_SYNC;
     in.host_op = hi;
     const char *src = n->name;
-    rc = enpu_program_add_instr(em->p, &in, n->name, 1, &src, c->err);
+    int rc = enpu_program_add_instr(em->p, &in, n->name, 1, &src, c->err);
     if (rc) return rc;
     em->p->layers[em->p->n_instr - 1].macs = l->macs;
     return enpu_program_set_layer_output(em->p, em->p->n_instr - 1, l->out >= 0 ? c->g->tensors[l->out].name : "",

@@ -6,8 +6,11 @@
  * 1x1) become sya_dwconv (one channel per unit), a Gemm sya_fc over the
  * stored map it reads.  The array only multiplies and accumulates: max
  * pooling and data movement the host does (timed), exactly; element-wise Add
- * and Mul and table activations, whose int8 arithmetic the host's float ops
- * would not reproduce bit for bit, are refused (arch easynpu runs them).
+ * and Mul and table activations the host runs too (timed): the model is
+ * quantized for the engine (sya_host_kinds), which makes them host nodes of
+ * the quantized graph, so the golden reference computes them as the host
+ * does.  A graph quantized for another engine (its Add an int8 kernel the
+ * host's float op would not reproduce bit for bit) is refused.
  *
  * Tensors live in storages [h][w][c] (the natural layout of [1, C, H, W]).
  * A data-movement node that only permutes elements gives its output a view
@@ -420,6 +423,8 @@ static int lower_move(sc *c, int ni) {
     return rc ? rc : lower_host(c, ni, enpu_op_name(n->op));
 }
 
+unsigned sya_host_kinds(void) { return 1u << ENPU_Q_ADD | 1u << ENPU_Q_MUL | 1u << ENPU_Q_TABLE; }
+
 static int refuse(sc *c, const enpu_node *n, const char *what) {
     return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
                      "node '%s' (%s): the systolic engine has no %s, and the host's float op would not "
@@ -442,8 +447,15 @@ int sc_lower(sc *c) {
             rc = lower_host(c, i, "max pooling");
             break;
         case ENPU_Q_ADD:
-        case ENPU_Q_MUL: return refuse(c, n, "element-wise unit");
-        case ENPU_Q_TABLE: return refuse(c, n, "activation table");
+        case ENPU_Q_MUL:
+        case ENPU_Q_TABLE:
+            return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                             "node '%s' (%s): kind %s has no kernel on the systolic engine, and the "
+                             "host's float op would not reproduce this graph's int8 %s bit for bit; "
+                             "quantize the model for arch '%s' (its host then runs it) or use arch "
+                             "easynpu",
+                             n->name, enpu_op_name(n->op), enpu_qkind_name(n->q->kind),
+                             enpu_qkind_name(n->q->kind), c->a->name);
         case ENPU_Q_MOVE: rc = lower_move(c, i); break;
         case ENPU_Q_HOST: rc = lower_host(c, i, "no kernel on the engine"); break;
         default: rc = enpu_fail(c->err, ENPU_E_INVALID, "node '%s': unknown kind", n->name);

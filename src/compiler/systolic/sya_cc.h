@@ -76,6 +76,10 @@ typedef struct sc {
 } sc;
 
 /* lower.c */
+/* The quantized kinds the array has no kernel for (bit 1 << enpu_qkind):
+ * element-wise Add and Mul and table activations.  The quantizer leaves them
+ * to the host, so the golden reference computes them as the host will. */
+unsigned sya_host_kinds(void);
 int sc_lower(sc *c);
 int sc_note(sc *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* tile.c */
