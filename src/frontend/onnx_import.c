@@ -987,6 +987,7 @@ static int const_of_shape_attrs(const nctx *c, enpu_misc_attr *a) {
     a->to = ENPU_DT_FLOAT32;
     a->value = 0;
     if (!at) return 0;
+    if (!at->t) return nfail(c, ENPU_E_INVALID, "attribute 'value' has type TENSOR but no tensor");
     enpu_pb_tensor t;
     if ((rc = enpu_onnx_decode_tensor(at->t, c->im->what, c->name, ENPU_E_INVALID, &t, c->im->err)))
         return rc;

@@ -103,6 +103,9 @@ static void convert_typed(const Onnx__TensorProto *tp, enpu_dtype dt, int64_t n,
 int enpu_onnx_decode_tensor(const Onnx__TensorProto *tp, const char *what, const char *tname,
                             enpu_status size_code, enpu_pb_tensor *out, enpu_err *err) {
     memset(out, 0, sizeof *out);
+    if (!tp) /* an attribute of type TENSOR without its tensor */
+        return enpu_fail(err, ENPU_E_INVALID, "%s: tensor '%s' is missing (a TENSOR attribute with no t)",
+                         what, tname);
     if ((tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) ||
         tp->n_external_data > 0)
         return enpu_fail(err, ENPU_E_UNSUPPORTED,

@@ -29,7 +29,8 @@ const char *enpu_onnx_dtype_name(int64_t onnx_type);
  * shape's, else `size_code` (ENPU_E_INVALID for a model's initializer,
  * ENPU_E_FORMAT for a tensor file).  External data and segments are
  * ENPU_E_UNSUPPORTED (nothing is opened); dims are checked against the limits
- * before anything is allocated.  On error nothing is left allocated. */
+ * before anything is allocated; a NULL tp (a TENSOR attribute without its
+ * tensor) is ENPU_E_INVALID.  On error nothing is left allocated. */
 int enpu_onnx_decode_tensor(const Onnx__TensorProto *tp, const char *what, const char *tname,
                             enpu_status size_code, enpu_pb_tensor *out, enpu_err *err);
 
