@@ -187,9 +187,7 @@ typedef enum enpu_engine {
       "stream scheduling: 0 wait for the array to empty, 1 one skewed block per unit, "         \
       "3 blocks merged, 4 blocks merged while the filter tile stays")                           \
     X(sya_cfg_cycles, "cycles", 0, 64, 1,                                                       \
-      "configuration handshake before a unit that starts a new skewed block")                   \
-    X(sya_host_elem_cycles, "cycles", 0, 100000, 1,                                             \
-      "host op time per output element (host ops are timed on this engine)")
+      "configuration handshake before a unit that starts a new skewed block")
 
 /* X(key, unit, lo, hi, default, source, meaning)
  * The cost figures: what one action of a unit costs in energy and what a

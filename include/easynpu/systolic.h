@@ -116,11 +116,6 @@ int enpu_sya_instr_blocks(const enpu_arch *a, const enpu_instr *in, enpu_mem_blo
 /* Its MACs (enpu_instr_macs): G * N * F * K. */
 int64_t enpu_sya_instr_macs(const enpu_instr *in);
 
-/* Cycles of the host op that sync instruction `instr` of p names:
- * host_sync_cycles + sya_host_elem_cycles per element of its outputs (the
- * systolic engine times its host ops). */
-int64_t enpu_sya_host_cycles(const enpu_program *p, int instr);
-
 /* ---- the hazard scoreboard (docs/systolic.md "Chaining") -------------------
  * The controller starts a unit only when the words it reads have been
  * written (RAW) and the words it writes are no longer read or written by an

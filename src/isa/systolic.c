@@ -154,18 +154,6 @@ int enpu_sya_instr_blocks(const enpu_arch *a, const enpu_instr *in, enpu_mem_blo
     return n;
 }
 
-int64_t enpu_sya_host_cycles(const enpu_program *p, int instr) {
-    const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
-    int64_t elems = 0;
-    for (int k = h->n_in; k < h->n_in + h->n_out; k++) {
-        const enpu_io_desc *d = &p->io[h->io[k]];
-        int64_t n = 1;
-        for (int i = 0; i < d->rank; i++) n *= d->dims[i];
-        elems += n;
-    }
-    return p->arch.host_sync_cycles + elems * p->arch.sya_host_elem_cycles;
-}
-
 #define FAIL(...) return enpu_fail(err, ENPU_E_INVALID, __VA_ARGS__)
 
 static int64_t extent(int64_t in, int64_t pa, int64_t pb, int64_t k, int64_t d, int64_t s) {

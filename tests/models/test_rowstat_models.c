@@ -85,25 +85,25 @@ static void test_kws_eyeriss(void **state) {
 static void test_mnist(void **state) {
     (void)state;
     run_model("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
-              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 8, 27642);
+              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 8, 49282);
     run_model("mnist-8 int16", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
-              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 16, 28303);
+              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 16, 49943);
 }
 
 static void test_alibaba_kws(void **state) {
     (void)state;
     run_model("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
-              SM("alibaba-kws/test_data_set_0/input_0.pb"), "rowstat", 8, 72065);
+              SM("alibaba-kws/test_data_set_0/input_0.pb"), "rowstat", 8, 72810);
     run_model("alibaba-kws int16", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
-              SM("alibaba-kws/test_data_set_0/input_0.pb"), "eyeriss", 16, 49364);
+              SM("alibaba-kws/test_data_set_0/input_0.pb"), "eyeriss", 16, 50854);
 }
 
 static void test_vww(void **state) {
     (void)state;
     run_model("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
-              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "rowstat", 8, 595615);
+              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "rowstat", 8, 597393);
     run_model("mlperf-vww-float int16", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
-              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "eyeriss", 16, 299515);
+              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "eyeriss", 16, 303071);
 }
 
 static void test_sqnr_shared(void **state) {

@@ -201,7 +201,7 @@ static enpu_arch random_arch(void) {
     a.dtcm_read_latency = rr(1, 2), a.weight_mem_latency = rr(1, 2);
     a.requant_latency = rr(0, 3);
     a.instr_fetch_cycles = rr(1, 4), a.decode_cycles = rr(0, 2);
-    a.host_sync_cycles = rr(0, 20), a.sya_host_elem_cycles = rr(0, 2);
+    a.host_sync_cycles = rr(0, 20), a.hostcpu_op_cycles = rr(0, 400);
     a.bus_bits = 8 * (int64_t[]){4, 8, 16, 32}[rr(0, 3)];
     a.pes = a.ifmap_pads = a.weight_pad_groups = a.bus_bits / 8;
     snprintf(a.name, sizeof a.name, "sya-r%" PRId64 "c%" PRId64 "b%" PRId64 "x%" PRId64 "-s%" PRId64, a.sya_rows,

@@ -275,14 +275,19 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d
 
 /* ---- instructions and programs ---------------------------------------------------------- */
 
-/* Instruction `in` from cycle t (its fetch); returns the cycle after it. */
-static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d, int64_t t,
+/* Instruction `in` from cycle t (its fetch), a sync's host op taking `host`
+ * host CPU cycles (enpu_sync_host_cycles); returns the cycle after it. */
+static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, int64_t host, sim_dram *d, int64_t t,
                            rs_counts *c) {
     int64_t ctl = a->instr_fetch_cycles + a->decode_cycles;
     c->reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
     if (in->opcode == ENPU_OPC_SYNC) ctl += a->host_sync_cycles;
     if (in->opcode == ENPU_OPC_RS_CONV) ctl += a->rs_config_cycles;
     c->act[ENPU_ACT_CONTROLLER] += ctl;
+    if (in->opcode == ENPU_OPC_SYNC) {
+        c->act[ENPU_ACT_HOST] += host;
+        return t + ctl + host;
+    }
     if (in->opcode != ENPU_OPC_RS_CONV) return t + ctl;
     return layer_model(a, in, d, t + ctl, c);
 }
@@ -295,7 +300,7 @@ int64_t rs_model_program(const enpu_program *p, rs_counts *cnt) {
     for (int i = 0; i < p->n_instr && t >= 0; i++) {
         rs_counts c;
         memset(&c, 0, sizeof c);
-        t = instr_model(&p->arch, &p->instr[i], &d, t, &c);
+        t = instr_model(&p->arch, &p->instr[i], enpu_sync_host_cycles(p, i), &d, t, &c);
         if (cnt) cnt[i] = c;
     }
     sim_dram_free(&d);
@@ -309,7 +314,7 @@ int64_t rs_model_instr(const enpu_arch *a, const enpu_instr *in, rs_counts *c) {
     if (sim_dram_init(&d, a, 1, &e) != 0) return -1;
     rs_counts tmp;
     memset(&tmp, 0, sizeof tmp);
-    int64_t t = instr_model(a, in, &d, 0, &tmp);
+    int64_t t = instr_model(a, in, 0, &d, 0, &tmp);
     sim_dram_free(&d);
     if (c) *c = tmp;
     return t;

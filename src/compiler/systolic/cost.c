@@ -119,8 +119,9 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
         const enpu_instr *in = &p->instr[pc];
         if (in->opcode == ENPU_OPC_END) break;
         if (in->opcode == ENPU_OPC_SYNC) {
-            int64_t H = enpu_sya_host_cycles(p, pc);
-            add(&m, pc, ENPU_ACT_CONTROLLER, H);
+            int64_t H = enpu_sync_cycles(p, pc), hc = enpu_sync_host_cycles(p, pc);
+            add(&m, pc, ENPU_ACT_CONTROLLER, H - hc);
+            add(&m, pc, ENPU_ACT_HOST, hc);
             pc++;
             add(&m, pc, ENPU_ACT_CONTROLLER, a->decode_cycles);
             t += H + a->decode_cycles;

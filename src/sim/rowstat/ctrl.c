@@ -329,6 +329,11 @@ static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
         sim->rows[i].reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
         t += ctl;
         if (in->opcode == ENPU_OPC_SYNC) {
+            /* the host CPU's time for the op (enpu_sync_host_cycles: every
+             * engine's host) after the handover */
+            int64_t h = enpu_sync_host_cycles(p, i);
+            account(sim, i, ENPU_ACT_HOST, t, h);
+            t += h;
             rc = sim_host_op(sim, i, err);
         } else if (in->opcode == ENPU_OPC_RS_CONV) {
             int64_t end = t;

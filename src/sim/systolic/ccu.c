@@ -13,11 +13,12 @@
  *           activations, columns - 1 for the weights) unless the next unit
  *           continues the stream (the scheme, sya_scheme)
  *   DRAIN   before a host op or the end: until every result is written
- *   HOST    a host op (sync): host_sync_cycles + sya_host_elem_cycles per
- *           output element
+ *   HOST    a host op (sync): host_sync_cycles of handover, then the host
+ *           CPU's time for the op (enpu_sync_cycles: every engine's host)
  *
  * Every cycle is attributed to one instruction's row and one activity:
- * STREAM compute, TAIL pipeline_fill, FETCH/CFG/HOST controller, WAIT
+ * STREAM compute, TAIL pipeline_fill, FETCH/CFG and HOST's handover
+ * controller, HOST's host CPU time host, WAIT
  * ofmap_drain while the MUXes are busy then ifmap_load (inputs not written)
  * or bus_conflict (outputs still read or written, or two instructions in
  * flight), DRAIN pipeline_drain. */
@@ -211,7 +212,8 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
                 int rc = sim_host_op(sim, e->pc, e->err);
                 if (rc) return rc;
                 if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, false);
-                e->cnt = enpu_sya_host_cycles(sim->prog, e->pc);
+                e->cnt = enpu_sync_cycles(sim->prog, e->pc);
+                e->host_cnt = enpu_sync_host_cycles(sim->prog, e->pc);
                 set_state(e, S_HOST, t);
                 if (sim->obs && e->cnt > 0)
                     sim_obs_span(sim->obs, SYA_TRK_STALL, "host op", (uint64_t)t, (uint64_t)(t + e->cnt), "layer",
@@ -306,8 +308,9 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
             continue;
         case S_HOST:
             if (e->cnt > 0) {
+                /* the handover, then the host CPU's last host_cnt cycles */
+                attribute(e, e->pc, e->cnt > e->host_cnt ? ENPU_ACT_CONTROLLER : ENPU_ACT_HOST, t);
                 e->cnt--;
-                attribute(e, e->pc, ENPU_ACT_CONTROLLER, t);
                 return 0;
             }
             e->pc++;

@@ -164,7 +164,14 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             int64_t n = e->cnt - 1;
             enpu_layer_stats *row = &sim->rows[e->pc];
             if (row->cycles == 0) row->start_cycle = (uint64_t)t;
-            row->activity[ENPU_ACT_CONTROLLER] += (uint64_t)n;
+            /* a host op's countdown ends with the host CPU's host_cnt cycles */
+            int64_t host = 0;
+            if (e->state == SYA_S_HOST) {
+                int64_t ctl = e->cnt - e->host_cnt;
+                host = n - (ctl < 0 ? 0 : ctl > n ? n : ctl);
+            }
+            row->activity[ENPU_ACT_CONTROLLER] += (uint64_t)(n - host);
+            row->activity[ENPU_ACT_HOST] += (uint64_t)host;
             row->cycles += (uint64_t)n;
             e->cnt -= n;
             t += n;

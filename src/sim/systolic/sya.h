@@ -99,6 +99,7 @@ typedef struct sya_engine {
     /* controller */
     int state, pc;
     int64_t unit, cnt;
+    int64_t host_cnt;           /* S_HOST: the host CPU's cycles, the last of cnt */
     int64_t mux_free;           /* a unit issued at t with K steps may start when t + K >= mux_free
                                    (the output MUXes are through with the last one) */
     int last_instr;             /* instruction of the last unit issued, -1 */
