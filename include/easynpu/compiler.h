@@ -179,7 +179,8 @@ bool enpu_cost_exact(const enpu_arch *arch, const enpu_instr *chain, int n);
  * act (n_instr x ENPU_ACT_COUNT) when non-NULL. */
 int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
 
-/* The schedule model of a whole program (docs/microarch.md §13: fetch,
+/* The schedule model of a whole program, every engine's (for a rowstat or
+ * systolic arch that engine's model, below).  EasyNPU's (docs/microarch.md §13: fetch,
  * decode and dispatch, dependency tokens, DMA engines, the DRAM channel, the
  * instruction prefetcher, every chain by the cost model): the total cycles;
  * per instruction the cycles of every activity (act: n_instr x

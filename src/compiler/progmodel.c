@@ -406,6 +406,16 @@ static int64_t rowstat_model(const enpu_program *p, int64_t *act, int64_t *dram_
 
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr) {
     if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return rowstat_model(p, act, dram_rd, dram_wr);
+    if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) {
+        /* no DRAM: every map and weight is on chip */
+        size_t n = (size_t)p->n_instr;
+        if (dram_rd) memset(dram_rd, 0, n * sizeof *dram_rd);
+        if (dram_wr) memset(dram_wr, 0, n * sizeof *dram_wr);
+        int64_t *a = act ? act : calloc(n * ENPU_ACT_COUNT + 1, sizeof *a);
+        int64_t t = a ? enpu_sya_model_program(p, a, NULL, NULL) : -1;
+        if (!act) free(a);
+        return t;
+    }
     model m;
     memset(&m, 0, sizeof m);
     m.p = p, m.a = &p->arch, m.n = p->n_instr;

@@ -883,12 +883,77 @@ static int case_inputs(gg_case *c, uint64_t seed, enpu_err *err) {
 /* Feature-map bytes of a value for word bytes wb. */
 static int64_t val_bytes(val v, int64_t wb) { return v.h * v.w * cdiv(v.c, wb) * wb; }
 
+/* A random systolic or row-stationary architecture (docs/systolic.md,
+ * docs/rowstat.md) for a network of about fm_bytes of feature maps and
+ * w_bytes of weights: array shape, banks and scheme or PE array, buffers,
+ * networks and DRAM, latencies, and the host CPU's figures (host ops carry
+ * much of such a network), mostly ample memories, sometimes tight. */
+static int gen_engine_arch(rng *r, int64_t fm_bytes, int64_t w_bytes, enpu_arch *a, enpu_err *err) {
+    static const double BIG[] = {0.05, 0.5, 1, 2, 4, 8, 8};
+    if (rchance(r, 0.5)) {
+        static const char *const P[] = {"systolic", "systolic-1x4", "systolic-4x1"};
+        int rc = enpu_arch_preset(PICK(r, P), a, err);
+        if (rc) return rc;
+        static const int BANKS[] = {1, 2, 4, 6}, SCH[] = {0, 1, 3, 4}, BUS[] = {4, 8, 16, 32};
+        a->sya_rows = rint_in(r, 1, 8), a->sya_cols = rint_in(r, 1, 8);
+        a->sya_banks = PICK(r, BANKS);
+        do a->sya_bank_rows = rint_in(r, 1, (int)a->sya_banks);
+        while (a->sya_banks % a->sya_bank_rows);
+        a->sya_scheme = PICK(r, SCH);
+        a->sya_cfg_cycles = rint_in(r, 0, 2);
+        a->dtcm_read_latency = rint_in(r, 1, 2), a->weight_mem_latency = rint_in(r, 1, 2);
+        a->requant_latency = rint_in(r, 0, 3);
+        a->bus_bits = 8 * PICK(r, BUS);
+        a->pes = a->ifmap_pads = a->weight_pad_groups = a->bus_bits / 8;
+        int64_t wb = a->pes;
+        a->main_dtcm_bytes = pow2_at_least((int64_t)(PICK(r, BIG) * 2.0 * (double)fm_bytes), 4 * wb);
+        a->weight_mem_bytes = pow2_at_least((int64_t)(PICK(r, BIG) * 2.0 * (double)w_bytes), 4 * wb);
+    } else {
+        int rc = enpu_arch_preset(rchance(r, 0.5) ? "rowstat" : "eyeriss", a, err);
+        if (rc) return rc;
+        a->rs_rows = rint_in(r, 1, 8);
+        a->rs_cols = rint_in(r, 1, 16);
+        a->rs_ifmap_lb_depth = rint_in(r, 5, 64);
+        a->rs_filter_lb_depth = rint_in(r, 25, 512);
+        a->rs_psum_depth = rint_in(r, 1, 32);
+        a->rs_fifo_depth = rint_in(r, 64, 512);
+        a->rs_psum_bits = rchance(r, 0.5) ? 64 : 48;
+        a->rs_glb_bytes = 1024 * rint_in(r, 16, 128);
+        a->rs_ifmap_net_values = rint_in(r, 1, 4);
+        a->rs_filter_net_values = rint_in(r, 1, 4);
+        a->rs_psum_net_values = rint_in(r, 1, 8);
+        a->rs_pe_pipeline = rint_in(r, 1, 3);
+        a->rs_config_cycles = rint_in(r, 0, 40);
+        a->requant_latency = rint_in(r, 0, 3);
+        a->dram_bytes_per_cycle = rint_in(r, 1, 16);
+        a->dram_latency = rint_in(r, 0, 50);
+        a->dram_burst_bytes = 8 << rint_in(r, 0, 4);
+        a->dram_row_miss_cycles = rint_in(r, 0, 8);
+    }
+    a->instr_fetch_cycles = rint_in(r, 1, 4), a->decode_cycles = rint_in(r, 0, 2);
+    static const int HS[] = {0, 5, 16}, HOP[] = {0, 20, 2000}, HE[] = {0, 1, 4};
+    a->host_sync_cycles = PICK(r, HS);
+    a->hostcpu_op_cycles = PICK(r, HOP);
+    a->hostcpu_cvt_cycles = PICK(r, HE), a->hostcpu_move_cycles = PICK(r, HE);
+    a->hostcpu_arith_cycles = PICK(r, HE), a->hostcpu_mac_cycles = PICK(r, HE);
+    snprintf(a->name, sizeof a->name, "fuzz-%s", a->engine == ENPU_ENGINE_SYSTOLIC ? "sya" : "rs");
+    return enpu_arch_validate(a, err);
+}
+
 /* The constant is one for which no seed named as a regression case
  * (docs/hardening.md, test_offchip_findings) turns into a tflite case: they
  * keep the graphs in which they were found. */
 bool gg_seed_tflite(uint64_t seed) {
     rng r = {seed ^ 0x7F1E7F1E7F1E0030ull};
     return rnext(&r) % GG_TFLITE_ONE_IN == 0;
+}
+
+/* The constant is one for which no seed named as a regression case keeps
+ * its EasyNPU graph (checked by test_graph_fuzz's test_engine_seeds). */
+bool gg_seed_engine(uint64_t seed) {
+    if (gg_seed_tflite(seed)) return false;
+    rng r = {seed ^ GG_ENGINE_SALT};
+    return rnext(&r) % GG_ENGINE_ONE_IN == 0;
 }
 
 int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
@@ -992,6 +1057,34 @@ int gg_generate(uint64_t seed, gg_case *c, enpu_err *err) {
     if (b.tfl) c->arch.requant = ENPU_REQUANT_TFLITE;
     char head[GG_DESC_MAX];
     const enpu_arch *a = &c->arch;
+    if (gg_seed_engine(seed)) {
+        /* the same graph on another engine (its own draws: the main stream
+         * is the fixed seed set's) */
+        rng re = {seed ^ GG_ENGINE_SALT ^ 0xA5A5A5A5A5A5A5A5ull};
+        if ((rc = gen_engine_arch(&re, 2 * fm, wbytes, &c->arch, err))) return rc;
+        if (a->engine == ENPU_ENGINE_SYSTOLIC)
+            snprintf(head, sizeof head,
+                     "arch %s %lldx%lld b%lld/%lld s%lld cfg%lld bus%lld mem %lld/%lld L%lld/%lld Rq%lld F%lld Dc%lld "
+                     "H%lld/%lld | ",
+                     a->name, (long long)a->sya_rows, (long long)a->sya_cols, (long long)a->sya_banks,
+                     (long long)a->sya_bank_rows, (long long)a->sya_scheme, (long long)a->sya_cfg_cycles,
+                     (long long)a->bus_bits, (long long)a->main_dtcm_bytes, (long long)a->weight_mem_bytes,
+                     (long long)a->dtcm_read_latency, (long long)a->weight_mem_latency,
+                     (long long)a->requant_latency, (long long)a->instr_fetch_cycles, (long long)a->decode_cycles,
+                     (long long)a->host_sync_cycles, (long long)a->hostcpu_op_cycles);
+        else
+            snprintf(head, sizeof head,
+                     "arch %s %lldx%lld lb %lld/%lld/%lld fifo%lld psum%lld glb%lld net %lld/%lld/%lld pipe%lld "
+                     "cfg%lld Rq%lld dram B/c%lld L%lld burst%lld miss%lld H%lld/%lld | ",
+                     a->name, (long long)a->rs_rows, (long long)a->rs_cols, (long long)a->rs_ifmap_lb_depth,
+                     (long long)a->rs_filter_lb_depth, (long long)a->rs_psum_depth, (long long)a->rs_fifo_depth,
+                     (long long)a->rs_psum_bits, (long long)a->rs_glb_bytes, (long long)a->rs_ifmap_net_values,
+                     (long long)a->rs_filter_net_values, (long long)a->rs_psum_net_values,
+                     (long long)a->rs_pe_pipeline, (long long)a->rs_config_cycles, (long long)a->requant_latency,
+                     (long long)a->dram_bytes_per_cycle, (long long)a->dram_latency,
+                     (long long)a->dram_burst_bytes, (long long)a->dram_row_miss_cycles,
+                     (long long)a->host_sync_cycles, (long long)a->hostcpu_op_cycles);
+    } else
     snprintf(head, sizeof head,
              "arch %s rq %s P%lld Dif%lld Dw%lld Dps%lld mem %lld/%lld/%lld/%lld Ld%lld Lw%lld F%lld Dc%lld "
              "D%lld Rq%lld mult%lld acc%lld seg%lld dram %lld B/c%lld L%lld E%lld Q%lld LG%lld R%lld | ",
@@ -1455,10 +1548,7 @@ static int to_tflite(enpu_graph *qg, enpu_err *err) {
  * CLI's pipeline does. */
 static int quantize(const gg_case *c, enpu_graph **qg, enpu_err *err) {
     enpu_quant_opts qo;
-    enpu_quant_opts_default(&qo);
-    qo.mult_bits = (int)c->arch.mult_bits;
-    qo.acc_bits = (int)c->arch.acc_bits;
-    qo.act_segments = (int)c->arch.act_segments;
+    enpu_compile_quant_opts(&c->arch, &qo);
     qo.quiet = true;
     int rc = enpu_quantize_graph(c->g, c->calib, c->n_calib, &qo, qg, NULL, err);
     if (!rc && c->arch.requant == ENPU_REQUANT_TFLITE) rc = to_tflite(*qg, err);

@@ -96,6 +96,14 @@ typedef struct gg_outcome {
 #define GG_TFLITE_ONE_IN 4
 bool gg_seed_tflite(uint64_t seed);
 
+/* One seed in GG_ENGINE_ONE_IN of the others (gg_seed_engine, a hash of the
+ * seed) runs its graph on a random systolic or row-stationary architecture
+ * instead (gen_engine_arch): the model quantized for that engine, its
+ * back end, its cycle engine against its cost model, the same checks. */
+#define GG_ENGINE_ONE_IN 6
+#define GG_ENGINE_SALT 0x5E5E0E0E1234AB01ull
+bool gg_seed_engine(uint64_t seed);
+
 /* Builds the case of `seed` into *c (zeroed first; free with gg_case_free,
  * also on failure).  Returns 0, or a negative status with err naming what
  * the generator could not build (a generator bug: counted as a failure). */

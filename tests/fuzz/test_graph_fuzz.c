@@ -129,6 +129,10 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
 static void test_fixed_seeds(void **state) {
     (void)state;
     int passed = 0, refused = 0, failed = 0, tfl = 0, tfl_passed = 0;
+    int eng[3] = {0, 0, 0}, eng_passed[3] = {0, 0, 0}; /* per enpu_engine */
+    /* the fixed-set seeds docs/hardening.md names (found on EasyNPU) stay there */
+    static const uint64_t NAMED[] = {96, 112, 134, 154, 201};
+    for (size_t i = 0; i < sizeof NAMED / sizeof NAMED[0]; i++) assert_false(gg_seed_engine(NAMED[i]));
     uint8_t seen[256] = {0}, seen_tfl[256] = {0};
     bool pes_seen[3] = {false, false, false};
     for (uint64_t seed = 1; seed <= FIXED_SEEDS; seed++) {
@@ -144,12 +148,16 @@ static void test_fixed_seeds(void **state) {
         gg_check(&c, &o);
         bool is_tfl = c.arch.requant == ENPU_REQUANT_TFLITE;
         tfl += is_tfl;
+        assert_true(c.arch.engine >= 0 && c.arch.engine < 3);
+        eng[c.arch.engine]++;
         if (o.verdict == GG_PASS) {
             passed++;
             tfl_passed += is_tfl;
+            eng_passed[c.arch.engine]++;
             for (int k = 0; k < 256 && is_tfl; k++) seen_tfl[k] |= o.opcodes[k];
             for (int k = 0; k < 256; k++) seen[k] |= o.opcodes[k];
-            pes_seen[c.arch.pes == 8 ? 0 : c.arch.pes == 16 ? 1 : 2] = true;
+            if (c.arch.engine == ENPU_ENGINE_EASYNPU)
+                pes_seen[c.arch.pes == 8 ? 0 : c.arch.pes == 16 ? 1 : 2] = true;
         } else if (o.verdict == GG_REFUSED) {
             refused++;
         } else {
@@ -160,12 +168,19 @@ static void test_fixed_seeds(void **state) {
         gg_case_free(&c);
     }
     fprintf(stderr, "fixed seeds 1..%d: %d passed, %d refused, %d failed; requant tflite: %d run, %d "
-            "passed\n", FIXED_SEEDS, passed, refused, failed, tfl, tfl_passed);
+            "passed; systolic: %d run, %d passed; row-stationary: %d run, %d passed\n", FIXED_SEEDS, passed,
+            refused, failed, tfl, tfl_passed, eng[ENPU_ENGINE_SYSTOLIC], eng_passed[ENPU_ENGINE_SYSTOLIC],
+            eng[ENPU_ENGINE_ROWSTAT], eng_passed[ENPU_ENGINE_ROWSTAT]);
     assert_int_equal(failed, 0);
     assert_true(passed >= FIXED_SEEDS / 2);
     /* TFLite's arithmetic is covered: about one seed in GG_TFLITE_ONE_IN, most of them run */
     assert_true(tfl >= FIXED_SEEDS / (2 * GG_TFLITE_ONE_IN));
     assert_true(tfl_passed >= tfl / 2);
+    /* the other engines' back ends and cycle engines on whole random
+     * networks: about one seed in GG_ENGINE_ONE_IN of the rest, and some of
+     * each run (many are refused: the engines have fewer kernels) */
+    assert_true(eng[ENPU_ENGINE_SYSTOLIC] + eng[ENPU_ENGINE_ROWSTAT] >= FIXED_SEEDS / (2 * GG_ENGINE_ONE_IN));
+    assert_true(eng_passed[ENPU_ENGINE_SYSTOLIC] >= 2 && eng_passed[ENPU_ENGINE_ROWSTAT] >= 2);
     static const int OPS[] = {ENPU_OPC_CONV, ENPU_OPC_DWCONV, ENPU_OPC_BN, ENPU_OPC_CONV_RELU,
                               ENPU_OPC_SYNC, ENPU_OPC_FC, ENPU_OPC_ACT, ENPU_OPC_MAXPOOL,
                               ENPU_OPC_AVGPOOL, ENPU_OPC_ADD, ENPU_OPC_MUL, ENPU_OPC_RESHAPE};
@@ -204,6 +219,7 @@ static void test_offchip_findings(void **state) {
     for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
         gg_outcome o;
         char desc[GG_DESC_MAX];
+        assert_false(gg_seed_engine(F[i].seed)); /* found on EasyNPU: stays there */
         gg_run_seed(F[i].seed, &o, desc, sizeof desc);
         if (o.verdict != GG_PASS)
             fail_msg("seed %llu (%s) [%s]: %s | %s", (unsigned long long)F[i].seed, F[i].what, o.stage, o.msg,

@@ -270,6 +270,9 @@ static int lower_conv(sc *c, int ni) {
     in->dil_h = geo.dh, in->dil_w = geo.dw;
     in->pad_top = geo.pt, in->pad_left = geo.pl, in->pad_bottom = geo.pb, in->pad_right = geo.pr;
     in->ho = geo.oh, in->wo = geo.ow, in->co = geo.co;
+    if ((in->hi != geo.h || in->wi != geo.w) && in->hi * in->wi == geo.h * geo.w && in->ci == geo.ci)
+        in->hi = geo.h, in->wi = geo.w; /* a reshape that keeps the pixels' order and channels (16x19 ->
+                                           19x16): the same words, read in the window's shape */
     if (in->hi != geo.h || in->wi != geo.w)
         return enpu_fail(c->err, ENPU_E_INVALID, "node '%s': a %" PRId64 "x%" PRId64 " window input stored as %"
                          PRId64 "x%" PRId64, n->name, geo.h, geo.w, in->hi, in->wi);
