@@ -426,13 +426,8 @@ static int lower_move(sc *c, int ni) {
     return rc ? rc : lower_host(c, ni, enpu_op_name(n->op));
 }
 
-unsigned sya_host_kinds(void) { return 1u << ENPU_Q_ADD | 1u << ENPU_Q_MUL | 1u << ENPU_Q_TABLE; }
-
-static int refuse(sc *c, const enpu_node *n, const char *what) {
-    return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
-                     "node '%s' (%s): the systolic engine has no %s, and the host's float op would not "
-                     "reproduce the int8 reference bit for bit; use arch easynpu",
-                     n->name, enpu_op_name(n->op), what);
+unsigned sya_host_kinds(void) {
+    return 1u << ENPU_Q_ADD | 1u << ENPU_Q_MUL | 1u << ENPU_Q_TABLE | 1u << ENPU_Q_MAXPOOL;
 }
 
 int sc_lower(sc *c) {
@@ -445,8 +440,14 @@ int sc_lower(sc *c) {
         switch (n->q->kind) {
         case ENPU_Q_CONV: rc = lower_conv(c, i); break;
         case ENPU_Q_MAXPOOL:
-            /* the host's float max is the int8 max when no clamp is fused */
-            if (n->q->lo != -128 || n->q->hi != 127) return refuse(c, n, "max-pooling unit with a clamp");
+            /* a graph quantized for another engine: the host's float max is
+             * the int8 max when no clamp is fused */
+            if (n->q->lo != -128 || n->q->hi != 127)
+                return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                                 "node '%s' (%s): the systolic engine has no max-pooling unit, and the "
+                                 "host's float max pool does not apply this graph's fused clamp; quantize the "
+                                 "model for arch '%s' (its host then runs it, the clamp after it)",
+                                 n->name, enpu_op_name(n->op), c->a->name);
             rc = lower_host(c, i, "max pooling");
             break;
         case ENPU_Q_ADD:

@@ -77,7 +77,7 @@ typedef struct sc {
 
 /* lower.c */
 /* The quantized kinds the array has no kernel for (bit 1 << enpu_qkind):
- * element-wise Add and Mul and table activations.  The quantizer leaves them
+ * element-wise Add and Mul, table activations and max pooling.  The quantizer leaves them
  * to the host, so the golden reference computes them as the host will. */
 unsigned sya_host_kinds(void);
 int sc_lower(sc *c);
