@@ -1222,7 +1222,12 @@ static int imp_concat(imp *im, const opctx *o) {
 static int imp_requantize(imp *im, tt *x, tt *y) {
     int rc, xi, yi;
     if ((rc = act_ir(im, x, "input", &xi)) || (rc = act_ir(im, y, "output", &yi))) return rc;
-    const enpu_tensor *xt = &im->g->tensors[xi];
+    const enpu_tensor *xt = &im->g->tensors[xi], *yt = &im->g->tensors[yi];
+    /* before the per-channel parameters are allocated for the input's
+     * channels (a fuzzed file's channel count is the output's business too) */
+    bool same = xt->rank == yt->rank;
+    for (int k = 0; same && k < xt->rank; k++) same = xt->dims[k] == yt->dims[k];
+    if (!same) return opfail(im, ENPU_E_INVALID, "QUANTIZE's output must have its input's shape");
     int64_t C = xt->rank >= 2 ? xt->dims[1] : 1;
     convspec cs;
     memset(&cs, 0, sizeof cs);
