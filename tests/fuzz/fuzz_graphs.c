@@ -191,15 +191,16 @@ int main(int argc, char **argv) {
     double t0 = now_s();
     int ran = 0, passed = 0, refused = 0, failed = 0, ncat = 0;
     int tfl_ran = 0, tfl_passed = 0; /* requant tflite cases (gg_seed_tflite) */
+    int eng_ran = 0, eng_passed = 0; /* systolic and row-stationary cases (gg_seed_engine) */
     cat cats[64];
     uint64_t s = seed;
     while (ran == 0 || now_s() - t0 < (double)seconds) {
         wire w;
         run_child(s, (unsigned)timeout, &w);
         ran++;
-        bool tfl = gg_seed_tflite(s);
-        tfl_ran += tfl;
-        if (w.verdict == GG_PASS) passed++, tfl_passed += tfl;
+        bool tfl = gg_seed_tflite(s), eng = gg_seed_engine(s);
+        tfl_ran += tfl, eng_ran += eng;
+        if (w.verdict == GG_PASS) passed++, tfl_passed += tfl, eng_passed += eng;
         else if (w.verdict == GG_REFUSED) {
             refused++;
             count_cat(cats, &ncat, w.why);
@@ -215,8 +216,9 @@ int main(int argc, char **argv) {
         s++;
     }
     printf("fuzz_graphs: %d graphs run (seeds %" PRIu64 "..%" PRIu64 ") in %.0f s: %d passed, %d "
-           "refused, %d failed; requant tflite: %d run, %d passed\n", ran, seed, s - 1, now_s() - t0,
-           passed, refused, failed, tfl_ran, tfl_passed);
+           "refused, %d failed; requant tflite: %d run, %d passed; systolic or row-stationary: %d run, %d "
+           "passed\n", ran, seed, s - 1, now_s() - t0, passed, refused, failed, tfl_ran, tfl_passed, eng_ran,
+           eng_passed);
     for (int i = 0; i < ncat; i++) printf("  refused: %4d  %s\n", cats[i].n, cats[i].name);
     return failed ? 1 : 0;
 }
