@@ -26,22 +26,37 @@ int64_t enpu_acc_bound(int64_t n_terms, int max_abs_x, int max_abs_w, int64_t ma
     return add_sat(mul_sat(n, mul_sat(x, w)), b);
 }
 
-void enpu_acc_range(const int8_t *w, int64_t n, int64_t stride, int xmin, int xmax,
-                    int64_t bias, int64_t *lo, int64_t *hi) {
+/* a + b, saturating at both ends. */
+static int64_t add_sat_s(int64_t a, int64_t b) {
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
+/* enpu_acc_range and enpu_acc_range16: weights of es bytes (1 or 2). */
+static void acc_range(const void *w, int es, int64_t n, int64_t stride, int xmin, int xmax, int64_t bias,
+                      int64_t *lo, int64_t *hi) {
     /* Every partial sum is bias-or-not plus a subset of the terms; with
      * xmin <= 0 <= xmax every term's range straddles 0, so the extreme
-     * partial sums take each term at its own extreme (or skip it). */
+     * partial sums take each term at its own extreme (or skip it).  A term
+     * is below 2^31 in magnitude: exact; the sums saturate (int16 data on a
+     * long row can pass 2^63, int8 never does). */
     int64_t l = bias < 0 ? bias : 0, h = bias > 0 ? bias : 0;
     if (xmin > 0) xmin = 0;
     if (xmax < 0) xmax = 0;
     for (int64_t k = 0; k < n; k++) {
-        int64_t wk = w[k * stride];
+        int64_t wk = es == 2 ? ((const int16_t *)w)[k * stride] : ((const int8_t *)w)[k * stride];
         int64_t p1 = wk * xmin, p2 = wk * xmax;
-        l += p1 < p2 ? p1 : p2;
-        h += p1 < p2 ? p2 : p1;
+        l = add_sat_s(l, p1 < p2 ? p1 : p2);
+        h = add_sat_s(h, p1 < p2 ? p2 : p1);
     }
     if (lo) *lo = l;
     if (hi) *hi = h;
+}
+
+void enpu_acc_range(const int8_t *w, int64_t n, int64_t stride, int xmin, int xmax,
+                    int64_t bias, int64_t *lo, int64_t *hi) {
+    acc_range(w, 1, n, stride, xmin, xmax, bias, lo, hi);
 }
 
 int enpu_acc_check(const char *layer, int64_t lo, int64_t hi, int acc_bits, enpu_err *err) {
@@ -682,26 +697,9 @@ int32_t enpu_requant_wide(int64_t acc, uint32_t M, int S, int32_t zp, int32_t lo
     return (int32_t)enpu_clamp64(enpu_clamp64(v, INT32_MIN, INT32_MAX) + zp, lo, hi);
 }
 
-static int64_t add_sat_s(int64_t a, int64_t b) {
-    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
-    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
-    return a + b;
-}
-
 void enpu_acc_range16(const int16_t *w, int64_t n, int64_t stride, int xmin, int xmax,
                       int64_t bias, int64_t *lo, int64_t *hi) {
-    /* the same argument as enpu_acc_range: each term at its own extreme */
-    int64_t l = bias < 0 ? bias : 0, h = bias > 0 ? bias : 0;
-    if (xmin > 0) xmin = 0;
-    if (xmax < 0) xmax = 0;
-    for (int64_t k = 0; k < n; k++) {
-        int64_t wk = w[k * stride];
-        int64_t p1 = wk * xmin, p2 = wk * xmax; /* |.| < 2^31: exact */
-        l = add_sat_s(l, p1 < p2 ? p1 : p2);
-        h = add_sat_s(h, p1 < p2 ? p2 : p1);
-    }
-    if (lo) *lo = l;
-    if (hi) *hi = h;
+    acc_range(w, 2, n, stride, xmin, xmax, bias, lo, hi);
 }
 
 int enpu_acc_check_wide(const char *layer, int64_t lo, int64_t hi, int acc_bits, enpu_err *err) {

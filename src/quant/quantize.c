@@ -664,6 +664,36 @@ typedef struct convspec {
     double clip_lo, clip_hi;
 } convspec;
 
+/* The CONV node of cs with its arrays allocated (weights of es bytes: w, or
+ * w16 when es is 2; bias, M, S per output channel) and the per-channel
+ * weight scales sw; the outputs (*out, *sw_out, *note) cleared.  Nothing is
+ * left allocated on failure. */
+static int conv_q_alloc(qctx *c, const convspec *cs, int es, enpu_qnode **out, float **sw_out, char **note,
+                        enpu_qnode **qp, float **swp) {
+    *out = NULL;
+    *sw_out = NULL;
+    *note = NULL;
+    enpu_qnode *q = qnode_new(ENPU_Q_CONV);
+    float *sw = malloc((size_t)cs->co * sizeof(float));
+    if (q && sw && cs->co <= INT32_MAX) {
+        q->n_ch = (int)cs->co;
+        q->n_w = cs->co * cs->k;
+        void *w = malloc((size_t)(q->n_w ? q->n_w : 1) * (size_t)es);
+        if (es == 2) q->w16 = w;
+        else q->w = w;
+        q->bias = malloc((size_t)cs->co * sizeof(int32_t));
+        q->M = malloc((size_t)cs->co * sizeof(uint32_t));
+        q->S = malloc((size_t)cs->co);
+        if (w && q->bias && q->M && q->S) {
+            *qp = q, *swp = sw;
+            return 0;
+        }
+    }
+    enpu_qnode_free(q);
+    free(sw);
+    return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+}
+
 /* Integer parameters of one CONV-kind node.  *sw gets the per-channel weight
  * scales (malloc'd), *note a remark or NULL. */
 static int build_conv_q16(qctx *c, const char *layer, const convspec *cs, enpu_qnode **out,
@@ -672,27 +702,10 @@ static int build_conv_q16(qctx *c, const char *layer, const convspec *cs, enpu_q
 static int build_conv_q(qctx *c, const char *layer, const convspec *cs, enpu_qnode **out,
                         float **sw_out, char **note) {
     if (c->o->bits == 16) return build_conv_q16(c, layer, cs, out, sw_out, note);
-    *out = NULL;
-    *sw_out = NULL;
-    *note = NULL;
-    enpu_qnode *q = qnode_new(ENPU_Q_CONV);
-    float *sw = malloc((size_t)cs->co * sizeof(float));
-    if (!q || !sw || cs->co > INT32_MAX) {
-        enpu_qnode_free(q);
-        free(sw);
-        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
-    }
-    q->n_ch = (int)cs->co;
-    q->n_w = cs->co * cs->k;
-    q->w = malloc((size_t)(q->n_w ? q->n_w : 1));
-    q->bias = malloc((size_t)cs->co * sizeof(int32_t));
-    q->M = malloc((size_t)cs->co * sizeof(uint32_t));
-    q->S = malloc((size_t)cs->co);
-    if (!q->w || !q->bias || !q->M || !q->S) {
-        enpu_qnode_free(q);
-        free(sw);
-        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
-    }
+    enpu_qnode *q;
+    float *sw;
+    int rc0 = conv_q_alloc(c, cs, 1, out, sw_out, note, &q, &sw);
+    if (rc0) return rc0;
     q->zp_in[0] = cs->z_in;
     q->zp_out = cs->z_out;
     clamp_of(cs->clip_lo, cs->clip_hi, cs->s_out, cs->z_out, &q->lo, &q->hi);
@@ -803,27 +816,10 @@ static void clamp_of16(double lo, double hi, float s, int32_t *qlo, int32_t *qhi
  * accumulator proven to fit wide_acc_bits. */
 static int build_conv_q16(qctx *c, const char *layer, const convspec *cs, enpu_qnode **out,
                           float **sw_out, char **note) {
-    *out = NULL;
-    *sw_out = NULL;
-    *note = NULL;
-    enpu_qnode *q = qnode_new(ENPU_Q_CONV);
-    float *sw = malloc((size_t)cs->co * sizeof(float));
-    if (!q || !sw || cs->co > INT32_MAX) {
-        enpu_qnode_free(q);
-        free(sw);
-        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
-    }
-    q->n_ch = (int)cs->co;
-    q->n_w = cs->co * cs->k;
-    q->w16 = malloc((size_t)(q->n_w ? q->n_w : 1) * sizeof(int16_t));
-    q->bias = malloc((size_t)cs->co * sizeof(int32_t));
-    q->M = malloc((size_t)cs->co * sizeof(uint32_t));
-    q->S = malloc((size_t)cs->co);
-    if (!q->w16 || !q->bias || !q->M || !q->S) {
-        enpu_qnode_free(q);
-        free(sw);
-        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
-    }
+    enpu_qnode *q;
+    float *sw;
+    int rc0 = conv_q_alloc(c, cs, 2, out, sw_out, note, &q, &sw);
+    if (rc0) return rc0;
     clamp_of16(cs->clip_lo, cs->clip_hi, cs->s_out, &q->lo, &q->hi);
     int max_raised = 0, n_raised = 0, rc = 0;
     char what[ENPU_MAX_NAME + 64];
