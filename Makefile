@@ -39,7 +39,7 @@ endif
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 
-.PHONY: all deps deps-valgrind build test demo fuzz clean
+.PHONY: all deps deps-valgrind build test test-long demo fuzz clean
 
 all: build
 
@@ -59,8 +59,14 @@ build: deps
 	fi
 	cmake --build $(BUILD) -j $(JOBS)
 
+# Two tiers (tests/testutil.h ENPU_TEST_MAIN_TIERS): `make test` is the
+# newcomer's command, minutes on two cores; `make test-long` runs the long
+# campaigns (CTest label `long`), which CI runs too.
 test: build
-	@sh scripts/ctest.sh $(BUILD) $(JOBS)
+	@sh scripts/ctest.sh $(BUILD) $(JOBS) -LE long
+
+test-long: build
+	@sh scripts/ctest.sh $(BUILD) $(JOBS) -L long
 
 demo: $(DEMO_DEPS)
 	@mkdir -p $(BUILD)

@@ -5,10 +5,12 @@
 # lists every skipped test with its reason (the SKIP: line it printed).
 # A test whose cmocka cases were skipped inside a passing run counts as
 # skipped too.  Exit status: CTest's (non-zero when a test failed).
-# Usage: sh scripts/ctest.sh BUILD_DIR [JOBS]
+# Usage: sh scripts/ctest.sh BUILD_DIR [JOBS [CTEST_ARGS...]]
+# (`make test` gives -LE long, `make test-long` -L long: the two tiers.)
 set -u
 build=$1
 jobs=${2:-2}
+shift; [ $# -gt 0 ] && shift
 junit=Testing/junit.xml
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -17,7 +19,7 @@ rows=$tmp/rows
 (
   cd "$build" || exit 1
   rm -f "$junit"
-  ctest --output-on-failure -j "$jobs" --output-junit "$junit"
+  ctest --output-on-failure -j "$jobs" --output-junit "$junit" "$@"
   echo $? >"$rcfile"
 ) 2>&1 | grep -v -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+$'
 rc=$(cat "$rcfile")

@@ -43,6 +43,44 @@ int enpu_test_main_parts(int argc, char **argv, const struct CMUnitTest *repo, s
     return failed;
 }
 
+static void no_test(void **state) {
+    (void)state;
+    fail_msg("ENPU_NO_TESTS is a marker, not a test");
+}
+const struct CMUnitTest enpu_no_tests[1] = {cmocka_unit_test(no_test)};
+
+int enpu_test_main_tiers(int argc, char **argv, const struct CMUnitTest *repo, size_t n_repo,
+                         const struct CMUnitTest *shared, size_t n_shared,
+                         const struct CMUnitTest *long_repo, size_t n_long_repo,
+                         const struct CMUnitTest *long_shared, size_t n_long_shared) {
+    const char *part = argc > 1 ? argv[1] : "";
+    static const char *const names[4] = {"repo", "shared", "long", "long-shared"};
+    const struct CMUnitTest *lists[4] = {repo, shared, long_repo, long_shared};
+    for (int i = 0; i < 4; i++)
+        if (lists[i] == enpu_no_tests) lists[i] = NULL;
+    size_t ns[4] = {n_repo, n_shared, n_long_repo, n_long_shared};
+    int which = -1;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(part, names[i])) which = i;
+    if (part[0] && (which < 0 || !lists[which])) {
+        fprintf(stderr, "%s: no part '%s' (this program has:", argv[0], part);
+        for (int i = 0; i < 4; i++)
+            if (lists[i]) fprintf(stderr, " %s", names[i]);
+        fprintf(stderr, ")\n");
+        return 2;
+    }
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        if ((which >= 0 && which != i) || !lists[i]) continue;
+        if ((i & 1) && !enpu_test_have_shared_models()) {
+            if (which >= 0) return ENPU_SKIP;
+            continue;
+        }
+        failed += _cmocka_run_group_tests(names[i], lists[i], ns[i], NULL, NULL);
+    }
+    return failed;
+}
+
 const char *enpu_test_shared_model(const char *rel) {
     static char buf[4096];
     if (!enpu_test_have_shared_models()) return NULL;

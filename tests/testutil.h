@@ -33,6 +33,27 @@ int enpu_test_main_parts(int argc, char **argv, const struct CMUnitTest *repo, s
     enpu_test_main_parts(argc, argv, repo, sizeof repo / sizeof repo[0], shared,              \
                          sizeof shared / sizeof shared[0], NULL, NULL)
 
+/* The same with a second tier: cases too long for `make test` (the
+ * README's command, which must stay within minutes on two cores) go to
+ * `make test-long`, which CI runs too.  A program whose source calls
+ * ENPU_TEST_MAIN_TIERS is registered by tests/CMakeLists.txt with a CTest
+ * test for each list it names (ENPU_NO_TESTS: none): <kind>/<name> (repo),
+ * <name>:shared, <name>:long and <name>:long-shared, the last two labelled
+ * `long` (make test leaves them out, make test-long runs only them); the
+ * shared ones skip as above.  The part arguments are "repo", "shared",
+ * "long", "long-shared"; none runs every list. */
+int enpu_test_main_tiers(int argc, char **argv, const struct CMUnitTest *repo, size_t n_repo,
+                         const struct CMUnitTest *shared, size_t n_shared,
+                         const struct CMUnitTest *long_repo, size_t n_long_repo,
+                         const struct CMUnitTest *long_shared, size_t n_long_shared);
+extern const struct CMUnitTest enpu_no_tests[1]; /* a marker, never run */
+#define ENPU_NO_TESTS enpu_no_tests
+#define ENPU_TEST_COUNT(list) (sizeof(list) / sizeof((list)[0]))
+#define ENPU_TEST_MAIN_TIERS(argc, argv, repo, shared, long_repo, long_shared)                  \
+    enpu_test_main_tiers(argc, argv, repo, ENPU_TEST_COUNT(repo), shared, ENPU_TEST_COUNT(shared), \
+                         long_repo, ENPU_TEST_COUNT(long_repo), long_shared,                     \
+                         ENPU_TEST_COUNT(long_shared))
+
 /* Path of a file under ../shared/models, or NULL when the folder is absent
  * (the caller then skips, having printed why). */
 const char *enpu_test_shared_model(const char *rel);
