@@ -38,6 +38,28 @@
 extern "C" {
 #endif
 
+/* The compile cache: what the cost model and the tiling search computed,
+ * keyed by exactly what they read (src/compiler/cache.c).  A compile makes
+ * its own when given none; a caller compiling many times (a sweep) shares
+ * one, so that a layer mapped for one arch is not searched again for
+ * another that differs only in what the layer does not depend on.
+ * Thread-safe.  budget_bytes: the most it holds (0: the default); when
+ * full it is emptied and refilled. */
+typedef struct enpu_compile_cache enpu_compile_cache;
+#define ENPU_COMPILE_CACHE_DEFAULT ((size_t)256 << 20)
+enpu_compile_cache *enpu_compile_cache_new(size_t budget_bytes);
+void enpu_compile_cache_free(enpu_compile_cache *c);
+/* Lookups that found their entry, that did not, and entries held. */
+void enpu_compile_cache_stats(enpu_compile_cache *c, uint64_t *hits, uint64_t *misses,
+                              uint64_t *entries);
+
+/* How the tiling search finds its tiling (docs/compiler.md "The tiling
+ * search"): FAST orders the candidates by a lower bound of their cycles
+ * and costs only those whose bound can still win (branch and bound; the
+ * same choice, proven); EXHAUSTIVE costs every candidate, without the
+ * cache: the yardstick. */
+typedef enum enpu_search { ENPU_SEARCH_FAST = 0, ENPU_SEARCH_EXHAUSTIVE } enpu_search;
+
 typedef struct enpu_compile_opts {
     bool no_fuse;      /* keep every quantized node its own instruction */
     bool naive_tiling; /* fixed tiling instead of the search: x = y = 1 output
@@ -48,6 +70,8 @@ typedef struct enpu_compile_opts {
     bool serial_schedule; /* every instruction waits for the one before it to
                              complete (no overlap of DMA and compute): the
                              baseline of the list schedule */
+    enpu_search search;   /* the tiling search (default FAST) */
+    enpu_compile_cache *cache; /* shared cache, or NULL (a compile makes its own) */
 } enpu_compile_opts;
 
 void enpu_compile_opts_default(enpu_compile_opts *o);
@@ -188,6 +212,9 @@ int64_t enpu_cost_program(const enpu_program *p, int64_t *cycles, int64_t *act);
  * n_instr each), all filled.  The program must be valid
  * (enpu_program_validate). */
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr);
+/* The same, every chain's cycles through cache (NULL: none). */
+int64_t enpu_model_program_cached(const enpu_program *p, enpu_compile_cache *cache, int64_t *act,
+                                  int64_t *dram_rd, int64_t *dram_wr);
 
 /* The row-stationary engine's model of a program (docs/rowstat.md
  * "Timing"; enpu_model_program calls it for a rowstat arch): the total

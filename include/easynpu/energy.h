@@ -151,6 +151,11 @@ int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *
  * *total the sums (name "total").  The program must be valid. */
 int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows,
                           enpu_layer_stats *total, enpu_err *err);
+/* The same, the chains' cycles through a compile cache (compiler.h; NULL:
+ * none), as a sweep shares one across its points. */
+typedef struct enpu_compile_cache enpu_compile_cache;
+int enpu_estimate_program_cached(const enpu_program *p, enpu_compile_cache *cache,
+                                 enpu_layer_stats **rows, enpu_layer_stats *total, enpu_err *err);
 
 #ifdef __cplusplus
 }

@@ -16,7 +16,8 @@
 static const char *HELP =
     "usage: easynpu compile MODEL.onnx|MODEL.tflite|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
-    "                       [--schedule list|serial] [--bits 8|16 [--qformat]]\n"
+    "                       [--schedule list|serial] [--search fast|exhaustive]\n"
+    "                       [--bits 8|16 [--qformat]]\n"
     "                       [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
     "\n"
     "Maps a network onto the NPU (docs/compiler.md).  An .onnx model is first\n"
@@ -46,6 +47,9 @@ static const char *HELP =
     "  --schedule S       list (default): DMA transfers overlap computation as far as\n"
     "                     the buffers allow; serial: every instruction waits for the\n"
     "                     one before it (the baseline the list schedule is measured against)\n"
+    "  --search S         fast (default): the tiling search costs only the candidates\n"
+    "                     whose lower bound can still win (branch and bound, the same\n"
+    "                     choice); exhaustive: costs every candidate (the yardstick)\n"
     "  --quiet            no quantizer warning on stderr\n"
     ENPU_CLI_BIND_HELP
     ENPU_CLI_SHAPE_HELP
@@ -67,6 +71,7 @@ int enpu_cmd_compile(int argc, char **argv) {
                                          {"no-fuse", no_argument, 0, 'F'},
                                          {"naive-tiling", no_argument, 0, 'N'},
                                          {"schedule", required_argument, 0, 'S'},
+                                         {"search", required_argument, 0, 'X'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"bind", required_argument, 0, 'b'},
                                          {"input-shape", required_argument, 0, 'I'},
@@ -94,6 +99,11 @@ int enpu_cmd_compile(int argc, char **argv) {
             if (strcmp(optarg, "serial") == 0) co.serial_schedule = true;
             else if (strcmp(optarg, "list") != 0)
                 return enpu_cli_usage("compile", "--schedule: '%s' is not list or serial", optarg);
+            break;
+        case 'X':
+            if (strcmp(optarg, "exhaustive") == 0) co.search = ENPU_SEARCH_EXHAUSTIVE;
+            else if (strcmp(optarg, "fast") != 0)
+                return enpu_cli_usage("compile", "--search: '%s' is not fast or exhaustive", optarg);
             break;
         case 'q': quiet = true; break;
         case 'b':

@@ -675,8 +675,14 @@ int enpu_cmd_sweep(int argc, char **argv) {
         uint64_t done = r.done_items;
         pthread_mutex_unlock(&r.mu);
         if (done != shown) {
+            /* the rate of this run's points and the time the rest takes at it */
             char lbl[64];
-            snprintf(lbl, sizeof lbl, "%.1f s", now_s() - t0);
+            double el = now_s() - t0, rate = el > 0 ? (double)(done - resumed) / el / c->n_models : 0;
+            double left = rate > 0 ? (double)(n_items - done) / c->n_models / rate : 0;
+            if (done > resumed)
+                snprintf(lbl, sizeof lbl, "%.1f s, %.1f points/s, %.0f s left", el, rate, left);
+            else
+                snprintf(lbl, sizeof lbl, "%.1f s", el);
             enpu_progress_step(&bar, (int)(done > 0x7fffffff ? 0x7fffffff : done), lbl);
             shown = done;
         }

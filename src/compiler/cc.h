@@ -124,6 +124,7 @@ typedef struct cc {
     const enpu_graph *g;
     const enpu_arch *a;
     enpu_compile_opts o;
+    enpu_compile_cache *cache; /* o.cache, or the compile's own */
     bool no_lanes;        /* no lane groups (a retry: their weights did not fit) */
     enpu_err *err;
     int P;
@@ -184,10 +185,51 @@ char *cc_dups(const char *s);
 int cc_fuse(cc *c);
 /* tile.c */
 int cc_tile(cc *c);
+/* What a tiling search found: the chosen tiling's cycles and the best
+ * other's (-1: there is none), each as x, y, zs, band (0: the whole
+ * kernel); the legal candidates and how many were costed. */
+typedef struct cc_tile_info {
+    int64_t cost, alt_cost;
+    int64_t best[4], alt[4];
+    int64_t candidates, costed;
+} cc_tile_info;
+/* enpu_tile_chain with the search mode, through the cache (NULL: none;
+ * EXHAUSTIVE never uses it), and what it found into *info (may be NULL). */
+int cc_tile_search(enpu_compile_cache *cache, const enpu_arch *a, enpu_instr *chain, int n, bool naive,
+                   enpu_search mode, const char *what, cc_tile_info *info, enpu_err *err);
 /* cost.c */
 int64_t cc_param_words(const enpu_arch *a, const enpu_instr *in);
 int64_t cc_cost_chain_limit(const enpu_arch *a, const enpu_instr *chain, int n, int64_t limit,
                             int64_t *act_rows);
+/* The arch parameters the cost model reads (and nothing else: the walk
+ * takes this, so a key made of it misses nothing). */
+typedef struct cc_carch {
+    int64_t pes, pe_rows, ifmap_pad_depth, weight_pad_depth, psum_depth;
+    int64_t pe_pipeline_depth, requant_latency, dtcm_read_latency, weight_mem_latency;
+} cc_carch;
+void cc_carch_of(const enpu_arch *a, cc_carch *ca);
+/* A lower bound of cc_cost_chain_limit's cycles in O(units), not O(words):
+ * the same walk without bus conflicts and pass stalls (cost.c "relax").
+ * With limit > 0 it may stop early with a value > limit. */
+int64_t cc_cost_bound(const enpu_arch *a, const enpu_instr *chain, int n, int64_t limit);
+/* A weaker lower bound in O(tile shapes): every compute cycle after the
+ * first unit's load, and every loader word before the last unit's passes. */
+int64_t cc_cost_bound0(const enpu_arch *a, const enpu_instr *chain, int n);
+/* Cache keys (cache.c): CC_KEY_COST for a chain's cost, CC_KEY_TILE for its
+ * tiling (the tile fields left out: they are the answer), then the tag's
+ * own words.  cc_chain_key writes at most CC_CHAIN_KEY_WORDS words into
+ * key and returns its length in bytes. */
+enum { CC_KEY_COST = 1, CC_KEY_TILE };
+#define CC_CHAIN_KEY_WORDS (16 + 16 * (sizeof(enpu_instr) / sizeof(int64_t)))
+size_t cc_chain_key(const enpu_arch *a, const enpu_instr *chain, int n, int64_t tag, bool tiling,
+                    int64_t *key);
+/* cc_cost_chain_limit without a limit, through the cache (NULL: none). */
+int64_t cc_cost_chain_cached(enpu_compile_cache *cache, const enpu_arch *a, const enpu_instr *chain,
+                             int n, int64_t *act_rows);
+/* cache.c: the value of key into val (at most vcap bytes); its length, 0
+ * when absent. */
+size_t cc_cache_get(enpu_compile_cache *c, const void *key, size_t klen, void *val, size_t vcap);
+void cc_cache_put(enpu_compile_cache *c, const void *key, size_t klen, const void *val, size_t vlen);
 /* memplan.c */
 typedef struct iv {
     int64_t a, b; /* [a, b) words */

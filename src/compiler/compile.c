@@ -321,6 +321,12 @@ static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const en
     c.no_lanes = no_lanes;
     if (o) c.o = *o;
     else enpu_compile_opts_default(&c.o);
+    /* the compile's own cache when the caller shares none: row strips and
+     * the program model meet the same chains again */
+    enpu_compile_cache *own = NULL;
+    c.cache = c.o.cache;
+    if (!c.cache && c.o.search == ENPU_SEARCH_FAST && !(c.cache = own = enpu_compile_cache_new(0)))
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     uint8_t *wimg = NULL, *simg = NULL;
     size_t wlen = 0, slen = 0;
     c.tv = calloc((size_t)(qg->n_tensors > 0 ? qg->n_tensors : 1), sizeof *c.tv);
@@ -372,6 +378,7 @@ out:
     free(wimg);
     free(simg);
     cc_free(&c);
+    enpu_compile_cache_free(own);
     if (rc && rep) enpu_compile_report_free(rep);
     return rc;
 }

@@ -316,7 +316,6 @@ static int64_t run_pass(pcyc *pc, int si, int64_t t, int64_t len, const int64_t 
 /* ---- the unit walk -------------------------------------------------------- */
 
 typedef struct geom {
-    const enpu_arch *a;
     const enpu_instr *h;  /* head */
     int64_t P, Dif;
     int cls;              /* 0 BasicConv, 1 fc, 2 channel-wise window, 3 channel-wise 1x1 / copy */
@@ -331,9 +330,9 @@ typedef struct geom {
     bool dbuf;
 } geom;
 
-static void geom_make(const enpu_arch *a, const enpu_instr *h, geom *g) {
+static void geom_make(const cc_carch *a, const enpu_instr *h, geom *g) {
     memset(g, 0, sizeof *g);
-    g->a = a, g->h = h, g->P = a->pes, g->Dif = a->ifmap_pad_depth;
+    g->h = h, g->P = a->pes, g->Dif = a->ifmap_pad_depth;
     int64_t op = h->opcode;
     if (op == ENPU_OPC_CONV || op == ENPU_OPC_CONV_RELU) g->cls = 0;
     else if (op == ENPU_OPC_FC) g->cls = 1;
@@ -375,9 +374,100 @@ static int chain_stages(const enpu_instr *c, int n, int *idx) {
 
 #define MAXCHAIN 16
 
+/* A bound in O(shapes): the chain's compute cycles and loader words summed
+ * over its units (the walk's loops with the tiles folded into their at most
+ * two widths and two heights).  Every issue cycle is distinct and comes
+ * after the first unit is loaded and the parameters are in, so the last
+ * issue is at least (that start + every compute cycle - 1); and the loader
+ * issues one word per cycle, so the last unit starts at least (every word
+ * + Ld - 1).  The chain ends D + Rq after its last issue. */
+typedef struct totals {
+    int64_t compute, words, first_words, last_comp;
+} totals;
+
+static void chain_totals(const geom *gp, const enpu_instr *c, int n, totals *tt) {
+    const geom g = *gp;
+    const enpu_instr *h = &c[0];
+    int stage[MAXCHAIN];
+    int ns = chain_stages(c, n, stage);
+    /* tile widths in loop order: ntx-1 full ones, then the last */
+    int64_t xs[2] = {g.tx, g.ow - (g.ntx - 1) * g.tx}, xn[2] = {g.ntx - 1, 1};
+    int64_t ys[2] = {g.ty, g.oh - (g.nty - 1) * g.ty}, yn[2] = {g.nty - 1, 1};
+    int64_t wpp_in = cdiv(h->ci, g.P);
+    int64_t compute = 0, words = 0, first_words = -1, last_comp = 0;
+    for (int64_t gi = 0; gi < g.G; gi++) {
+        int64_t kz_lo, kz_hi;
+        if (g.cls == 0) kz_lo = gi * g.cpg / g.P, kz_hi = ((gi + 1) * g.cpg - 1) / g.P;
+        else if (g.cls == 1) kz_lo = 0, kz_hi = h->hi * h->wi * wpp_in - 1;
+        else kz_lo = 0, kz_hi = wpp_in - 1;
+        for (int64_t bk = 0; bk < g.nbk; bk++) {
+            int64_t zk = g.cls <= 1 ? min64(g.z, g.opg - bk * g.z) : g.P;
+            int64_t zse = g.cls <= 1 ? cdiv(zk, g.L) : 1;
+            for (int iy = 0; iy < 2; iy++) {
+                if (yn[iy] == 0) continue;
+                int64_t yt = ys[iy];
+                for (int ix = 0; ix < 2; ix++) {
+                    if (xn[ix] == 0) continue;
+                    int64_t xt = xs[ix], mult = yn[iy] * xn[ix];
+                    int64_t Q = cdiv(xt * yt, g.V);
+                    int64_t xi = g.cls == 3 ? xt : g.cls == 1 ? 1 : (xt - 1) * h->stride_w + (h->wk - 1) * h->dil_w + 1;
+                    int64_t pl = g.cls == 1 ? zse : zse * Q;
+                    /* per kz the words and passes differ only by cig: sum them */
+                    for (int64_t kz = kz_lo; kz <= kz_hi; kz++) {
+                        int64_t cig;
+                        if (g.cls == 0) cig = min64((gi + 1) * g.cpg, (kz + 1) * g.P) - max64(gi * g.cpg, kz * g.P);
+                        else if (g.cls == 1) cig = (kz % wpp_in == wpp_in - 1) ? h->ci - (wpp_in - 1) * g.P : g.P;
+                        else cig = 1;
+                        for (int64_t b = 0; b < g.nband; b++) {
+                            int64_t rows = g.cls == 0 || g.cls == 2 ? min64(g.band, h->hk - b * g.band) : 1;
+                            int64_t yi = g.cls == 3 ? yt : g.cls == 1 ? 1 : (yt - 1) * h->stride_h + (rows - 1) * h->dil_h + 1;
+                            int64_t npass, plen;
+                            if (g.cls == 0) npass = cig * rows * h->wk, plen = zse * Q;
+                            else if (g.cls == 1) npass = cig, plen = zse;
+                            else if (g.cls == 2) npass = rows * h->wk, plen = Q;
+                            else npass = 1, plen = Q;
+                            bool ends = (g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
+                                      : (g.cls == 1) ? (kz == kz_hi)
+                                                     : (b == g.nband - 1);
+                            int64_t uc = npass * plen + (ends ? (ns - 1) * pl : 0);
+                            compute += mult * uc;
+                            words += mult * xi * yi;
+                            if (first_words < 0) first_words = xi * yi;
+                            last_comp = uc;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    tt->compute = compute, tt->words = words, tt->first_words = first_words, tt->last_comp = last_comp;
+}
+
+static int64_t bound0(const cc_carch *a, int64_t npar, const enpu_instr *c, int n) {
+    geom g;
+    geom_make(a, &c[0], &g);
+    totals tt;
+    chain_totals(&g, c, n, &tt);
+    int64_t D = a->pe_pipeline_depth, Rq = a->requant_latency, Ld = a->dtcm_read_latency;
+    int64_t Lw = a->weight_mem_latency;
+    int64_t par_ok = npar > 0 ? npar - 1 + Lw : 0, w0_ok = g.weighted ? npar + Lw : 0;
+    if (tt.first_words < 0) return 0;
+    int64_t first_start = max64(max64(par_ok, w0_ok), tt.first_words - 1 + Ld);
+    return max64(first_start + tt.compute + D + Rq, tt.words + Ld + tt.last_comp + D + Rq - 1);
+}
+
 /* The walk.  limit > 0: give up (return a value > limit) once the chain is
- * known to take longer.  act: per chain instruction, ENPU_ACT_COUNT each. */
-static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limit, int64_t *act) {
+ * known to take longer.  act: per chain instruction, ENPU_ACT_COUNT each.
+ *
+ * relax: a lower bound instead, by the same recurrences without what can
+ * only delay -- the loader never yields the bus to a write, the final pass
+ * and the fused stages issue without a stall (each entry only after its
+ * previous stage's, D + Rq later), the write queues never end the chain
+ * late.  Every rule of the walk is a max or a sum of such times, so each
+ * relaxed time is at most the real one: the bound is exact when nothing
+ * stalls, and costs O(units) instead of O(words). */
+static int64_t walk(const cc_carch *a, int64_t npar, const enpu_instr *c, int n, int64_t limit,
+                    int64_t *act, bool relax) {
     geom g;
     const enpu_instr *h = &c[0];
     geom_make(a, h, &g);
@@ -385,8 +475,6 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
     int ns = chain_stages(c, n, stage);
     int64_t D = a->pe_pipeline_depth, Rq = a->requant_latency, Ld = a->dtcm_read_latency;
     int64_t Lw = a->weight_mem_latency;
-    int64_t npar = 0;
-    for (int i = 0; i < n; i++) npar += cc_param_words(a, &c[i]);
     int64_t t0 = 0;
     int64_t par_ok = npar > 0 ? t0 + npar - 1 + Lw : t0;
     int64_t w0_ok = g.weighted ? t0 + npar + Lw : t0;
@@ -403,6 +491,15 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
     int64_t wpp_in = cdiv(h->ci, g.P);
     int64_t kz_lo, kz_hi;
     int64_t result = -1;
+    /* with a limit: every compute cycle still to come issues after pe_free,
+     * so the chain ends no earlier than pe_free + those + D + Rq; a
+     * candidate stops as soon as its stalls have used up the slack */
+    int64_t todo = 0;
+    if (limit > 0) {
+        totals tt;
+        chain_totals(&g, c, n, &tt);
+        todo = tt.compute;
+    }
     /* the passes of tile-completing units, cycle by cycle */
     pcyc pc;
     memset(&pc, 0, sizeof pc);
@@ -478,7 +575,8 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
                             int64_t t = max64(load_free, bank_free);
                             int64_t denied = 0;
                             int64_t nw = xi * yi;
-                            for (int64_t j = 0; j < nw; j++) {
+                            if (relax) t += nw;
+                            else for (int64_t j = 0; j < nw; j++) {
                                 bool pad = false;
                                 if (g.cls == 0 || g.cls == 2) {
                                     int64_t r = brow + j / xi, col = col0 + j % xi;
@@ -521,7 +619,30 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
                             lastread[0] = cend - 1;
                             pe_free = cend;
                             last_issue = cend - 1;
-                            if (ends) {
+                            if (ends && relax) {
+                                /* stage 0 back to back; stage si's entry k
+                                 * after stage si-1's entry k + D + Rq */
+                                int64_t first_k = cend, tl = cend + plen - 1;
+                                int64_t pl = g.cls == 1 ? zse : zse * Q;
+                                ACT(0, ENPU_ACT_COMPUTE) += plen;
+                                lastread[0] = tl;
+                                for (int si = 1; si < ns; si++) {
+                                    int64_t s0 = max64(tl + 1, first_k + D + Rq);
+                                    tl = max64(s0 + pl - 1, tl + D + Rq);
+                                    first_k = s0;
+                                }
+                                /* the last stage's words (one per position and
+                                 * output word) leave through the one write port
+                                 * in order, each D + Rq after its issue */
+                                if (!pc.rs) {
+                                    int64_t npos = g.cls == 1 ? 1 : xt * yt;
+                                    int64_t words = g.cls <= 1 ? zse * npos : npos;
+                                    pc.mq.last = max64(max64(pc.mq.last + words, first_k + D + Rq + words - 1),
+                                                       tl + D + Rq);
+                                }
+                                pe_free = tl + 1;
+                                last_issue = tl;
+                            } else if (ends) {
                                 ppos pp = {ty * g.ty, tx * g.tx, xt, Q, xt * yt, g.V, g.L, g.cls <= 1, 0, 0};
                                 if (g.cls == 1) pp.oy0 = pp.ox0 = 0, pp.xt = pp.Q = pp.npos = 1;
                                 if (g.cls <= 1) pp.c0_word0 = gi * g.opg + bk * g.z, pp.n_ch = zk;
@@ -536,9 +657,12 @@ static int64_t walk(const enpu_arch *a, const enpu_instr *c, int n, int64_t limi
                                 last_issue = tl;
                             }
                             u++;
-                            if (limit > 0 && pe_free > limit) {
-                                result = pe_free + 1;
-                                goto done;
+                            if (limit > 0) {
+                                todo -= nblk * plen + (ends ? (ns - 1) * (g.cls == 1 ? zse : zse * Q) + plen : 0);
+                                if (pe_free + todo + D + Rq > limit) {
+                                    result = pe_free + todo + D + Rq;
+                                    goto done;
+                                }
                             }
                         }
                     }
@@ -572,14 +696,102 @@ static bool is_compute(int64_t op) {
     return k == ENPU_CLASS_CONV || k == ENPU_CLASS_CW || k == ENPU_CLASS_MOVE;
 }
 
+void cc_carch_of(const enpu_arch *a, cc_carch *ca) {
+    memset(ca, 0, sizeof *ca);
+    ca->pes = a->pes, ca->pe_rows = a->pe_rows, ca->ifmap_pad_depth = a->ifmap_pad_depth;
+    ca->weight_pad_depth = a->weight_pad_depth, ca->psum_depth = a->psum_depth;
+    ca->pe_pipeline_depth = a->pe_pipeline_depth, ca->requant_latency = a->requant_latency;
+    ca->dtcm_read_latency = a->dtcm_read_latency, ca->weight_mem_latency = a->weight_mem_latency;
+}
+
+static int64_t chain_params(const enpu_arch *a, const enpu_instr *c, int n) {
+    int64_t npar = 0;
+    for (int i = 0; i < n; i++) npar += cc_param_words(a, &c[i]);
+    return npar;
+}
+
 int64_t cc_cost_chain_limit(const enpu_arch *a, const enpu_instr *c, int n, int64_t limit,
                             int64_t *act_rows) {
     if (n < 1 || n > MAXCHAIN || !is_compute(c[0].opcode)) return -1;
     int64_t local[MAXCHAIN * ENPU_ACT_COUNT];
     memset(local, 0, sizeof local);
-    int64_t r = walk(a, c, n, limit, local);
+    cc_carch ca;
+    cc_carch_of(a, &ca);
+    int64_t r = walk(&ca, chain_params(a, c, n), c, n, limit, local, false);
     if (act_rows) memcpy(act_rows, local, (size_t)n * ENPU_ACT_COUNT * sizeof *local);
     return r;
+}
+
+/* Fields no rule of the walk reads: addresses, numerics, DMA and the other
+ * engines' fields.  A key leaves them out, so that equal chains at other
+ * addresses (row strips, another arch's memory plan) share an entry. */
+static const int unread[] = {
+    ENPU_F_ifmap_addr, ENPU_F_ofmap_addr, ENPU_F_op2_addr,  ENPU_F_skip_addr, ENPU_F_weight_addr,
+    ENPU_F_bias_addr,  ENPU_F_quant_addr, ENPU_F_table_addr, ENPU_F_zp_in,    ENPU_F_zp_out,
+    ENPU_F_zp_op2,     ENPU_F_clamp_lo,   ENPU_F_clamp_hi,  ENPU_F_in1_mult,  ENPU_F_in2_mult,
+    ENPU_F_out_mult,   ENPU_F_out_shift,  ENPU_F_dram_addr, ENPU_F_sram_addr, ENPU_F_push,
+    ENPU_F_pop,        ENPU_F_ofmap_wpp,  ENPU_F_ofmap_word};
+
+/* What tile.c chooses (not part of a tiling key: it is the answer). */
+static const int tile_out[] = {ENPU_F_tile_x,  ENPU_F_tile_y, ENPU_F_tile_xi,
+                               ENPU_F_tile_yi, ENPU_F_zs,     ENPU_F_band_h};
+
+size_t cc_chain_key(const enpu_arch *a, const enpu_instr *c, int n, int64_t tag, bool tiling,
+                    int64_t *key) {
+    ENPU_ASSERT(n >= 1 && n <= MAXCHAIN);
+    cc_carch ca;
+    cc_carch_of(a, &ca);
+    size_t k = 0;
+    key[k++] = tag;
+    memcpy(&key[k], &ca, sizeof ca);
+    k += sizeof ca / sizeof(int64_t);
+    key[k++] = chain_params(a, c, n);
+    key[k++] = n;
+    for (int i = 0; i < n; i++) {
+        enpu_instr in = c[i];
+        for (size_t f = 0; f < sizeof unread / sizeof unread[0]; f++) *enpu_instr_field(&in, unread[f]) = 0;
+        if (tiling) {
+            for (size_t f = 0; f < sizeof tile_out / sizeof tile_out[0]; f++)
+                *enpu_instr_field(&in, tile_out[f]) = 0;
+            if (i > 0) in.rows = 0; /* members take the head's */
+        }
+        memcpy(&key[k], &in, sizeof in);
+        k += sizeof in / sizeof(int64_t);
+    }
+    return k * sizeof(int64_t);
+}
+
+int64_t cc_cost_chain_cached(enpu_compile_cache *cache, const enpu_arch *a, const enpu_instr *c, int n,
+                             int64_t *act_rows) {
+    if (n < 1 || n > MAXCHAIN || !is_compute(c[0].opcode)) return -1;
+    if (!cache) return cc_cost_chain_limit(a, c, n, 0, act_rows);
+    int64_t key[CC_CHAIN_KEY_WORDS];
+    size_t klen = cc_chain_key(a, c, n, CC_KEY_COST, false, key);
+    int64_t val[1 + MAXCHAIN * ENPU_ACT_COUNT];
+    size_t vlen = (1 + (size_t)n * ENPU_ACT_COUNT) * sizeof *val;
+    if (cc_cache_get(cache, key, klen, val, sizeof val) == vlen) {
+        if (act_rows) memcpy(act_rows, val + 1, vlen - sizeof *val);
+        return val[0];
+    }
+    val[0] = cc_cost_chain_limit(a, c, n, 0, val + 1);
+    cc_cache_put(cache, key, klen, val, vlen);
+    if (act_rows) memcpy(act_rows, val + 1, vlen - sizeof *val);
+    return val[0];
+}
+
+int64_t cc_cost_bound0(const enpu_arch *a, const enpu_instr *c, int n) {
+    if (n < 1 || n > MAXCHAIN || !is_compute(c[0].opcode)) return -1;
+    cc_carch ca;
+    cc_carch_of(a, &ca);
+    return bound0(&ca, chain_params(a, c, n), c, n);
+}
+
+int64_t cc_cost_bound(const enpu_arch *a, const enpu_instr *c, int n, int64_t limit) {
+    if (n < 1 || n > MAXCHAIN || !is_compute(c[0].opcode)) return -1;
+    int64_t local[MAXCHAIN * ENPU_ACT_COUNT];
+    cc_carch ca;
+    cc_carch_of(a, &ca);
+    return walk(&ca, chain_params(a, c, n), c, n, limit, local, true);
 }
 
 int64_t enpu_cost_chain(const enpu_arch *a, const enpu_instr *chain, int n,

@@ -256,7 +256,7 @@ static int strip_of(cc *c, const enpu_instr *whole, int n, int64_t r0, int64_t r
             ins[j].ofmap_addr += r0 * os->w * owpp;
         }
     }
-    return enpu_tile_chain(c->a, ins, n, c->o.naive_tiling, hl->name, c->err);
+    return cc_tile_search(c->cache, c->a, ins, n, c->o.naive_tiling, c->o.search, hl->name, NULL, c->err);
 }
 
 /* The first reader of a graph input need not wait for the whole input: its
@@ -292,7 +292,7 @@ static int input_strips(cc *c, const enpu_instr *whole, int n, const int *lay) {
             int rc = strip_of(c, whole, n, r0, r1, lay, ins);
             c->err = keep;
             if (rc) return best;
-            int64_t dur = cc_cost_chain_limit(a, ins, n, 0, NULL);
+            int64_t dur = cc_cost_chain_cached(c->cache, a, ins, n, NULL);
             int64_t ready = cdiv(words * wb, bpc) + a->dram_latency;
             int64_t start = end > ready ? end : ready;
             end = start + dur + a->instr_fetch_cycles + a->decode_cycles;

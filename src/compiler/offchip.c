@@ -170,8 +170,10 @@ static int64_t strip_cycles(plan *pl, ost *st, int64_t r) {
     if (r0 > 0 || r1 < st->ho) cc_cut_rows(ins, st->n, r0, r1);
     enpu_err e2 = {0};
     int64_t cyc = INT64_MAX / 4;
-    if (enpu_tile_chain(c->a, ins, st->n, c->o.naive_tiling, c->L[st->head].name, &e2) == 0)
-        cyc = cc_cost_chain_limit(c->a, ins, st->n, 0, NULL);
+    cc_tile_info ti;
+    if (cc_tile_search(c->cache, c->a, ins, st->n, c->o.naive_tiling, c->o.search, c->L[st->head].name,
+                       &ti, &e2) == 0)
+        cyc = ti.cost;
     if (cyc <= 0) cyc = INT64_MAX / 4;
     st->cost[r] = cyc;
     return cyc;
@@ -702,7 +704,8 @@ static int strip_chain(plan *pl, const ost *st, const strip *sp, int64_t o0, int
         l->store_skip = 1;
         l->skip_addr = ss->skip_addr + (st->strip_ok ? sp->r0 * ss->w * cdiv(ss->c, P) : 0);
     }
-    int rc = enpu_tile_chain(c->a, ins, st->n, c->o.naive_tiling, c->L[st->head].name, c->err);
+    int rc = cc_tile_search(c->cache, c->a, ins, st->n, c->o.naive_tiling, c->o.search,
+                            c->L[st->head].name, NULL, c->err);
     return rc;
 }
 

@@ -405,6 +405,11 @@ static int64_t rowstat_model(const enpu_program *p, int64_t *act, int64_t *dram_
 }
 
 int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd, int64_t *dram_wr) {
+    return enpu_model_program_cached(p, NULL, act, dram_rd, dram_wr);
+}
+
+int64_t enpu_model_program_cached(const enpu_program *p, enpu_compile_cache *cache, int64_t *act,
+                                  int64_t *dram_rd, int64_t *dram_wr) {
     if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return rowstat_model(p, act, dram_rd, dram_wr);
     if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) {
         /* no DRAM: every map and weight is on chip */
@@ -461,7 +466,7 @@ int64_t enpu_model_program(const enpu_program *p, int64_t *act, int64_t *dram_rd
         }
         int len = 1;
         while (i + len - 1 < n && p->instr[i + len - 1].fuse_next) len++;
-        int64_t r = cc_cost_chain_limit(a, &p->instr[i], len, 0, &m.cact[(size_t)i * ENPU_ACT_COUNT]);
+        int64_t r = cc_cost_chain_cached(cache, a, &p->instr[i], len, &m.cact[(size_t)i * ENPU_ACT_COUNT]);
         m.dur[i] = r < 0 ? 0 : r;
         i += len;
     }

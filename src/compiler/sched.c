@@ -155,7 +155,7 @@ static int64_t estimate(const cc *c, const cc_item *it, int64_t *xfer) {
     *xfer = 0;
     switch (it->kind) {
     case CC_IT_CHAIN: {
-        int64_t r = cc_cost_chain_limit(a, it->ins, it->n, 0, NULL);
+        int64_t r = cc_cost_chain_cached(c->cache, a, it->ins, it->n, NULL);
         return (r > 0 ? r : 1) + a->decode_cycles;
     }
     case CC_IT_HOST: return a->host_sync_cycles + cc_host_cycles(c, it->layer) + a->decode_cycles + 1;

@@ -99,9 +99,98 @@ static bool better_tie(const cand *k, const cand *b, int64_t zfull) {
     return k->x > b->x;
 }
 
-int enpu_tile_chain(const enpu_arch *a, enpu_instr *chain, int n, bool naive, const char *what,
-                    enpu_err *err) {
+/* A legal candidate: its place in the exhaustive loop order (which breaks
+ * the ties better_tie leaves), and its lower bound. */
+typedef struct scand {
+    cand k;
+    int idx;
+    int64_t lb;
+} scand;
+
+/* The order of the choice: fewer cycles, then better_tie, then the earlier
+ * candidate.  A total order, so the fast search and the exhaustive one,
+ * which meet the candidates in different orders, choose the same. */
+static bool before(const scand *p, int64_t pc, const scand *q, int64_t qc, int64_t zfull) {
+    if (pc != qc) return pc < qc;
+    if (better_tie(&p->k, &q->k, zfull)) return true;
+    if (better_tie(&q->k, &p->k, zfull)) return false;
+    return p->idx < q->idx;
+}
+
+/* The best two candidates met so far, in the order of before(). */
+typedef struct top2 {
+    scand c[2];
+    int64_t cost[2];
+    int n;
+} top2;
+
+static void top2_add(top2 *t, const scand *k, int64_t cost, int64_t zfull) {
+    if (t->n < 2 || before(k, cost, &t->c[1], t->cost[1], zfull)) {
+        int at = t->n < 2 ? t->n : 1;
+        t->c[at] = *k, t->cost[at] = cost;
+        if (t->n < 2) t->n++;
+        if (t->n == 2 && before(&t->c[1], t->cost[1], &t->c[0], t->cost[0], zfull)) {
+            scand c = t->c[0];
+            int64_t x = t->cost[0];
+            t->c[0] = t->c[1], t->cost[0] = t->cost[1];
+            t->c[1] = c, t->cost[1] = x;
+        }
+    }
+}
+
+/* Can a candidate whose cycles are at least lb still enter the best two? */
+static bool may_enter(const top2 *t, const scand *k, int64_t lb, int64_t zfull) {
+    return t->n < 2 || before(k, lb, &t->c[1], t->cost[1], zfull);
+}
+
+static int cmp_lb(const void *x, const void *y) {
+    const scand *p = x, *q = y;
+    if (p->lb != q->lb) return p->lb < q->lb ? -1 : 1;
+    return p->idx - q->idx;
+}
+
+/* The value the cache keeps of a tiling: the tile fields of every chain
+ * instruction and the search's figures. */
+enum { TF_N = 7 };
+typedef struct tval {
+    cc_tile_info info;
+    int64_t f[16][TF_N];
+} tval;
+
+static void tval_take(tval *v, const enpu_instr *chain, int n) {
+    for (int i = 0; i < n; i++) {
+        const enpu_instr *m = &chain[i];
+        int64_t f[TF_N] = {m->tile_x, m->tile_y, m->tile_xi, m->tile_yi, m->zs, m->band_h, m->rows};
+        memcpy(v->f[i], f, sizeof f);
+    }
+}
+
+static void tval_give(const tval *v, enpu_instr *chain, int n) {
+    for (int i = 0; i < n; i++) {
+        enpu_instr *m = &chain[i];
+        const int64_t *f = v->f[i];
+        m->tile_x = f[0], m->tile_y = f[1], m->tile_xi = f[2], m->tile_yi = f[3];
+        m->zs = f[4], m->band_h = f[5], m->rows = f[6];
+    }
+}
+
+int cc_tile_search(enpu_compile_cache *cache, const enpu_arch *a, enpu_instr *chain, int n, bool naive,
+                   enpu_search mode, const char *what, cc_tile_info *info, enpu_err *err) {
     enpu_instr *h = &chain[0];
+    int64_t key[CC_CHAIN_KEY_WORDS + 1];
+    size_t klen = 0;
+    bool cached = cache && mode == ENPU_SEARCH_FAST && n <= 16;
+    tval v;
+    if (cached) {
+        klen = cc_chain_key(a, chain, n, CC_KEY_TILE, true, key);
+        key[klen / sizeof *key] = naive;
+        klen += sizeof *key;
+        if (cc_cache_get(cache, key, klen, &v, sizeof v) == sizeof v) {
+            tval_give(&v, chain, n);
+            if (info) *info = v.info;
+            return 0;
+        }
+    }
     int64_t zfull = zs_full(a, h);
     bool reshape = h->opcode == ENPU_OPC_RESHAPE;
     int64_t W = reshape ? h->wi : h->wo, H = reshape ? h->hi : h->ho;
@@ -109,42 +198,70 @@ int enpu_tile_chain(const enpu_arch *a, enpu_instr *chain, int n, bool naive, co
     int64_t xs[256], ys[256];
     int nx = sizes(W, a->psum_depth, xs, 256), ny = sizes(H, a->psum_depth, ys, 256);
     int64_t hk = has_window(h) ? h->hk : 1;
-    cand best = {0, 0, 0, 0};
-    int64_t best_cost = -1;
+    cc_tile_info in = {-1, -1, {0, 0, 0, 0}, {0, 0, 0, 0}, 0, 0};
+    top2 t = {0};
     if (naive) {
         /* x = y = 1, z = Co (capped by the weight pad), the whole kernel or
          * the most kernel rows that fit */
         for (int64_t b = hk; b >= 1; b--) {
-            cand k = {1, 1, zfull, b == hk ? 0 : b};
-            if (legal(a, h, &k)) {
-                best = k;
-                best_cost = 0;
+            scand k = {{1, 1, zfull, b == hk ? 0 : b}, 0, 0};
+            if (legal(a, h, &k.k)) {
+                apply(chain, n, &k.k);
+                top2_add(&t, &k, cc_cost_chain_limit(a, chain, n, 0, NULL), zfull);
+                in.candidates = in.costed = 1;
                 break;
             }
         }
     } else {
-        /* zs from z = Co down (fewer output channels per block allow bigger
-         * tiles); bands from the whole kernel down */
-        for (int64_t zs = zfull; zs >= 1; zs--) {
-            for (int64_t b = hk; b >= 1; b--) {
-                for (int iy = 0; iy < ny; iy++) {
+        /* every legal candidate: zs from z = Co down (fewer output channels
+         * per block allow bigger tiles), bands from the whole kernel down */
+        size_t cap = (size_t)zfull * (size_t)hk * (size_t)ny * (size_t)nx;
+        scand *cs = malloc((cap ? cap : 1) * sizeof *cs);
+        if (!cs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+        int m = 0;
+        for (int64_t zs = zfull; zs >= 1; zs--)
+            for (int64_t b = hk; b >= 1; b--)
+                for (int iy = 0; iy < ny; iy++)
                     for (int ix = 0; ix < nx; ix++) {
-                        cand k = {xs[ix], ys[iy], zs, b == hk ? 0 : b};
-                        if (!legal(a, h, &k)) continue;
-                        apply(chain, n, &k);
-                        int64_t cost = cc_cost_chain_limit(a, chain, n, best_cost, NULL);
-                        if (cost < 0) continue;
-                        if (best_cost < 0 || cost < best_cost ||
-                            (cost == best_cost && better_tie(&k, &best, zfull))) {
-                            best = k;
-                            best_cost = cost;
-                        }
+                        scand k = {{xs[ix], ys[iy], zs, b == hk ? 0 : b}, m, 0};
+                        if (legal(a, h, &k.k)) cs[m++] = k;
                     }
+        in.candidates = m;
+        if (mode == ENPU_SEARCH_EXHAUSTIVE) {
+            /* every candidate costed in full, in loop order: no bound, no
+             * limit, no cache -- what the fast search must equal */
+            for (int i = 0; i < m; i++) {
+                apply(chain, n, &cs[i].k);
+                int64_t cost = cc_cost_chain_limit(a, chain, n, 0, NULL);
+                in.costed++;
+                if (cost >= 0) top2_add(&t, &cs[i], cost, zfull);
+            }
+        } else {
+            /* branch and bound: candidates by their O(1) bound; one whose
+             * bound cannot enter the best two is never walked, nor any
+             * after it; the finer O(units) bound filters before the walk */
+            for (int i = 0; i < m; i++) {
+                apply(chain, n, &cs[i].k);
+                cs[i].lb = cc_cost_bound0(a, chain, n);
+            }
+            qsort(cs, (size_t)m, sizeof *cs, cmp_lb);
+            for (int i = 0; i < m; i++) {
+                if (!may_enter(&t, &cs[i], cs[i].lb, zfull)) {
+                    if (t.n == 2 && cs[i].lb > t.cost[1]) break;
+                    continue;
                 }
+                apply(chain, n, &cs[i].k);
+                int64_t lim = t.n == 2 ? t.cost[1] : 0;
+                int64_t lb1 = cc_cost_bound(a, chain, n, lim);
+                if (!may_enter(&t, &cs[i], lb1, zfull)) continue;
+                int64_t cost = cc_cost_chain_limit(a, chain, n, lim, NULL);
+                in.costed++;
+                if (cost >= 0) top2_add(&t, &cs[i], cost, zfull);
             }
         }
+        free(cs);
     }
-    if (best_cost < 0) {
+    if (t.n == 0) {
         int64_t xi = h->dil_w * (h->wk - 1) + 1;
         return enpu_fail(err, ENPU_E_NOFIT,
                          "layer '%s': even a 1x1 output tile with one kernel row needs an input "
@@ -153,8 +270,26 @@ int enpu_tile_chain(const enpu_arch *a, enpu_instr *chain, int n, bool naive, co
                          "; use ifmap_pad_depth >= %" PRId64,
                          what, xi, h->wk, h->dil_w, a->name, a->ifmap_pad_depth, xi);
     }
-    apply(chain, n, &best);
+    in.cost = t.cost[0], in.best[0] = t.c[0].k.x, in.best[1] = t.c[0].k.y, in.best[2] = t.c[0].k.zs;
+    in.best[3] = t.c[0].k.band;
+    if (t.n == 2) {
+        in.alt_cost = t.cost[1];
+        in.alt[0] = t.c[1].k.x, in.alt[1] = t.c[1].k.y, in.alt[2] = t.c[1].k.zs, in.alt[3] = t.c[1].k.band;
+    }
+    apply(chain, n, &t.c[0].k);
+    if (info) *info = in;
+    if (cached) {
+        memset(&v, 0, sizeof v);
+        v.info = in;
+        tval_take(&v, chain, n);
+        cc_cache_put(cache, key, klen, &v, sizeof v);
+    }
     return 0;
+}
+
+int enpu_tile_chain(const enpu_arch *a, enpu_instr *chain, int n, bool naive, const char *what,
+                    enpu_err *err) {
+    return cc_tile_search(NULL, a, chain, n, naive, ENPU_SEARCH_FAST, what, NULL, err);
 }
 
 /* The enhance-channel transform (note 004): a conv with a small Ci*Hk*Wk
@@ -187,7 +322,8 @@ static void enhance_note(cc *c, cc_layer *l, int64_t direct, const enpu_instr *c
         e[0].pad_top = e[0].pad_bottom = e[0].pad_left = e[0].pad_right = 0;
         enpu_err err = {0};
         int64_t enh = -1;
-        if (enpu_tile_chain(a, e, n, false, l->name, &err) == 0) enh = cc_cost_chain_limit(a, e, n, 0, NULL);
+        cc_tile_info ti;
+        if (cc_tile_search(c->cache, a, e, n, false, c->o.search, l->name, &ti, &err) == 0) enh = ti.cost;
         /* the im2col copy: every input word read, every enhanced word written,
          * on the one bus */
         int64_t copy = h->hi * h->wi * cdiv(h->ci, a->pes) + h->ho * h->wo * cdiv(k, a->pes) + a->dtcm_read_latency +
@@ -251,11 +387,34 @@ static int relayout_weights(cc *c, cc_layer *l, int64_t lsplit) {
     return 0;
 }
 
+/* "4x1 zs 2" (and " band 2" for a kernel row band) of a tiling. */
+static void tiling_name(const int64_t *k, char *buf, size_t n) {
+    snprintf(buf, n, "%" PRId64 "x%" PRId64 " zs %" PRId64 "%s", k[0], k[1], k[2], k[3] ? " band" : "");
+    if (k[3]) snprintf(buf + strlen(buf), n - strlen(buf), " %" PRId64, k[3]);
+}
+
+/* The tiling note: what the search chose, of how many, and what the best
+ * other tiling would have cost (what the choice beat). */
+static void tiling_note(cc_layer *hl, const cc_tile_info *ti) {
+    char buf[300], b[64], o[64];
+    tiling_name(ti->best, b, sizeof b);
+    if (ti->alt_cost < 0) {
+        snprintf(buf, sizeof buf, "tiling: %s (%" PRId64 " cycles), the only legal one", b, ti->cost);
+    } else {
+        tiling_name(ti->alt, o, sizeof o);
+        snprintf(buf, sizeof buf,
+                 "tiling: %s (%" PRId64 " cycles) of %" PRId64 " candidates, %" PRId64
+                 " costed; the next best %s: %" PRId64, b, ti->cost, ti->candidates, ti->costed, o,
+                 ti->alt_cost);
+    }
+    note_add(hl, buf);
+}
+
 /* The mapping of a chain: PE rows used and lane groups, each tiled and
  * costed; the cheapest wins (ties: fewer lane groups, then fewer rows: less
  * weight memory and fewer active ports).  The layer's note says what was
  * chosen and what one row of one lane group would have cost. */
-static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n) {
+static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n, int64_t *cycles) {
     const enpu_arch *a = c->a;
     int64_t rows_c[2] = {1, a->pe_rows};
     int nrc = a->pe_rows > 1 && rows_ok(chain, n) && !c->o.naive_tiling ? 2 : 1;
@@ -265,6 +424,7 @@ static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n) {
             max_split++;
     enpu_instr best[16];
     int64_t best_cost = -1, base_cost = -1;
+    cc_tile_info best_ti = {0};
     for (int ri = 0; ri < nrc; ri++)
         for (int64_t ls = 0; ls <= max_split; ls++) {
             enpu_instr t[16];
@@ -273,19 +433,24 @@ static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n) {
             t[0].lane_split = ls;
             enpu_err e2 = {0};
             enpu_err *ep = (ri == 0 && ls == 0) ? c->err : &e2;
-            int rc = enpu_tile_chain(a, t, n, c->o.naive_tiling, hl->name, ep);
+            cc_tile_info ti;
+            int rc = cc_tile_search(c->cache, a, t, n, c->o.naive_tiling, c->o.search, hl->name, &ti, ep);
             if (rc) {
                 if (ri == 0 && ls == 0) return rc;
+                if (rc == ENPU_E_NOMEM) return enpu_fail(c->err, rc, "%s", e2.msg);
                 continue;
             }
-            int64_t cost = cc_cost_chain_limit(a, t, n, 0, NULL);
+            int64_t cost = ti.cost;
             if (ri == 0 && ls == 0) base_cost = cost;
             if (cost >= 0 && (best_cost < 0 || cost < best_cost)) {
                 best_cost = cost;
+                best_ti = ti;
                 memcpy(best, t, (size_t)n * sizeof *t);
             }
         }
     memcpy(chain, best, (size_t)n * sizeof *chain);
+    *cycles = best_cost;
+    if (!c->o.naive_tiling) tiling_note(hl, &best_ti);
     if (best[0].lane_split || best[0].rows > 1) {
         char buf[300];
         int64_t lg = (int64_t)1 << best[0].lane_split;
@@ -316,9 +481,10 @@ int cc_tile(cc *c) {
         if (hl->head != h || hl->opcode == CC_HOST) continue;
         int n = 0;
         for (int m = h; m >= 0 && n < 16; m = c->L[m].next) chain[n++] = c->L[m].ins;
-        int rc = map_chain(c, hl, chain, n);
+        int64_t cycles = -1;
+        int rc = map_chain(c, hl, chain, n, &cycles);
         if (rc) return rc;
-        if (!c->o.no_enhance) enhance_note(c, hl, cc_cost_chain_limit(a, chain, n, 0, NULL), chain, n);
+        if (!c->o.no_enhance) enhance_note(c, hl, cycles, chain, n);
         n = 0;
         for (int m = h; m >= 0 && n < 16; m = c->L[m].next) c->L[m].ins = chain[n++];
     }

@@ -340,6 +340,11 @@ int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *
 
 int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out,
                           enpu_layer_stats *total, enpu_err *err) {
+    return enpu_estimate_program_cached(p, NULL, rows_out, total, err);
+}
+
+int enpu_estimate_program_cached(const enpu_program *p, enpu_compile_cache *cache,
+                                 enpu_layer_stats **rows_out, enpu_layer_stats *total, enpu_err *err) {
     const int n = p->n_instr;
     const uint64_t units = (uint64_t)(p->arch.pes * p->arch.pe_rows);
     *rows_out = NULL;
@@ -355,7 +360,7 @@ int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out,
         rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory estimating the program");
         goto done;
     }
-    enpu_model_program(p, act, drd, dwr);
+    enpu_model_program_cached(p, cache, act, drd, dwr);
     for (int i = 0, head = 0; i < n; i++) {
         enpu_layer_stats *r = &rows[i];
         const enpu_layer_info *li = &p->layers[i];

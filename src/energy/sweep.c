@@ -43,6 +43,8 @@ struct enpu_sweeper {
     pthread_mutex_t lock;
     qentry *q;
     int nq, capq;
+    enpu_compile_cache *cache;   /* shared by every point: a layer is mapped once per
+                                    distinct set of the parameters it depends on */
     /* the current enpu_sweep_eval */
     const uint64_t *points;
     uint64_t n_items, next, done;
@@ -64,6 +66,10 @@ int enpu_sweeper_new(const enpu_sweep_space *s, const enpu_sweep_model *models, 
     long nc = sysconf(_SC_NPROCESSORS_ONLN);
     w->threads = o->threads > 0 ? o->threads : nc > 0 ? (int)nc : 1;
     if (w->threads > 1024) w->threads = 1024;
+    if (!(w->cache = enpu_compile_cache_new(0))) {
+        free(w);
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    }
     pthread_mutex_init(&w->lock, NULL);
     *out = w;
     return 0;
@@ -73,6 +79,7 @@ void enpu_sweeper_free(enpu_sweeper *w) {
     if (!w) return;
     for (int i = 0; i < w->nq; i++) enpu_graph_free(w->q[i].qg);
     free(w->q);
+    enpu_compile_cache_free(w->cache);
     pthread_mutex_destroy(&w->lock);
     free(w);
 }
@@ -176,7 +183,10 @@ static void eval_point(enpu_sweeper *w, uint64_t idx, int model, enpu_point_resu
         return;
     }
     enpu_program prog;
-    rc = enpu_compile(qg, &a, NULL, &prog, NULL, &err);
+    enpu_compile_opts co;
+    enpu_compile_opts_default(&co);
+    co.cache = w->cache;
+    rc = enpu_compile(qg, &a, &co, &prog, NULL, &err);
     if (rc) {
         fail_point(r, rc == ENPU_E_NOFIT ? ENPU_PT_NOFIT
                       : rc == ENPU_E_UNSUPPORTED ? ENPU_PT_UNSUPPORTED : ENPU_PT_ERROR, &err);
@@ -199,7 +209,7 @@ static void eval_point(enpu_sweeper *w, uint64_t idx, int model, enpu_point_resu
         enpu_sim_result_free(&res);
     } else {
         enpu_layer_stats *rows = NULL;
-        rc = enpu_estimate_program(&prog, &rows, &tot, &err);
+        rc = enpu_estimate_program_cached(&prog, w->cache, &rows, &tot, &err);
         free(rows);
     }
     enpu_program_free(&prog);

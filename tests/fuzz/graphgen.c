@@ -2,6 +2,7 @@
  * whole pipeline on them (graphgen.h). */
 #include "graphgen.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1555,6 +1556,46 @@ static int quantize(const gg_case *c, enpu_graph **qg, enpu_err *err) {
     return rc;
 }
 
+/* The compile cache every graph of a run shares: graphs and archs differ,
+ * so an entry whose key missed something the cost model or the tiling
+ * reads would give one graph another's answer, and the comparison with
+ * the exhaustive search below would fail.  Reachable to the end. */
+static enpu_compile_cache *shared_cache(void) {
+    static enpu_compile_cache *cache;
+    if (!cache) cache = enpu_compile_cache_new((size_t)64 << 20);
+    return cache;
+}
+
+/* The fast tiling search (branch and bound, through the shared cache)
+ * chose exactly what the exhaustive one chooses: the same instructions. */
+static int search_check(const enpu_graph *qg, const gg_case *c, const enpu_program *fast, char *msg,
+                        size_t n) {
+    if (c->arch.engine != ENPU_ENGINE_EASYNPU) return 0;
+    enpu_compile_opts co;
+    enpu_compile_opts_default(&co);
+    co.search = ENPU_SEARCH_EXHAUSTIVE;
+    enpu_program ex;
+    enpu_err err = {0};
+    int rc = enpu_compile(qg, &c->arch, &co, &ex, NULL, &err);
+    if (rc) {
+        snprintf(msg, n, "the exhaustive search failed where the fast one compiled: %s", err.msg);
+    } else if (ex.n_instr != fast->n_instr) {
+        snprintf(msg, n, "fast search: %d instructions, exhaustive: %d", fast->n_instr, ex.n_instr);
+        rc = 1;
+    } else {
+        for (int i = 0; i < ex.n_instr && !rc; i++)
+            if (memcmp(&ex.instr[i], &fast->instr[i], sizeof ex.instr[i]) != 0) {
+                snprintf(msg, n, "instruction %d ('%s') differs between the fast and the exhaustive search "
+                         "(tile %" PRId64 "x%" PRId64 " zs %" PRId64 " vs %" PRId64 "x%" PRId64 " zs %" PRId64 ")",
+                         i, ex.layers[i].name, fast->instr[i].tile_x, fast->instr[i].tile_y, fast->instr[i].zs,
+                         ex.instr[i].tile_x, ex.instr[i].tile_y, ex.instr[i].zs);
+                rc = 1;
+            }
+    }
+    enpu_program_free(&ex);
+    return rc;
+}
+
 void gg_check(const gg_case *c, gg_outcome *o) {
     memset(o, 0, sizeof *o);
     o->stage = "";
@@ -1572,9 +1613,16 @@ void gg_check(const gg_case *c, gg_outcome *o) {
         refusal(o, "quantize", rc, &err);
         goto done;
     }
-    rc = enpu_compile(qg, &c->arch, NULL, &prog, NULL, &err);
+    enpu_compile_opts co;
+    enpu_compile_opts_default(&co);
+    co.cache = shared_cache();
+    rc = enpu_compile(qg, &c->arch, &co, &prog, NULL, &err);
     if (rc) {
         refusal(o, "compile", rc, &err);
+        goto done;
+    }
+    if (search_check(qg, c, &prog, msg, sizeof msg)) {
+        outcome(o, GG_FAIL, "search", "%s", msg);
         goto done;
     }
     o->n_instr = prog.n_instr;

@@ -6,12 +6,16 @@
  *  - the cost model's bookkeeping: activities sum to the total, compute
  *    cycles follow the closed form of docs/microarch.md §11.11 / §12;
  *  - figures of the KWS layers (equal to the simulator's: test_sim_models);
- *  - a layer no tiling can fit is ENPU_E_NOFIT naming the pad limit. */
+ *  - a layer no tiling can fit is ENPU_E_NOFIT naming the pad limit;
+ *  - the branch and bound: both lower bounds never exceed the cost, the
+ *    limit stops a walk only above it, and the fast search chooses what the
+ *    exhaustive one chooses, through a cache shared across archs or not. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/cc.h"
 #include "easynpu/compiler.h"
 #include "testutil.h"
 
@@ -305,8 +309,123 @@ static void test_blocks_bands(void **state) {
     assert_int_equal(act[ENPU_ACT_COMPUTE], 2 * 864);
 }
 
+
+/* A random arch around the presets: pads, psum files, latencies, PE rows
+ * and lane groups (the fields the search and the cost model read). */
+static enpu_arch random_arch(void) {
+    enpu_arch a = preset(rr(0, 2) == 2 ? "large" : "easynpu");
+    if (rr(0, 1)) {
+        a.ifmap_pad_depth = rr(9, 128);
+        a.psum_depth = rr(4, 128);
+        a.weight_pad_depth = rr(4, 32);
+    }
+    a.pe_pipeline_depth = rr(1, 4), a.requant_latency = rr(0, 3);
+    a.dtcm_read_latency = rr(1, 3), a.weight_mem_latency = rr(1, 3);
+    if (a.weight_mem_latency >= a.weight_pad_depth) a.weight_mem_latency = 1;
+    a.pe_rows = rr(0, 3) == 0 ? rr(2, 4) : 1;
+    return a;
+}
+
+/* Both bounds are lower bounds, for every legal candidate (a sample of
+ * them) of random layers on random archs, and the limit is honoured: a
+ * walk stopped by it returns more than the limit, one that is not is
+ * exact. */
+static void test_bounds(void **state) {
+    (void)state;
+    rs = 31337;
+    int checked = 0, exact = 0;
+    for (int it = 0; it < 300; it++) {
+        enpu_arch a = random_arch();
+        enpu_instr base = random_layer(&a, it);
+        if (!fits_memory(&a, &base)) continue;
+        base.rows = a.pe_rows > 1 && rr(0, 1) ? a.pe_rows : 1;
+        if ((base.opcode == ENPU_OPC_CONV || base.opcode == ENPU_OPC_CONV_RELU) && base.groups == 1)
+            base.lane_split = rr(0, 2);
+        for (int k = 0; k < 6; k++) {
+            enpu_instr in = base;
+            int64_t x = rr(1, 8), y = rr(1, 8), band = rr(1, in.hk);
+            if (x > in.wo) x = in.wo;
+            if (y > in.ho) y = in.ho;
+            if (in.opcode == ENPU_OPC_FC) x = y = 1;
+            in.tile_x = x, in.tile_y = y, in.zs = rr(1, a.weight_pad_depth < 4 ? a.weight_pad_depth : 4);
+            in.band_h = band < in.hk ? band : 0;
+            if (in.opcode == ENPU_OPC_FC) in.tile_xi = in.tile_yi = 1;
+            else {
+                in.tile_xi = in.stride_w * (x - 1) + in.dil_w * (in.wk - 1) + 1;
+                in.tile_yi = in.stride_h * (y - 1) + in.dil_h * (band - 1) + 1;
+            }
+            int64_t cost = cc_cost_chain_limit(&a, &in, 1, 0, NULL);
+            if (cost < 0) continue;
+            int64_t b0 = cc_cost_bound0(&a, &in, 1), b1 = cc_cost_bound(&a, &in, 1, 0);
+            if (!(b0 <= b1 && b1 <= cost))
+                fail_msg("it %d (%s %" PRId64 "x%" PRId64 " zs %" PRId64 "): bound0 %" PRId64 ", bound %" PRId64
+                         ", cost %" PRId64, it, enpu_opcode_mnemonic(in.opcode), x, y, in.zs, b0, b1, cost);
+            exact += b1 == cost;
+            /* the limit: below the cost the walk stops above it, at or above
+             * it the walk is exact */
+            int64_t lim = b1 + (cost - b1) / 2;
+            if (lim > 0 && lim < cost) assert_true(cc_cost_chain_limit(&a, &in, 1, lim, NULL) > lim);
+            assert_int_equal(cc_cost_chain_limit(&a, &in, 1, cost, NULL), cost);
+            checked++;
+        }
+    }
+    assert_true(checked > 800);
+    /* where nothing stalls the finer bound is the cost itself */
+    assert_true(exact > checked / 10);
+}
+
+/* The fast search (bounds, then walks with a limit) against the exhaustive
+ * one (every candidate walked in full): the same tiling, the same cost, the
+ * same runner-up, on random layers and archs; once without a cache and
+ * once through one cache shared by every arch and layer of the test. */
+static void test_fast_equals_exhaustive(void **state) {
+    (void)state;
+    rs = 4242;
+    enpu_compile_cache *cache = enpu_compile_cache_new(0);
+    assert_non_null(cache);
+    int compared = 0, pruned = 0;
+    for (int it = 0; it < 200; it++) {
+        enpu_arch a = random_arch();
+        enpu_instr base = random_layer(&a, it);
+        if (!fits_memory(&a, &base)) continue;
+        if ((base.opcode == ENPU_OPC_CONV || base.opcode == ENPU_OPC_CONV_RELU) && base.groups == 1)
+            base.lane_split = rr(0, 2);
+        base.rows = a.pe_rows > 1 && rr(0, 1) ? a.pe_rows : 1;
+        enpu_instr e = base;
+        cc_tile_info ei;
+        enpu_err err = {0};
+        int re = cc_tile_search(NULL, &a, &e, 1, false, ENPU_SEARCH_EXHAUSTIVE, "t", &ei, &err);
+        /* without a cache, into the cache, from it */
+        for (int pass = 0; pass < 3; pass++) {
+            enpu_instr f = base;
+            cc_tile_info fi;
+            int rf = cc_tile_search(pass ? cache : NULL, &a, &f, 1, false, ENPU_SEARCH_FAST, "t", &fi, &err);
+            assert_int_equal(rf, re);
+            if (rf) continue;
+            if (memcmp(&f, &e, sizeof f) != 0 || fi.cost != ei.cost || fi.alt_cost != ei.alt_cost ||
+                memcmp(fi.best, ei.best, sizeof fi.best) || memcmp(fi.alt, ei.alt, sizeof fi.alt))
+                fail_msg("it %d pass %d (%s): fast %" PRId64 "x%" PRId64 " zs %" PRId64 " (%" PRId64
+                         ", next %" PRId64 ") vs exhaustive %" PRId64 "x%" PRId64 " zs %" PRId64 " (%" PRId64
+                         ", next %" PRId64 ")", it, pass, enpu_opcode_mnemonic(base.opcode), f.tile_x,
+                         f.tile_y, f.zs, fi.cost, fi.alt_cost, e.tile_x, e.tile_y, e.zs, ei.cost, ei.alt_cost);
+            assert_int_equal(fi.candidates, ei.candidates);
+            assert_int_equal(ei.costed, ei.candidates);
+            if (pass == 0) pruned += fi.costed < fi.candidates;
+            compared++;
+        }
+    }
+    uint64_t hits = 0, misses = 0, entries = 0;
+    enpu_compile_cache_stats(cache, &hits, &misses, &entries);
+    enpu_compile_cache_free(cache);
+    assert_true(compared > 300);
+    assert_true(pruned > compared / 12); /* the bounds do prune */
+    assert_true(entries > 0 && misses > 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_fast_equals_exhaustive),
         cmocka_unit_test(test_search_property),
         cmocka_unit_test(test_cost_accounting),
         cmocka_unit_test(test_kws_figures),
