@@ -8,7 +8,8 @@
 # configuration).  -Werror is always on.
 # VALGRIND=1 runs the main job (every `make demo` command starts with $(RUN))
 # under valgrind's memcheck, failing on any error or leak (CI does).
-# `make demo` builds quietly (the log is shown only when the build fails);
+# `make demo` builds only the command line, quietly (the log is shown only
+# when the build fails);
 # `make test` shows the build and every test, then a summary that lists the
 # skipped tests and why (scripts/ctest.sh).
 # `make fuzz` builds the libFuzzer targets (clang) into build-fuzz/ and runs
@@ -39,7 +40,7 @@ endif
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 
-.PHONY: all deps deps-valgrind build test test-long demo fuzz clean
+.PHONY: all deps deps-valgrind configure build build-cli test test-long demo fuzz clean
 
 all: build
 
@@ -51,13 +52,19 @@ deps-valgrind:
 
 # Configures when the folder is new, or CC / BUILD_TYPE / CMAKE_FLAGS /
 # SANITIZE were given and differ from the folder's configuration.
-build: deps
+configure: deps
 	@if [ ! -f $(BUILD)/CMakeCache.txt ] || \
 	    { [ -n "$(ASKED)" ] && [ "$$(cat $(BUILD)/.make-config 2>/dev/null)" != "$(CONFIG)" ]; }; then \
 	  echo "cmake -S . -B $(BUILD) $(CONFIG)"; \
 	  cmake -S . -B $(BUILD) $(CONFIG) && echo "$(CONFIG)" > $(BUILD)/.make-config; \
 	fi
+
+build: configure
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Only the command line (the library and `easynpu`): what the main job needs.
+build-cli: configure
+	cmake --build $(BUILD) -j $(JOBS) --target easynpu_cli
 
 # Two tiers (tests/testutil.h ENPU_TEST_MAIN_TIERS): `make test` is the
 # newcomer's command, minutes on two cores; `make test-long` runs the long
@@ -71,7 +78,7 @@ test-long: build
 demo: $(DEMO_DEPS)
 	@mkdir -p $(BUILD)
 	@echo "building $(EASYNPU) ..."
-	@$(MAKE) --no-print-directory build > $(BUILD)/make-build.log 2>&1 || \
+	@$(MAKE) --no-print-directory build-cli > $(BUILD)/make-build.log 2>&1 || \
 	  { cat $(BUILD)/make-build.log; echo "make demo: the build failed (log above, also in $(BUILD)/make-build.log)"; exit 1; }
 	$(RUN) $(EASYNPU) run models/kws_cnn.onnx --calib models/kws_cnn/calib --input models/kws_cnn/sample_0.npy
 

@@ -5,15 +5,20 @@
  * words per block zs (z = zs*pes channels; fewer than Co means output-channel
  * blocks), and the kernel row band (band_h).  The limits (docs/isa.md
  * "Tiling"): zs*x*y <= psum_depth, x'*y' <= ifmap_pad_depth, zs <=
- * weight_pad_depth.  Every legal candidate is costed with the event model
- * (cost.c) -- which also decides double buffering (x'*y' <= Dif/2) -- and
- * the cheapest wins; ties go to z = Co (the note's preference), then to the
- * whole kernel, then to the bigger tile.
+ * weight_pad_depth.  The legal candidate the event model (cost.c) gives the
+ * fewest cycles wins -- it also decides double buffering (x'*y' <= Dif/2);
+ * ties go to z = Co (the note's preference), then to the whole kernel, then
+ * to the bigger tile, then to the earlier candidate.
  *
  * Only tile widths that are the smallest for their number of tile columns,
  * x = ceil(wo/k), are tried (likewise y): any other x gives the same number
- * of tiles with a bigger input tile, which never helps.  Candidates are
- * costed with an early exit once they exceed the best so far. */
+ * of tiles with a bigger input tile, which never helps.
+ *
+ * The search is a branch and bound (docs/compiler.md "The tiling search"):
+ * candidates in the order of a cheap lower bound, a finer bound before the
+ * walk, the walk stopped once it cannot beat the second best.  It chooses
+ * what walking every candidate chooses (ENPU_SEARCH_EXHAUSTIVE, the
+ * yardstick), and its answers go into the compile cache. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,7 +455,6 @@ static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n, int64_t *cyc
         }
     memcpy(chain, best, (size_t)n * sizeof *chain);
     *cycles = best_cost;
-    if (!c->o.naive_tiling) tiling_note(hl, &best_ti);
     if (best[0].lane_split || best[0].rows > 1) {
         char buf[300];
         int64_t lg = (int64_t)1 << best[0].lane_split;
@@ -461,6 +465,7 @@ static int map_chain(cc *c, cc_layer *hl, enpu_instr *chain, int n, int64_t *cyc
                  best[0].rows, lg, a->pes / lg, best[0].rows * lg, best_cost, base_cost);
         note_add(hl, buf);
     }
+    if (!c->o.naive_tiling) tiling_note(hl, &best_ti);
     if (best[0].lane_split) return relayout_weights(c, hl, best[0].lane_split);
     return 0;
 }

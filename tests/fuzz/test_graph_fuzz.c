@@ -115,19 +115,15 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
 
 /* ---- the fixed seed set -------------------------------------------------------------- */
 
-/* Seeds 1..FIXED_SEEDS of graphgen.c: every graph passes or is refused
- * cleanly; the set is not vacuous (most graphs run, every opcode and each
- * PE count is exercised).  A failing seed is replayed with
- * `build/tests/fuzz_graphs --replay SEED`.  Under ASan+UBSan (about six
- * times slower) the first 120; CI fuzzes new seeds there anyway. */
-#if defined(__SANITIZE_ADDRESS__)
-#define FIXED_SEEDS 120
-#else
+/* Seeds 1..n of graphgen.c: every graph passes or is refused cleanly; the
+ * set is not vacuous (most graphs run, every opcode and each PE count is
+ * exercised).  A failing seed is replayed with `build/tests/fuzz_graphs
+ * --replay SEED`.  `make test` runs the first SAMPLE_SEEDS, `make
+ * test-long` all FIXED_SEEDS; CI fuzzes new seeds besides. */
+#define SAMPLE_SEEDS 100
 #define FIXED_SEEDS 300
-#endif
 
-static void test_fixed_seeds(void **state) {
-    (void)state;
+static void fixed_seeds(int n) {
     int passed = 0, refused = 0, failed = 0, tfl = 0, tfl_passed = 0;
     int eng[3] = {0, 0, 0}, eng_passed[3] = {0, 0, 0}; /* per enpu_engine */
     /* the fixed-set seeds docs/hardening.md names (found on EasyNPU) stay there */
@@ -135,7 +131,7 @@ static void test_fixed_seeds(void **state) {
     for (size_t i = 0; i < sizeof NAMED / sizeof NAMED[0]; i++) assert_false(gg_seed_engine(NAMED[i]));
     uint8_t seen[256] = {0}, seen_tfl[256] = {0};
     bool pes_seen[3] = {false, false, false};
-    for (uint64_t seed = 1; seed <= FIXED_SEEDS; seed++) {
+    for (uint64_t seed = 1; seed <= (uint64_t)n; seed++) {
         gg_case c;
         gg_outcome o;
         enpu_err err = {0};
@@ -168,18 +164,18 @@ static void test_fixed_seeds(void **state) {
         gg_case_free(&c);
     }
     fprintf(stderr, "fixed seeds 1..%d: %d passed, %d refused, %d failed; requant tflite: %d run, %d "
-            "passed; systolic: %d run, %d passed; row-stationary: %d run, %d passed\n", FIXED_SEEDS, passed,
+            "passed; systolic: %d run, %d passed; row-stationary: %d run, %d passed\n", n, passed,
             refused, failed, tfl, tfl_passed, eng[ENPU_ENGINE_SYSTOLIC], eng_passed[ENPU_ENGINE_SYSTOLIC],
             eng[ENPU_ENGINE_ROWSTAT], eng_passed[ENPU_ENGINE_ROWSTAT]);
     assert_int_equal(failed, 0);
-    assert_true(passed >= FIXED_SEEDS / 2);
+    assert_true(passed >= n / 2);
     /* TFLite's arithmetic is covered: about one seed in GG_TFLITE_ONE_IN, most of them run */
-    assert_true(tfl >= FIXED_SEEDS / (2 * GG_TFLITE_ONE_IN));
+    assert_true(tfl >= n / (2 * GG_TFLITE_ONE_IN));
     assert_true(tfl_passed >= tfl / 2);
     /* the other engines' back ends and cycle engines on whole random
      * networks: about one seed in GG_ENGINE_ONE_IN of the rest, and some of
      * each run (many are refused: the engines have fewer kernels) */
-    assert_true(eng[ENPU_ENGINE_SYSTOLIC] + eng[ENPU_ENGINE_ROWSTAT] >= FIXED_SEEDS / (2 * GG_ENGINE_ONE_IN));
+    assert_true(eng[ENPU_ENGINE_SYSTOLIC] + eng[ENPU_ENGINE_ROWSTAT] >= n / (2 * GG_ENGINE_ONE_IN));
     assert_true(eng_passed[ENPU_ENGINE_SYSTOLIC] >= 2 && eng_passed[ENPU_ENGINE_ROWSTAT] >= 2);
     static const int OPS[] = {ENPU_OPC_CONV, ENPU_OPC_DWCONV, ENPU_OPC_BN, ENPU_OPC_CONV_RELU,
                               ENPU_OPC_SYNC, ENPU_OPC_FC, ENPU_OPC_ACT, ENPU_OPC_MAXPOOL,
@@ -195,6 +191,16 @@ static void test_fixed_seeds(void **state) {
             fail_msg("no passing requant tflite graph used opcode %s", enpu_opcode_mnemonic(TFL_OPS[i]));
     assert_true(seen_tfl[255]);
     assert_true(pes_seen[0] && pes_seen[1] && pes_seen[2]);
+}
+
+static void test_sample_seeds(void **state) {
+    (void)state;
+    fixed_seeds(SAMPLE_SEEDS);
+}
+
+static void test_fixed_seeds(void **state) {
+    (void)state;
+    fixed_seeds(FIXED_SEEDS);
 }
 
 /* Seeds beyond the fixed set whose graphs once failed on the off-chip plan
@@ -832,9 +838,10 @@ static void test_tflite_add_acc_bits(void **state) {
     gg_case_free(&c);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixed_seeds),
+int main(int argc, char **argv) {
+    static const struct CMUnitTest slow[] = {cmocka_unit_test(test_fixed_seeds)};
+    static const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sample_seeds),
         cmocka_unit_test(test_offchip_findings),
         cmocka_unit_test(test_strips_halo),
         cmocka_unit_test(test_strips_stride_dilation),
@@ -859,5 +866,5 @@ int main(void) {
         cmocka_unit_test(test_tflite_add_acc_bits),
         cmocka_unit_test(test_regress_residual_tile),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return ENPU_TEST_MAIN_TIERS(argc, argv, tests, ENPU_NO_TESTS, slow, ENPU_NO_TESTS);
 }
