@@ -30,73 +30,102 @@
 extern "C" {
 #endif
 
-/* Where energy goes: X(id, name, level).  One part per datapath operation
- * (sim.h ENPU_UNIT_OP_LIST), per memory and pad (ENPU_MEMORY_LIST, DRAM
- * last), and the bus words moved between the SRAMs and the PE array. */
-#define ENPU_ENERGY_PART_LIST(X)                 \
-    X(MAC, "mac", "datapath")                    \
-    X(ALU, "alu", "datapath")                    \
-    X(REQUANT, "requant", "datapath")            \
-    X(LOOKUP, "lookup", "datapath")              \
-    X(IFMAP_PAD, "ifmap_pad", "register file")   \
-    X(WEIGHT_PAD, "weight_pad", "register file") \
-    X(PSUM, "psum", "register file")             \
-    X(MAIN_DTCM, "main_dtcm", "sram")            \
-    X(SKIP_DTCM, "skip_dtcm", "sram")            \
-    X(WEIGHT_MEM, "weight_mem", "sram")          \
-    X(ITCM, "itcm", "sram")                      \
-    X(BUS, "bus", "interconnect")                \
-    X(DRAM, "dram", "dram")
+/* Where energy goes: X(id, name, level, engines), `engines` the mask of the
+ * engines that have the unit (sim.h ENPU_ENG_*).  One part per datapath
+ * operation (sim.h ENPU_UNIT_OP_LIST; mac16 goes to mac), per counted
+ * memory, pad and transfer (ENPU_MEMORY_LIST), and the wires: the bus
+ * words between the SRAMs and the PE array, the systolic array's hops from
+ * PE to PE.  Levels, as Eyeriss and Timeloop break energy down: datapath,
+ * register file (pads, scratchpads, PE registers), global buffer (the
+ * on-chip SRAMs), network (buses, multicast networks, PE links, MUXes),
+ * dram. */
+#define ENPU_ENERGY_PART_LIST(X)                                                   \
+    X(MAC, "mac", "datapath", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)                 \
+    X(ALU, "alu", "datapath", ENPU_ENG_E)                                          \
+    X(REQUANT, "requant", "datapath", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)         \
+    X(LOOKUP, "lookup", "datapath", ENPU_ENG_E)                                    \
+    X(IFMAP_PAD, "ifmap_pad", "register file", ENPU_ENG_E)                         \
+    X(WEIGHT_PAD, "weight_pad", "register file", ENPU_ENG_E)                       \
+    X(PSUM, "psum", "register file", ENPU_ENG_E | ENPU_ENG_R)                      \
+    X(PE_FIFO, "pe_fifo", "register file", ENPU_ENG_R)                             \
+    X(IFMAP_LB, "ifmap_lb", "register file", ENPU_ENG_R)                           \
+    X(FILTER_LB, "filter_lb", "register file", ENPU_ENG_R)                         \
+    X(PE_REG, "pe_reg", "register file", ENPU_ENG_S)                               \
+    X(ACC, "acc", "register file", ENPU_ENG_S)                                     \
+    X(SHAPE, "shape", "register file", ENPU_ENG_S)                                 \
+    X(MAIN_DTCM, "main_dtcm", "global buffer", ENPU_ENG_E | ENPU_ENG_S)            \
+    X(SKIP_DTCM, "skip_dtcm", "global buffer", ENPU_ENG_E)                         \
+    X(WEIGHT_MEM, "weight_mem", "global buffer", ENPU_ENG_E | ENPU_ENG_S)          \
+    X(GLB, "glb", "global buffer", ENPU_ENG_R)                                     \
+    X(ITCM, "itcm", "global buffer", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)          \
+    X(BUS, "bus", "network", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)                  \
+    X(NOC, "noc", "network", ENPU_ENG_R)                                           \
+    X(PE_LINK, "pe_link", "network", ENPU_ENG_S)                                   \
+    X(MUX, "mux", "network", ENPU_ENG_S)                                           \
+    X(DRAM, "dram", "dram", ENPU_ENG_E | ENPU_ENG_R)
 
 typedef enum enpu_energy_part {
-#define ENPU_X_EP(id, name, level) ENPU_EP_##id,
+#define ENPU_X_EP(id, name, level, eng) ENPU_EP_##id,
     ENPU_ENERGY_PART_LIST(ENPU_X_EP)
 #undef ENPU_X_EP
     ENPU_EP_COUNT
 } enpu_energy_part;
 
 const char *enpu_energy_part_name(enpu_energy_part p);
-/* "datapath", "register file", "sram", "interconnect", "dram". */
+/* "datapath", "register file", "global buffer", "network", "dram". */
 const char *enpu_energy_part_level(enpu_energy_part p);
+/* The levels in that order (NULL-terminated). */
+extern const char *const enpu_energy_levels[];
+/* Whether engine e has part p (the reports list only those). */
+bool enpu_energy_part_of_engine(enpu_energy_part p, enpu_engine e);
 
-/* Area by unit: X(id, name). */
-#define ENPU_AREA_PART_LIST(X)      \
-    X(MAC, "mac")                   \
-    X(REQUANT, "requant")           \
-    X(PSUM, "psum")                 \
-    X(IFMAP_PAD, "ifmap_pad")       \
-    X(WEIGHT_PAD, "weight_pad")     \
-    X(PARAM_REGS, "param_regs")     \
-    X(MAIN_DTCM, "main_dtcm")       \
-    X(SKIP_DTCM, "skip_dtcm")       \
-    X(WEIGHT_MEM, "weight_mem")     \
-    X(ITCM, "itcm")
+/* Area by unit: X(id, name, engines). */
+#define ENPU_AREA_PART_LIST(X)                                      \
+    X(MAC, "mac", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)             \
+    X(REQUANT, "requant", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)     \
+    X(PSUM, "psum", ENPU_ENG_E | ENPU_ENG_R)                        \
+    X(IFMAP_PAD, "ifmap_pad", ENPU_ENG_E)                           \
+    X(WEIGHT_PAD, "weight_pad", ENPU_ENG_E)                         \
+    X(PARAM_REGS, "param_regs", ENPU_ENG_E)                         \
+    X(PE_FIFO, "pe_fifo", ENPU_ENG_R)                               \
+    X(IFMAP_LB, "ifmap_lb", ENPU_ENG_R)                             \
+    X(FILTER_LB, "filter_lb", ENPU_ENG_R)                           \
+    X(PE_REG, "pe_reg", ENPU_ENG_S)                                 \
+    X(ACC, "acc", ENPU_ENG_S)                                       \
+    X(SHAPE, "shape", ENPU_ENG_S)                                   \
+    X(MAIN_DTCM, "main_dtcm", ENPU_ENG_E | ENPU_ENG_S)              \
+    X(SKIP_DTCM, "skip_dtcm", ENPU_ENG_E)                           \
+    X(WEIGHT_MEM, "weight_mem", ENPU_ENG_E | ENPU_ENG_S)            \
+    X(GLB, "glb", ENPU_ENG_R)                                       \
+    X(ITCM, "itcm", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)
 
 typedef enum enpu_area_part {
-#define ENPU_X_AP(id, name) ENPU_AP_##id,
+#define ENPU_X_AP(id, name, eng) ENPU_AP_##id,
     ENPU_AREA_PART_LIST(ENPU_X_AP)
 #undef ENPU_X_AP
     ENPU_AP_COUNT
 } enpu_area_part;
 
 const char *enpu_area_part_name(enpu_area_part p);
+bool enpu_area_part_of_engine(enpu_area_part p, enpu_engine e);
 
 /* The energy of one action of every kind, for one arch (pJ), and the
  * technology factors applied to the 45 nm figures. */
 typedef struct enpu_energy_costs {
+    enpu_engine engine;
     double uop_pj[ENPU_UOP_COUNT];  /* one datapath operation, one lane */
-    double read_pj[ENPU_MEM_COUNT]; /* one counted read (a word; pads and psum: an entry) */
+    double read_pj[ENPU_MEM_COUNT]; /* one counted read (the unit's count: docs/energy.md) */
     double write_pj[ENPU_MEM_COUNT];
     double bus_word_pj;             /* one bus word between an SRAM and the PE array */
+    double hop_pj;                  /* systolic: one operand value from a PE to its neighbour */
+    double pe_pitch_mm;             /* the side of one PE (the square root of its area) */
     double energy_scale;            /* logic and storage: tech_nm, vdd_v vs 45 nm, 0.9 V */
     double wire_scale;              /* wires: (vdd_v / 0.9)^2 */
     double area_scale;              /* tech_nm vs 45 nm */
 } enpu_energy_costs;
 
-/* Whether the energy and area model covers arch a's engine.  Its units
- * (PE lanes, ifmap and weight pads, psum buffers, the DTCMs) are EasyNPU's;
- * another engine's runs print no energy rather than a figure that leaves
- * out its own units (docs/energy.md). */
+/* Whether the energy and area model covers arch a's engine: its simulator
+ * counts every action the cost rules price (docs/energy.md). */
 static inline bool enpu_energy_modelled(const enpu_arch *a) { return a->engine == ENPU_ENGINE_EASYNPU; }
 
 /* Derives the per-action energies of arch a (valid) by the rules of
@@ -110,7 +139,8 @@ typedef struct enpu_energy {
 } enpu_energy;
 
 /* out = the counts times the costs.  Bus words are the accesses of the
- * main and skip DTCM, the weight memory and the ITCM. */
+ * main and skip DTCM, the weight memory and the ITCM; the systolic array's
+ * PE links carry every value latched into an operand register. */
 void enpu_energy_of(const enpu_energy_costs *c, const uint64_t reads[ENPU_MEM_COUNT],
                     const uint64_t writes[ENPU_MEM_COUNT], const uint64_t uops[ENPU_UOP_COUNT],
                     enpu_energy *out);
@@ -130,6 +160,9 @@ typedef struct enpu_energy_summary {
 } enpu_energy_summary;
 
 void enpu_energy_summarize(const enpu_arch *a, uint64_t cycles, double pj, enpu_energy_summary *out);
+
+/* pJ per MAC of a run: its energy over the model's MACs (0 without MACs). */
+static inline double enpu_energy_per_mac(double pj, uint64_t macs) { return macs ? pj / (double)macs : 0.0; }
 
 /* Adds the access counts of program p (reads, writes per memory; uops) to
  * rows[0 .. p->n_instr), computed from the instruction fields by the rules

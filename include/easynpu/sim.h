@@ -77,35 +77,56 @@ typedef enum enpu_activity {
 
 const char *enpu_activity_name(enpu_activity a);
 
-/* Memories and pads whose accesses are counted.  Memories count words; the
- * pads count entries (one 8-bit entry of one pad; a broadcast read is one
- * entry, a multicast read P entries); psum counts per-PE entries read and
- * written; the ITCM counts 128-bit words; DRAM counts bus words moved by the
- * DMA engines and the instruction fetch (bytes = words x bus_bits / 8). */
-#define ENPU_MEMORY_LIST(X)           \
-    X(MAIN_DTCM, "main_dtcm")         \
-    X(SKIP_DTCM, "skip_dtcm")         \
-    X(WEIGHT_MEM, "weight_mem")       \
-    X(ITCM, "itcm")                   \
-    X(IFMAP_PAD, "ifmap_pad")         \
-    X(WEIGHT_PAD, "weight_pad")       \
-    X(PSUM, "psum")                   \
-    X(OFFCHIP, "dram")                \
-    ENPU_MEMORY_LIST_ROWSTAT(X)
+/* Memories, pads and transfers whose accesses are counted, X(id, name,
+ * engines): `engines` is the mask (ENPU_ENG_*) of the engines that have
+ * the unit.  EasyNPU's memories count words; its pads entries (one 8-bit
+ * entry of one pad; a broadcast read is one entry, a multicast read P
+ * entries); psum counts per-PE entries read and written; the ITCM counts
+ * 128-bit words; DRAM counts bus words moved by the DMA engines and the
+ * instruction fetch (bytes = words x bus_bits / 8). */
+#define ENPU_ENG_E (1u << ENPU_ENGINE_EASYNPU)
+#define ENPU_ENG_S (1u << ENPU_ENGINE_SYSTOLIC)
+#define ENPU_ENG_R (1u << ENPU_ENGINE_ROWSTAT)
+#define ENPU_MEMORY_LIST(X)                                  \
+    X(MAIN_DTCM, "main_dtcm", ENPU_ENG_E | ENPU_ENG_S)       \
+    X(SKIP_DTCM, "skip_dtcm", ENPU_ENG_E)                    \
+    X(WEIGHT_MEM, "weight_mem", ENPU_ENG_E | ENPU_ENG_S)     \
+    X(ITCM, "itcm", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)    \
+    X(IFMAP_PAD, "ifmap_pad", ENPU_ENG_E)                    \
+    X(WEIGHT_PAD, "weight_pad", ENPU_ENG_E)                  \
+    X(PSUM, "psum", ENPU_ENG_E | ENPU_ENG_R)                 \
+    X(OFFCHIP, "dram", ENPU_ENG_E | ENPU_ENG_R)              \
+    ENPU_MEMORY_LIST_ROWSTAT(X)                              \
+    ENPU_MEMORY_LIST_SYSTOLIC(X)
 
 /* The row-stationary engine's memories (docs/rowstat.md "Statistics"): the
  * global buffer counts bytes, the array's networks values moved (a multicast
- * once), the PE input FIFOs, ifmap and filter loop buffers entries (psum
- * counts its psum RAM's entries; dram and itcm as above). */
-#define ENPU_MEMORY_LIST_ROWSTAT(X)   \
-    X(GLB, "glb")                     \
-    X(NOC, "noc")                     \
-    X(PE_FIFO, "pe_fifo")             \
-    X(IFMAP_LB, "ifmap_lb")           \
-    X(FILTER_LB, "filter_lb")
+ * once) and received, the PE input FIFOs, ifmap and filter loop buffers
+ * entries (psum counts its psum RAM's entries; dram and itcm as above). */
+#define ENPU_MEMORY_LIST_ROWSTAT(X)          \
+    X(GLB, "glb", ENPU_ENG_R)                \
+    X(NOC, "noc", ENPU_ENG_R)                \
+    X(PE_FIFO, "pe_fifo", ENPU_ENG_R)        \
+    X(IFMAP_LB, "ifmap_lb", ENPU_ENG_R)      \
+    X(FILTER_LB, "filter_lb", ENPU_ENG_R)
+
+/* The systolic engine's units (docs/systolic.md "Statistics"; its
+ * activation/output SRAM is main_dtcm and its weight SRAM weight_mem, in
+ * words): a PE's operand registers count values latched (writes: each
+ * comes one hop from its neighbour or the array's edge) and values read
+ * into its multiplier (reads); its accumulator an entry written per MAC and
+ * read per MAC after a dot product's first and per result handed on; a
+ * row's output MUX one read per result it passes to the requantizer; the
+ * re-shaping unit's word buffer a byte written per result and a word read
+ * per SRAM write. */
+#define ENPU_MEMORY_LIST_SYSTOLIC(X)         \
+    X(PE_REG, "pe_reg", ENPU_ENG_S)          \
+    X(ACC, "acc", ENPU_ENG_S)                \
+    X(MUX, "mux", ENPU_ENG_S)                \
+    X(SHAPE, "shape", ENPU_ENG_S)
 
 typedef enum enpu_memory {
-#define ENPU_X_MEM(id, name) ENPU_MEM_##id,
+#define ENPU_X_MEM(id, name, eng) ENPU_MEM_##id,
     ENPU_MEMORY_LIST(ENPU_X_MEM)
 #undef ENPU_X_MEM
     ENPU_MEM_COUNT
@@ -121,12 +142,16 @@ bool enpu_memory_of_engine(enpu_memory m, enpu_engine e);
  * the bn, act, mul stages; an add stage is 2: both inputs are scaled),
  * `alu` an 8-bit compare or subtract without the multiplier (maxpool, relu),
  * `requant` one requantized lane (a final pass or a fused stage; not the
- * reshape's bypass), `lookup` one activation-table segment lookup. */
+ * reshape's bypass), `lookup` one activation-table segment lookup, `mac16`
+ * a multiply-accumulate of 16-bit data (the row-stationary engine's
+ * `--bits 16`).  The systolic and row-stationary engines count one `mac`
+ * (`mac16`) per PE and MAC cycle and one `requant` per output value. */
 #define ENPU_UNIT_OP_LIST(X)  \
     X(MAC, "mac")             \
     X(ALU, "alu")             \
     X(REQUANT, "requant")     \
-    X(LOOKUP, "lookup")
+    X(LOOKUP, "lookup")       \
+    X(MAC16, "mac16")
 
 typedef enum enpu_unit_op {
 #define ENPU_X_UOP(id, name) ENPU_UOP_##id,

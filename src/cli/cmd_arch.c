@@ -87,9 +87,7 @@ int enpu_cmd_arch(int argc, char **argv) {
         free(t);
     } else {
         enpu_arch_print(&a, stdout);
-        if (enpu_energy_modelled(&a)) enpu_report_energy_costs(stdout, &a);
-        else printf("energy and area: not modelled for engine '%s' (the energy model's units are EasyNPU's)\n",
-                    enpu_engine_name(a.engine));
+        enpu_report_energy_costs(stdout, &a);
     }
     return 0;
 }

@@ -144,7 +144,7 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
             enpu_energy e;
             enpu_energy_costs_of(a, &c);
             enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
-            enpu_report_energy_lines(f, a, &e, r->total_cycles);
+            enpu_report_energy_lines(f, a, &e, r->total_cycles, r->total_macs);
         } else {
             fprintf(f, "energy: not modelled for engine '%s' (the energy model's units are EasyNPU's)\n",
                     enpu_engine_name(a->engine));
@@ -172,7 +172,8 @@ static void put_energy(json_t *o, const enpu_energy_costs *c, const uint64_t *re
     enpu_energy e;
     enpu_energy_of(c, reads, writes, uops, &e);
     json_object_set_new(o, "energy_pj", json_real(e.total_pj));
-    json_object_set_new(o, "energy_parts_pj", enpu_energy_parts_json(&e));
+    json_object_set_new(o, "energy_parts_pj", enpu_energy_parts_json(&e, c->engine));
+    json_object_set_new(o, "energy_levels_pj", enpu_energy_levels_json(&e));
 }
 
 static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n, bool rows,
@@ -227,6 +228,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
         enpu_energy_summarize(a, r->total_cycles, e.total_pj, &es);
         put_energy(tot, &ec, r->reads, r->writes, r->uops);
         json_object_set_new(tot, "energy_per_inference_uj", json_real(es.energy_pj / 1e6));
+        json_object_set_new(tot, "pj_per_mac", json_real(enpu_energy_per_mac(es.energy_pj, r->total_macs)));
         json_object_set_new(tot, "avg_power_mw", json_real(es.power_mw));
         json_object_set_new(tot, "edp_js", json_real(es.edp_js));
     }

@@ -29,7 +29,7 @@ const char *enpu_activity_name(enpu_activity a) {
 
 const char *enpu_memory_name(enpu_memory m) {
     static const char *const names[] = {
-#define ENPU_X_MEM(id, name) name,
+#define ENPU_X_MEM(id, name, eng) name,
         ENPU_MEMORY_LIST(ENPU_X_MEM)
 #undef ENPU_X_MEM
     };
@@ -37,17 +37,12 @@ const char *enpu_memory_name(enpu_memory m) {
 }
 
 bool enpu_memory_of_engine(enpu_memory m, enpu_engine e) {
-    switch (m) {
-    case ENPU_MEM_ITCM:
-    case ENPU_MEM_OFFCHIP:
-    case ENPU_MEM_PSUM: return true;
-    case ENPU_MEM_GLB:
-    case ENPU_MEM_NOC:
-    case ENPU_MEM_PE_FIFO:
-    case ENPU_MEM_IFMAP_LB:
-    case ENPU_MEM_FILTER_LB: return e == ENPU_ENGINE_ROWSTAT;
-    default: return e != ENPU_ENGINE_ROWSTAT;
-    }
+    static const unsigned engines[] = {
+#define ENPU_X_MEM(id, name, eng) eng,
+        ENPU_MEMORY_LIST(ENPU_X_MEM)
+#undef ENPU_X_MEM
+    };
+    return (unsigned)m < ENPU_MEM_COUNT && (engines[m] >> e & 1u);
 }
 
 const char *enpu_unit_op_name(enpu_unit_op o) {

@@ -37,7 +37,7 @@ static void test_make_demo(void **state) {
         "# layer",
         "    total                                  245819     244643   99.5",
         "3914280 MACs on 16 MAC units, utilization 99.5%",
-        "energy per inference 23.619 uJ (45 nm, 0.9 V; dynamic, counted actions), "
+        "energy per inference 23.619 uJ (45 nm, 0.9 V; dynamic, counted actions), 6.034 pJ/MAC, "
         "average power 9.608 mW at 100 MHz, EDP 5.806e-08 J*s, area 1.835 mm2",
         "bit-exact: yes (6 layer outputs and 1 model output(s) equal the golden int8 reference",
         ("float vs int8 (this input), output logits [1,12]: max |error| 0.02538, SQNR 42.5 dB, top-1 "
