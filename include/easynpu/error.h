@@ -27,8 +27,10 @@ typedef enum enpu_status {
     ENPU_E_USAGE = -7,       /* bad command-line usage or API argument */
     ENPU_E_MISMATCH = -8,    /* a check failed: outputs differ, not bit-exact */
     ENPU_E_NOFIT = -9,       /* model does not fit the architecture */
-    ENPU_E_INCOMPATIBLE = -10 /* inputs that do not belong together: a program compiled for
-                                 another arch, the .qjson of another model */
+    ENPU_E_INCOMPATIBLE = -10, /* inputs that do not belong together: a program compiled for
+                                  another arch, the .qjson of another model */
+    ENPU_E_ACCURACY = -11     /* bit-exact, but int8 misses an accuracy gate the user set
+                                 (--min-sqnr, --require-top1, --min-top1, --min-agreement) */
 } enpu_status;
 
 #define ENPU_ERR_MSG_MAX 2048 /* room for an importer error listing every problem */
@@ -52,7 +54,8 @@ void enpu_err_clear(enpu_err *err);
 /* Stable short name of a category ("io", "format", ...) for messages and tests. */
 const char *enpu_status_name(enpu_status code);
 
-/* Process exit code for a status: 0 ok, 1 a failed check, 2 bad input/usage. */
+/* Process exit code for a status: 0 ok, 1 a failed check (not bit-exact),
+ * 2 bad input/usage, 3 an accuracy gate missed. */
 int enpu_exit_code(enpu_status code);
 
 #define ENPU_ASSERT(x)                                                                    \

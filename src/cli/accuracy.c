@@ -186,3 +186,28 @@ void enpu_accuracy_warn(FILE *f, const enpu_accuracy *a, int n, const enpu_graph
         fputc('\n', f);
     }
 }
+
+int enpu_accuracy_gate(const enpu_accuracy *a, int n, double min_sqnr_db, bool require_top1,
+                       enpu_err *err) {
+    bool classes = false;
+    for (int i = 0; i < n; i++) classes |= a[i].have && a[i].class_vector;
+    if (require_top1 && !classes)
+        return enpu_fail(err, ENPU_E_USAGE, "--require-top1: no output of the model is a class vector "
+                         "([N] or [1,N], N >= 2)");
+    for (int i = 0; i < n; i++) {
+        if (!a[i].have) continue;
+        if (!isnan(min_sqnr_db) && !(a[i].sqnr_db >= min_sqnr_db))
+            return enpu_fail(err, ENPU_E_ACCURACY, "output %s: SQNR %.1f dB (int%d vs float) is below "
+                             "--min-sqnr %g", a[i].name, a[i].sqnr_db, a[i].bits == 16 ? 16 : 8, min_sqnr_db);
+        if (require_top1 && a[i].class_vector && !a[i].agree) {
+            if (a[i].n_top_int8 > 1 || a[i].n_top_float > 1)
+                return enpu_fail(err, ENPU_E_ACCURACY, "output %s: --require-top1: the top score is "
+                                 "shared by %lld classes in the %s result, so no class is chosen",
+                                 a[i].name, (long long)(a[i].n_top_int8 > 1 ? a[i].n_top_int8 : a[i].n_top_float),
+                                 a[i].n_top_int8 > 1 ? "int8" : "float");
+            return enpu_fail(err, ENPU_E_ACCURACY, "output %s: --require-top1: int8 chooses class %lld, "
+                             "float %lld", a[i].name, (long long)a[i].top1_int8, (long long)a[i].top1_float);
+        }
+    }
+    return 0;
+}

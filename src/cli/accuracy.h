@@ -48,4 +48,13 @@ json_t *enpu_accuracy_json(const enpu_accuracy *a);
 void enpu_accuracy_warn(FILE *out, const enpu_accuracy *a, int n, const enpu_graph *qg,
                         const enpu_qreport *rep, const enpu_buf *calib, int n_calib);
 
+/* The gates of `easynpu run` (docs/quantization.md "Accuracy gates"): every
+ * output compared must reach min_sqnr_db (NAN: no gate) and, with
+ * require_top1, every class vector must have the float top-1 as its int8
+ * top-1 (a tie is not agreement).  0 when every gate is met; else
+ * ENPU_E_ACCURACY naming the first output that misses one and how, or
+ * ENPU_E_USAGE for --require-top1 on a model without a class vector. */
+int enpu_accuracy_gate(const enpu_accuracy *a, int n, double min_sqnr_db, bool require_top1,
+                       enpu_err *err);
+
 #endif

@@ -25,6 +25,7 @@ static const char *HELP =
     "                    [--arch A] [--calib SPEC] [--limit N] [--threads N] [--worst N]\n"
     "                    [--kernels K] [--no-cycles] [--json FILE]\n"
     "                    [--quiet] [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
+    "                    [--min-top1 PCT] [--min-agreement PCT] [--min-sqnr DB]\n"
     "\n"
     "What int8 costs, on a data set.  The model is quantized for the architecture\n"
     "(on --calib inputs; an .onnx without them uses the quantizer's synthetic\n"
@@ -62,11 +63,19 @@ static const char *HELP =
     "  --no-cycles        do not compile and simulate\n"
     "  --json FILE        the report as JSON, with a record per input set ('-':\n"
     "                     standard output; the text report then goes to stderr)\n"
-    "  --quiet            no quantizer warnings\n" ENPU_CLI_BIND_HELP ENPU_CLI_SHAPE_HELP
+    "  --quiet            no quantizer warnings\n"
+    "  --min-top1 PCT     accuracy gate: int8 top-1 accuracy against --labels of at\n"
+    "                     least PCT %% of the labelled input sets, else exit 3\n"
+    "  --min-agreement PCT  accuracy gate: int8 top-1 equal to float top-1 on at\n"
+    "                     least PCT %% of the input sets (an .onnx), else exit 3\n"
+    "  --min-sqnr DB      accuracy gate: the mean SQNR of the first output (int8\n"
+    "                     against float) at least DB (an .onnx), else exit 3\n"
+    ENPU_CLI_BIND_HELP ENPU_CLI_SHAPE_HELP
     "                     (dimension 0 is 1: each input set is one image)\n"
     "\n"
     "A progress bar is drawn on stderr when it is a terminal.  Exit status: 0 done;\n"
-    "1 the simulator differed from the golden reference; 2 bad input or usage.\n";
+    "1 the simulator differed from the golden reference; 2 bad input or usage; 3 an\n"
+    "accuracy gate missed (category `accuracy`).\n";
 
 static int parse_count(const char *s, long lo, long hi, long *out) {
     char *end;
@@ -417,6 +426,33 @@ static int write_json(const char *path, const char *model, const enpu_dataset *d
     return rc;
 }
 
+/* The accuracy gates the user set (NAN: none): int8 top-1 against the
+ * labels, float/int8 agreement (percent of the input sets), the mean SQNR
+ * of the first output.  ENPU_E_ACCURACY naming the first one missed. */
+static int gates(const enpu_eval_result *r, double top1, double agree, double sqnr, enpu_err *err) {
+    if (!isnan(top1)) {
+        if (!r->classes || !r->n_labelled)
+            return enpu_fail(err, ENPU_E_USAGE, "--min-top1: the first output is not a class vector with "
+                             "labelled input sets");
+        double got = pct(r->top1_int8, r->n_labelled);
+        if (!(got >= top1))
+            return enpu_fail(err, ENPU_E_ACCURACY, "int8 top-1 accuracy %.2f%% (%d of %d labelled input sets) "
+                             "is below --min-top1 %g", got, r->top1_int8, r->n_labelled, top1);
+    }
+    if (!isnan(agree)) {
+        if (!r->classes)
+            return enpu_fail(err, ENPU_E_USAGE, "--min-agreement: the first output is not a class vector");
+        double got = pct(r->agree, r->n_samples);
+        if (!(got >= agree))
+            return enpu_fail(err, ENPU_E_ACCURACY, "float/int8 top-1 agreement %.2f%% (%d of %d input sets) "
+                             "is below --min-agreement %g", got, r->agree, r->n_samples, agree);
+    }
+    if (!isnan(sqnr) && !(r->sqnr_mean_db >= sqnr))
+        return enpu_fail(err, ENPU_E_ACCURACY, "the mean SQNR of output %s over the set, %.1f dB, is below "
+                         "--min-sqnr %g", r->output ? r->output : "0", r->sqnr_mean_db, sqnr);
+    return 0;
+}
+
 int enpu_cmd_eval(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {
         fputs(HELP, stdout);
@@ -429,11 +465,14 @@ int enpu_cmd_eval(int argc, char **argv) {
         {"worst", required_argument, 0, 'w'},   {"kernels", required_argument, 0, 'k'},
         {"no-cycles", no_argument, 0, 'C'},     {"json", required_argument, 0, 'j'},
         {"quiet", no_argument, 0, 'q'},         {"bind", required_argument, 0, 'b'},
-        {"input-shape", required_argument, 0, 'S'}, {0, 0, 0, 0}};
+        {"input-shape", required_argument, 0, 'S'}, {"min-top1", required_argument, 0, '1'},
+        {"min-agreement", required_argument, 0, 'A'}, {"min-sqnr", required_argument, 0, 'G'},
+        {0, 0, 0, 0}};
     enpu_cli_binds binds = {0};
     const char *data = NULL, *labels = NULL, *arch_spec = "easynpu", *calib = NULL, *json = NULL;
     long limit = 0, threads = 0, n_worst = 5;
     bool quiet = false, cycles = true;
+    double g_top1 = NAN, g_agree = NAN, g_sqnr = NAN; /* the gates (NAN: none) */
     enpu_eval_opts eo;
     enpu_eval_opts_default(&eo);
     int c;
@@ -476,12 +515,29 @@ int enpu_cmd_eval(int argc, char **argv) {
         case 'S':
             if (enpu_cli_shape_add("eval", &binds, optarg)) return 2;
             break;
+        case '1':
+        case 'A':
+        case 'G': {
+            char *end;
+            double v = strtod(optarg, &end);
+            bool pctv = c != 'G';
+            if (end == optarg || *end || !isfinite(v) || (pctv && (v < 0 || v > 100)))
+                return enpu_cli_usage("eval", "--%s '%s': %s expected",
+                                      c == '1' ? "min-top1" : c == 'A' ? "min-agreement" : "min-sqnr", optarg,
+                                      pctv ? "a percentage in 0..100" : "a number of dB");
+            *(c == '1' ? &g_top1 : c == 'A' ? &g_agree : &g_sqnr) = v;
+            break;
+        }
         default: return enpu_cli_usage("eval", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind != 1) return enpu_cli_usage("eval", "expected one MODEL.onnx or MODEL.qjson");
     const char *model = argv[optind];
     if (!data) return enpu_cli_usage("eval", "--data SPEC is required");
+    if (!isnan(g_top1) && !labels) return enpu_cli_usage("eval", "--min-top1 needs --labels");
+    if ((!isnan(g_agree) || !isnan(g_sqnr)) && strcmp(enpu_path_ext(model), ".onnx") != 0)
+        return enpu_cli_usage("eval", "%s: --%s compares int8 with the float reference, which only an "
+                              ".onnx model has", model, !isnan(g_agree) ? "min-agreement" : "min-sqnr");
     /* a TFLite model's data sets would be in TFLite's NHWC order and its
      * arch's requant switched as `run` does; eval does neither yet */
     if (strcmp(enpu_path_ext(model), ".tflite") == 0) {
@@ -555,6 +611,7 @@ int enpu_cmd_eval(int argc, char **argv) {
         }
         if (strcmp(json, "-") != 0) fprintf(text, "wrote %s\n", json);
     }
+    if (gates(&r, g_top1, g_agree, g_sqnr, &err)) rc = enpu_cli_fail("eval", &err);
 done:
     free(worst);
     free(lab);

@@ -29,6 +29,7 @@ static const char *HELP =
     "                   [--json FILE] [--trace FILE] [--vcd FILE [--window A:B]] [--svg FILE]\n"
     "                   [--bits 8|16 [--qformat]] [--bind NAME=FILE...]\n"
     "                   [--input-shape NAME=D0xD1x...] [--per-cycle]\n"
+    "                   [--min-sqnr DB] [--require-top1]\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -73,6 +74,10 @@ static const char *HELP =
     "  --quiet          no quantizer warnings\n"
     "  --per-cycle      cycle mode: step every unit in every cycle, no\n"
     "                   fast-forward (docs/microarch.md §15; same results, slower)\n"
+    "  --min-sqnr DB    accuracy gate: every output's SQNR (int8 against float)\n"
+    "                   must be at least DB, else exit 3 (an .onnx model)\n"
+    "  --require-top1   accuracy gate: every class-vector output's int8 top-1 must\n"
+    "                   be the float top-1 (a tie at the top is not), else exit 3\n"
     ENPU_CLI_BIND_HELP
     ENPU_CLI_SHAPE_HELP
     "                     A batch (NAME=Nx..., N > 1) is N images through the same\n"
@@ -81,7 +86,9 @@ static const char *HELP =
     "                     the outputs are the N results and the time is N runs\n"
     "\n"
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
-    "check; 2 bad input or usage (including a model that does not fit).\n";
+    "check; 2 bad input or usage (including a model that does not fit); 3\n"
+    "bit-exact, but an accuracy gate (--min-sqnr, --require-top1) is missed\n"
+    "(category `accuracy`).\n";
 
 #define MAX_FILES 64
 #define MAX_ARCHS 8
@@ -610,13 +617,15 @@ int enpu_cmd_run(int argc, char **argv) {
         {"quiet", no_argument, 0, 'q'},       {"bind", required_argument, 0, 'b'},
         {"input-shape", required_argument, 0, 'S'}, {"bits", required_argument, 0, 'B'},
         {"qformat", no_argument, 0, 'Q'},           {"per-cycle", no_argument, 0, 'p'},
+        {"min-sqnr", required_argument, 0, 'G'},    {"require-top1", no_argument, 0, 'T'},
         {0, 0, 0, 0}};
     enpu_model bits = {0};
     enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
     const char *calib = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL, *svg = NULL;
-    bool quiet = false, per_cycle = false;
+    bool quiet = false, per_cycle = false, require_top1 = false;
+    double min_sqnr = NAN;
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -643,6 +652,14 @@ int enpu_cmd_run(int argc, char **argv) {
         case 's': svg = optarg; break;
         case 'q': quiet = true; break;
         case 'p': per_cycle = true; break;
+        case 'T': require_top1 = true; break;
+        case 'G': {
+            char *end;
+            min_sqnr = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(min_sqnr))
+                return enpu_cli_usage("run", "--min-sqnr '%s': a number of dB expected", optarg);
+            break;
+        }
         case 'b':
             if (enpu_cli_bind_add("run", &binds, optarg)) return 2;
             break;
@@ -659,6 +676,9 @@ int enpu_cmd_run(int argc, char **argv) {
     if (argc - optind != 1)
         return enpu_cli_usage("run", "expected one MODEL.onnx, MODEL.tflite, MODEL.qjson or PROG.enpu");
     const char *model = argv[optind];
+    if ((require_top1 || !isnan(min_sqnr)) && strcmp(enpu_path_ext(model), ".onnx") != 0)
+        return enpu_cli_usage("run", "%s: --%s compares the int8 run with the float reference, which "
+                              "only an .onnx model has", model, require_top1 ? "require-top1" : "min-sqnr");
     if (n_arch == 0) archs[n_arch++] = "easynpu";
     int64_t batch = enpu_cli_batch("run", &binds);
     if (batch < 0) return 2;
@@ -908,6 +928,8 @@ int enpu_cmd_run(int argc, char **argv) {
         if (w) fprintf(text, "wrote %s\n", w);
     }
     rc = worst;
+    /* the gates, after every output was written: bit-exactness (1) first */
+    if (!rc && enpu_accuracy_gate(acc, n_acc, min_sqnr, require_top1, &err)) rc = enpu_cli_fail("run", &err);
 done:
     for (int a = 0; a < n_arch; a++) arch_run_free(&runs[a]);
     for (int i = 0; i < loaded; i++) enpu_buf_free(&bufs[i]);

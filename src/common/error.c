@@ -76,6 +76,7 @@ const char *enpu_status_name(enpu_status code) {
     case ENPU_E_MISMATCH: return "mismatch";
     case ENPU_E_NOFIT: return "nofit";
     case ENPU_E_INCOMPATIBLE: return "incompatible";
+    case ENPU_E_ACCURACY: return "accuracy";
     }
     return "unknown";
 }
@@ -83,5 +84,6 @@ const char *enpu_status_name(enpu_status code) {
 int enpu_exit_code(enpu_status code) {
     if (code == ENPU_OK) return 0;
     if (code == ENPU_E_MISMATCH) return 1;
+    if (code == ENPU_E_ACCURACY) return 3;
     return 2;
 }
