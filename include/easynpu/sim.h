@@ -169,6 +169,13 @@ const char *enpu_unit_op_name(enpu_unit_op o);
  * others (the reshape's bypass). */
 void enpu_stage_uops(int64_t op, uint64_t lanes, uint64_t *uops);
 
+/* Utilization, the one definition every report uses (docs/microarch.md
+ * "Utilization"): the model's MACs over what `units` MAC units
+ * (enpu_arch_mac_units) could do in `cycles`; 0 for no cycles. */
+static inline double enpu_utilization(uint64_t macs, uint64_t units, uint64_t cycles) {
+    return cycles && units ? (double)macs / ((double)units * (double)cycles) : 0.0;
+}
+
 /* One row per instruction of the program (the rows of a fused chain split
  * its cycles by stage, docs/microarch.md §11.10). */
 typedef struct enpu_layer_stats {

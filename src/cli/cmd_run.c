@@ -366,7 +366,7 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
             else if (m->host) fprintf(text, " %12llu %15s", (unsigned long long)m->cycles, "host");
             else
                 fprintf(text, " %12llu %5.1f%% %7.1fK", (unsigned long long)m->cycles,
-                        m->cycles ? 100.0 * (double)m->ideal_cycles / (double)m->cycles : 0.0,
+                        100.0 * enpu_utilization(m->macs, (uint64_t)enpu_arch_mac_units(&runs[a].arch), m->cycles),
                         traffic_kib(&runs[a].arch, m->reads, m->writes));
         }
         fprintf(text, "\n");

@@ -234,8 +234,7 @@ static void eval_point(enpu_sweeper *w, uint64_t idx, int model, enpu_point_resu
     r->edp_js = sum.edp_js;
     r->area_um2 = ar.total_um2;
     memcpy(r->part_pj, e.part_pj, sizeof r->part_pj);
-    uint64_t units = (uint64_t)(a.pes * a.pe_rows);
-    r->utilization = r->cycles ? (double)r->macs / ((double)units * (double)r->cycles) : 0;
+    r->utilization = enpu_utilization(r->macs, (uint64_t)enpu_arch_mac_units(&a), r->cycles);
 }
 
 static void *worker(void *arg) {

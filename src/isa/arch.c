@@ -81,8 +81,8 @@ static const int64_t sya_preset_bank_rows[] = {2, 1, 4}; /* systolic, -1x4, -4x1
  * ifmap, filter and psum scratch pads, 64-bit (four 16-bit values) networks
  * and DRAM word, 200 MHz. */
 static const char *const preset_json[] = {
-    NULL, NULL, NULL, NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\"}",
-    "{\"base\": \"easynpu\", \"name\": \"eyeriss\", \"engine\": \"rowstat\", \"pes\": 8, "
+    NULL, NULL, NULL, NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\", \"lane_groups_max\": 1}",
+    "{\"base\": \"easynpu\", \"name\": \"eyeriss\", \"engine\": \"rowstat\", \"lane_groups_max\": 1, \"pes\": 8, "
     "\"ifmap_pads\": 8, \"weight_pad_groups\": 8, \"bus_bits\": 64, \"rs_rows\": 12, "
     "\"rs_cols\": 14, \"rs_ifmap_lb_depth\": 12, \"rs_filter_lb_depth\": 224, "
     "\"rs_psum_depth\": 24, \"rs_fifo_depth\": 256, \"rs_glb_bytes\": 110592, "
@@ -154,14 +154,14 @@ static int preset_index(const char *name) {
     return -1;
 }
 
-static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err);
+static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err, bool canonical);
 static int find_param(const char *key);
 
 static void fill_preset(int p, enpu_arch *out) {
     if (preset_json[p]) {
         json_t *root = json_loads(preset_json[p], 0, NULL);
         enpu_err e = {0};
-        ENPU_ASSERT(root && apply_json(root, preset_names[p], out, &e) == 0);
+        ENPU_ASSERT(root && apply_json(root, preset_names[p], out, &e, false) == 0);
         json_decref(root);
         return;
     }
@@ -326,10 +326,12 @@ static char *to_json(const enpu_arch *a, int pretty, int with_costs, bool host_c
         if (i >= N_PARAMS - N_RS_PARAMS && a->engine != ENPU_ENGINE_ROWSTAT &&
             param_get(a, i) == params[i].preset[0])
             continue;
-        /* lane_groups_max = 1 (no lane groups) is the absent key: the arch
-         * of every program written before lane groups keeps its canonical
-         * form and fingerprint */
-        if (param_get(a, i) == 1 && strcmp(params[i].key, "lane_groups_max") == 0) continue;
+        /* lane_groups_max = 1 (no lane groups) is the absent key of the
+         * machine part: the arch of every program written before lane
+         * groups keeps its canonical form and fingerprint.  The full JSON a
+         * user saves says it, since a file inherits an absent key from its
+         * base (4 for easynpu). */
+        if (param_get(a, i) == 1 && !with_costs && strcmp(params[i].key, "lane_groups_max") == 0) continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     }
     if (a->engine == ENPU_ENGINE_SYSTOLIC)
@@ -378,8 +380,21 @@ static int find_cost(const char *key) {
     return -1;
 }
 
+static int from_json(const char *text, size_t n, const char *what, enpu_arch *out, enpu_err *err,
+                     bool canonical);
+
 int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch *out,
                         enpu_err *err) {
+    return from_json(text, n, what, out, err, false);
+}
+
+int enpu_arch_from_canonical_json(const char *text, size_t n, const char *what, enpu_arch *out,
+                                  enpu_err *err) {
+    return from_json(text, n, what, out, err, true);
+}
+
+static int from_json(const char *text, size_t n, const char *what, enpu_arch *out, enpu_err *err,
+                     bool canonical) {
     if (n > ENPU_ARCH_JSON_MAX)
         return enpu_fail(err, ENPU_E_LIMIT, "%s: arch JSON is %zu bytes, over the limit of %zu", what,
                          n, ENPU_ARCH_JSON_MAX);
@@ -410,7 +425,7 @@ int enpu_arch_from_json(const char *text, size_t n, const char *what, enpu_arch 
         rc = enpu_fail(err, ENPU_E_FORMAT, "%s: an arch description must be a JSON object", what);
         goto done;
     }
-    if ((rc = apply_json(root, what, out, err))) goto done;
+    if ((rc = apply_json(root, what, out, err, canonical))) goto done;
     rc = enpu_arch_validate(out, err);
     if (rc) enpu_err_prefix(err, "%s", what);
 done:
@@ -418,8 +433,47 @@ done:
     return rc;
 }
 
-/* Fills *out from a JSON object: its base preset, then its keys. */
-static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err) {
+/* Edit distance of a and b (both short keys), for "did you mean". */
+static int edit_distance(const char *a, const char *b) {
+    int n = (int)strlen(a), m = (int)strlen(b);
+    if (n > 63 || m > 63) return 99;
+    int d[64][64];
+    for (int i = 0; i <= n; i++) d[i][0] = i;
+    for (int j = 0; j <= m; j++) d[0][j] = j;
+    for (int i = 1; i <= n; i++)
+        for (int j = 1; j <= m; j++) {
+            int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            d[i][j] = c;
+        }
+    return d[n][m];
+}
+
+/* The known key nearest to `key` (NULL when none is within a third of its
+ * length, or one edit of a short key): what an unknown key's message
+ * suggests. */
+static const char *nearest_key(const char *key) {
+    static const char *const top[] = {"name", "engine", "requant", "base", "clock_mhz"};
+    const char *best = NULL;
+    int bd = (int)strlen(key) / 3 + 2; /* within a third of its length, and one edit always */
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        if (edit_distance(key, top[i]) < bd) bd = edit_distance(key, top[i]), best = top[i];
+    for (int i = 0; i < N_PARAMS; i++)
+        if (edit_distance(key, params[i].key) < bd) bd = edit_distance(key, params[i].key), best = params[i].key;
+    for (int i = 0; i < N_SYA; i++)
+        if (edit_distance(key, sya_params[i].key) < bd) bd = edit_distance(key, sya_params[i].key), best = sya_params[i].key;
+    for (int i = 0; i < N_COSTS; i++)
+        if (edit_distance(key, costs[i].key) < bd) bd = edit_distance(key, costs[i].key), best = costs[i].key;
+    return best;
+}
+
+/* Fills *out from a JSON object: its base preset, then its keys.  A user's
+ * file inherits every field of its base; `canonical` (a program's ARCH
+ * section, enpu_arch_to_json's form) has every key but lane_groups_max 1,
+ * which it leaves out (so programs from before lane groups keep their
+ * fingerprint). */
+static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *err, bool canonical) {
     int rc = 0;
     int base = 0;
     json_t *jb = json_object_get(root, "base"), *je2 = json_object_get(root, "engine");
@@ -435,7 +489,7 @@ static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *
         base = FIRST_SYA_PRESET;
     }
     fill_preset(base, out);
-    out->lane_groups_max = 1; /* absent: no lane groups (enpu_arch_to_json) */
+    if (canonical) out->lane_groups_max = 1; /* absent: no lane groups (enpu_arch_to_json) */
     const char *key;
     json_t *v;
     const char *sya_key = NULL; /* a systolic parameter named: the engine must be systolic */
@@ -484,7 +538,11 @@ static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *
         } else {
             int i = find_param(key), k = i < 0 ? find_sya(key) : -1;
             if (i < 0 && k < 0) {
-                rc = enpu_fail(err, ENPU_E_INVALID, "%s: unknown key '%s'", what, key);
+                const char *near = nearest_key(key);
+                rc = near ? enpu_fail(err, ENPU_E_INVALID, "%s: unknown key '%s' (did you mean '%s'?)", what,
+                                      key, near)
+                          : enpu_fail(err, ENPU_E_INVALID, "%s: unknown key '%s' (`easynpu arch` lists the "
+                                      "keys)", what, key);
                 goto done;
             }
             if (!json_is_integer(v)) {
@@ -502,6 +560,25 @@ static int apply_json(json_t *root, const char *what, enpu_arch *out, enpu_err *
     }
     if (!sya_key && out->engine != ENPU_ENGINE_SYSTOLIC)
         for (int i = 0; i < N_SYA; i++) *sya_ref(out, i) = sya_params[i].dflt;
+    /* a file without a name is named after itself, not after its base: the
+     * reports then say which arch ran */
+    if (!canonical && !json_object_get(root, "name")) {
+        const char *b = strrchr(what, '/');
+        b = b ? b + 1 : what;
+        size_t n = strlen(b);
+        if (n > 5 && strcmp(b + n - 5, ".json") == 0 && n - 5 < sizeof out->name) {
+            char nm[ENPU_ARCH_NAME_MAX];
+            snprintf(nm, sizeof nm, "%.*s", (int)(n - 5), b);
+            if (valid_name(nm)) snprintf(out->name, sizeof out->name, "%s", nm);
+        }
+    }
+    /* the fields enpu_arch_validate ties to pes follow it unless given, as
+     * in a sweep: {"base": "easynpu", "pes": 32} is a 32-PE EasyNPU */
+    if (!canonical && json_object_get(root, "pes")) {
+        if (!json_object_get(root, "bus_bits")) out->bus_bits = 8 * out->pes;
+        if (!json_object_get(root, "ifmap_pads")) out->ifmap_pads = out->pes;
+        if (!json_object_get(root, "weight_pad_groups")) out->weight_pad_groups = out->pes;
+    }
     if (sya_key && out->engine != ENPU_ENGINE_SYSTOLIC) {
         rc = enpu_fail(err, ENPU_E_INVALID,
                        "%s: field '%s': a systolic-engine parameter, but the engine is '%s'", what,

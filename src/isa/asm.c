@@ -253,7 +253,7 @@ static int do_arch(asmst *st, char *rest) {
     if (rest[0] == '{') {
         char what[64];
         snprintf(what, sizeof what, ".arch");
-        rc = enpu_arch_from_json(rest, n, what, &a, st->err);
+        rc = enpu_arch_from_canonical_json(rest, n, what, &a, st->err);
     } else {
         char *sc = strchr(rest, ';');
         if (sc) *sc = 0;

@@ -28,6 +28,15 @@ void enpu_sb_quote(enpu_sb *b, const char *s);
 char *enpu_sb_take(enpu_sb *b);
 void enpu_sb_free(enpu_sb *b);
 
+/* enpu_arch_from_json for the canonical form (a program's ARCH section, a
+ * listing's .arch): every key is there but lane_groups_max 1, which
+ * enpu_arch_to_json leaves out; an absent key is not inherited from the
+ * base preset as in a user's file. */
+struct enpu_arch;
+struct enpu_err;
+int enpu_arch_from_canonical_json(const char *text, size_t n, const char *what, struct enpu_arch *out,
+                                  struct enpu_err *err);
+
 /* Number of bits needed to hold v >= 0 (0 for v == 0). */
 static inline int enpu_bitlen(uint64_t v) {
     int n = 0;

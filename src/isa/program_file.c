@@ -643,7 +643,7 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
     if (as.len > ENPU_PROG_MAX_ARCH_BYTES)
         return enpu_fail(err, ENPU_E_LIMIT, "section ARCH: %" PRIu64 " bytes, over the limit of %zu",
                          as.len, ENPU_PROG_MAX_ARCH_BYTES);
-    int rc = enpu_arch_from_json((const char *)as.p, (size_t)as.len, "section ARCH", &p->arch, err);
+    int rc = enpu_arch_from_canonical_json((const char *)as.p, (size_t)as.len, "section ARCH", &p->arch, err);
     if (rc) return rc;
     /* formats 3.0 and 3.1 predate the host CPU parameters: their canonical
      * JSON and fingerprint have every key but those, which take the selected

@@ -118,7 +118,8 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
             snprintf(addr, sizeof addr, "%s/%s/%s", a1, a2, a3);
         }
         double ratio = l->ideal_cycles ? (double)l->modelled_cycles / (double)l->ideal_cycles : 0;
-        double util = l->modelled_cycles ? (double)l->macs / ((double)r->pes * r->pe_rows * (double)l->modelled_cycles) : 0;
+        double util = enpu_utilization((uint64_t)l->macs, (uint64_t)r->pes * (uint64_t)r->pe_rows,
+                                       (uint64_t)l->modelled_cycles);
         char rs[32], us[32];
         if (l->ideal_cycles) snprintf(rs, sizeof rs, "%.3f", ratio);
         else snprintf(rs, sizeof rs, "-");
@@ -133,7 +134,8 @@ void enpu_compile_report_print(FILE *f, const enpu_compile_report *r) {
         else if (r->total_dram_read_bytes + r->total_dram_write_bytes) fprintf(f, " %15s", dk);
         fprintf(f, "\n");
     }
-    double util = r->total_modelled ? (double)r->total_macs / ((double)r->pes * r->pe_rows * (double)r->total_modelled) : 0;
+    double util = enpu_utilization((uint64_t)r->total_macs, (uint64_t)r->pes * (uint64_t)r->pe_rows,
+                                   (uint64_t)r->total_modelled);
     char host[64] = "";
     if (r->host_macs) snprintf(host, sizeof host, " (+%" PRId64 " computed by the host)", r->host_macs);
     fprintf(f, "total: %" PRId64 " MACs%s, ideal %" PRId64 " cycles, modelled %" PRId64 " cycles (ratio %.3f, "

@@ -88,7 +88,7 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
         const enpu_layer_stats *st = &rows[i];
         if (st->cycles == 0 && st->macs == 0 && strcmp(st->op, "end") == 0 && r->mode != ENPU_SIM_CYCLE)
             continue;
-        double util = st->cycles ? 100.0 * (double)st->macs / ((double)units * (double)st->cycles) : 0;
+        double util = 100.0 * enpu_utilization(st->macs, units, st->cycles);
         fprintf(f, "%3d %-24s %-9s %10llu %10llu %6.1f", i, enpu_fit(st->name, 24, nb, sizeof nb),
                 st->op, (unsigned long long)st->cycles, (unsigned long long)st->ideal_cycles, util);
         if (st->ideal_cycles) fprintf(f, " %6.2f", ratio(st->cycles, st->ideal_cycles));

@@ -196,8 +196,7 @@ static void chart(sbuf *b, const char *title, const enpu_arch *arch, const enpu_
             sb_printf(b, "<rect x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\"/>\n", x,
                       y, bar, h, act_color[a]);
         }
-        /* ideal = macs / pes, so ideal / cycles is the utilization. */
-        double util = l->cycles ? (double)l->ideal_cycles / (double)l->cycles : 0.0;
+        double util = enpu_utilization(l->macs, (uint64_t)enpu_arch_mac_units(arch), l->cycles);
         if (util > 1) util = 1;
         if (!l->host && l->ideal_cycles > 0) /* control instructions do no MACs */
             sb_printf(b, "<circle cx=\"%d\" cy=\"%.2f\" r=\"3\" fill=\"black\"/>\n", x + bar / 2,

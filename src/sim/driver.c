@@ -738,8 +738,7 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
     int rc0 = group_rows(p, res, units, err);
     if (rc0) return rc0;
     res->total_ideal_cycles = (res->total_macs + units - 1) / units;
-    res->utilization =
-        res->total_cycles ? (double)res->total_macs / ((double)units * (double)res->total_cycles) : 0;
+    res->utilization = enpu_utilization(res->total_macs, units, res->total_cycles);
     res->time_us = (double)res->total_cycles / sim->arch.clock_mhz;
     res->checked = sim->checked;
     res->bit_exact = sim->checked && !sim->mismatch.found;

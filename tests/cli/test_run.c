@@ -139,11 +139,48 @@ static void test_compare_archs(void **state) {
     if (st != 0) fail_msg("exit %d:\n%s", st, out);
     assert_non_null(strstr(out, "comparison across architectures"));
     assert_non_null(strstr(out, "easynpu32"));
-    /* 32 PEs halve the big convolution and the totals */
-    assert_non_null(strstr(out, "182977 100.0%  1722.5K       121983  75.0%  3963.0K"));
-    assert_non_null(strstr(out, "245819  99.5%  2566.8K       182753  66.9%  4787.0K"));
-    assert_non_null(strstr(out, "1.35x"));
+    /* 32 PEs (with the lane groups the file inherits from its base) halve
+     * the big convolution and nearly the totals: the sweep's 32-PE point */
+    assert_non_null(strstr(out, "182977 100.0%  1722.5K        91498 100.0%  3133.6K"));
+    assert_non_null(strstr(out, "245819  99.5%  2566.8K       129763  94.3%  4436.4K"));
+    assert_non_null(strstr(out, "1.89x"));
+    /* one definition of utilization: fc2 is 360 MACs in 45 cycles on 16 PEs,
+     * 50.0% in the comparison as in the layer table */
+    assert_non_null(strstr(out, "45  50.0%     0.7K"));
     free(out);
+}
+
+/* An arch file that sets pes alone is the 32-PE EasyNPU, lane groups and
+ * bus included: its figure is the sweep's 32-PE point. */
+static void test_arch_file_equals_sweep(void **state) {
+    (void)state;
+    char path[128], args[512], cmd[1024];
+    snprintf(path, sizeof path, "%s/pes32.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"base\": \"easynpu\", \"pes\": 32}\n", f);
+    fclose(f);
+    int st;
+    snprintf(args, sizeof args, KWS " --arch %s", path);
+    char *out = run(args, &st);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    assert_non_null(strstr(out, "mode cycle, arch pes32: 129763 cycles"));
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s sweep models/kws_cnn.onnx --calib models/kws_cnn/calib --param pes=32 -o %s/p.csv",
+             ENPU_CLI, dir);
+    out = NULL;
+    st = enpu_test_run(cmd, &out);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s/p.csv", dir);
+    uint8_t *csv;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(cmd, 1 << 20, &csv, &n, &err), 0);
+    assert_non_null(strstr((char *)csv, ",ok,129763,"));
+    free(csv);
+    remove(cmd);
+    remove(path);
 }
 
 /* The two engines side by side (docs/systolic.md "EasyNPU and the systolic
@@ -157,7 +194,7 @@ static void test_compare_engines(void **state) {
     char *out = run(args, &st);
     if (st != 0) fail_msg("exit %d:\n%s", st, out);
     assert_non_null(strstr(out, "/features/features.3/Conv          182977 100.0%  1722.5K         4536  63.0%   277.5K"));
-    assert_non_null(strstr(out, "/fc1/Gemm                            1757  92.2%    28.5K          904   2.9%    29.7K"));
+    assert_non_null(strstr(out, "/fc1/Gemm                            1757  92.2%    28.5K          904   2.8%    29.7K"));
     assert_non_null(strstr(out, "total                              245819  99.5%  2566.8K         8461  45.2%   639.8K"));
     assert_non_null(strstr(out, "engine, MAC units                             easynpu, 16               systolic, 1024"));
     assert_non_null(strstr(out, "29.05x"));
@@ -393,6 +430,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_json_and_svg),
         cmocka_unit_test(test_compare_archs),
+        cmocka_unit_test(test_arch_file_equals_sweep),
         cmocka_unit_test(test_compare_engines), cmocka_unit_test(test_systolic_no_energy),
         cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_errors),

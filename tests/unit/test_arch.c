@@ -121,6 +121,43 @@ static void test_json_roundtrip(void **state) {
     assert_int_equal(enpu_arch_load(path, &a, &err), ENPU_E_IO);
 }
 
+/* A file overriding a preset inherits every field of it, lane groups
+ * included; the fields tied to pes follow it unless given; a file without a
+ * name is named after itself; the machine part (a program's ARCH section)
+ * still reads an absent lane_groups_max as 1, the full JSON says it. */
+static void test_inheritance(void **state) {
+    (void)state;
+    enpu_arch a, e;
+    enpu_err err = {0};
+    assert_int_equal(enpu_arch_preset("easynpu", &e, &err), 0);
+    const char *t = "{\"base\": \"easynpu\", \"pes\": 32}";
+    assert_int_equal(enpu_arch_from_json(t, strlen(t), "dir/pes32.json", &a, &err), 0);
+    assert_string_equal(a.name, "pes32");
+    assert_int_equal(a.lane_groups_max, 4);
+    assert_int_equal(a.bus_bits, 256);
+    assert_int_equal(a.ifmap_pads, 32);
+    assert_int_equal(a.weight_pad_groups, 32);
+    assert_int_equal(a.psum_depth, e.psum_depth);
+    /* given ones stay */
+    t = "{\"pes\": 8, \"bus_bits\": 64, \"ifmap_pads\": 8, \"weight_pad_groups\": 8, \"lane_groups_max\": 1}";
+    assert_int_equal(enpu_arch_from_json(t, strlen(t), "mem", &a, &err), 0);
+    assert_int_equal(a.lane_groups_max, 1);
+    assert_string_equal(a.name, "easynpu");
+    /* the presets built on easynpu keep theirs */
+    assert_int_equal(enpu_arch_preset("rowstat", &a, &err), 0);
+    assert_int_equal(a.lane_groups_max, 1);
+    /* lane_groups_max 1: absent from the machine part, read back as 1 there;
+     * said in the full JSON, read back as 1 from a file */
+    char *m = enpu_arch_machine_json(&a), *full = enpu_arch_to_json(&a, 0);
+    assert_null(strstr(m, "lane_groups_max"));
+    assert_non_null(strstr(full, "\"lane_groups_max\":1,"));
+    enpu_arch b;
+    assert_int_equal(enpu_arch_from_json(full, strlen(full), "full", &b, &err), 0);
+    assert_memory_equal(&a, &b, sizeof a);
+    free(m);
+    free(full);
+}
+
 static void expect(const char *json, enpu_status code, const char *sub) {
     enpu_arch a;
     enpu_err err = {0};
@@ -140,9 +177,9 @@ static void test_validation(void **state) {
     expect("{\"itcm_bytes\": 100}", ENPU_E_INVALID, "field 'itcm_bytes': value 100 must be a multiple of the 64-byte");
     expect("{\"main_dtcm_bytes\": 1000}", ENPU_E_INVALID, "field 'main_dtcm_bytes': value 1000 must be a multiple of the 16-byte bus word");
     expect("{\"pes\": 0}", ENPU_E_INVALID, "field 'pes': value 0 out of range 1..256");
-    expect("{\"pes\": 32}", ENPU_E_INVALID, "field 'pes': value 32 must equal bus_bits/8");
-    expect("{\"pes\": 32, \"bus_bits\": 256}", ENPU_E_INVALID, "field 'ifmap_pads': value 16 must equal pes=32");
-    expect("{\"pes\": 32, \"bus_bits\": 256, \"ifmap_pads\": 32}", ENPU_E_INVALID, "field 'weight_pad_groups'");
+    expect("{\"pes\": 32, \"bus_bits\": 128}", ENPU_E_INVALID, "field 'pes': value 32 must equal bus_bits/8");
+    expect("{\"pes\": 32, \"ifmap_pads\": 16}", ENPU_E_INVALID, "field 'ifmap_pads': value 16 must equal pes=32");
+    expect("{\"pes\": 32, \"weight_pad_groups\": 16}", ENPU_E_INVALID, "field 'weight_pad_groups'");
     expect("{\"ifmap_pad_depth\": 4097}", ENPU_E_INVALID, "field 'ifmap_pad_depth': value 4097 out of range 1..4096");
     expect("{\"psum_depth\": 0}", ENPU_E_INVALID, "field 'psum_depth'");
     expect("{\"acc_bits\": 33}", ENPU_E_INVALID, "field 'acc_bits': value 33 out of range 16..32");
@@ -152,7 +189,13 @@ static void test_validation(void **state) {
     expect("{\"clock_mhz\": -1}", ENPU_E_INVALID, "field 'clock_mhz'");
     expect("{\"clock_mhz\": \"fast\"}", ENPU_E_INVALID, "field 'clock_mhz': must be a number");
     expect("{\"pes\": 16.5}", ENPU_E_INVALID, "field 'pes': must be an integer");
-    expect("{\"pes\": 16, \"frobnicate\": 1}", ENPU_E_INVALID, "unknown key 'frobnicate'");
+    expect("{\"pes\": 16, \"frobnicate\": 1}", ENPU_E_INVALID,
+           "unknown key 'frobnicate' (`easynpu arch` lists the keys)");
+    /* a slip gets the key meant */
+    expect("{\"psum_dept\": 32}", ENPU_E_INVALID, "unknown key 'psum_dept' (did you mean 'psum_depth'?)");
+    expect("{\"pe\": 32}", ENPU_E_INVALID, "unknown key 'pe' (did you mean 'pes'?)");
+    expect("{\"clock_mz\": 200}", ENPU_E_INVALID, "(did you mean 'clock_mhz'?)");
+    expect("{\"sya_row\": 8}", ENPU_E_INVALID, "(did you mean 'sya_rows'?)");
     expect("{\"engine\": \"rowstat\", \"rs_rows\": 0}", ENPU_E_INVALID,
            "field 'rs_rows': value 0 out of range 1..64");
     expect("{\"base\": \"eyeriss\", \"rs_psum_bits\": 65}", ENPU_E_INVALID, "field 'rs_psum_bits'");
@@ -247,6 +290,7 @@ static void test_print_and_docs(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),  cmocka_unit_test(test_json_roundtrip),
+        cmocka_unit_test(test_inheritance),
         cmocka_unit_test(test_validation), cmocka_unit_test(test_fixtures),
         cmocka_unit_test(test_print_and_docs),
     };

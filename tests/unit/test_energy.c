@@ -175,7 +175,7 @@ static void test_arch_costs(void **state) {
     (void)state;
     enpu_arch a, b;
     enpu_err err = {0};
-    const char *t = "{\"base\": \"easynpu\", \"lane_groups_max\": 4, \"tech_nm\": 28, \"vdd_v\": 0.8, \"dram_pj\": 40}";
+    const char *t = "{\"base\": \"easynpu\", \"name\": \"easynpu\", \"tech_nm\": 28, \"vdd_v\": 0.8, \"dram_pj\": 40}";
     assert_int_equal(enpu_arch_from_json(t, strlen(t), "t.json", &a, &err), 0);
     assert_true(a.tech_nm == 28 && a.vdd_v == 0.8 && a.dram_pj == 40 && a.mult8_pj == 0.2);
     /* the figures do not enter the fingerprint: a program for easynpu runs here */
