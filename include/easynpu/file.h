@@ -33,6 +33,13 @@ int enpu_same_file(const char *a, const char *b);
  * (a JSON object) or "" (protobuf: an ONNX model or tensor). */
 const char *enpu_path_ext(const char *path);
 
+/* What the first bytes of a file say it is, for the message of a file given
+ * where another kind is expected: "an EasyNPU program (.enpu)", "a tensor
+ * (.npy)", "an archive of tensors (.npz)", "a TFLite model", "a JSON file
+ * (a .qjson or an arch description)", or NULL when they say nothing (an
+ * ONNX model or a .pb tensor are protobuf, which has no magic). */
+const char *enpu_file_kind(const uint8_t *d, size_t n);
+
 #ifdef __cplusplus
 }
 #endif

@@ -318,9 +318,11 @@ int enpu_program_asm(const char *text, size_t n, const char *what, const enpu_ar
 
 /* Writes $readmemh images into directory dir (created if absent): itcm.hex
  * (4 lines of 128 bits per instruction, bits [127:0] first), weights.hex,
- * dtcm.hex, skip.hex (one bus word per line, word 0 first, each line the
- * word's bytes most significant first) and manifest.json.  Refuses to
- * overwrite any path in `inputs` (n_inputs entries). */
+ * dtcm.hex, skip.hex, dram.hex (one bus word per line, word 0 first, each
+ * line the word's bytes most significant first) and manifest.json: the
+ * files of enpu_hex_files.  Refuses to overwrite any path in `inputs`
+ * (n_inputs entries). */
+extern const char *const enpu_hex_files[]; /* the files it writes, in order, NULL-terminated */
 int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *const *inputs,
                             int n_inputs, enpu_err *err);
 

@@ -37,6 +37,16 @@ int enpu_buf_to_f32(enpu_buf *b, enpu_err *err);
  * On success *out owns its contents (enpu_buf_free); on error *out is empty.
  * Errors start with the file path. */
 int enpu_tensor_read(const char *path, enpu_buf *out, enpu_err *err);
+
+/* Whether an array of shape a can be given for a model input of shape b:
+ * the same dimensions but for leading 1s on either side ([26,49] for
+ * [1,1,26,49]).  The one rule `run --input`, `sim --input`, `--calib` and
+ * `eval --data` apply, and the references and the simulator accept. */
+bool enpu_shape_fits(int ra, const int64_t *a, int rb, const int64_t *b);
+/* The error of an input that does not fit: ENPU_E_INVALID, "FILE: input
+ * 'NAME': shape AxB does not match the model's CxD" (file may be NULL). */
+int enpu_shape_error(enpu_err *err, const char *file, const char *input, int ra, const int64_t *a, int rb,
+                     const int64_t *b);
 /* Writes `b` to `path` (.npy format 1.0, or .pb with raw_data and b->name)
  * through a temporary file renamed into place, so a failed write leaves no
  * partial file. */

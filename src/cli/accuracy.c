@@ -171,9 +171,11 @@ static void print_weakest(FILE *f, const enpu_graph *qg, int out, const enpu_qre
 
 void enpu_accuracy_warn(FILE *f, const enpu_accuracy *a, int n, const enpu_graph *qg,
                         const enpu_qreport *rep, const enpu_buf *calib, int n_calib) {
+    /* the width the run was quantized to: a 16-bit run has int16 ranges */
+    int bits = n > 0 && a[0].bits == 16 ? 16 : qg ? enpu_qgraph_bits(qg) : 8;
     if (n_calib > 0 && n_calib < ENPU_ACC_FEW_CALIB)
-        fprintf(f, "warning: calibration used %d input(s), fewer than %d: the int8 ranges may not cover "
-                   "other inputs (give more with --calib)\n", n_calib, ENPU_ACC_FEW_CALIB);
+        fprintf(f, "warning: calibration used %d input(s), fewer than %d: the int%d ranges may not cover "
+                   "other inputs (give more with --calib)\n", n_calib, ENPU_ACC_FEW_CALIB, bits);
     for (int i = 0; i < n; i++) {
         if (!a[i].have || !(a[i].sqnr_db < ENPU_ACC_LOW_SQNR_DB)) continue;
         fprintf(f, "warning: output %s: SQNR %.1f dB, below %.0f dB", a[i].name, a[i].sqnr_db,

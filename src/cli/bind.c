@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "easynpu/file.h"
 
 int enpu_cli_bind_add(const char *cmd, enpu_cli_binds *b, char *arg) {
     char *eq = strchr(arg, '=');
@@ -26,8 +27,34 @@ void enpu_cli_bind_inputs(const enpu_cli_binds *b, enpu_cli_io *io) {
     for (int i = 0; i < b->n; i++) enpu_cli_io_in(io, b->file[i]);
 }
 
+/* A file given as an ONNX model that its bytes say is something else: what
+ * it is and which command or option takes it. */
+static int not_onnx(const char *model, enpu_err *err) {
+    uint8_t *d = NULL;
+    size_t n = 0;
+    enpu_err e = {0};
+    if (strcmp(model, "-") == 0 || enpu_file_read(model, (size_t)1 << 31, &d, &n, &e)) return 0;
+    const char *k = enpu_file_kind(d, n);
+    int rc = 0;
+    if (k && strstr(k, "program"))
+        rc = enpu_fail(err, ENPU_E_FORMAT, "%s is %s, not a model: `easynpu sim %s --input FILE` runs it "
+                       "(`run` takes the model it was compiled from)", model, k, model);
+    else if (k && strstr(k, "tensor"))
+        rc = enpu_fail(err, ENPU_E_FORMAT, "%s is %s, not a model: give it as --input (or --calib)", model, k);
+    else if (k && strstr(k, "TFLite"))
+        rc = enpu_fail(err, ENPU_E_FORMAT, "%s is %s: name it .tflite (its extension says how it is read)",
+                       model, k);
+    else if (k)
+        rc = enpu_fail(err, ENPU_E_FORMAT, "%s is %s, not an ONNX model: a quantized model must be named "
+                       ".qjson, an arch is given with --arch", model, k);
+    free(d);
+    return rc;
+}
+
 int enpu_cli_onnx_load(const char *model, enpu_cli_binds *b, enpu_graph **g, enpu_err *err) {
     *g = NULL;
+    int rc = not_onnx(model, err);
+    if (rc) return rc;
     for (int i = 0; i < b->n; i++) {
         enpu_buf_free(&b->value[i]);
         if (enpu_tensor_read(b->file[i], &b->value[i], err))

@@ -49,6 +49,6 @@ int enpu_cmd_export(int argc, char **argv) {
     int rc = enpu_program_export_hex(&p, dir, inputs, 2, &err);
     enpu_program_free(&p);
     if (rc) return enpu_cli_fail("export", &err);
-    printf("wrote %s/{itcm,weights,dtcm,skip}.hex and manifest.json\n", dir);
+    for (int i = 0; enpu_hex_files[i]; i++) printf("wrote %s/%s\n", dir, enpu_hex_files[i]);
     return 0;
 }

@@ -787,6 +787,15 @@ int enpu_cmd_run(int argc, char **argv) {
                 rc = enpu_cli_fail("run", &err);
                 goto done;
             }
+        /* each file against its model input, named (a batch is split below) */
+        for (int i = 0; batch == 1 && m.g && !m.tfl && i < n_in; i++) {
+            const enpu_tensor *t = &m.g->tensors[m.g->inputs[i]];
+            if (!enpu_shape_fits(bufs[i].rank, bufs[i].dims, t->rank, t->dims)) {
+                enpu_shape_error(&err, ins[i], t->name, bufs[i].rank, bufs[i].dims, t->rank, t->dims);
+                rc = enpu_cli_fail("run", &err);
+                goto done;
+            }
+        }
         if (batch > 1 && (rc = split_batch(bufs, n_in, batch, ins, &imgs, &err))) {
             rc = enpu_cli_fail("run", &err);
             goto done;

@@ -196,6 +196,22 @@ int enpu_cmd_sim(int argc, char **argv) {
             rc = enpu_cli_fail("sim", &err);
             goto done;
         }
+    /* each file against its program input, named (an NHWC input may come
+     * in the memory's order, which the simulator takes too) */
+    for (int i = 0, k = 0; i < prog.n_io; i++) {
+        const enpu_io_desc *d = &prog.io[i];
+        if (d->dir != ENPU_IO_INPUT) continue;
+        int64_t dims[ENPU_MAX_RANK];
+        enpu_io_user_dims(d, dims);
+        const enpu_buf *b = &bufs[k];
+        if (!enpu_shape_fits(b->rank, b->dims, d->rank, dims) &&
+            !(d->layout == ENPU_LAYOUT_NHWC && enpu_shape_fits(b->rank, b->dims, d->rank, d->dims))) {
+            enpu_shape_error(&err, ins[k], d->name, b->rank, b->dims, d->rank, dims);
+            rc = enpu_cli_fail("sim", &err);
+            goto done;
+        }
+        k++;
+    }
     if (golden) {
         if (enpu_qgraph_load(golden, &qg, &err) || enpu_gexec_new(qg, &gc.ex, &err)) {
             rc = enpu_cli_fail("sim", &err);

@@ -158,3 +158,14 @@ const char *enpu_path_ext(const char *path) {
     if (!dot || (slash && dot < slash)) return "";
     return dot;
 }
+
+const char *enpu_file_kind(const uint8_t *d, size_t n) {
+    size_t i = 0;
+    while (i < n && (d[i] == ' ' || d[i] == '\t' || d[i] == '\n' || d[i] == '\r')) i++;
+    if (n >= 4 && memcmp(d, "ENPU", 4) == 0) return "an EasyNPU program (.enpu)";
+    if (n >= 6 && memcmp(d, "\x93NUMPY", 6) == 0) return "a tensor (.npy)";
+    if (n >= 4 && memcmp(d, "PK\x03\x04", 4) == 0) return "an archive of tensors (.npz)";
+    if (n >= 8 && memcmp(d + 4, "TFL3", 4) == 0) return "a TFLite model";
+    if (i < n && d[i] == '{') return "a JSON file (a .qjson or an arch description)";
+    return NULL;
+}

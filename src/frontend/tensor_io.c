@@ -706,3 +706,29 @@ int enpu_tensor_write(const char *path, const enpu_buf *b, enpu_err *err) {
     enpu_err e = {0};
     return hand_over(err, &e, tensor_write(path, b, &e));
 }
+
+bool enpu_shape_fits(int ra, const int64_t *a, int rb, const int64_t *b) {
+    int ia = 0, ib = 0;
+    while (ia < ra && a[ia] == 1) ia++;
+    while (ib < rb && b[ib] == 1) ib++;
+    if (ra - ia != rb - ib) return false;
+    for (; ia < ra; ia++, ib++)
+        if (a[ia] != b[ib]) return false;
+    return true;
+}
+
+static void shape_str(int rank, const int64_t *d, char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = 0;
+    if (rank == 0) snprintf(buf, n, "scalar");
+    for (int i = 0; i < rank && k < n; i++) k += (size_t)snprintf(buf + k, n - k, i ? "x%lld" : "%lld", (long long)d[i]);
+}
+
+int enpu_shape_error(enpu_err *err, const char *file, const char *input, int ra, const int64_t *a, int rb,
+                     const int64_t *b) {
+    char have[200], want[200];
+    shape_str(ra, a, have, sizeof have);
+    shape_str(rb, b, want, sizeof want);
+    return enpu_fail(err, ENPU_E_INVALID, "%s%sinput '%s': shape %s does not match the model's %s", file ? file : "",
+                     file ? ": " : "", input ? input : "", have, want);
+}

@@ -43,6 +43,9 @@ static int write_out(const char *dir, const char *file, enpu_sb *b, const char *
     return rc;
 }
 
+const char *const enpu_hex_files[] = {"itcm.hex", "weights.hex", "dtcm.hex", "skip.hex", "dram.hex",
+                                       "manifest.json", NULL};
+
 int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *const *inputs,
                             int n_inputs, enpu_err *err) {
     int rc = enpu_program_validate(p, err);
@@ -72,7 +75,7 @@ int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *
         }
         hex_words(&b, w, sizeof w, 16);
     }
-    rc = write_out(dir, "itcm.hex", &b, inputs, n_inputs, err);
+    rc = write_out(dir, enpu_hex_files[0], &b, inputs, n_inputs, err);
     enpu_sb_free(&b);
     if (rc) return rc;
 
@@ -81,10 +84,10 @@ int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *
         const uint8_t *d;
         size_t n;
         int64_t bytes;
-    } img[] = {{"weights.hex", "weight memory", p->weights, p->weights_len, a->weight_mem_bytes},
-               {"dtcm.hex", "main DTCM", p->dtcm_init, p->dtcm_init_len, a->main_dtcm_bytes},
-               {"skip.hex", "skip DTCM", p->skip_init, p->skip_init_len, a->skip_dtcm_bytes},
-               {"dram.hex", "DRAM", NULL, 0, a->dram_bytes}};
+    } img[] = {{enpu_hex_files[1], "weight memory", p->weights, p->weights_len, a->weight_mem_bytes},
+               {enpu_hex_files[2], "main DTCM", p->dtcm_init, p->dtcm_init_len, a->main_dtcm_bytes},
+               {enpu_hex_files[3], "skip DTCM", p->skip_init, p->skip_init_len, a->skip_dtcm_bytes},
+               {enpu_hex_files[4], "DRAM", NULL, 0, a->dram_bytes}};
     /* DRAM: the image, with the instructions in front when the program is
      * fetched from DRAM (docs/program.md) */
     int64_t iw = enpu_program_dram_instr_words(p);
@@ -117,16 +120,16 @@ int enpu_program_export_hex(const enpu_program *p, const char *dir, const char *
     enpu_sb_printf(&b, "{\n  \"format\": \"easynpu-hex-1\",\n  \"arch\": ");
     enpu_sb_quote(&b, a->name);
     enpu_sb_printf(&b, ",\n  \"arch_fingerprint\": \"0x%08" PRIx32 "\",\n  \"files\": [\n", fp);
-    enpu_sb_printf(&b, "    {\"file\": \"itcm.hex\", \"memory\": \"itcm\", \"width_bits\": 128, "
+    enpu_sb_printf(&b, "    {\"file\": \"%s\", \"memory\": \"itcm\", \"width_bits\": 128, "
                        "\"lines\": %d, \"depth\": %" PRId64 "},\n",
-                   p->n_instr * 4, a->itcm_bytes / 16);
+                   enpu_hex_files[0], p->n_instr * 4, a->itcm_bytes / 16);
     for (size_t i = 0; i < sizeof img / sizeof img[0]; i++)
         enpu_sb_printf(&b, "    {\"file\": \"%s\", \"memory\": \"%s\", \"width_bits\": %zu, "
                            "\"lines\": %zu, \"depth\": %" PRId64 "}%s\n",
                        img[i].file, img[i].mem, wb * 8, (img[i].n + wb - 1) / wb,
                        img[i].bytes / (int64_t)wb, i + 1 < sizeof img / sizeof img[0] ? "," : "");
     enpu_sb_puts(&b, "  ]\n}\n");
-    rc = write_out(dir, "manifest.json", &b, inputs, n_inputs, err);
+    rc = write_out(dir, enpu_hex_files[5], &b, inputs, n_inputs, err);
     enpu_sb_free(&b);
     return rc;
 }

@@ -576,9 +576,14 @@ static int read_inner(const uint8_t *d, size_t n, const enpu_arch *expect, enpu_
     enpu_err *err = r->err;
     if (n < ENPU_PROG_HEADER_BYTES)
         return FMT("header: file is %zu bytes, shorter than the %d-byte header", n, ENPU_PROG_HEADER_BYTES);
-    if (memcmp(d, ENPU_PROG_MAGIC, 4) != 0)
-        return FMT("header: bad magic %02x %02x %02x %02x (expected \"ENPU\": not an EasyNPU program)",
-                   d[0], d[1], d[2], d[3]);
+    if (memcmp(d, ENPU_PROG_MAGIC, 4) != 0) {
+        /* say what it is when its bytes tell (a protobuf says nothing: most
+         * often an ONNX model) */
+        const char *k = enpu_file_kind(d, n);
+        return FMT("header: bad magic %02x %02x %02x %02x (expected \"ENPU\"): not an EasyNPU program but %s; "
+                   "`easynpu run` takes a model, `easynpu compile MODEL -o PROG.enpu` makes a program",
+                   d[0], d[1], d[2], d[3], k ? k : "another file (an ONNX model?)");
+    }
     uint32_t major = get_u16(d + 4), minor = get_u16(d + 6);
     r->minor = minor;
     if (major != ENPU_PROG_VERSION_MAJOR || minor > ENPU_PROG_VERSION_MINOR)

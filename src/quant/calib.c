@@ -135,24 +135,8 @@ static int expand_spec(const char *spec, strlist *out, enpu_err *err) {
 
 /* --- loading --------------------------------------------------------------------- */
 
-static void dims_str(int rank, const int64_t *dims, char *buf, size_t size) {
-    size_t at = 0;
-    buf[0] = 0;
-    if (rank == 0) snprintf(buf, size, "scalar");
-    for (int d = 0; d < rank && at < size; d++)
-        at += (size_t)snprintf(buf + at, size - at, "%s%lld", d ? "x" : "", (long long)dims[d]);
-}
 
 /* Same shape once leading 1-dims are dropped from both. */
-static bool compatible(int ra, const int64_t *a, int rb, const int64_t *b) {
-    int ia = 0, ib = 0;
-    while (ia < ra && a[ia] == 1) ia++;
-    while (ib < rb && b[ib] == 1) ib++;
-    if (ra - ia != rb - ib) return false;
-    for (; ia < ra; ia++, ib++)
-        if (a[ia] != b[ib]) return false;
-    return true;
-}
 
 void enpu_calib_free(enpu_buf *bufs, int n_bufs) {
     if (!bufs) return;
@@ -198,19 +182,16 @@ static int add_group(const enpu_graph *g, pending *grp, int limit, int max_sampl
         enpu_buf *b = &grp[k].b;
         int64_t nk;
         bool sk = false;
-        if (compatible(b->rank, b->dims, t->rank, t->dims)) {
+        if (enpu_shape_fits(b->rank, b->dims, t->rank, t->dims)) {
             nk = 1;
-        } else if (b->rank >= 1 && compatible(b->rank - 1, b->dims + 1, t->rank, t->dims)) {
+        } else if (b->rank >= 1 && enpu_shape_fits(b->rank - 1, b->dims + 1, t->rank, t->dims)) {
             nk = b->dims[0];
             sk = true;
         } else {
-            char have_s[200], want_s[200];
-            dims_str(b->rank, b->dims, have_s, sizeof have_s);
-            dims_str(t->rank, t->dims, want_s, sizeof want_s);
-            return enpu_fail(err, ENPU_E_INVALID,
-                             "%s: shape %s does not match graph input '%s' (%s), nor a stack "
-                             "[N, ...] of it",
-                             grp[k].name, have_s, t->name, want_s);
+            enpu_shape_error(err, grp[k].name, t->name, b->rank, b->dims, t->rank, t->dims);
+            size_t l = strlen(err->msg);
+            snprintf(err->msg + l, sizeof err->msg - l, ", nor a stack [N, ...] of it");
+            return err->code;
         }
         if (k > 0 && (nk != n_stack || sk != stacked))
             return enpu_fail(err, ENPU_E_INVALID,

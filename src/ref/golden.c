@@ -1544,11 +1544,8 @@ int enpu_gexec_run(enpu_gexec *ex, const enpu_buf *inputs, enpu_err *err) {
         int t = qg->inputs[i];
         const enpu_tensor *tt = &qg->tensors[t];
         const enpu_buf *b = &inputs[i];
-        bool same = b->rank == tt->rank;
-        for (int d = 0; same && d < tt->rank; d++) same = b->dims[d] == tt->dims[d];
-        if (!same)
-            return enpu_fail(err, ENPU_E_INVALID, "input #%d '%s': shape does not match the graph's",
-                             i, tt->name);
+        if (!enpu_shape_fits(b->rank, b->dims, tt->rank, tt->dims))
+            return enpu_shape_error(err, NULL, tt->name, b->rank, b->dims, tt->rank, tt->dims);
         int64_t cnt = enpu_tensor_numel(tt);
         if (cnt == 0) continue;
         if (!b->data) return enpu_fail(err, ENPU_E_USAGE, "input #%d '%s': no data", i, tt->name);

@@ -53,7 +53,32 @@ void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *
                                      wr[ENPU_MEM_PSUM]);
 }
 
+/* Functional mode has no time: the layers with their MACs and ideal
+ * cycles, and a line saying so rather than a table of zeros. */
+static void functional_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r) {
+    const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
+    char nb[64];
+    fprintf(f, "%3s %-24s %-9s %12s %10s\n", "#", "layer", "op", "MACs", "ideal");
+    int nrows;
+    const enpu_layer_stats *rows = enpu_sim_result_rows(r, &nrows);
+    for (int i = 0; i < nrows; i++) {
+        const enpu_layer_stats *st = &rows[i];
+        if (st->macs == 0 && strcmp(st->op, "end") == 0) continue;
+        fprintf(f, "%3d %-24s %-9s %12llu %10llu%s\n", i, enpu_fit(st->name, 24, nb, sizeof nb), st->op,
+                (unsigned long long)st->macs, (unsigned long long)st->ideal_cycles, st->host ? "  (host op)" : "");
+    }
+    fprintf(f, "%3s %-24s %-9s %12llu %10llu\n\n", "", "total", "", (unsigned long long)r->total_macs,
+            (unsigned long long)r->total_ideal_cycles);
+    fprintf(f, "mode functional, arch %s: %llu MACs on %llu MAC units; cycles, utilization, memory traffic "
+               "and energy are not modelled in functional mode (--mode cycle gives them)\n",
+            a->name, (unsigned long long)r->total_macs, (unsigned long long)units);
+}
+
 void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r) {
+    if (r->mode == ENPU_SIM_FUNCTIONAL) {
+        functional_table(f, a, r);
+        return;
+    }
     const uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     static const int all[] = {ENPU_ACT_COMPUTE,      ENPU_ACT_CONTROLLER,  ENPU_ACT_PIPELINE_FILL,
                               ENPU_ACT_IFMAP_LOAD,   ENPU_ACT_BUS_CONFLICT, ENPU_ACT_WEIGHT_LOAD,

@@ -636,14 +636,6 @@ void enpu_sim_result_free(enpu_sim_result *r) {
     memset(r, 0, sizeof *r);
 }
 
-static bool same_dims(int ra, const int64_t *a, int rb, const int64_t *b) {
-    while (ra > 0 && a[0] == 1 && ra > rb) a++, ra--;
-    while (rb > 0 && b[0] == 1 && rb > ra) b++, rb--;
-    if (ra != rb) return false;
-    for (int i = 0; i < ra; i++)
-        if (a[i] != b[i]) return false;
-    return true;
-}
 
 static char *xstrdup(const char *s) {
     size_t n = strlen(s) + 1;
@@ -815,14 +807,12 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
         bool mem_order = false;
         if (fin) {
             const enpu_buf *b = &fin[k];
-            bool as_user = same_dims(b->rank, b->dims, d->rank, dims);
+            bool as_user = enpu_shape_fits(b->rank, b->dims, d->rank, dims);
             /* an NHWC input may also be given already transposed */
             mem_order = !as_user && d->layout == ENPU_LAYOUT_NHWC &&
-                        same_dims(b->rank, b->dims, d->rank, d->dims);
+                        enpu_shape_fits(b->rank, b->dims, d->rank, d->dims);
             if (!as_user && !mem_order) {
-                rc = enpu_fail(err, ENPU_E_INVALID,
-                               "input #%d '%s': shape does not match the program's input", k,
-                               d->name);
+                rc = enpu_shape_error(err, NULL, d->name, b->rank, b->dims, d->rank, dims);
                 break;
             }
             enpu_buf f = *b;
