@@ -9,7 +9,8 @@
 # dither), so the same packages give the same bytes.
 #
 #   scripts/make_kws_speech.sh set DIR        the accuracy set: DIR/*.wav and DIR/set.tsv
-#   scripts/make_kws_speech.sh long FILE.wav  keywords with silence between them;
+#   scripts/make_kws_speech.sh long FILE.wav  keywords with noise between them (word:voice:
+#                                             speed:pitch in $KWS_LONG_WORDS, gaps of $KWS_GAP s);
 #                                             FILE.tsv gets each word's start and end (s)
 #   scripts/make_kws_speech.sh clip WORD VOICE SPEED PITCH FILE.wav   one clip
 #
@@ -17,6 +18,12 @@
 # taught (class "unknown") and noise alone (class "silence"), in six voices
 # (en-us, en-us+f3, en-gb, en-gb+f2, en-gb-scotland, en-029) at 140 and 175
 # words per minute and pitch 35 and 65: 24 clips per word.
+#
+# tests/audio/ keeps a few of them (docs/audio.md "Test data"): the clips
+# yes_en-us (yes en-us 175 35), left_en-gb (left en-gb 140 35),
+# right_en-us-f3 (right en-us+f3 175 65), no_en-029 (no en-029 175 35),
+# silence (_silence_), yes_en-us_22k (yes_en-us through sox -R -D -r 22050),
+# and long.wav, made by `make_kws_speech.sh long tests/audio/long.wav`.
 set -eu
 RATE=16000
 NOISE_VOL=${KWS_NOISE_VOL:-0.01}   # white noise amplitude (0.01: -40 dBFS)
@@ -40,7 +47,8 @@ trap 'rm -rf "$TMP"' EXIT INT TERM
 
 # noise FILE SECONDS: the noise floor alone
 noise() {
-    sox -R -D -n -r $RATE -b 16 -c 1 "$1" synth "$2" whitenoise vol "$NOISE_VOL"
+    # the rate before -n: synth counts "Ns" durations at the input rate
+    sox -R -D -r $RATE -c 1 -n -b 16 "$1" synth "$2" whitenoise vol "$NOISE_VOL"
 }
 
 # speech WORD VOICE SPEED PITCH OUT: the word, trimmed, 16 kHz, peak -3 dBFS
@@ -97,17 +105,19 @@ make_set() {
     done
 }
 
-# long OUT: 1.5 s of noise, then each word followed by 1.5 s of noise
+# long OUT: 1 s of noise, then each word followed by GAP s of noise
+LONG_WORDS=${KWS_LONG_WORDS:-yes:en-us:160:50 left:en-us+f3:150:60 right:en-gb:160:50 no:en-029:160:40}
+GAP=${KWS_GAP:-1.3}
 make_long() {
     out=$1
     tsv="${out%.wav}.tsv"
     printf 'word\tstart_s\tend_s\n' >"$tsv"
-    noise "$TMP/gap.wav" 1.5
-    cp "$TMP/gap.wav" "$TMP/long.wav"
+    noise "$TMP/lead.wav" 1
+    noise "$TMP/gap.wav" "$GAP"
+    gap=$(soxi -s "$TMP/gap.wav")
+    cp "$TMP/lead.wav" "$TMP/long.wav"
     t=$RATE
-    t=$((t * 3 / 2))
-    set -- yes:en-us:160:50 stop:en-gb:160:50 left:en-us+f3:150:60 no:en-029:160:40
-    for spec in "$@"; do
+    for spec in $LONG_WORDS; do
         w=${spec%%:*}
         rest=${spec#*:}
         v=${rest%%:*}
@@ -120,7 +130,7 @@ make_long() {
         sox -R -D -m -v 1 "$TMP/word.wav" -v 1 "$TMP/wn.wav" -b 16 "$TMP/wordn.wav"
         printf '%s\t%s\t%s\n' "$w" "$(echo "$t $RATE" | awk '{printf "%.3f", $1 / $2}')" \
             "$(echo "$t $n $RATE" | awk '{printf "%.3f", ($1 + $2) / $3}')" >>"$tsv"
-        t=$((t + n + RATE * 3 / 2))
+        t=$((t + n + gap))
         sox -R -D "$TMP/long.wav" "$TMP/wordn.wav" "$TMP/gap.wav" "$TMP/next.wav"
         mv "$TMP/next.wav" "$TMP/long.wav"
     done

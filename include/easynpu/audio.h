@@ -156,6 +156,27 @@ void enpu_frontend_host_cost(const enpu_frontend_desc *d, const enpu_arch *a, in
  * (free it), (*names)[i] the i-th name. */
 int enpu_labels_read(const char *path, char ***names, int *n, enpu_err *err);
 
+/* ---- A recording as a stream of clips (src/audio/stream.c) ------------------------ */
+
+/* The windows of one clip each, every hop_samples, over a recording: each
+ * frame's mel energies are computed once and shared by the windows that
+ * contain it, each window is normalized by its own peak (the largest of
+ * the per-stride block peaks it covers), so window w's features equal
+ * enpu_frontend_features of the clip that starts at sample w * hop, bit for
+ * bit.  A recording shorter than a clip is one window, zero-padded. */
+typedef struct enpu_feature_stream enpu_feature_stream;
+
+/* hop_samples: a positive multiple of the front end's stride
+ * (ENPU_E_USAGE otherwise).  The stream reads a->x until it is freed. */
+int enpu_feature_stream_new(enpu_frontend *f, const enpu_audio *a, int hop_samples,
+                            enpu_feature_stream **out, enpu_err *err);
+void enpu_feature_stream_free(enpu_feature_stream *s);
+int64_t enpu_feature_stream_windows(const enpu_feature_stream *s);
+/* Frames computed, each once. */
+int64_t enpu_feature_stream_frames(const enpu_feature_stream *s);
+/* Window w's features (n_frames x n_coeffs) into feat; its first sample. */
+void enpu_feature_stream_window(enpu_feature_stream *s, int64_t w, double *feat, int64_t *start);
+
 /* ---- Streaming recognition (src/audio/recognize.c) -------------------------------- */
 
 /* micro_speech's RecognizeCommands: the scores (int8 + 128, 0..255) of
