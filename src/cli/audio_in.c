@@ -108,8 +108,9 @@ void enpu_cli_audio_print_top(FILE *text, const enpu_cli_audio *a, const enpu_bu
     if (!enpu_is_class_vector(out->rank, out->dims) || out->dtype != ENPU_DT_FLOAT32) return;
     int n = (int)enpu_buf_numel(out);
     const float *v = out->data;
-    int order[ENPU_FRONTEND_MAX_LABELS];
+    int order[ENPU_FRONTEND_MAX_LABELS] = {0};
     int k = n < ENPU_FRONTEND_MAX_LABELS ? n : ENPU_FRONTEND_MAX_LABELS;
+    if (k < 1) return;
     for (int i = 0; i < k; i++) order[i] = i;
     /* stable: equal scores keep the class order */
     for (int i = 1; i < k; i++)
