@@ -3,7 +3,7 @@
 # build-fuzz/ and runs each for a bounded time, one after another, under
 # `nice -n 19` (never two fuzzers at once: the machine is shared).
 #
-#   fuzz/run.sh [-t SECONDS] [TARGET...]     TARGET: onnx npy npz pb arch program asm qjson tflite
+#   fuzz/run.sh [-t SECONDS] [TARGET...]     TARGET: onnx npy npz pb arch program asm qjson tflite wav
 #
 # SECONDS per target: -t, else $ENPU_FUZZ_SECONDS, else 60.  The corpus a
 # run starts from is fuzz/corpus/<target>/ (committed, minimized seeds) plus
@@ -23,7 +23,7 @@ if [ "${1:-}" = "-t" ]; then
     SECONDS_PER=$2
     shift 2
 fi
-ALL="onnx npy npz pb arch program asm qjson tflite"
+ALL="onnx npy npz pb arch program asm qjson tflite wav"
 TARGETS=${*:-$ALL}
 NICE="nice -n 19"
 JOBS=${JOBS:-2}
@@ -41,17 +41,17 @@ if [ ! -f "$B/gen/onnx.pb-c.c" ] || [ "$PROTO" -nt "$B/gen/onnx.pb-c.c" ]; then
 fi
 export ENPU_FUZZ_CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-frame-pointer \
 -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all -w -Iinclude -Isrc -I$B/gen \
-$(pkg-config --cflags libprotobuf-c jansson)"
+$(pkg-config --cflags libprotobuf-c jansson fftw3 samplerate)"
 export ENPU_FUZZ_OBJ=$B/obj
 ls "$B/gen/onnx.pb-c.c" src/common/*.c src/ir/*.c src/frontend/*.c src/ref/*.c src/report/*.c \
-    src/isa/*.c src/quant/*.c 2>/dev/null |
+    src/isa/*.c src/quant/*.c src/audio/*.c 2>/dev/null |
     $NICE xargs -P "$JOBS" -I{} sh -c '
         o="$ENPU_FUZZ_OBJ/$(echo "{}" | tr / _).o"
         clang $ENPU_FUZZ_CFLAGS -c "{}" -o "$o" 2>"$o.log" ||
             { echo "fuzz: warning: {} does not compile; left out (see $o.log)" >&2; rm -f "$o"; }'
 rm -f "$B/libfuzzlib.a"
 ar rcs "$B/libfuzzlib.a" "$B"/obj/*.o
-LIBS="$(pkg-config --libs libprotobuf-c jansson zlib) -lm"
+LIBS="$(pkg-config --libs libprotobuf-c jansson zlib fftw3 samplerate) -lm -lpthread"
 for t in $TARGETS; do
     src=fuzz/fuzz_$t.c
     [ -f "$src" ] || { echo "fuzz: no target '$t' ($src)" >&2; exit 2; }
@@ -120,6 +120,10 @@ mkseeds() {
         # The MLPerf models (54-333 KB) are left out for speed, as the
         # default ONNX model is: the fixtures have their operators in < 2 KB.
         seed tflite tests/tflite/*.tflite tests/bad/tflite/*.tflite tests/bad/regress/*.tflite ;;
+    wav)
+        # the 1 s clips (32 KB; the long recording is left out for speed)
+        seed wav tests/audio/yes_en-us.wav tests/audio/yes_en-us_22k.wav tests/bad/wav/*.wav \
+            tests/bad/regress/*.wav ;;
     esac
     rm -rf "$tmp"
 }

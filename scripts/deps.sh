@@ -3,6 +3,8 @@
 # missing. As root it runs apt-get; otherwise it prints the exact command.
 set -eu
 PKGS="cmake make gcc g++ pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata libcmocka-dev libjansson-dev zlib1g-dev libgemmlowp-dev openmpi-bin libopenmpi-dev librsvg2-bin"
+# the audio front end (docs/audio.md): FFTW, libsamplerate; espeak-ng and sox make its test speech
+PKGS="$PKGS libfftw3-dev libsamplerate0-dev espeak-ng sox"
 for opt in "$@"; do
   case "$opt" in
     --fuzz) PKGS="$PKGS clang libfuzzer-14-dev libclang-rt-14-dev" ;;

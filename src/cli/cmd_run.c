@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cli/accuracy.h"
+#include "cli/audio_in.h"
 #include "cli/bind.h"
 #include "cli/cli.h"
 #include "cli/pipeline.h"
@@ -30,6 +31,7 @@ static const char *HELP =
     "                   [--bits 8|16 [--qformat]] [--bind NAME=FILE...]\n"
     "                   [--input-shape NAME=D0xD1x...] [--per-cycle]\n"
     "                   [--min-sqnr DB] [--require-top1]\n"
+    "       easynpu run MODEL.tflite|MODEL.onnx --wav FILE.wav [--features NAME] [--labels FILE] ...\n"
     "\n"
     "The main job.  An .onnx model is quantized to int8 (on --calib inputs; without\n"
     "them on the quantizer's synthetic fallback, with a warning), compiled for the\n"
@@ -78,6 +80,14 @@ static const char *HELP =
     "                   must be at least DB, else exit 3 (an .onnx model)\n"
     "  --require-top1   accuracy gate: every class-vector output's int8 top-1 must\n"
     "                   be the float top-1 (a tie at the top is not), else exit 3\n"
+    "  --wav FILE       the input from sound (docs/audio.md): a mono 16-bit WAV\n"
+    "                   (another rate is resampled), its first clip through the\n"
+    "                   feature front end, quantized to the model's input; prints\n"
+    "                   what was heard by class name and adds the front end's\n"
+    "                   time on the host CPU to the cycles\n"
+    "  --features NAME  the front end (default mlperf-tiny-kws)\n"
+    "  --labels FILE    class names, one per line (default: the front end's when\n"
+    "                   the model has as many classes)\n"
     ENPU_CLI_BIND_HELP
     ENPU_CLI_SHAPE_HELP
     "                     A batch (NAME=Nx..., N > 1) is N images through the same\n"
@@ -421,12 +431,16 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n, int batch,
-                      const enpu_accuracy *acc, int n_acc, enpu_err *err) {
+                      const enpu_accuracy *acc, int n_acc, json_t *frontend, enpu_err *err) {
     char *text = enpu_report_sim_json_text(model, &runs[0].arch, &runs[0].res);
     json_error_t je;
     json_t *root = text ? json_loads(text, 0, &je) : NULL;
     free(text);
-    if (!root) return enpu_fail(err, ENPU_E_NOMEM, "%s: cannot build the JSON report", path);
+    if (!root) {
+        json_decref(frontend);
+        return enpu_fail(err, ENPU_E_NOMEM, "%s: cannot build the JSON report", path);
+    }
+    if (frontend) json_object_set_new(root, "frontend", frontend);
     json_object_set_new(root, "golden_checked", json_boolean(runs[0].golden_checked));
     if (runs[0].golden_checked) {
         json_object_set_new(root, "checked", json_true());
@@ -618,7 +632,8 @@ int enpu_cmd_run(int argc, char **argv) {
         {"input-shape", required_argument, 0, 'S'}, {"bits", required_argument, 0, 'B'},
         {"qformat", no_argument, 0, 'Q'},           {"per-cycle", no_argument, 0, 'p'},
         {"min-sqnr", required_argument, 0, 'G'},    {"require-top1", no_argument, 0, 'T'},
-        {0, 0, 0, 0}};
+        {"wav", required_argument, 0, 'W'},         {"features", required_argument, 0, 'F'},
+        {"labels", required_argument, 0, 'L'},      {0, 0, 0, 0}};
     enpu_model bits = {0};
     enpu_cli_binds binds = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
@@ -626,6 +641,8 @@ int enpu_cmd_run(int argc, char **argv) {
     const char *calib = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL, *svg = NULL;
     bool quiet = false, per_cycle = false, require_top1 = false;
     double min_sqnr = NAN;
+    const char *wav = NULL, *features = NULL, *labels = NULL;
+    enpu_cli_audio audio = {0};
     optind = 0;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -670,6 +687,9 @@ int enpu_cmd_run(int argc, char **argv) {
             if (enpu_model_bits_arg(&bits, "run", optarg)) return 2;
             break;
         case 'Q': bits.pow2 = true; break;
+        case 'W': wav = optarg; break;
+        case 'F': features = optarg; break;
+        case 'L': labels = optarg; break;
         default: return enpu_cli_usage("run", "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
@@ -697,6 +717,9 @@ int enpu_cmd_run(int argc, char **argv) {
         w1 = b;
         if (!vcd) return enpu_cli_usage("run", "--window needs --vcd");
     }
+    if ((features || labels) && !wav) return enpu_cli_usage("run", "--features and --labels go with --wav");
+    if (wav && (n_in || batch > 1))
+        return enpu_cli_usage("run", "--wav is the model's input: no --input, no batch");
     if (mode == ENPU_SIM_FUNCTIONAL && (trace || vcd || svg))
         return enpu_cli_usage("run", "--trace, --vcd and --svg need --mode cycle (functional mode has no time)");
     /* checked now, not after a long run */
@@ -704,6 +727,8 @@ int enpu_cmd_run(int argc, char **argv) {
     enpu_cli_io_in(&io, model);
     for (int i = 0; i < n_in; i++) enpu_cli_io_in(&io, ins[i]);
     for (int a = 0; a < n_arch; a++) enpu_cli_io_in(&io, enpu_cli_arch_file(archs[a]));
+    enpu_cli_io_in(&io, wav);
+    enpu_cli_io_in(&io, labels);
     enpu_cli_io_list(&io, calib);
     enpu_cli_bind_inputs(&binds, &io);
     for (int i = 0; i < n_out; i++) enpu_cli_io_out(&io, outs[i]);
@@ -736,6 +761,10 @@ int enpu_cmd_run(int argc, char **argv) {
             goto done;
         }
     }
+    if (wav && enpu_cli_audio_open(&audio, wav, features, labels, text, &err)) {
+        rc = enpu_cli_fail("run", &err);
+        goto done;
+    }
     if (is_prog && (calib || binds.n || binds.n_shapes)) {
         rc = enpu_cli_usage("run", "--%s is for a model, not a compiled program",
                             calib ? "calib" : binds.n ? "bind" : "input-shape");
@@ -758,7 +787,14 @@ int enpu_cmd_run(int argc, char **argv) {
     if (m.g) want_in = m.g->n_inputs;
     else if (m.tfl) want_in = m.tfl->n_inputs;
     else if (is_prog || m.is_qjson) want_in = n_in; /* checked by the simulator */
-    if (n_in == 0 && m.g && m.n_calib > 0) {
+    if (wav) {
+        if (enpu_cli_audio_model_input(&audio, model, m.tfl, m.g, &ins8[0], &bufs[0], text, &err)) {
+            rc = enpu_cli_fail("run", &err);
+            goto done;
+        }
+        n_in = 1;
+        loaded = m.tfl ? 0 : 1;
+    } else if (n_in == 0 && m.g && m.n_calib > 0) {
         /* No --input: the first calibration sample, so `run MODEL --calib DIR` works. */
         for (; loaded < m.g->n_inputs; loaded++) {
             const enpu_buf *src = &m.calib[loaded];
@@ -896,6 +932,7 @@ int enpu_cmd_run(int argc, char **argv) {
         enpu_accuracy_print(text, &acc[n_acc]);
     }
     if (n_acc > 0) enpu_accuracy_warn(text, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);
+    if (wav) enpu_cli_audio_report(text, &audio, &r0->arch, &r0->res);
     if (n_arch > 1) print_comparison(text, runs, n_arch);
     if (n_out && n_out != r0->res.n_outputs) {
         rc = enpu_cli_usage("run", "%s has %d output(s), %d --output given", model, r0->res.n_outputs, n_out);
@@ -910,7 +947,8 @@ int enpu_cmd_run(int argc, char **argv) {
         }
         fprintf(text, "wrote %s\n", outs[i]);
     }
-    if (json && write_json(json, model, runs, n_arch, (int)batch, acc, n_acc, &err)) {
+    if (json && write_json(json, model, runs, n_arch, (int)batch, acc, n_acc,
+                           wav ? enpu_cli_audio_json(&audio, &r0->arch, &r0->res) : NULL, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
     }
@@ -950,5 +988,6 @@ done:
     enpu_fexec_free(fx);
     enpu_model_free(&m);
     enpu_cli_binds_free(&binds);
+    enpu_cli_audio_close(&audio);
     return rc;
 }
