@@ -409,6 +409,15 @@ int enpu_qgraph_load(const char *path, enpu_graph **out, enpu_err *err);
 int enpu_qgraph_parse(const char *text, size_t n, const char *what, enpu_graph **out,
                       enpu_err *err);
 
+/* The op a quantized node computes, for people: CONV by origin ("conv",
+ * "dwconv", "gconv", "fc", "avgpool", "bn", "relu", "rescale"), "maxpool",
+ * "add", "mul", else the ONNX op ("Sigmoid", "Reshape", ...). */
+const char *enpu_q_layer_op(const enpu_graph *qg, const enpu_node *n);
+/* The float graph's tensor holding what quantized tensor qt approximates:
+ * the one of the same name (for a RESCALE node's output, its input's name),
+ * if float32 with as many elements; else -1. */
+int enpu_q_float_twin(const enpu_graph *g, const enpu_graph *qg, int qt);
+
 #ifdef __cplusplus
 }
 #endif

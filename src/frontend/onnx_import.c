@@ -27,7 +27,7 @@
 #include "easynpu/file.h"
 #include "easynpu/numerics.h"
 #include "frontend/onnx_fold.h"
-#include "frontend/onnx_tensor.h"
+#include "tensor/onnx_tensor.h"
 #include "onnx.pb-c.h"
 
 #define OPSET_MIN 1

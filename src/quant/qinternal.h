@@ -33,14 +33,6 @@ enpu_pwl_fn enpu_q_table_fn(const enpu_node *n, enpu_pwl_params *ctx, const void
 /* Ops that are MOVE when quantized. */
 bool enpu_q_is_move_op(enpu_op op);
 
-/* The op a quantized node computes, for people: CONV by origin ("conv",
- * "dwconv", "gconv", "fc", "avgpool", "bn", "relu", "rescale"), "maxpool",
- * "add", "mul", else the ONNX op ("Sigmoid", "Reshape", ...). */
-const char *enpu_q_layer_op(const enpu_graph *qg, const enpu_node *n);
-/* The float graph's tensor holding what quantized tensor qt approximates:
- * the one of the same name (for a RESCALE node's output, its input's name),
- * if float32 with as many elements; else -1. */
-int enpu_q_float_twin(const enpu_graph *g, const enpu_graph *qg, int qt);
 
 /* Proven accumulator range of a CONV / ADD / MUL node of a checked graph,
  * x over all of int8 (union over channels). */

@@ -169,8 +169,8 @@ static void test_dataset_forms(void **state) {
     assert_int_equal(enpu_tensor_write(tmp_path("bad.npy"), &b, &err), 0);
     enpu_err e = {0};
     assert_int_equal(enpu_dataset_load(g, tmp_path("bad.npy"), 0, &ds, &e), ENPU_E_INVALID);
-    assert_non_null(strstr(e.msg, "bad.npy: shape 2x26x50 does not match graph input 'mfcc' "
-                                  "(1x1x26x49), nor a stack [N, ...] of it"));
+    assert_non_null(strstr(e.msg, "bad.npy: input 'mfcc': shape 2x26x50 does not match the model's "
+                                  "1x1x26x49, nor a stack [N, ...] of it"));
     assert_int_equal(ds.n_samples, 0);
     memset(&e, 0, sizeof e);
     mkdir(tmp_path("empty"), 0700);

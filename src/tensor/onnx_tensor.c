@@ -1,5 +1,5 @@
 /* TensorProto decoding shared by the ONNX importer and the .pb reader. */
-#include "frontend/onnx_tensor.h"
+#include "tensor/onnx_tensor.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -14,7 +14,7 @@
 
 #include "easynpu/file.h"
 #include "easynpu/float_ref.h"
-#include "quant/qinternal.h"
+#include "easynpu/quant.h"
 
 /* ---- labels ----------------------------------------------------------------------- */
 

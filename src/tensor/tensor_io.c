@@ -12,7 +12,7 @@
 #include <zlib.h>
 
 #include "easynpu/file.h"
-#include "frontend/onnx_tensor.h"
+#include "tensor/onnx_tensor.h"
 
 #define MEM_WHAT "<memory>"
 
