@@ -3,7 +3,9 @@
  * status, cycles, every statistic of every instruction, the outputs, every
  * memory and its write cycles, the trace and two VCD windows, byte for byte.
  * The default model on the three presets under every scheme, the fast path
- * carrying nearly all of its compute.  The imported models:
+ * carrying nearly all of its compute; the real test models (shared part:
+ * mnist-8's host pools, alibaba-kws's and mlperf-vww's depthwise layers,
+ * one channel per unit) on preset systolic.  The imported models:
  * tests/models/test_engines_import.c; random networks on random arrays and
  * an accumulator the weights could overflow: tests/unit/test_systolic.c;
  * random graphs: tests/fuzz. */
@@ -15,18 +17,19 @@
 #include "easynpu/compiler.h"
 
 #define REPO(rel) ENPU_SOURCE_DIR "/" rel
+#define SM(rel) ENPU_SHARED_MODELS "/" rel
 
 /* Compiles qg for a and compares both paths on the input; returns the
  * cycles the fast path took in one piece and the compute cycles. */
-static void check(const char *what, const enpu_graph *qg, const enpu_arch *a, const char *input, uint64_t *ff,
-                  uint64_t *compute) {
+static void check(const char *what, const enpu_graph *qg, const enpu_arch *a, const char *input, bool trace,
+                  uint64_t *ff, uint64_t *compute) {
     enpu_err err = {0};
     enpu_program p;
     enpu_buf in;
     if (enpu_compile(qg, a, NULL, &p, NULL, &err) || enpu_tensor_read(input, &in, &err) ||
         enpu_buf_to_f32(&in, &err))
         fail_msg("%s: %s", what, err.msg);
-    uint64_t cycles = enpu_test_assert_ff_equal(what, &p, a, &in, NULL, 1, true, ff, compute);
+    uint64_t cycles = enpu_test_assert_ff_equal(what, &p, a, &in, NULL, 1, trace, ff, compute);
     fprintf(stderr, "%s: %llu cycles (%llu compute), the same with and without fast-forward; %llu "
                     "fast-forwarded\n",
             what, (unsigned long long)cycles, (unsigned long long)*compute, (unsigned long long)*ff);
@@ -52,16 +55,51 @@ static void test_kws_cnn(void **state) {
             char what[96];
             snprintf(what, sizeof what, "kws_cnn on %s, scheme %d", presets[i], schemes[s]);
             uint64_t ff = 0, compute = 0;
-            check(what, qg, &a, REPO("models/kws_cnn/sample_0.npy"), &ff, &compute);
+            check(what, qg, &a, REPO("models/kws_cnn/sample_0.npy"), true, &ff, &compute);
             assert_true(ff * 10 > compute * 9);
         }
     }
     enpu_graph_free(qg);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
+static void real_model(const char *name, const char *onnx, const char *calib, const char *input, bool trace) {
+    enpu_err err = {0};
+    enpu_arch a;
+    assert_int_equal(enpu_arch_preset("systolic", &a, &err), 0);
+    enpu_graph *qg = enpu_test_quantize(onnx, calib, &a);
+    uint64_t ff = 0, compute = 0;
+    check(name, qg, &a, input, trace, &ff, &compute);
+    assert_true(ff * 10 > compute * 9);
+    enpu_graph_free(qg);
+}
+
+static void test_mnist(void **state) {
+    (void)state;
+    real_model("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
+               SM("mnist-8/test_data_set_1/input_0.pb"), true);
+}
+
+static void test_alibaba_kws(void **state) {
+    (void)state;
+    real_model("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
+               SM("alibaba-kws/test_data_set_0/input_0.pb"), true);
+}
+
+/* no trace: its per-cycle runs are the longest of the suite's systolic ones */
+static void test_vww(void **state) {
+    (void)state;
+    real_model("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
+               SM("mlperf-vww-float/test_data_set_1/input_0.pb"), false);
+}
+
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws_cnn),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest shared[] = {
+        cmocka_unit_test(test_mnist),
+        cmocka_unit_test(test_alibaba_kws),
+        cmocka_unit_test(test_vww),
+    };
+    return ENPU_TEST_MAIN_PARTS(argc, argv, repo, shared);
 }
