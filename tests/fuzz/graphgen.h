@@ -15,7 +15,8 @@
  * compiler's cost model (enpu_cost_program), which docs/microarch.md says
  * are equal; and runs cycle mode again on its per-cycle path
  * (opts.per_cycle), which must give the same cycles, statistics and outputs
- * as the fast-forwarded run (docs/microarch.md §15).
+ * as the fast-forwarded run (docs/microarch.md §15; on a systolic arch,
+ * docs/systolic.md "Fast-forward").
  *
  * The same seed always gives the same case (the generator uses its own
  * generator, no clock, no global state), so a failure is replayed from its

@@ -4,7 +4,8 @@
  * simulator's own functional replay) and functional mode, the cost model
  * equal to the simulator cycle for cycle, activity by activity, word by
  * word; SCALE-Sim v2's output-stationary compute cycles on random layer
- * shapes; and the refusals. */
+ * shapes; the fast-forward against the per-cycle path on random networks
+ * and archs; and the refusals. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -357,6 +358,45 @@ static void test_random_networks(void **state) {
                     "simulator\n", runs, compared);
 }
 
+/* The fast-forward (docs/systolic.md "Fast-forward") against the per-cycle
+ * path on random networks on random systolic archs: every statistic, the
+ * memories and their write cycles, the trace and VCD windows
+ * (enpu_test_assert_ff_equal). */
+static void test_fast_forward(void **state) {
+    (void)state;
+    rs = 0xFF5157A1ull;
+    uint64_t ff_sum = 0, compute_sum = 0;
+    int runs = 0;
+    for (int it = 0; it < 100; it++) {
+        enpu_arch a = random_arch();
+        int y;
+        enpu_graph *qg = NULL, *g = random_net(&y);
+        finish(g, y, &a, &qg);
+        enpu_err err = {0};
+        enpu_program p;
+        if (enpu_compile(qg, &a, NULL, &p, NULL, &err)) fail_msg("case %d: compile: %s", it, err.msg);
+        const enpu_tensor *xt = &g->tensors[g->inputs[0]];
+        enpu_buf in;
+        assert_int_equal(enpu_buf_alloc(&in, ENPU_DT_FLOAT32, xt->rank, xt->dims, &err), 0);
+        float *x = in.data;
+        for (int64_t i = 0; i < enpu_buf_numel(&in); i++) x[i] = (float)nrand();
+        char what[160];
+        snprintf(what, sizeof what, "case %d on %s", it, a.name);
+        uint64_t ff = 0, compute = 0;
+        enpu_test_assert_ff_equal(what, &p, &a, &in, NULL, 1, it % 4 == 0, &ff, &compute);
+        ff_sum += ff, compute_sum += compute;
+        runs++;
+        enpu_buf_free(&in);
+        enpu_program_free(&p);
+        enpu_graph_free(qg);
+        enpu_graph_free(g);
+    }
+    fprintf(stderr, "%d random networks on random systolic archs: the same with and without fast-forward "
+                    "(%llu cycles fast-forwarded, %llu compute cycles)\n",
+            runs, (unsigned long long)ff_sum, (unsigned long long)compute_sum);
+    assert_true(ff_sum > compute_sum / 2);
+}
+
 /* SCALE-Sim v2's output-stationary compute cycles (scalesim/compute/
  * systolic_compute_os.py): each fold (a block of R output pixels by C
  * filters on an R x C array) is its demand matrices, skewed: T + R + C - 2
@@ -520,6 +560,11 @@ static void test_refusals(void **state) {
         enpu_sim_result_free(&res);
         enpu_sim_free(sim);
     }
+    /* weights that could leave the accumulator keep the run on the per-cycle
+     * path (docs/systolic.md "Fast-forward"): the same error either way */
+    uint64_t ff = 1, compute = 0;
+    enpu_test_assert_ff_equal("narrow accumulator", &p, &n, NULL, ins, 1, true, &ff, &compute);
+    assert_int_equal(ff, 0);
     /* each engine runs its own instructions */
     enpu_arch e = preset("easynpu");
     enpu_instr ins0 = p.instr[0];
@@ -571,6 +616,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_random_networks),
+        cmocka_unit_test(test_fast_forward),
         cmocka_unit_test(test_scalesim),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_compile_report),

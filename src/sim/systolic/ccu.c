@@ -191,6 +191,18 @@ static bool ctx_free(const sya_engine *e) {
     return true;
 }
 
+/* What WAIT decides on for unit (pc, unit): the scoreboard's earliest
+ * entry cycles for its inputs (*raw) and outputs (*war), and whether a
+ * third layer may start (*ctx).  Returns the unit's layer. */
+static const sya_layer *wait_inputs(const sya_engine *e, int64_t *raw, int64_t *war, bool *ctx) {
+    const sya_layer *L = &e->lay[e->pc];
+    enpu_sya_unit u;
+    enpu_sya_unit_at(&L->s, e->unit, &u);
+    enpu_sya_board_ready(&e->board, e->a, &e->sim->prog->instr[e->pc], e->pc, &L->s, &u, raw, war);
+    *ctx = ctx_free(e);
+    return L;
+}
+
 int sya_ccu_step(sya_engine *e, int64_t t) {
     enpu_sim *sim = e->sim;
     const enpu_program *p = sim->prog;
@@ -235,12 +247,10 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
             set_state(e, S_WAIT, t);
             continue;
         case S_WAIT: {
-            const sya_layer *L = &e->lay[e->pc];
-            enpu_sya_unit u;
-            enpu_sya_unit_at(&L->s, e->unit, &u);
             int64_t raw, war;
-            enpu_sya_board_ready(&e->board, e->a, &p->instr[e->pc], e->pc, &L->s, &u, &raw, &war);
-            bool ctx = ctx_free(e), mux = t + L->s.K >= e->mux_free;
+            bool ctx;
+            const sya_layer *L = wait_inputs(e, &raw, &war, &ctx);
+            bool mux = t + L->s.K >= e->mux_free;
             if (mux && ctx && t + e->L >= raw && t + e->L >= war) {
                 int rc = issue(e, t);
                 if (rc) return rc;
@@ -320,4 +330,69 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
         default: return 0;
         }
     }
+}
+
+/* ---- the fast-forward's view of the controller (sya.h) -------------------
+ * Each case restates the branch of sya_ccu_step above in which the state
+ * stays and only one cycle is attributed, with the cycle from which that
+ * branch is no longer taken: a countdown's end, the TAIL's last waiting
+ * cycle, WAIT's phases.  What else those branches read changes only when a
+ * unit is issued (the scoreboard, mux_free: only in an acting cycle) or
+ * retires (`complete` in ctx_free, jobs_n: the fast-forward ends a stretch
+ * there), so the branch is the same in every cycle up to `end`.  Keep the
+ * two in step: the fast-forward tests compare them cycle for cycle. */
+
+void sya_ccu_quiet(sya_engine *e, int64_t t, sya_quiet *q) {
+    q->end = t, q->row = e->pc, q->act = ENPU_ACT_CONTROLLER, q->stall = 0;
+    switch (e->state) {
+    case S_FETCH:
+    case S_CFG:
+        if (e->cnt > 0) q->end = t + e->cnt;
+        return;
+    case S_STREAM:
+        if (e->cnt > 0) q->end = t + e->cnt, q->row = e->last_instr, q->act = ENPU_ACT_COMPUTE;
+        return;
+    case S_TAIL: {
+        const int64_t K = e->lay[e->last_instr].s.K, tau = e->last_tau;
+        int64_t until = e->tail_until;
+        if (!e->merge_a && tau + K + e->last_u.rows - 1 > until) until = tau + K + e->last_u.rows - 1;
+        if (!e->merge_w && tau + K + e->last_u.cols - 1 > until) until = tau + K + e->last_u.cols - 1;
+        if (t < until) q->end = until, q->row = e->last_instr, q->act = ENPU_ACT_PIPELINE_FILL;
+        return;
+    }
+    case S_DRAIN:
+        if (e->jobs_n > 0) q->end = INT64_MAX, q->row = e->last_instr, q->act = ENPU_ACT_PIPELINE_DRAIN;
+        return;
+    case S_HOST:
+        /* the handover, then the host CPU's last host_cnt cycles: one phase
+         * at a time */
+        if (e->cnt > e->host_cnt) q->end = t + e->cnt - (e->host_cnt > 0 ? e->host_cnt : 0);
+        else if (e->cnt > 0) q->end = t + e->cnt, q->act = ENPU_ACT_HOST;
+        return;
+    case S_WAIT: {
+        int64_t raw, war;
+        bool ctx;
+        const sya_layer *L = wait_inputs(e, &raw, &war, &ctx);
+        if (t + L->s.K < e->mux_free) { /* the MUXes: until mux_free - K */
+            q->end = e->mux_free - L->s.K, q->row = e->last_instr, q->act = ENPU_ACT_OFMAP_DRAIN, q->stall = 1;
+        } else if (ctx && t + e->L < raw) { /* inputs: until raw - L */
+            q->end = raw - e->L, q->act = ENPU_ACT_IFMAP_LOAD, q->stall = 2;
+        } else if (!ctx || t + e->L < war) { /* outputs, or until a layer completes */
+            q->end = ctx ? war - e->L : INT64_MAX, q->act = ENPU_ACT_BUS_CONFLICT, q->stall = 3;
+        }
+        return;
+    }
+    default: return;
+    }
+}
+
+void sya_ccu_idle(sya_engine *e, const sya_quiet *q, int64_t t, int64_t n) {
+    if (n <= 0) return;
+    enpu_layer_stats *st = &e->sim->rows[q->row];
+    if (st->cycles == 0 || (uint64_t)t < st->start_cycle) st->start_cycle = (uint64_t)t;
+    st->activity[q->act] += (uint64_t)n;
+    st->cycles += (uint64_t)n;
+    if (e->state == S_FETCH || e->state == S_CFG || e->state == S_STREAM || e->state == S_HOST) e->cnt -= n;
+    if (e->state == S_CFG) e->sig[SIG_CFG_VLD] = 1;
+    e->stall_sig = q->stall;
 }

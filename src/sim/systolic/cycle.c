@@ -4,7 +4,11 @@
  * hand results to the requantizer (pe_array.c), then the re-shaping unit
  * writes what arrives (sync_shape.c): reads see the writes of earlier
  * cycles only.  Cycles in which nothing but a countdown
- * runs (a host op, an empty array) are skipped in one step. */
+ * runs (a host op, an empty array) are skipped in one step.  Unless
+ * opts.per_cycle (or a cycle hook) asks for this reference path, fastfwd.c
+ * replaces the SRAM reads, the array and the re-shaping unit by whole units
+ * and advances the controller's quiet stretches in one go (docs/systolic.md
+ * "Fast-forward"): the same run, every counter and record equal. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +26,7 @@ static void sya_free(void *st) {
     enpu_sya_board_free(&e->board);
     free(e->pe), free(e->edge_a), free(e->edge_w), free(e->mux_pend), free(e->mux_has);
     free(e->pipe), free(e->pipe_n);
+    sya_ff_free(e);
     if (e->jobs)
         for (int i = 0; i < e->njobs_cap; i++) free(e->jobs[i].buf);
     free(e->jobs);
@@ -128,6 +133,31 @@ static void observe_init(sya_engine *e) {
     sim_obs_signals(o, "systolic", SIG_COUNT, names, widths);
 }
 
+/* After the cycle before t: nothing in flight and the controller counting
+ * down, the cycles but the countdown's last are attributed at once (both
+ * paths skip here alike, so that they also stop alike at max_cycles). */
+static void idle_skip(sya_engine *e, int64_t *tp) {
+    enpu_sim *sim = e->sim;
+    int64_t t = *tp;
+    if (e->jobs_n == 0 && (e->state == SYA_S_FETCH || e->state == SYA_S_CFG || e->state == SYA_S_HOST) && e->cnt > 1 &&
+        !sim->step_every_cycle && !sim->obs && !sim->cycle_hook && t > e->last_inject + e->R + e->C + 1) {
+        int64_t n = e->cnt - 1;
+        enpu_layer_stats *row = &sim->rows[e->pc];
+        if (row->cycles == 0) row->start_cycle = (uint64_t)t;
+        /* a host op's countdown ends with the host CPU's host_cnt cycles */
+        int64_t host = 0;
+        if (e->state == SYA_S_HOST) {
+            int64_t ctl = e->cnt - e->host_cnt;
+            host = n - (ctl < 0 ? 0 : ctl > n ? n : ctl);
+        }
+        row->activity[ENPU_ACT_CONTROLLER] += (uint64_t)(n - host);
+        row->activity[ENPU_ACT_HOST] += (uint64_t)host;
+        row->cycles += (uint64_t)n;
+        e->cnt -= n;
+        *tp = t + n;
+    }
+}
+
 static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     sya_engine *e = st;
     e->err = err;
@@ -135,20 +165,38 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     /* the check's reference starts from the memories as the host left them */
     if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, false);
     observe_init(e);
+    sim->ff_cycles = 0;
+    bool ff = false;
+    int rc = sya_ff_begin(e, &ff);
+    if (rc) return rc;
     const uint64_t max = sim->opts.max_cycles ? sim->opts.max_cycles : (uint64_t)1 << 40;
     int64_t t = 0;
     for (;;) {
         if ((uint64_t)t >= max)
             return enpu_fail(err, ENPU_E_LIMIT, "simulation stopped at the cycle limit of %llu",
                              (unsigned long long)max);
+        if (ff) {
+            int64_t n = 0;
+            rc = sya_ff_stretch(e, t, (int64_t)max, &n);
+            sim->ff_cycles += (uint64_t)n;
+            if (rc) return rc;
+            if (n) {
+                t += n;
+                idle_skip(e, &t);
+                continue;
+            }
+        }
         e->t = t;
         e->mux_out = e->ofm_words = 0;
-        int rc = sya_ccu_step(e, t);
-        if (rc) return rc;
+        if ((rc = sya_ccu_step(e, t))) return rc;
         if (sya_ccu_done(e)) break;
-        sya_glb_step(e, t);
-        if ((rc = sya_array_step(e, t))) return rc;
-        if ((rc = sya_shape_step(e, t))) return rc;
+        if (ff) {
+            if ((rc = sya_ff_cycle(e, t))) return rc;
+        } else {
+            sya_glb_step(e, t);
+            if ((rc = sya_array_step(e, t))) return rc;
+            if ((rc = sya_shape_step(e, t))) return rc;
+        }
         if (sim->obs) {
             e->sig[SIG_STATE] = e->state, e->sig[SIG_PC] = e->pc, e->sig[SIG_UNIT] = e->unit;
             e->sig[SIG_MUX_OUT] = e->mux_out, e->sig[SIG_OFM_WORDS] = e->ofm_words;
@@ -157,25 +205,7 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
         }
         if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, (uint64_t)t, e);
         t++;
-        /* nothing in flight and the controller counting down: skip ahead
-         * (one cycle is left for the countdown's last step) */
-        if (e->jobs_n == 0 && (e->state == SYA_S_FETCH || e->state == SYA_S_CFG || e->state == SYA_S_HOST) && e->cnt > 1 &&
-            !sim->step_every_cycle && !sim->obs && !sim->cycle_hook && t > e->last_inject + e->R + e->C + 1) {
-            int64_t n = e->cnt - 1;
-            enpu_layer_stats *row = &sim->rows[e->pc];
-            if (row->cycles == 0) row->start_cycle = (uint64_t)t;
-            /* a host op's countdown ends with the host CPU's host_cnt cycles */
-            int64_t host = 0;
-            if (e->state == SYA_S_HOST) {
-                int64_t ctl = e->cnt - e->host_cnt;
-                host = n - (ctl < 0 ? 0 : ctl > n ? n : ctl);
-            }
-            row->activity[ENPU_ACT_CONTROLLER] += (uint64_t)(n - host);
-            row->activity[ENPU_ACT_HOST] += (uint64_t)host;
-            row->cycles += (uint64_t)n;
-            e->cnt -= n;
-            t += n;
-        }
+        idle_skip(e, &t);
     }
     sim->cycle = (uint64_t)t;
     for (int i = 0; i < sim->prog->n_instr; i++) {

@@ -8,6 +8,8 @@
  *   glb.c        the SRAM read side: skewed activation and weight streams
  *   ccu.c        the controller: instructions, units, handshakes, hazards
  *   cycle.c      the clock loop (the engine table's cycle engine)
+ *   fastfwd.c    its fast-forward: units computed whole, quiet stretches in
+ *                one go (docs/systolic.md "Fast-forward")
  *   functional.c the functional engine (and the check's reference)
  * Timing is in cycles t; a unit enters the array at cycle T (row 0, step 0
  * at PE(0,0)) and is issued at t = T - L, when the SRAM reads for it start
@@ -108,6 +110,7 @@ typedef struct sya_engine {
     bool merge_a, merge_w;      /* the next unit continues the current streams */
     int64_t tail_until;         /* scheme 0: issue cycle the wait for the empty array ends */
     int64_t state_start;
+    struct sya_ff *ff;          /* fastfwd.c's state; NULL until first used */
     enpu_err *err;
     int rc;
 } sya_engine;
@@ -136,6 +139,22 @@ void sya_glb_step(sya_engine *e, int64_t t);
 /* ccu.c */
 int sya_ccu_step(sya_engine *e, int64_t t);
 bool sya_ccu_done(const sya_engine *e);
+/* What sya_ccu_step does from cycle t on while nothing but time changes (no
+ * unit retires): until cycle `end` (> t; INT64_MAX: until a unit retires)
+ * it only attributes one cycle to `row` as `act` per call; end == t when it
+ * acts in cycle t (a state change, an issue).  The fast-forward's view of
+ * the controller: sya_ccu_idle then advances it over such cycles. */
+typedef struct sya_quiet {
+    int64_t end;
+    int row;
+    enpu_activity act;
+    int stall;                  /* SIG_STALL in those cycles */
+} sya_quiet;
+void sya_ccu_quiet(sya_engine *e, int64_t t, sya_quiet *q);
+/* Cycles [t, t + n) of a quiet stretch q (t + n <= q->end): exactly what n
+ * calls of sya_ccu_step would do (the row's cycles, activity and start, the
+ * countdown, the sticky signals). */
+void sya_ccu_idle(sya_engine *e, const sya_quiet *q, int64_t t, int64_t n);
 /* Decodes every systolic instruction (bias, M, S from the weight memory). */
 int sya_decode_all(sya_engine *e, enpu_err *err);
 /* The job of sequence number seq. */
@@ -143,6 +162,19 @@ sya_job *sya_job_of(sya_engine *e, int32_t seq);
 /* A job's last write happened: frees it; when it completes its instruction,
  * the check and the layer callback. */
 int sya_job_retire(sya_engine *e, sya_job *j, int64_t t);
+
+/* fastfwd.c (docs/systolic.md "Fast-forward").  sya_ff_begin decides, at
+ * the start of a run, whether this run may take the fast path (not with
+ * opts.per_cycle, a cycle hook or step_every_cycle, and only when no partial
+ * sum of any instruction can leave the accumulator); a negative status when
+ * out of memory.  On the fast path cycle.c calls sya_ff_stretch at the start
+ * of each cycle t (it advances *n >= 0 cycles in one go, 0 when cycle t must
+ * be stepped) and, in a stepped cycle, sya_ff_cycle in place of the SRAM
+ * reads, the array and the re-shaping unit. */
+int sya_ff_begin(sya_engine *e, bool *on);
+int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n);
+int sya_ff_cycle(sya_engine *e, int64_t t);
+void sya_ff_free(sya_engine *e);
 
 /* functional.c: executes systolic instruction i on memories m (reading its
  * parameters from e's decoded layers, or from m when lay is NULL). */
