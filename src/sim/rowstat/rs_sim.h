@@ -172,6 +172,13 @@ int64_t rs_dma_next(const rs_dma *d, const rs_eng *e, int64_t t);
  * requantized on the pass that completes them). */
 void rs_collect_step(rs_eng *e, int64_t t);
 
+/* The requantizer (docs/numerics.md §12): psum plus bias `acc` to an output
+ * value of the instruction's width. */
+static inline int32_t rs_requant(const enpu_instr *in, int64_t es, int64_t acc, uint32_t M, int S) {
+    return es == 2 ? enpu_requant_wide(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo, (int32_t)in->rs_hi)
+                   : enpu_requant(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo, (int32_t)in->rs_hi);
+}
+
 /* ---- the functional model (functional.c) ------------------------------------------------------- */
 
 /* rs_conv `in` computed directly on the DRAM image `dram` (the program's
