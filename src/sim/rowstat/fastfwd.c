@@ -165,34 +165,59 @@ static bool unit_macs(const sched_ctx *x, chain_pe *pe, int64_t lb, int64_t link
     return true;
 }
 
+/* The columns whose psums are left, as a binary min-heap by their next
+ * psum's (ready cycle, column): the output network's order. */
+typedef struct col_heap {
+    const int64_t *rd;
+    int64_t off[64], cur[64], end[64]; /* per column: first, next, end psum in rd */
+    int64_t h[64], n;
+} col_heap;
+
+static bool before(const col_heap *q, int64_t a, int64_t b) {
+    int64_t ta = q->rd[q->cur[a]], tb = q->rd[q->cur[b]];
+    return ta < tb || (ta == tb && a < b);
+}
+
+/* Restores the heap below position i. */
+static void sift(col_heap *q, int64_t i) {
+    for (;;) {
+        int64_t m = i, l = 2 * i + 1, r = l + 1;
+        if (l < q->n && before(q, q->h[l], q->h[m])) m = l;
+        if (r < q->n && before(q, q->h[r], q->h[m])) m = r;
+        if (m == i) return;
+        int64_t x = q->h[i];
+        q->h[i] = q->h[m], q->h[m] = x, i = m;
+    }
+}
+
 /* The output network's cycle for every psum (f->srv, in f->rd's layout:
  * column by column, unit by unit), from their ready cycles; false when a
  * bottom PE's last MAC would find its link full. */
 static bool drain(rs_eng *e, const int64_t *U, int64_t ncol, int64_t *ts) {
     rs_ff *f = &e->ff;
     const int64_t pbw = e->a->rs_psum_net_values, D = e->a->rs_pe_pipeline;
-    int64_t off[64], cur[64], n = 0, last = -1;
-    for (int64_t c = 0; c < ncol; c++) off[c] = n, cur[c] = 0, n += U[c];
+    col_heap q = {.rd = f->rd};
+    int64_t n = 0, last = -1;
+    for (int64_t c = 0; c < ncol; c++) q.off[c] = q.cur[c] = n, n += U[c], q.end[c] = n, q.h[q.n++] = c;
     if (pbw >= ncol) {
         /* a column has one psum waiting at most: each is taken when ready */
         memcpy(f->srv, f->rd, (size_t)n * sizeof *f->srv);
     } else {
+        for (int64_t i = q.n / 2 - 1; i >= 0; i--) sift(&q, i);
         int64_t t = INT64_MIN, cnt = 0;
-        for (int64_t k = 0; k < n; k++) {
-            int64_t best = -1;
-            for (int64_t c = 0; c < ncol; c++)
-                if (cur[c] < U[c] && (best < 0 || f->rd[off[c] + cur[c]] < f->rd[off[best] + cur[best]]))
-                    best = c;
-            int64_t i = off[best] + cur[best]++;
+        while (q.n > 0) {
+            const int64_t c = q.h[0], i = q.cur[c]++;
             if (f->rd[i] > t) t = f->rd[i], cnt = 0;
             if (cnt == pbw) t++, cnt = 0;
             cnt++;
             f->srv[i] = t;
+            if (q.cur[c] == q.end[c]) q.h[0] = q.h[--q.n];
+            sift(&q, 0);
         }
     }
     for (int64_t c = 0; c < ncol; c++)
         for (int64_t u = 0; u < U[c]; u++) {
-            int64_t i = off[c] + u;
+            int64_t i = q.off[c] + u;
             if (u > 0 && f->srv[i - 1] > f->rd[i] - D) return false;
             if (f->srv[i] > last) last = f->srv[i];
         }
