@@ -81,10 +81,13 @@
  *     the writes does not matter.
  *
  * The datapath: a column's chain is one dot product per psum -- its PEs'
- * windows end to end (each the values a MAC reads, in its order) against
- * the filter's rows end to end, padded with zeros to a multiple of 8 --
- * tight loops over contiguous int16 arrays that gcc and clang vectorise
- * at -O2. */
+ * windows end to end against the filter's rows end to end, padded with
+ * zeros to a multiple of 8 -- tight loops over contiguous int16 arrays that
+ * gcc and clang vectorise at -O2.  A PE's window for output column xo is
+ * its values xo*R .. xo*R + L-1 in order: the loop buffer starts with
+ * values 0 .. L-1, and the last filter of column xo replaces the slots of
+ * values xo*R + k (k < R) with values L + xo*R + k as it reads them, then
+ * moves the window's head R slots on (pe.c). */
 #include <stdlib.h>
 #include <string.h>
 
