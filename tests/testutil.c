@@ -672,3 +672,20 @@ uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, cons
     assert_true(ok);
     return cycles;
 }
+
+uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p, const enpu_arch *a,
+                                        const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
+                                        uint64_t *ff_cycles, uint64_t *compute_cycles) {
+    ff_run x, y;
+    ff_one(p, a, in_f32, in_i8, n_in, true, false, 0, 0, 0, &x);
+    ff_one(p, a, in_f32, in_i8, n_in, false, false, 0, 0, 0, &y);
+    bool ok = same_runs(what, &x, &y);
+    uint64_t cycles = x.res.total_cycles;
+    assert_int_equal(x.ff, 0);
+    if (ff_cycles) *ff_cycles = y.ff;
+    if (compute_cycles) *compute_cycles = x.res.activity[ENPU_ACT_COMPUTE];
+    ff_free(&x);
+    ff_free(&y);
+    assert_true(ok);
+    return cycles;
+}

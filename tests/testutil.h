@@ -150,5 +150,10 @@ uint64_t enpu_test_e2e_full(const char *name, const char *onnx, const struct enp
 uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, const enpu_arch *a,
                                    const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
                                    bool trace, uint64_t *ff_cycles, uint64_t *compute_cycles);
+/* The same with one run each way, without a record: for programs whose
+ * per-cycle path is too slow to run five times. */
+uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p, const enpu_arch *a,
+                                        const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
+                                        uint64_t *ff_cycles, uint64_t *compute_cycles);
 
 #endif

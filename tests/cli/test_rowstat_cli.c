@@ -1,7 +1,8 @@
 /* The row-stationary engine from the command line (docs/rowstat.md): run
  * on arch rowstat in 8 and 16 bits, the comparison with EasyNPU by layer and
  * by memory level, quantize -> compile -> sim with a 16-bit .qjson, the
- * listing of a rowstat program assembling back to the same bytes, and the
+ * listing of a rowstat program assembling back to the same bytes, `sim
+ * --per-cycle` printing and writing the same bytes as without it, and the
  * refusals. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,48 @@ static void test_qjson_flow(void **state) {
     free(out);
 }
 
+/* --per-cycle turns the fast-forward off (docs/rowstat.md "Fast-forward"):
+ * the output, the JSON report and the trace are the same bytes. */
+static void test_per_cycle(void **state) {
+    (void)state;
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "compile models/kws_cnn.onnx --calib models/kws_cnn/calib --arch eyeriss -o %s/e.enpu",
+             dir);
+    char *out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    char *outs[2], *files[2][2];
+    size_t lens[2][2];
+    for (int pc = 0; pc < 2; pc++) {
+        char json[128], trace[128];
+        snprintf(json, sizeof json, "%s/pc.json", dir); /* the same names: they are printed */
+        snprintf(trace, sizeof trace, "%s/pc.trace", dir);
+        snprintf(args, sizeof args, "sim %s/e.enpu --input models/kws_cnn/sample_0.npy --json %s --trace %s%s", dir,
+                 json, trace, pc ? " --per-cycle" : "");
+        outs[pc] = cli(args, &st);
+        if (st) fail_msg("exit %d:\n%s", st, outs[pc]);
+        const char *paths[2] = {json, trace};
+        for (int f = 0; f < 2; f++) {
+            enpu_err err = {0};
+            uint8_t *b = NULL;
+            assert_int_equal(enpu_file_read(paths[f], 1 << 28, &b, &lens[pc][f], &err), 0);
+            files[pc][f] = (char *)b;
+            unlink(paths[f]);
+        }
+    }
+    assert_string_equal(outs[0], outs[1]);
+    has(outs[0], "58471 cycles");
+    for (int f = 0; f < 2; f++) {
+        assert_int_equal(lens[0][f], lens[1][f]);
+        assert_memory_equal(files[0][f], files[1][f], lens[0][f]);
+        free(files[0][f]);
+        free(files[1][f]);
+    }
+    free(outs[0]);
+    free(outs[1]);
+}
+
 static void test_refusals(void **state) {
     (void)state;
     int st;
@@ -168,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_run_int8_int16),
         cmocka_unit_test(test_comparison),
         cmocka_unit_test(test_qjson_flow),
+        cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -44,10 +44,7 @@ void rs_collect_step(rs_eng *e, int64_t t) {
             uint32_t M = (uint32_t)rs_glb_get(e->glb, par + 8, 4);
             int S = (int)rs_glb_get(e->glb, par + 12, 4);
             int64_t acc = v + bias;
-            int32_t y = g->es == 2 ? enpu_requant_wide(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
-                                                       (int32_t)in->rs_hi)
-                                   : enpu_requant(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
-                                                  (int32_t)in->rs_hi);
+            int32_t y = rs_requant(in, g->es, acc, M, S);
             int ob = (in->rs_dbuf & 4) ? (int)(ps->block % 2) : 0;
             rs_glb_put(e->glb, g->out_off[ob] + ((j * in->wo + xo) * nch + i) * g->es, (int)g->es, y);
             e->st.writes[ENPU_MEM_GLB] += (uint64_t)g->es;

@@ -3,7 +3,11 @@
  * for a layer, runs the layer's passes one after the other -- each pass's
  * node IDs and PE registers, its ifmap and filter streams, the PEs, the
  * output network -- while the DMA engine works through the layer's command
- * queue, and attributes every cycle to one activity of the instruction. */
+ * queue, and attributes every cycle to one activity of the instruction.
+ * A pass is computed in one go when fastfwd.c can prove it runs without an
+ * error (docs/rowstat.md "Fast-forward"); the controller then steps only the
+ * DMA engine until the pass's end.  opts.per_cycle keeps every pass on
+ * pass_cycle, the reference. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@ static void engine_free(void *st) {
     rs_noc_free(&e->ifmap_net);
     rs_noc_free(&e->filter_net);
     rs_dma_free(&e->dma);
+    rs_ff_free(&e->ff);
     free(e);
 }
 
@@ -208,6 +213,8 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
     }
     for (int64_t k = 0; k < e->g.n_passes; k++) e->pass_done[k] = INT64_MAX;
     rs_dma_start(&e->dma, e->cmd, e->ncmd, B, e->cmd_done);
+    e->ff.nmemo = 0; /* pass shapes are the instruction's */
+    e->ff.done_at = -1;
     int64_t next = 0, prev = B, t = B, ci_need = 0;
     e->active = false;
     for (;;) {
@@ -228,11 +235,13 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 ci_need = ci;
                 account(sim, instr, ENPU_ACT_DMA_WAIT, prev, t - prev);
                 pass_start(e, next, t);
+                e->ff.done_at = e->ff.on ? rs_ff_pass(e, t) : -1;
             }
         }
         if (e->active) {
             bool done = false;
-            if ((rc = pass_cycle(e, t, &done, err))) goto out;
+            if (e->ff.done_at >= 0) done = t == e->ff.done_at; /* fast-forwarded: its end */
+            else if ((rc = pass_cycle(e, t, &done, err))) goto out;
             if (done) {
                 int64_t pd = e->last_write + 1;
                 e->pass_done[e->k] = pd;
@@ -243,8 +252,14 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 if (e->ps.final)
                     e->st.reads[ENPU_MEM_GLB] += (uint64_t)(enpu_rs_block_channels(&e->g, &e->ps) * ENPU_RS_PARAM_BYTES);
                 e->active = false;
+                e->ff.done_at = -1;
                 prev = pd;
                 next++;
+            } else if (e->ff.done_at >= 0) {
+                /* a fast-forwarded pass: only the DMA engine acts until its end */
+                int64_t n = rs_dma_next(&e->dma, e, t);
+                t = n < e->ff.done_at ? n : e->ff.done_at;
+                continue;
             }
             t++;
             continue;
@@ -315,6 +330,10 @@ static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
     const enpu_arch *a = e->a;
     sim_dram_reset(&e->dma.dram);
     memset(e->glb, 0, (size_t)a->rs_glb_bytes);
+    /* fast-forward (fastfwd.c) unless the run asks for every cycle */
+    e->ff.on = !sim->opts.per_cycle && !sim->step_every_cycle && !sim->cycle_hook;
+    e->ff.portable = sim->ff_portable;
+    sim->ff_cycles = 0;
     if (sim->obs) {
         sim_obs_track(sim->obs, 1, "controller");
     }

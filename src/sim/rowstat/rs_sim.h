@@ -11,6 +11,9 @@
  *               requantizer into the global buffer;
  *   ctrl.c      the controller: instructions, passes, the layer's DMA queue,
  *               statistics (the cycle engine);
+ *   fastfwd.c   the cycle engine's fast-forward: a pass computed in one go
+ *               when its schedule proves it raises no error (docs/rowstat.md
+ *               "Fast-forward");
  *   functional.c the same results without time.
  * The timing rules are those of the compiler's cost model
  * (src/compiler/rowstat/cost.c), which must predict every cycle. */
@@ -172,6 +175,52 @@ int64_t rs_dma_next(const rs_dma *d, const rs_eng *e, int64_t t);
  * requantized on the pass that completes them). */
 void rs_collect_step(rs_eng *e, int64_t t);
 
+/* The requantizer (docs/numerics.md §12): psum plus bias `acc` to an output
+ * value of the instruction's width. */
+static inline int32_t rs_requant(const enpu_instr *in, int64_t es, int64_t acc, uint32_t M, int S) {
+    return es == 2 ? enpu_requant_wide(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo, (int32_t)in->rs_hi)
+                   : enpu_requant(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo, (int32_t)in->rs_hi);
+}
+
+/* ---- the fast-forward (fastfwd.c) ---------------------------------------------------------------- */
+
+/* The schedule of a pass shape, relative to the pass's start (a layer's
+ * passes of one shape share it: nothing in it depends on the data, the
+ * start cycle or which output block the pass is in). */
+typedef struct rs_ff_shape {
+    int64_t ne, nc, nf, ng, nk;    /* the key: enpu_rs_pass's shape */
+    bool ok;                       /* no error in the pass: it may be fast-forwarded */
+    int64_t tc, tl, ts;            /* first MAC, last MAC, last psum served */
+} rs_ff_shape;
+
+#define RS_FF_MEMO 32
+
+typedef struct rs_ff {
+    bool on;                       /* the run fast-forwards (not opts.per_cycle, ...) */
+    bool portable;                 /* sim->ff_portable: 64-bit sums for 8-bit data too */
+    int64_t done_at;               /* the pass running was fast-forwarded: its last psum's cycle; -1 */
+    rs_ff_shape memo[RS_FF_MEMO];  /* the instruction's shapes */
+    int nmemo;
+    /* scratch, grown as needed */
+    int64_t *rd;                   /* per psum: the cycle it is ready for the output network */
+    int64_t *srv;                  /* per psum: the cycle the output network takes it */
+    int16_t *x;                    /* the ifmap stream's rows */
+    int16_t *w;                    /* per horizontal set: its filters, a column's chain end to end */
+    int16_t *v;                    /* per output column: the chain's windows end to end */
+    int64_t *par;                  /* per block channel: bias, M, S (final passes) */
+    size_t rd_cap, srv_cap, x_cap, w_cap, v_cap, par_cap;
+} rs_ff;
+
+void rs_ff_free(rs_ff *f);
+/* Pass e->k, just started in cycle t (pass_start), in one go: returns the
+ * cycle its last psum reaches the global buffer (the per-cycle path's
+ * `done` cycle), everything up to then done -- the global buffer's psums
+ * and outputs, every statistic of the pass, the engine's pass state --
+ * except the DMA engine's cycles, which the controller still steps; or -1,
+ * changing nothing, when the pass must run per cycle (docs/rowstat.md
+ * "Fast-forward"). */
+int64_t rs_ff_pass(rs_eng *e, int64_t t);
+
 /* ---- the functional model (functional.c) ------------------------------------------------------- */
 
 /* rs_conv `in` computed directly on the DRAM image `dram` (the program's
@@ -215,6 +264,7 @@ struct rs_eng {
     uint8_t *shadow;           /* opts.check: the DRAM replayed functionally */
     /* samples of the PE activity for the trace */
     uint64_t busy_cycles;
+    rs_ff ff;                  /* the fast-forward's state */
 };
 
 /* The PE at array row `row` and column `col`. */
