@@ -210,6 +210,18 @@ static void test_compare_engines(void **state) {
     int groups = 0;
     for (const char *p = s; (p = strstr(p, "<g transform=\"translate(0 ")); p++) groups++;
     assert_int_equal(groups, 2);
+    /* first both on one scale: cycles differ 30x, so a log scale, a bar per
+     * layer and architecture (7 layers on easynpu, the 6 with a row on the
+     * systolic engine and its end), then the energy panel */
+    assert_non_null(strstr(s, "Cycles per layer, every architecture on one logarithmic scale"));
+    assert_non_null(strstr(s, "<title>/features/features.3/Conv on easynpu: 182977 cycles</title>"));
+    assert_non_null(strstr(s, "<title>/features/features.3/Conv on systolic: 4536 cycles</title>"));
+    int bars = 0;
+    for (const char *p = s; (p = strstr(p, " cycles</title><rect")); p++) bars++;
+    assert_int_equal(bars, 7 + 7);
+    assert_non_null(strstr(s, "Energy per inference by level, one scale"));
+    assert_non_null(strstr(s, "<title>easynpu: network 2.526 uJ</title>"));
+    assert_non_null(strstr(s, "Each architecture in detail, on its own scale"));
     free(text);
     unlink(svg);
 }

@@ -134,6 +134,10 @@ static void test_threads_and_rows(void **state) {
     assert_non_null(strstr(svg, "</svg>\n"));
     assert_int_equal(count(svg, "<circle"), 2 * 9);               /* two panels */
     assert_int_equal(count(svg, "fill=\"#d62728\""), 2 * (int)front);
+    /* the front's parameters are in the picture, not only in tooltips: each
+     * red point numbered in both panels, and a table of the front */
+    assert_non_null(strstr(svg, ">The front by latency</text>"));
+    assert_int_equal(count(svg, "font-size=\"9\">"), 2 * (int)front + 3 + 4); /* 3 parameters, #, 3 figures */
     free(svg);
 }
 
