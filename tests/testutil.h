@@ -74,6 +74,12 @@ int enpu_test_run(const char *cmd, char **out);
  * number of instructions outside the model (not compared). */
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
 
+/* No layer of a cycle-mode run lies above its roofline's roof (the MACs
+ * per cycle it achieved against min(MAC units, its MACs per DRAM byte x the
+ * DRAM's bytes per cycle), docs/offchip.md "The roofline"); fails naming
+ * the layer otherwise.  enpu_test_e2e checks it on every run. */
+void enpu_test_assert_under_roof(const char *what, const enpu_arch *a, const enpu_sim_result *res);
+
 /* Preset `name` (fails the test if there is none). */
 enpu_arch enpu_test_preset(const char *name);
 

@@ -198,6 +198,10 @@ typedef struct enpu_layer_stats {
     bool host;                       /* a sync: a host op (its time: activity host) */
     int group, chain_pos;            /* the program's layer group; position in its chain
                                         (0: the head, and every dma) */
+    double dram_span_bytes;          /* DRAM bytes the channel moved during this row's own
+                                        cycles (cycle mode, engines that log them: the
+                                        roofline's; reads/writes OFFCHIP are its transfers') */
+    bool dram_spanned;               /* dram_span_bytes was measured */
     int n_instr, n_dma;              /* instructions summed (1 for an instruction's own row) */
 } enpu_layer_stats;
 

@@ -25,8 +25,14 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
     uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     out->dram_read_bytes = st->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
     out->dram_write_bytes = st->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
-    uint64_t bytes = out->dram_read_bytes + out->dram_write_bytes;
-    out->intensity = bytes ? (double)st->macs / (double)bytes : INFINITY;
+    /* the bytes the channel moved in the layer's own cycles where the
+     * engine measured them (a layer whose transfers ran during the layers
+     * before it did not wait for them: they are those layers' traffic);
+     * else its transfers' */
+    double bytes = st->dram_spanned ? st->dram_span_bytes
+                                    : (double)(out->dram_read_bytes + out->dram_write_bytes);
+    out->bytes = bytes;
+    out->intensity = bytes > 0 ? (double)st->macs / bytes : INFINITY;
     double compute = (double)st->macs / (double)units, dram = bpc > 0 ? (double)bytes / (double)bpc : 0;
     out->dram_bound = bytes > 0 && dram > compute;
     /* the roof: min(MAC units, intensity x bytes per cycle) MACs per cycle */
@@ -306,7 +312,9 @@ static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n,
         if (rows) {
             json_object_set_new(l, "instructions", json_integer(st->n_instr));
             json_object_set_new(l, "dma_transfers", json_integer(st->n_dma));
-            /* the roofline point: MACs per DRAM byte, and what bounds the layer */
+            /* the roofline point: the DRAM bytes moved in the layer's own
+             * cycles, MACs per such byte, and what bounds the layer */
+            json_object_set_new(l, "roofline_dram_bytes", json_real(rl.bytes));
             json_object_set_new(l, "arith_intensity", isinf(rl.intensity) ? json_null() : json_real(rl.intensity));
             json_object_set_new(l, "bound", json_string(rl.dram_read_bytes + rl.dram_write_bytes == 0 ? "none"
                                                         : rl.dram_bound ? "dram" : "compute"));

@@ -225,6 +225,8 @@ void enpu_sim_free(enpu_sim *sim) {
     }
     for (int i = 0; i < 4; i++) free(sim->fbuf[i]);
     free(sim->rows);
+    sim_tspan_free(&sim->owners);
+    sim_tspan_free(&sim->dram_log);
     sim_obs_free(sim->obs);
     free(sim);
 }
@@ -673,6 +675,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
         memset(r->uops, 0, sizeof r->uops);
         r->cycles = r->macs = r->compute_model = 0;
+        r->dram_span_bytes = 0;
         r->n_instr = r->n_dma = 0;
         r->psum_peak = 0;
     }
@@ -682,6 +685,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         enpu_layer_stats *r = &res->rows[row_of[rep[key]]];
         r->cycles += st->cycles, r->macs += st->macs;
         r->n_instr++, r->n_dma += st->n_dma;
+        r->dram_span_bytes += st->dram_span_bytes;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
         for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += st->uops[o];
@@ -712,8 +716,20 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
     res->layers = malloc((size_t)p->n_instr * sizeof *res->layers);
     if (!res->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     uint64_t units = (uint64_t)enpu_arch_mac_units(&sim->arch);
+    /* the DRAM bytes moved in each instruction's own cycles, where the
+     * engine said who owns them */
+    bool spanned = false;
+    if (sim->opts.mode == ENPU_SIM_CYCLE && sim->owners.n > 0) {
+        double *by = calloc((size_t)p->n_instr + 1, sizeof *by);
+        if (by && sim_tspan_spread(&sim->owners, &sim->dram_log, by, p->n_instr)) {
+            spanned = true;
+            for (int i = 0; i < p->n_instr; i++) sim->rows[i].dram_span_bytes = by[i];
+        }
+        free(by);
+    }
     for (int i = 0; i < p->n_instr; i++) {
         enpu_layer_stats *st = &sim->rows[i];
+        st->dram_spanned = spanned;
         if (st->start_cycle == ROW_NEVER) st->start_cycle = st->end_cycle = 0;
         res->layers[i] = *st;
         res->total_cycles += st->cycles;
@@ -793,6 +809,8 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
     for (int i = 0; i < p->n_io; i++)
         if (sim->host[i]) memset(sim->host[i], 0, (size_t)io_numel(&p->io[i]) * sizeof(float));
     rows_reset(sim);
+    sim_tspan_clear(&sim->owners);
+    sim_tspan_clear(&sim->dram_log);
     memset(&sim->mismatch, 0, sizeof sim->mismatch);
     sim->checked = false;
     sim->cycle = 0;

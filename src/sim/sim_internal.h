@@ -17,6 +17,7 @@
 #include "easynpu/numerics.h"
 #include "easynpu/pwl.h"
 #include "easynpu/sim.h"
+#include "sim/span.h"
 
 struct sim_obs;
 
@@ -279,12 +280,21 @@ struct enpu_sim {
     bool ff_portable;
     bool dma_weights;            /* a dma loads into weight memory (the check's
                                     shadow then copies it per chain) */
+    /* the roofline's DRAM bytes per instruction (span.h): engines that time
+     * DRAM add the owner of every cycle they attribute (sim_own) and set
+     * their channel's log to dram_log */
+    sim_tspan_log owners, dram_log;
     int8_t *fbuf[4];             /* functional execution: whole feature maps */
     int64_t fbuf_n;
     bool ran;
 };
 
 /* Driver services used by the engines. */
+/* Cycles [start, start + n) belong to instruction instr (the roofline's
+ * attribution of DRAM bytes, span.h). */
+static inline void sim_own(enpu_sim *sim, int instr, uint64_t start, uint64_t n) {
+    sim_tspan_add(&sim->owners, instr, start, n, true);
+}
 /* Runs the host op named by the sync instruction `instr`. */
 int sim_host_op(enpu_sim *sim, int instr, enpu_err *err);
 /* A chain is about to execute (cycle mode): snapshot for the check. */

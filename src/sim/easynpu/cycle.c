@@ -152,6 +152,7 @@ void sim_core_count(core *k, int row, enpu_activity a, uint64_t n, uint64_t star
     st->activity[a] += n;
     st->cycles += n;
     row_touch(st, start, n);
+    sim_own(k->sim, row, start, n);
 }
 
 void sim_core_account(core *k, int row, enpu_activity a, uint64_t n, uint64_t start) {
@@ -200,6 +201,7 @@ static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t, uint64_t n) {
     st->activity[ENPU_ACT_HOST] += host_n;
     st->cycles += n;
     row_touch(st, t, n);
+    sim_own(sim, row, t, n);
     if (!sim->obs || !sim->obs->trace) return;
     if (es->run == run && es->run_row == row) return;
     flush_run(es, sim, t);

@@ -47,6 +47,7 @@ static int engine_create(enpu_sim *sim, void **out, enpu_err *err) {
     if (!rc) rc = rs_noc_init(&e->ifmap_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_ifmap_net_values, err);
     if (!rc) rc = rs_noc_init(&e->filter_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_filter_net_values, err);
     if (!rc) rc = rs_dma_init(&e->dma, a, err);
+    if (!rc) e->dma.dram.log = &sim->dram_log; /* bursts, for the roofline's per-layer bytes */
     if (!rc && sim->opts.check && sim->mem.dram_words > 0) {
         e->shadow = malloc((size_t)(sim->mem.dram_words * sim->mem.wb));
         if (!e->shadow) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for the check's DRAM copy");
@@ -68,6 +69,7 @@ static void account(enpu_sim *sim, int instr, enpu_activity a, int64_t start, in
     st->cycles += (uint64_t)n;
     if (st->start_cycle == UINT64_MAX || (uint64_t)start < st->start_cycle) st->start_cycle = (uint64_t)start;
     if ((uint64_t)(start + n) > st->end_cycle) st->end_cycle = (uint64_t)(start + n);
+    sim_own(sim, instr, (uint64_t)start, (uint64_t)n);
 }
 
 /* ---- a pass ------------------------------------------------------------------------------ */
