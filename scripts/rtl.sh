@@ -106,6 +106,12 @@ cmd_test() {
         echo "rtl: building $c ($(tr ' ' '\n' <$O/$c/vflags | head -4 | tr '\n' ' '))"
         tb "$c" rtl
     done
+    for c in $cfgs; do
+        # shellcheck disable=SC2046
+        verilator --lint-only -Wall -Irtl/systolic rtl/systolic/sya_top.v --top-module sya_top $(cat $O/$c/vflags) ||
+            { echo "rtl: verilator --lint-only -Wall is not clean on $c"; exit 1; }
+    done
+    echo "rtl: lint clean (verilator --lint-only -Wall) on$cfgs"
     tb_s=$(($(date +%s) - t0))
     seed=1
     for c in $cfgs; do
@@ -121,7 +127,7 @@ cmd_test() {
         { for (i = 1; i <= NF; i++) {
               if ($(i+1) == "cases") cases += $i; if ($(i+1) == "equal,") eq += $i
               if ($(i+1) == "differ,") df += $i; if ($(i+1) == "cycles,") cy += $i
-              if ($(i+1) == "layers") ly += $i } }
+              if ($(i+1) == "array" && $(i+2) == "layers") ly += $i } }
         END { printf "rtl: %d cases, %d equal, %d differ (systolic: %d array layers, %d cycles compared; builds %d s, all %d s)\n",
                      cases, eq, df, ly, cy, tb, all }'
     return $fails

@@ -34,6 +34,9 @@ def random_arch(seed, base):
     a["requant_latency"] = r.randint(0, 3)
     a["bus_bits"] = 8 * r.choice([4, 8, 12, 16, 32])
     a["pes"] = a["ifmap_pads"] = a["weight_pad_groups"] = a["bus_bits"] // 8
+    # every memory a whole number of words
+    for k in ("main_dtcm_bytes", "skip_dtcm_bytes", "weight_mem_bytes"):
+        a[k] -= a[k] % a["pes"]
     return a
 
 
