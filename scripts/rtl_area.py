@@ -29,15 +29,17 @@ CELL_UM2 = {
 def cell_um2(t):
     if t in CELL_UM2:
         return CELL_UM2[t]
-    m = re.match(r"\$_(S?)DFF(E?)", t) or re.match(r"\$_(S?)DFFC?(E?)", t)
-    if t.startswith("$_DFF") or t.startswith("$_SDFF") or t.startswith("$_DFFE") or t.startswith("$_SDFFE") or t.startswith("$_SDFFCE"):
-        a = DFF
-        if "SDFF" in t:
-            a += AND2  # synchronous reset: a gate on D
-        if "E_" in t or t.startswith("$_DFFE") or "FFE" in t or "FFCE" in t:
-            a += MUX2  # enable: a MUX on D
-        return a
-    raise SystemExit("rtl_area: no area for cell type %s" % t)
+    # flip-flops: $_DFF_P_, $_DFFE_PP_ (enable), $_SDFF_PP0_ (synchronous
+    # reset), $_SDFFE_PP0P_, $_SDFFCE_... (both)
+    m = re.match(r"\$_(S?)DFF(C?)(E?)_", t)
+    if not m:
+        raise SystemExit("rtl_area: no area for cell type %s" % t)
+    a = DFF
+    if m.group(1):
+        a += AND2  # synchronous reset: a gate on D
+    if m.group(3):
+        a += MUX2  # enable: a MUX on D
+    return a
 
 
 def parse_stat(path):
@@ -117,7 +119,7 @@ def main(stat, arch_txt, arch_json):
     order = ["pe", "pe_row", "pe_bank", "pe_array", "glb", "requant", "sync_shape", "sya_top"]
     model_of = {
         "pe": "mac + pe_reg + acc = %.0f" % (model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0)),
-        "pe_row": "(in mac: the MUX is not counted)",
+        "pe_row": "(the output MUX is not counted)",
         "requant": "requant = %.0f" % model.get("requant", 0),
         "sync_shape": "shape = %.0f" % model.get("shape", 0),
         "glb": "(none: the skew registers are not counted)",
