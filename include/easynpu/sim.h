@@ -100,15 +100,24 @@ const char *enpu_activity_name(enpu_activity a);
     ENPU_MEMORY_LIST_SYSTOLIC(X)
 
 /* The row-stationary engine's memories (docs/rowstat.md "Statistics"): the
- * global buffer counts bytes, the array's networks values moved (a multicast
- * once) and received, the PE input FIFOs, ifmap and filter loop buffers
- * entries (psum counts its psum RAM's entries; dram and itcm as above). */
+ * global buffer counts bytes; the ifmap and filter networks (noc) count a
+ * value the global buffer sends (read: it drives the network's column of
+ * row nodes) and a value a row node passes onto its row (write: it latches
+ * it and drives its row of column nodes); the PE input FIFOs, ifmap and
+ * filter loop buffers count entries (psum counts its psum RAM's entries:
+ * every MAC of a unit but the first reads it, every MAC but the last
+ * writes it); psum_link counts psums latched into a PE's output register
+ * (write, a unit's last MAC) and taken by the PE below (read); psum_net
+ * the psums the output network carries from a column's bottom PE to the
+ * collector (read: sent, write: received); dram and itcm as above. */
 #define ENPU_MEMORY_LIST_ROWSTAT(X)          \
     X(GLB, "glb", ENPU_ENG_R)                \
     X(NOC, "noc", ENPU_ENG_R)                \
     X(PE_FIFO, "pe_fifo", ENPU_ENG_R)        \
     X(IFMAP_LB, "ifmap_lb", ENPU_ENG_R)      \
-    X(FILTER_LB, "filter_lb", ENPU_ENG_R)
+    X(FILTER_LB, "filter_lb", ENPU_ENG_R)    \
+    X(PSUM_LINK, "psum_link", ENPU_ENG_R)    \
+    X(PSUM_NET, "psum_net", ENPU_ENG_R)
 
 /* The systolic engine's units (docs/systolic.md "Statistics"; its
  * activation/output SRAM is main_dtcm and its weight SRAM weight_mem, in
