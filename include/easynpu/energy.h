@@ -60,6 +60,8 @@ extern "C" {
     X(ITCM, "itcm", "global buffer", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)          \
     X(BUS, "bus", "network", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)                  \
     X(NOC, "noc", "network", ENPU_ENG_R)                                           \
+    X(PSUM_LINK, "psum_link", "network", ENPU_ENG_R)                               \
+    X(PSUM_NET, "psum_net", "network", ENPU_ENG_R)                                 \
     X(PE_LINK, "pe_link", "network", ENPU_ENG_S)                                   \
     X(MUX, "mux", "network", ENPU_ENG_S)                                           \
     X(DRAM, "dram", "dram", ENPU_ENG_E | ENPU_ENG_R)

@@ -79,6 +79,8 @@ static const char *count_unit(enpu_memory m) {
     case ENPU_MEM_PE_REG:
     case ENPU_MEM_NOC: return "value";
     case ENPU_MEM_MUX: return "result";
+    case ENPU_MEM_PSUM_LINK:
+    case ENPU_MEM_PSUM_NET: return "psum";
     default: return "word";
     }
 }
