@@ -462,9 +462,10 @@ int enpu_rs_model_diff(const enpu_program *p, const enpu_layer_stats *sim, uint6
     char what[64];
     for (int i = 0; i < p->n_instr && t >= 0; i++) {
         const enpu_layer_stats *s = &sim[i], *e = &m[i];
-        differ(&d, p, i, s, "cycles", s->cycles, e->cycles);
+        /* the activities first: a time that differs is named by its activity */
         for (int k = 0; k < ENPU_ACT_COUNT; k++)
             differ(&d, p, i, s, enpu_activity_name((enpu_activity)k), s->activity[k], e->activity[k]);
+        differ(&d, p, i, s, "cycles", s->cycles, e->cycles);
         for (int k = 0; k < ENPU_MEM_COUNT; k++) {
             snprintf(what, sizeof what, "%s reads", enpu_memory_name((enpu_memory)k));
             differ(&d, p, i, s, what, s->reads[k], e->reads[k]);
