@@ -41,7 +41,7 @@ extern "C" {
  * dram. */
 #define ENPU_ENERGY_PART_LIST(X)                                                   \
     X(MAC, "mac", "datapath", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)                 \
-    X(ALU, "alu", "datapath", ENPU_ENG_E)                                          \
+    X(ALU, "alu", "datapath", ENPU_ENG_E | ENPU_ENG_R)                             \
     X(REQUANT, "requant", "datapath", ENPU_ENG_E | ENPU_ENG_S | ENPU_ENG_R)         \
     X(LOOKUP, "lookup", "datapath", ENPU_ENG_E)                                    \
     X(IFMAP_PAD, "ifmap_pad", "register file", ENPU_ENG_E)                         \
@@ -128,7 +128,9 @@ typedef struct enpu_energy_costs {
 
 /* Whether the energy and area model covers arch a's engine: its simulator
  * counts every action the cost rules price (docs/energy.md). */
-static inline bool enpu_energy_modelled(const enpu_arch *a) { return a->engine == ENPU_ENGINE_EASYNPU; }
+static inline bool enpu_energy_modelled(const enpu_arch *a) {
+    return a->engine == ENPU_ENGINE_EASYNPU || a->engine == ENPU_ENGINE_ROWSTAT;
+}
 
 /* Derives the per-action energies of arch a (valid) by the rules of
  * docs/energy.md. */

@@ -154,7 +154,9 @@ bool enpu_memory_of_engine(enpu_memory m, enpu_engine e);
  * reshape's bypass), `lookup` one activation-table segment lookup, `mac16`
  * a multiply-accumulate of 16-bit data (the row-stationary engine's
  * `--bits 16`).  The systolic and row-stationary engines count one `mac`
- * (`mac16`) per PE and MAC cycle and one `requant` per output value. */
+ * (`mac16`) per PE and MAC cycle and one `requant` per output value; the
+ * row-stationary engine an `alu` per psum its collector adds to the one a
+ * block's earlier passes kept (an add rs_psum_bits wide). */
 #define ENPU_UNIT_OP_LIST(X)  \
     X(MAC, "mac")             \
     X(ALU, "alu")             \

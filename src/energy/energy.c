@@ -209,6 +209,9 @@ void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
         mem[ENPU_MEM_FILTER_LB] = storage_pj(a, (double)a->rs_filter_lb_depth * RS_DATA_BITS / 8, RS_DATA_BITS);
         /* the global buffer counts bytes, read and written in bus words */
         mem[ENPU_MEM_GLB] = storage_pj(a, (double)a->rs_glb_bytes, wbits) / (wbits / 8);
+        /* alu: the collector's add of a psum to the one the block's earlier
+         * passes kept in the global buffer, acc bits wide */
+        c->uop_pj[ENPU_UOP_ALU] = add_acc * es;
         pe_um2 = rs_pe_um2(a);
     }
     for (int m = 0; m < ENPU_MEM_COUNT; m++) c->read_pj[m] = c->write_pj[m] = mem[m] * es;

@@ -94,7 +94,8 @@ void enpu_report_energy_costs(FILE *f, const enpu_arch *a) {
     for (int o = 0; o < ENPU_UOP_COUNT; o++) {
         /* the operations the engine performs */
         bool has = a->engine == ENPU_ENGINE_EASYNPU ? o != ENPU_UOP_MAC16
-                   : o == ENPU_UOP_MAC || o == ENPU_UOP_REQUANT || (o == ENPU_UOP_MAC16 && a->engine == ENPU_ENGINE_ROWSTAT);
+                   : o == ENPU_UOP_MAC || o == ENPU_UOP_REQUANT ||
+                         (a->engine == ENPU_ENGINE_ROWSTAT && (o == ENPU_UOP_MAC16 || o == ENPU_UOP_ALU));
         if (has) fprintf(f, "  %-20s %12.4f  pJ per lane\n", enpu_unit_op_name((enpu_unit_op)o), c.uop_pj[o]);
     }
     for (int m = 0; m < ENPU_MEM_COUNT; m++) {

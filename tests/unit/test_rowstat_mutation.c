@@ -1,7 +1,7 @@
 /* The row-stationary cost model's equality check catches a wrong
  * simulator (docs/rowstat.md "Timing"): with a fault planted in the engine
  * (rs_fault, a white-box switch nothing but a test sets) -- one count too
- * many of one unit in one instruction, or one DRAM burst of an instruction
+ * many of one unit or datapath operation in one instruction, or one DRAM burst of an instruction
  * one cycle late -- enpu_rs_model_diff, which enpu_test_assert_cost_exact,
  * the random layers and the graph fuzzer use, must report a difference
  * naming that instruction and that unit (for the late burst, the activity
@@ -98,8 +98,8 @@ static void test_miscounts(void **state) {
             n++;
         }
     }
-    static const int ops[] = {ENPU_UOP_MAC, ENPU_UOP_REQUANT, ENPU_UOP_MAC16};
-    for (int k = 0; k < 3; k++) {
+    static const int ops[] = {ENPU_UOP_MAC, ENPU_UOP_REQUANT, ENPU_UOP_MAC16, ENPU_UOP_ALU};
+    for (int k = 0; k < 4; k++) {
         rs_fault f = {RS_FAULT_UOP, target, ops[k], 0};
         assert_int_equal(run_diff(&f, false, msg, sizeof msg), 1);
         snprintf(what, sizeof what, "%s: simulated ", enpu_unit_op_name((enpu_unit_op)ops[k]));
@@ -107,7 +107,7 @@ static void test_miscounts(void **state) {
         has(msg, what);
         n++;
     }
-    assert_int_equal(n, 2 * 10 + 3); /* itcm, psum, dram and the 7 row-stationary units */
+    assert_int_equal(n, 2 * 10 + 4); /* itcm, psum, dram and the 7 row-stationary units; 4 operations */
 }
 
 /* A DRAM burst one cycle late: the first burst of the target instruction

@@ -227,6 +227,8 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
     /* the bottom PE's psums leave on the output network, once each */
     c->reads[ENPU_MEM_PSUM_NET] += npsum, c->writes[ENPU_MEM_PSUM_NET] += npsum;
     if (ps->final) c->uops[ENPU_UOP_REQUANT] += npsum;
+    /* after a block's first pass the collector adds each psum to the kept one */
+    if (!ps->first) c->uops[ENPU_UOP_ALU] += npsum;
     /* every MAC reads one value of each loop buffer; a PE of set v takes
      * each used input column's qv values of its input row (the window, then
      * the replacements) through its FIFO into its ifmap loop buffer, and its

@@ -29,8 +29,11 @@ void rs_collect_step(rs_eng *e, int64_t t) {
         e->st.reads[ENPU_MEM_PSUM_NET]++;
         e->st.writes[ENPU_MEM_PSUM_NET]++;
         if (!ps->first) {
+            /* added to the psum the block's earlier passes kept: an adder
+             * rs_psum_bits wide (counted as `alu`) */
             v += rs_glb_get(e->glb, poff, (int)g->psum_bytes);
             e->st.reads[ENPU_MEM_GLB] += (uint64_t)g->psum_bytes;
+            e->st.uops[ENPU_UOP_ALU]++;
         }
         int64_t wt = t;
         if (!ps->final) {

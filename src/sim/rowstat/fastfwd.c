@@ -464,6 +464,7 @@ static bool pass_data(rs_eng *e) {
     st->reads[ENPU_MEM_PSUM_NET] += npsum, st->writes[ENPU_MEM_PSUM_NET] += npsum;
     st->uops[es == 2 ? ENPU_UOP_MAC16 : ENPU_UOP_MAC] += macs;
     if (ps->final) st->uops[ENPU_UOP_REQUANT] += npsum;
+    if (!ps->first) st->uops[ENPU_UOP_ALU] += npsum;
     e->busy_cycles += macs;
     return true;
 }
