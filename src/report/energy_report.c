@@ -112,6 +112,8 @@ void enpu_report_energy_costs(FILE *f, const enpu_arch *a) {
     if (a->engine == ENPU_ENGINE_SYSTOLIC)
         fprintf(f, "  %-20s %12.4f  pJ per operand value moved one PE (%.4f mm)\n", "pe_link", c.hop_pj,
                 c.pe_pitch_mm);
+    if (a->engine == ENPU_ENGINE_ROWSTAT) /* the wires of noc, psum_link, psum_net are measured in it */
+        fprintf(f, "  %-20s %12.4f  mm, the side of a PE (its area's square root)\n", "pe_pitch", c.pe_pitch_mm);
     enpu_area ar;
     enpu_area_of(a, &ar);
     fprintf(f, "area at %g nm (x%.4g vs 45 nm): %.4f mm2\n", a->tech_nm, c.area_scale,

@@ -4,14 +4,16 @@
  * the figures the Eyeriss paper publishes for the same layers (Chen et al.,
  * JSSC 2017, batch of 4 at 200 MHz: divided by 4 here, one image).  Every
  * layer: quantized to 16 bits, compiled, run in cycle mode against the golden
- * reference element by element with the cost model exact; the table of
- * docs/rowstat.md is what this test prints, and its figures are asserted. */
+ * reference element by element with the cost model exact; the tables of
+ * docs/rowstat.md (the run, and its energy by level) are what this test
+ * prints, and their figures are asserted. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "easynpu/compiler.h"
+#include "easynpu/energy.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
 #include "easynpu/rowstat.h"
@@ -46,6 +48,16 @@ static const ours expect[5] = {{869864, 154, 1651872, 16606272, 11804760, 434075
                                {1134672, 168, 2946048, 30822144, 12220416, 430589952, 332544, 23881728},
                                {767812, 168, 2030176, 13439488, 8671104, 301092480, 221496, 7614464}};
 
+/* The energy model's figures for each layer (docs/rowstat.md "Energy"):
+ * pJ per MAC, and the energy by level in uJ (datapath, register file,
+ * global buffer, network, DRAM), printed "%.3f". */
+static const char *const expect_energy[5] = {
+    "9.201 pJ/MAC, 969.935 uJ: 104.068 384.137 76.269 137.032 268.429",
+    "7.367 pJ/MAC, 1649.870 uJ: 219.514 795.456 182.621 143.651 308.628",
+    "8.576 pJ/MAC, 1282.348 uJ: 146.447 503.142 179.644 123.714 329.402",
+    "10.648 pJ/MAC, 1194.020 uJ: 109.897 376.890 141.560 86.941 478.733",
+    "10.464 pJ/MAC, 782.286 uJ: 73.161 271.061 61.725 46.435 329.904"};
+
 static uint64_t rng_s = 20161231;
 static double nrand(void) {
     rng_s = rng_s * 6364136223846793005ull + 1442695040888963407ull;
@@ -64,6 +76,9 @@ static void test_alexnet(void **state) {
     fprintf(stderr, "%-6s %10s %10s %6s %6s %9s | %9s %6s %7s %7s %7s | %9s %6s %6s %7s %7s\n", "layer", "MACs",
             "cycles", "fill%", "util%", "PEs used", "DRAM MB", "GLB MB", "psum MB", "NoC M", "local M", "Eyeriss",
             "util%", "PEs", "GLB MB", "DRAM MB");
+    enpu_energy_costs costs;
+    enpu_energy_costs_of(&a, &costs);
+    char energy_line[5][256];
     for (int l = 0; l < 5; l++) {
         char path[512];
         snprintf(path, sizeof path, ENPU_SOURCE_DIR "/models/alexnet/%s.onnx", eyeriss[l].name);
@@ -138,6 +153,16 @@ static void test_alexnet(void **state) {
         assert_int_equal(local, x->local);
         assert_int_equal(fill, x->fill);
         assert_int_equal(psum_glb, x->psum_glb);
+        /* the energy of the run (the layer and the `end`), by level */
+        enpu_energy en;
+        enpu_energy_of(&costs, res.reads, res.writes, res.uops, &en);
+        double lv[5] = {0};
+        for (int pt = 0; pt < ENPU_EP_COUNT; pt++)
+            for (int k = 0; k < 5; k++)
+                if (!strcmp(enpu_energy_part_level((enpu_energy_part)pt), enpu_energy_levels[k])) lv[k] += en.part_pj[pt];
+        snprintf(energy_line[l], sizeof energy_line[l], "%.3f pJ/MAC, %.3f uJ: %.3f %.3f %.3f %.3f %.3f",
+                 enpu_energy_per_mac(en.total_pj, res.total_macs), en.total_pj / 1e6, lv[0] / 1e6, lv[1] / 1e6,
+                 lv[2] / 1e6, lv[3] / 1e6, lv[4] / 1e6);
         enpu_sim_result_free(&res);
         enpu_sim_free(sim);
         enpu_gexec_free(ex);
@@ -145,6 +170,11 @@ static void test_alexnet(void **state) {
         enpu_program_free(&p);
         enpu_graph_free(qg);
         enpu_graph_free(g);
+    }
+    fprintf(stderr, "\nenergy (45 nm, 0.9 V; uJ by level: datapath, register file, global buffer, network, DRAM)\n");
+    for (int l = 0; l < 5; l++) {
+        fprintf(stderr, "%-6s %s\n", eyeriss[l].name, energy_line[l]);
+        assert_string_equal(energy_line[l], expect_energy[l]);
     }
 }
 
