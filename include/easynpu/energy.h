@@ -177,15 +177,19 @@ static inline double enpu_energy_per_mac(double pj, uint64_t macs) { return macs
  * loader's, weight reader's and writers' counts of a chain go to its head
  * (loads, weights) and to the stage that writes (the simulator gives them
  * to the stage the PE array is in at that cycle).  DRAM words are not
- * counted here (the schedule model has them).  The program must be valid
- * (enpu_program_validate).  ENPU_E_NOMEM only. */
+ * counted here (the schedule model has them).  For a row-stationary
+ * program every count comes from its cost model, equal to the simulator's
+ * per instruction (src/energy/access_rowstat.c).  The program must be
+ * valid (enpu_program_validate).  ENPU_E_NOMEM, or ENPU_E_UNSUPPORTED for
+ * an engine the energy model does not cover (enpu_energy_modelled). */
 int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *err);
 
 /* The whole run without simulating: *rows (malloc'd, p->n_instr, freed by
  * the caller) get the name, op, instr, chain_head, cycles, activities and
  * DRAM words of the schedule model (enpu_model_program: equal to the
  * simulator's), the MACs of the program's LAYERS and the access counts;
- * *total the sums (name "total").  The program must be valid. */
+ * *total the sums (name "total").  A row-stationary program's rows are its
+ * cost model's (enpu_rs_model_stats).  The program must be valid. */
 int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows,
                           enpu_layer_stats *total, enpu_err *err);
 /* The same, the chains' cycles through a compile cache (compiler.h; NULL:
