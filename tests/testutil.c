@@ -162,10 +162,22 @@ void enpu_test_assert_under_roof(const char *what, const enpu_arch *a, const enp
     }
 }
 
+/* The row-stationary engine's: its model covers every instruction, its
+ * cycles, activities, every memory's reads and writes and every datapath
+ * operation (enpu_rs_model_diff). */
+static int assert_rs_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
+    char msg[512];
+    int bad = enpu_rs_model_diff(p, res->layers, res->total_cycles, msg, sizeof msg);
+    if (bad) fail_msg("%s: the row-stationary cost model differs from the simulator in %d figure(s), the first: %s",
+                      what, bad, msg);
+    return 0;
+}
+
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
     assert_int_equal(res->mode, ENPU_SIM_CYCLE);
     assert_int_equal(res->n_layers, p->n_instr);
     if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return assert_sya_cost_exact(what, p, res);
+    if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return assert_rs_cost_exact(what, p, res);
     size_t n = (size_t)p->n_instr;
     int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
     assert_non_null(act);

@@ -66,7 +66,8 @@ int enpu_test_run(const char *cmd, char **out);
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
  * §14; for a systolic arch enpu_sya_model_program's row of every
  * instruction, its activities and the words of every memory, and the total,
- * docs/systolic.md): enpu_cost_program's row of every instruction of p, activity by
+ * docs/systolic.md; for a row-stationary arch every figure of every
+ * instruction, enpu_rs_model_diff, docs/rowstat.md): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
  * chain enpu_cost_exact says the model covers, and the DRAM words each
  * instruction moves (enpu_model_program) for all.  On any difference prints

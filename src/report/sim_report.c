@@ -46,7 +46,9 @@ void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *
     out[ENPU_LEVEL_DRAM] = (double)(rd[ENPU_MEM_OFFCHIP] + wr[ENPU_MEM_OFFCHIP]) * wb;
     if (a->engine == ENPU_ENGINE_ROWSTAT) {
         out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_GLB] + wr[ENPU_MEM_GLB]);
-        out[ENPU_LEVEL_ARRAY] = (double)wr[ENPU_MEM_NOC];
+        /* the values the networks deliver into the PEs (noc counts values
+         * sent and row buses driven, docs/rowstat.md "Statistics") */
+        out[ENPU_LEVEL_ARRAY] = (double)(wr[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_FILTER_LB]);
         out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_PE_FIFO] + rd[ENPU_MEM_IFMAP_LB] +
                                          wr[ENPU_MEM_IFMAP_LB] + rd[ENPU_MEM_FILTER_LB] + wr[ENPU_MEM_FILTER_LB] +
                                          rd[ENPU_MEM_PSUM] + wr[ENPU_MEM_PSUM]);
@@ -162,8 +164,9 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
     }
     if (r->mode == ENPU_SIM_CYCLE) {
         fprintf(f, "memory traffic (%s):", a->engine == ENPU_ENGINE_ROWSTAT
-                                              ? "dram, itcm: words; glb: bytes; noc: values; the PE's "
-                                                "fifo, loop buffers and psum RAM: entries"
+                                              ? "dram, itcm: words; glb: bytes; noc: values sent/passed "
+                                                "by a row node; the PE's fifo, loop buffers and psum RAM: "
+                                                "entries; psum_link, psum_net: psums"
                                               : "words; pads and psum: entries");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)
             if (enpu_memory_of_engine((enpu_memory)m, a->engine))

@@ -297,7 +297,7 @@ static void test_errors(void **state) {
         {"--param pes=8 -o /nonexistent/x.csv", "/nonexistent"},
         {"models/kws_cnn.onnx models/kws_cnn.onnx --param pes=8 -o /tmp/x.csv", "given twice"},
         {"--arch systolic --param pes=8 -o /tmp/x.csv",
-         "--arch systolic: engine 'systolic': the sweep's energy and area model covers the easynpu engine only"},
+         "--arch systolic: engine 'systolic': the sweep's energy and area model covers the easynpu and rowstat engines only"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         int st;
