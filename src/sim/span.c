@@ -38,8 +38,8 @@ static int by_start(const void *a, const void *b) {
 bool sim_tspan_spread(sim_tspan_log *owners, sim_tspan_log *bursts, double *bytes, int n_owner) {
     if (owners->failed || bursts->failed) return false;
     /* owners come in time order from one engine, but not always: sort */
-    qsort(owners->v, (size_t)owners->n, sizeof *owners->v, by_start);
-    qsort(bursts->v, (size_t)bursts->n, sizeof *bursts->v, by_start);
+    if (owners->n > 1) qsort(owners->v, (size_t)owners->n, sizeof *owners->v, by_start);
+    if (bursts->n > 1) qsort(bursts->v, (size_t)bursts->n, sizeof *bursts->v, by_start);
     int64_t o = 0;
     for (int64_t k = 0; k < bursts->n; k++) {
         const sim_tspan *b = &bursts->v[k];
