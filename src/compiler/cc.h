@@ -126,6 +126,12 @@ typedef struct cc {
     enpu_compile_opts o;
     enpu_compile_cache *cache; /* o.cache, or the compile's own */
     bool no_lanes;        /* no lane groups (a retry: their weights did not fit) */
+    /* Host fallback (a retry, compile.c): nodes whose NPU form failed run
+     * on the host; fail_node names the node a failure can fall back for
+     * (set beside the error, -1 otherwise). */
+    const bool *force_host;   /* per quantized node, or NULL */
+    char *const *force_why;   /* per node: the NPU form's error, for the note */
+    int fail_node;
     enpu_err *err;
     int P;
     cc_layer *L;
