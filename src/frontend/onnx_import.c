@@ -586,18 +586,29 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     for (int i = first; i <= last && i < n->n_in; i++) {
         int t = n->in[i];
         if (t < 0 || is_const(g, t)) continue;
+        /* a Clip bound or a Pad value computed by the graph stays an input:
+         * the node runs with the value of each run (on the host) */
+        if (n->op == ENPU_OP_CLIP || (n->op == ENPU_OP_PAD && i == 2)) continue;
         if (!strict) return 0;
+        if (n->op == ENPU_OP_PAD && i == 1)
+            return ffail(&f, ENPU_E_UNSUPPORTED,
+                         "input 'pads' (tensor '%s') is not a constant: the output's shape would "
+                         "depend on its value, and a program has static shapes (bind it to a value)",
+                         g->tensors[t].name);
         return ffail(&f, ENPU_E_UNSUPPORTED,
                      "input '%s' (tensor '%s') is not a constant; only constant %s inputs are "
                      "supported (bind it to a value)",
                      roles ? roles[i] : "axes", g->tensors[t].name, roles ? roles[i] : "axes");
     }
     int rc = 0;
+    bool runtime = false; /* a bound or value input is computed: the node keeps its inputs */
     switch (n->op) {
     case ENPU_OP_CLIP:
-        if (n->in[1] >= 0) rc = fold_scalar(&f, g, n->in[1], "min", &n->attr.act.min);
-        if (!rc && n->n_in > 2 && n->in[2] >= 0)
-            rc = fold_scalar(&f, g, n->in[2], "max", &n->attr.act.max);
+        for (int i = 1; i < 3 && i < n->n_in && !rc; i++) {
+            if (n->in[i] < 0) continue;
+            if (!is_const(g, n->in[i])) runtime = true;
+            else rc = fold_scalar(&f, g, n->in[i], clip_roles[i], i == 1 ? &n->attr.act.min : &n->attr.act.max);
+        }
         break;
     case ENPU_OP_PAD: {
         if (n->n_in > 3 && n->in[3] >= 0)
@@ -610,7 +621,8 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
             return ffail(&f, ENPU_E_INVALID, "input 'pads' has %d values, expected an even count",
                          cnt);
         n->attr.pad.n_pads = cnt;
-        if (n->n_in > 2 && n->in[2] >= 0)
+        if (n->n_in > 2 && n->in[2] >= 0 && !is_const(g, n->in[2])) runtime = true;
+        else if (n->n_in > 2 && n->in[2] >= 0)
             rc = fold_scalar(&f, g, n->in[2], "constant_value", &n->attr.pad.value);
         break;
     }
@@ -627,7 +639,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     }
     }
     if (rc) return rc;
-    n->n_in = 1;
+    if (!runtime) n->n_in = 1;
     return 0;
 }
 

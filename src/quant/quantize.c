@@ -207,6 +207,14 @@ static unsigned host_kinds(const qctx *c) {
     return k;
 }
 
+/* Is an input of n from index `first` on (a parameter the NPU needs as a
+ * constant: Clip's bounds, Pad's value) computed by the graph? */
+static bool runtime_param(const enpu_graph *g, const enpu_node *n, int first) {
+    for (int k = first; k < n->n_in; k++)
+        if (n->in[k] >= 0 && !(g->tensors[n->in[k]].flags & ENPU_T_CONST)) return true;
+    return false;
+}
+
 static int classify(qctx *c) {
     const enpu_graph *g = c->fg;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -324,6 +332,11 @@ static int classify(qctx *c) {
         }
         case ENPU_OP_RELU:
         case ENPU_OP_CLIP: {
+            if (runtime_param(g, n, 1)) {
+                set_host(p, xprintf("Clip bounds computed by the graph: the host clips with each "
+                                    "run's value"));
+                break;
+            }
             double lo = n->op == ENPU_OP_RELU ? 0.0 : n->attr.act.min;
             double hi = n->op == ENPU_OP_RELU ? INFINITY : n->attr.act.max;
             int pn = c->eff[x];
@@ -372,7 +385,10 @@ static int classify(qctx *c) {
             break;
         }
         case ENPU_OP_PAD:
-            if (n->attr.pad.value == 0.0f || n->attr.pad.mode != ENPU_PADMODE_CONSTANT)
+            if (runtime_param(g, n, 2))
+                set_host(p, xprintf("Pad value computed by the graph: the host pads with each "
+                                    "run's value"));
+            else if (n->attr.pad.value == 0.0f || n->attr.pad.mode != ENPU_PADMODE_CONSTANT)
                 p->kind = ENPU_Q_MOVE;
             else
                 set_host(p, xprintf("Pad with value %g (a MOVE pads with the zero point)",
