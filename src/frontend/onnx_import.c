@@ -27,62 +27,14 @@
 #include "easynpu/file.h"
 #include "easynpu/numerics.h"
 #include "frontend/onnx_fold.h"
+#include "frontend/onnx_imp.h"
 #include "tensor/onnx_tensor.h"
 #include "onnx.pb-c.h"
 
 #define OPSET_MIN 1
 #define OPSET_MAX 17
-#define MAX_NODE_IO 64 /* inputs/outputs of one node, as enpu_graph_add_node allows */
+#define MAX_NODE_IO OI_MAX_NODE_IO
 
-typedef Onnx__AttributeProto__AttributeType attr_type;
-
-/* A node of opset < 7 whose broadcast follows the legacy rules, resolved
- * once the shapes of its inputs are known (resolve_legacy). */
-typedef struct legacy_bcast {
-    int out;        /* the node's output tensor: survives the toposort */
-    int axis;       /* where B's dims start in A's (has_axis) */
-    bool has_axis;
-    bool broadcast; /* Add/Sub/Mul/Div/Gemm: false = B (Gemm: C) has A's (Y's) shape */
-    bool prelu;     /* PRelu: a 1-D slope of C values runs along axis 1 */
-    bool gemm;      /* Gemm: checked after inference */
-} legacy_bcast;
-
-typedef struct imp {
-    const char *what; /* file name for messages */
-    unsigned flags;
-    const enpu_onnx_bind *binds;
-    int n_binds;
-    bool *bound; /* per binding: matched a graph input */
-    const enpu_onnx_input_shape *shapes;
-    int n_shapes;
-    bool *shaped; /* per input shape: matched a graph input */
-    int opset;
-    const Onnx__GraphProto *gp;
-    enpu_graph *g;
-    legacy_bcast *legacy;
-    int n_legacy, cap_legacy;
-    /* Problems a user must fix (unsupported operators and forms, shapes that
-     * stay unresolved), all reported at once. */
-    char **problems;
-    int n_problems;
-    /* Tensors whose value or shape cannot be known (outputs of a node with a
-     * problem, a graph input with a symbolic dimension): their consumers are
-     * skipped without adding problems of their own. */
-    bool *poison;
-    int cap_poison;
-    enpu_err *err;
-} imp;
-
-/* One node being imported. */
-typedef struct nctx {
-    imp *im;
-    const Onnx__NodeProto *np;
-    const char *name;
-    const char *op_type;
-} nctx;
-
-static int nfail(const nctx *c, enpu_status code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* "WHAT: node 'NAME' (op 'OP'): message" (without "WHAT: " when what is NULL). */
 static int node_vfail(enpu_err *err, const char *what, const char *node, const char *op,
@@ -93,7 +45,7 @@ static int node_vfail(enpu_err *err, const char *what, const char *node, const c
                      what ? ": " : "", node, op, msg);
 }
 
-static int nfail(const nctx *c, enpu_status code, const char *fmt, ...) {
+int oi_nfail(const nctx *c, enpu_status code, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int rc = node_vfail(c->im->err, c->im->what, c->name, c->op_type, code, fmt, ap);
@@ -107,7 +59,7 @@ static const char *str_or_empty(const char *s) { return s ? s : ""; }
 
 /* Records message `msg` (a "WHAT: " prefix naming the file is dropped: the
  * final error names the file once).  Returns 0, or ENPU_E_NOMEM. */
-static int add_problem(imp *im, const char *msg) {
+int oi_add_problem(imp *im, const char *msg) {
     size_t wl = strlen(im->what);
     if (strncmp(msg, im->what, wl) == 0 && msg[wl] == ':' && msg[wl + 1] == ' ') msg += wl + 2;
     char **np = realloc(im->problems, (size_t)(im->n_problems + 1) * sizeof *np);
@@ -121,9 +73,9 @@ static int add_problem(imp *im, const char *msg) {
     return 0;
 }
 
-static bool poisoned(const imp *im, int t) { return t >= 0 && t < im->cap_poison && im->poison[t]; }
+bool oi_poisoned(const imp *im, int t) { return t >= 0 && t < im->cap_poison && im->poison[t]; }
 
-static int set_poison(imp *im, int t) {
+int oi_set_poison(imp *im, int t) {
     if (t < 0) return 0;
     if (t >= im->cap_poison) {
         int cap = im->g->n_tensors > t + 1 ? im->g->n_tensors : t + 1;
@@ -139,12 +91,12 @@ static int set_poison(imp *im, int t) {
 
 /* Runs step(im, ctx) with a fresh error: an ENPU_E_UNSUPPORTED failure
  * becomes a problem (*skipped set), any other is returned. */
-static int as_problem(imp *im, int rc, const enpu_err *e, bool *skipped) {
+int oi_as_problem(imp *im, int rc, const enpu_err *e, bool *skipped) {
     *skipped = false;
     if (!rc) return 0;
     if (e->code == ENPU_E_UNSUPPORTED) {
         *skipped = true;
-        return add_problem(im, e->msg);
+        return oi_add_problem(im, e->msg);
     }
     if (im->err && im->err->code == ENPU_OK) *im->err = *e;
     return rc;
@@ -174,7 +126,7 @@ static int fail_problems(imp *im) {
 
 /* --- attributes ---------------------------------------------------------- */
 
-static attr_type attr_type_of(const Onnx__AttributeProto *a) {
+attr_type oi_attr_type_of(const Onnx__AttributeProto *a) {
     if (a->has_type) return a->type;
     /* IR version 1 models have no type discriminator: infer it. */
     if (a->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
@@ -188,7 +140,7 @@ static attr_type attr_type_of(const Onnx__AttributeProto *a) {
     return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED;
 }
 
-static const char *attr_type_name(attr_type t) {
+const char *oi_attr_type_name(attr_type t) {
     switch (t) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT: return "FLOAT";
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT: return "INT";
@@ -210,16 +162,16 @@ static const char *attr_type_name(attr_type t) {
 
 /* The attribute `name` of the node if present (*out NULL otherwise); a present
  * attribute of another type than `want` is ENPU_E_INVALID. */
-static int get_attr(const nctx *c, const char *name, attr_type want,
+int oi_get_attr(const nctx *c, const char *name, attr_type want,
                     const Onnx__AttributeProto **out) {
     *out = NULL;
     for (size_t i = 0; i < c->np->n_attribute; i++) {
         const Onnx__AttributeProto *a = c->np->attribute[i];
         if (!a || !a->name || strcmp(a->name, name) != 0) continue;
-        attr_type t = attr_type_of(a);
+        attr_type t = oi_attr_type_of(a);
         if (t != want)
-            return nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", name,
-                         attr_type_name(t), attr_type_name(want));
+            return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", name,
+                         oi_attr_type_name(t), oi_attr_type_name(want));
         *out = a;
         return 0;
     }
@@ -227,42 +179,42 @@ static int get_attr(const nctx *c, const char *name, attr_type want,
 }
 
 /* INT attribute in [lo, hi] (default `def` when absent). */
-static int a_int(const nctx *c, const char *name, int64_t def, int64_t lo, int64_t hi,
+int oi_a_int(const nctx *c, const char *name, int64_t def, int64_t lo, int64_t hi,
                  int64_t *v) {
     const Onnx__AttributeProto *a;
-    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a);
+    int rc = oi_get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a);
     if (rc) return rc;
     *v = a ? a->i : def;
     if (*v < lo || *v > hi)
-        return nfail(c, ENPU_E_INVALID, "attribute '%s' is %lld, expected %lld..%lld", name,
+        return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' is %lld, expected %lld..%lld", name,
                      (long long)*v, (long long)lo, (long long)hi);
     return 0;
 }
 
-static int a_bool(const nctx *c, const char *name, bool *v) {
+int oi_a_bool(const nctx *c, const char *name, bool *v) {
     int64_t i = 0;
-    int rc = a_int(c, name, 0, 0, 1, &i);
+    int rc = oi_a_int(c, name, 0, 0, 1, &i);
     *v = i != 0;
     return rc;
 }
 
-static int a_float(const nctx *c, const char *name, float def, float *v) {
+int oi_a_float(const nctx *c, const char *name, float def, float *v) {
     const Onnx__AttributeProto *a;
-    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, &a);
+    int rc = oi_get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT, &a);
     if (rc) return rc;
     *v = a ? a->f : def;
-    if (isnan(*v)) return nfail(c, ENPU_E_INVALID, "attribute '%s' is NaN", name);
+    if (isnan(*v)) return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' is NaN", name);
     return 0;
 }
 
 /* INTS attribute of at most `max` values; *n = -1 when absent. */
-static int a_ints(const nctx *c, const char *name, int max, int64_t *v, int *n) {
+int oi_a_ints(const nctx *c, const char *name, int max, int64_t *v, int *n) {
     const Onnx__AttributeProto *a;
     *n = -1;
-    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a);
+    int rc = oi_get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a);
     if (rc || !a) return rc;
     if (a->n_ints > (size_t)max)
-        return nfail(c, ENPU_E_LIMIT, "attribute '%s' has %zu values, over the limit of %d",
+        return oi_nfail(c, ENPU_E_LIMIT, "attribute '%s' has %zu values, over the limit of %d",
                      name, a->n_ints, max);
     for (size_t i = 0; i < a->n_ints; i++) v[i] = a->ints[i];
     *n = (int)a->n_ints;
@@ -270,9 +222,9 @@ static int a_ints(const nctx *c, const char *name, int max, int64_t *v, int *n) 
 }
 
 /* STRING attribute into buf (NUL-terminated; longer values are invalid). */
-static int a_string(const nctx *c, const char *name, const char *def, char *buf, size_t n) {
+int oi_a_string(const nctx *c, const char *name, const char *def, char *buf, size_t n) {
     const Onnx__AttributeProto *a;
-    int rc = get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, &a);
+    int rc = oi_get_attr(c, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING, &a);
     if (rc) return rc;
     if (!a) {
         snprintf(buf, n, "%s", def);
@@ -280,7 +232,7 @@ static int a_string(const nctx *c, const char *name, const char *def, char *buf,
     }
     /* An empty string may come with no data at all (NULL). */
     if (a->s.len >= n || (a->s.len && memchr(a->s.data, 0, a->s.len)))
-        return nfail(c, ENPU_E_INVALID, "attribute '%s' is not a recognized value", name);
+        return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' is not a recognized value", name);
     if (a->s.len) memcpy(buf, a->s.data, a->s.len);
     buf[a->s.len] = 0;
     return 0;
@@ -288,7 +240,7 @@ static int a_string(const nctx *c, const char *name, const char *def, char *buf,
 
 /* --- constant inputs ----------------------------------------------------- */
 
-static bool is_const(const enpu_graph *g, int t) {
+bool oi_is_const(const enpu_graph *g, int t) {
     return t >= 0 && (g->tensors[t].flags & ENPU_T_CONST) && g->tensors[t].data &&
            g->tensors[t].rank >= 0;
 }
@@ -371,7 +323,7 @@ static int check_axes(const fold_ctx *f, const char *role, const int64_t *v, int
  * (input 1) does not matter in inference.  Both are dropped. */
 static int fold_dropout(const fold_ctx *f, enpu_graph *g, enpu_node *n, bool strict) {
     int t = n->n_in > 2 ? n->in[2] : -1;
-    if (t >= 0 && !is_const(g, t)) {
+    if (t >= 0 && !oi_is_const(g, t)) {
         if (!strict) return 0;
         return ffail(f, ENPU_E_UNSUPPORTED,
                      "input 'training_mode' (tensor '%s') is not a constant; only inference "
@@ -416,7 +368,7 @@ static int fold_slice_inputs(const fold_ctx *f, const enpu_graph *g, enpu_node *
     static const char *const roles[] = {"data", "starts", "ends", "axes", "steps"};
     for (int i = 1; i < n->n_in; i++) {
         int t = n->in[i];
-        if (t < 0 || is_const(g, t)) continue;
+        if (t < 0 || oi_is_const(g, t)) continue;
         if (!strict) return 0;
         return ffail(f, ENPU_E_UNSUPPORTED,
                      "input '%s' (tensor '%s') is not a constant; only constant %s inputs are "
@@ -472,7 +424,7 @@ static int fold_resize_inputs(const fold_ctx *f, const enpu_graph *g, enpu_node 
     bool v10 = g->opset < 11;
     for (int i = 1; i < n->n_in; i++) {
         int t = n->in[i];
-        if (t < 0 || is_const(g, t)) continue;
+        if (t < 0 || oi_is_const(g, t)) continue;
         if (!strict) return 0;
         const char *r = v10 ? "scales" : roles[i];
         return ffail(f, ENPU_E_UNSUPPORTED,
@@ -508,7 +460,7 @@ static int fold_resize_inputs(const fold_ctx *f, const enpu_graph *g, enpu_node 
  * drops them from the node.  With `strict` a non-constant parameter input is
  * ENPU_E_UNSUPPORTED; otherwise the node is left as it is (an introspection
  * import: the caller learns which inputs to bind). */
-static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_err *err) {
+int oi_fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_err *err) {
     enpu_node *n = &g->nodes[ni];
     fold_ctx f = {what, n, err};
     static const char *const clip_roles[] = {"input", "min", "max"};
@@ -529,7 +481,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     case ENPU_OP_REDUCE_SUM: {
         int t = n->n_in > 1 ? n->in[1] : -1;
         if (t < 0) return 0;
-        if (!is_const(g, t))
+        if (!oi_is_const(g, t))
             return strict ? ffail(&f, ENPU_E_UNSUPPORTED,
                                   "input 'axes' (tensor '%s') is not a constant; only constant "
                                   "axes inputs are supported (bind it to a value)",
@@ -558,7 +510,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
          * folded: they must be constants by then */
         for (int i = 0; i < n->n_in && strict; i++) {
             int t = n->in[i];
-            if (t < 0 || is_const(g, t) || !param_role(n->op, i)) continue;
+            if (t < 0 || oi_is_const(g, t) || !param_role(n->op, i)) continue;
             return ffail(&f, ENPU_E_UNSUPPORTED,
                          "input '%s' (tensor '%s') is not a constant; only a constant %s is "
                          "supported (bind it to a value)",
@@ -568,7 +520,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     }
     case ENPU_OP_RESHAPE: {
         int t = n->n_in > 1 ? n->in[1] : -1;
-        if (t >= 0 && is_const(g, t)) {
+        if (t >= 0 && oi_is_const(g, t)) {
             int64_t v[ENPU_MAX_RANK];
             int cnt = 0;
             int rc = fold_ints(&f, g, t, "shape", ENPU_MAX_RANK, v, &cnt);
@@ -585,7 +537,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     if (n->n_in <= 1) return 0;
     for (int i = first; i <= last && i < n->n_in; i++) {
         int t = n->in[i];
-        if (t < 0 || is_const(g, t)) continue;
+        if (t < 0 || oi_is_const(g, t)) continue;
         /* a Clip bound or a Pad value computed by the graph stays an input:
          * the node runs with the value of each run (on the host) */
         if (n->op == ENPU_OP_CLIP || (n->op == ENPU_OP_PAD && i == 2)) continue;
@@ -606,7 +558,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
     case ENPU_OP_CLIP:
         for (int i = 1; i < 3 && i < n->n_in && !rc; i++) {
             if (n->in[i] < 0) continue;
-            if (!is_const(g, n->in[i])) runtime = true;
+            if (!oi_is_const(g, n->in[i])) runtime = true;
             else rc = fold_scalar(&f, g, n->in[i], clip_roles[i], i == 1 ? &n->attr.act.min : &n->attr.act.max);
         }
         break;
@@ -621,7 +573,7 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
             return ffail(&f, ENPU_E_INVALID, "input 'pads' has %d values, expected an even count",
                          cnt);
         n->attr.pad.n_pads = cnt;
-        if (n->n_in > 2 && n->in[2] >= 0 && !is_const(g, n->in[2])) runtime = true;
+        if (n->n_in > 2 && n->in[2] >= 0 && !oi_is_const(g, n->in[2])) runtime = true;
         else if (n->n_in > 2 && n->in[2] >= 0)
             rc = fold_scalar(&f, g, n->in[2], "constant_value", &n->attr.pad.value);
         break;
@@ -644,6 +596,9 @@ static int fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_
 }
 
 bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
+    /* a value an If's condition or a Loop's trip count or condition is
+     * computed from decides the program's control flow */
+    if ((g->tensors[t].flags & ENPU_T_INPUT) && oi_ctl_reads(g, t)) return true;
     for (int i = 0; i < g->n_nodes; i++) {
         const enpu_node *n = &g->nodes[i];
         if (n->dead) continue;
@@ -660,6 +615,19 @@ bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
             for (int k = 1; k < n->n_in; k++)
                 if (n->in[k] == t) return true;
             break;
+        case ENPU_OP_IF:
+        case ENPU_OP_LOOP:
+            /* the condition and the trip count choose what is inlined */
+            for (int k = 0; k < (n->op == ENPU_OP_IF ? 1 : 2) && k < n->n_in; k++)
+                if (n->in[k] == t) return true;
+            break;
+        case ENPU_OP_LSTM:
+        case ENPU_OP_GRU:
+        case ENPU_OP_RNN:
+            /* the weights, biases, lengths and peepholes: the model's constants */
+            for (int k = 1; k < n->n_in; k++)
+                if (n->in[k] == t && k != 5 && k != 6) return true;
+            break;
         default:
             for (int k = 0; k < n->n_in; k++)
                 if (n->in[k] == t && param_role(n->op, k)) return true;
@@ -674,10 +642,10 @@ bool enpu_onnx_is_param_input(const enpu_graph *g, int t) {
 static int window_values(const nctx *c, const char *name, const int64_t *v, int n, int64_t lo) {
     for (int i = 0; i < n; i++) {
         if (v[i] < lo)
-            return nfail(c, ENPU_E_INVALID, "attribute '%s' value %lld is below %lld", name,
+            return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' value %lld is below %lld", name,
                          (long long)v[i], (long long)lo);
         if (v[i] > INT_MAX / 2)
-            return nfail(c, ENPU_E_LIMIT, "attribute '%s' value %lld is over the limit of %d",
+            return oi_nfail(c, ENPU_E_LIMIT, "attribute '%s' value %lld is over the limit of %d",
                          name, (long long)v[i], INT_MAX / 2);
     }
     return 0;
@@ -687,47 +655,47 @@ static int parse_window(const nctx *c, const int *in, enpu_window *w) {
     const enpu_graph *g = c->im->g;
     int64_t k[8], s[8], d[8], p[16];
     int nk, ns, nd, np, rc;
-    if ((rc = a_ints(c, "kernel_shape", 8, k, &nk))) return rc;
+    if ((rc = oi_a_ints(c, "kernel_shape", 8, k, &nk))) return rc;
     bool from_weights = false; /* the kernel is the weights', known after inference */
     if (nk < 0) {
         const enpu_tensor *wt = c->np->n_input > 1 && in[1] >= 0 ? &g->tensors[in[1]] : NULL;
         if (strcmp(c->op_type, "Conv") != 0 && strcmp(c->op_type, "ConvTranspose") != 0 &&
             strcmp(c->op_type, "QLinearConv") != 0)
-            return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is absent and the weight's "
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is absent and the weight's "
                          "shape is unknown");
         if (!wt || wt->rank < 0) {
             /* weights computed in the model (a DequantizeLinear of int8
              * ones): the other attributes say how many spatial axes */
             int64_t tmp[16];
             int n1, n2, n3;
-            if ((rc = a_ints(c, "strides", 8, tmp, &n1)) || (rc = a_ints(c, "dilations", 8, tmp, &n2)) ||
-                (rc = a_ints(c, "pads", 16, tmp, &n3)))
+            if ((rc = oi_a_ints(c, "strides", 8, tmp, &n1)) || (rc = oi_a_ints(c, "dilations", 8, tmp, &n2)) ||
+                (rc = oi_a_ints(c, "pads", 16, tmp, &n3)))
                 return rc;
             nk = n1 >= 0 ? n1 : n2 >= 0 ? n2 : n3 >= 0 ? n3 / 2 : 2;
             for (int i = 0; i < nk && i < 8; i++) k[i] = 1;
             from_weights = true;
         } else if (wt->rank < 3)
-            return nfail(c, ENPU_E_INVALID, "weight '%s' has rank %d, expected at least 3",
+            return oi_nfail(c, ENPU_E_INVALID, "weight '%s' has rank %d, expected at least 3",
                          wt->name, wt->rank);
         else {
             nk = wt->rank - 2;
             for (int i = 0; i < nk; i++) k[i] = wt->dims[2 + i];
         }
     }
-    if (nk == 0) return nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is empty");
+    if (nk == 0) return oi_nfail(c, ENPU_E_INVALID, "attribute 'kernel_shape' is empty");
     if (nk > 2)
-        return nfail(c, ENPU_E_UNSUPPORTED,
+        return oi_nfail(c, ENPU_E_UNSUPPORTED,
                      "%d-D windows are not supported (only 1-D and 2-D)", nk);
-    if ((rc = a_ints(c, "strides", 8, s, &ns))) return rc;
-    if ((rc = a_ints(c, "dilations", 8, d, &nd))) return rc;
-    if ((rc = a_ints(c, "pads", 16, p, &np))) return rc;
+    if ((rc = oi_a_ints(c, "strides", 8, s, &ns))) return rc;
+    if ((rc = oi_a_ints(c, "dilations", 8, d, &nd))) return rc;
+    if ((rc = oi_a_ints(c, "pads", 16, p, &np))) return rc;
     if (ns >= 0 && ns != nk)
-        return nfail(c, ENPU_E_INVALID, "attribute 'strides' has %d values, expected %d", ns, nk);
+        return oi_nfail(c, ENPU_E_INVALID, "attribute 'strides' has %d values, expected %d", ns, nk);
     if (nd >= 0 && nd != nk)
-        return nfail(c, ENPU_E_INVALID, "attribute 'dilations' has %d values, expected %d", nd,
+        return oi_nfail(c, ENPU_E_INVALID, "attribute 'dilations' has %d values, expected %d", nd,
                      nk);
     if (np >= 0 && np != 2 * nk)
-        return nfail(c, ENPU_E_INVALID, "attribute 'pads' has %d values, expected %d", np,
+        return oi_nfail(c, ENPU_E_INVALID, "attribute 'pads' has %d values, expected %d", np,
                      2 * nk);
     for (int i = 0; i < nk; i++) {
         if (ns < 0) s[i] = 1;
@@ -739,13 +707,13 @@ static int parse_window(const nctx *c, const int *in, enpu_window *w) {
     if ((rc = window_values(c, "dilations", d, nk, 1))) return rc;
     if ((rc = window_values(c, "pads", p, 2 * nk, 0))) return rc;
     char ap[32];
-    if ((rc = a_string(c, "auto_pad", "NOTSET", ap, sizeof ap))) return rc;
+    if ((rc = oi_a_string(c, "auto_pad", "NOTSET", ap, sizeof ap))) return rc;
     if (strcmp(ap, "NOTSET") == 0) w->auto_pad = ENPU_PAD_NOTSET;
     else if (strcmp(ap, "SAME_UPPER") == 0) w->auto_pad = ENPU_PAD_SAME_UPPER;
     else if (strcmp(ap, "SAME_LOWER") == 0) w->auto_pad = ENPU_PAD_SAME_LOWER;
     else if (strcmp(ap, "VALID") == 0) w->auto_pad = ENPU_PAD_VALID;
     else
-        return nfail(c, ENPU_E_INVALID,
+        return oi_nfail(c, ENPU_E_INVALID,
                      "attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER or "
                      "VALID",
                      ap);
@@ -823,6 +791,10 @@ static void arity(enpu_op op, int opset, int *lo, int *hi) {
     case ENPU_OP_QUANTIZE_LINEAR: case ENPU_OP_DEQUANTIZE_LINEAR: *lo = 2; *hi = 3; break;
     case ENPU_OP_QLINEAR_CONV: *lo = 8; *hi = 9; break;
     case ENPU_OP_QLINEAR_MATMUL: *lo = *hi = 8; break;
+    case ENPU_OP_LSTM: *lo = 3; *hi = 8; break;
+    case ENPU_OP_GRU: case ENPU_OP_RNN: *lo = 3; *hi = 6; break;
+    case ENPU_OP_LOOP: *lo = 2; *hi = MAX_NODE_IO; break;
+    case ENPU_OP_SCAN: *lo = opset < 9 ? 0 : 1; *hi = MAX_NODE_IO; break; /* opset 8: sequence_lens first, optional */
     default: break;
     }
 }
@@ -833,7 +805,7 @@ static int push_legacy(const nctx *c, legacy_bcast lb) {
     if (im->n_legacy == im->cap_legacy) {
         int cap = im->cap_legacy ? 2 * im->cap_legacy : 16;
         legacy_bcast *nl = realloc(im->legacy, (size_t)cap * sizeof *nl);
-        if (!nl) return nfail(c, ENPU_E_NOMEM, "out of memory");
+        if (!nl) return oi_nfail(c, ENPU_E_NOMEM, "out of memory");
         im->legacy = nl;
         im->cap_legacy = cap;
     }
@@ -848,10 +820,10 @@ static int push_legacy(const nctx *c, legacy_bcast lb) {
  * does when it drops the attribute (6 -> 7). */
 static int refuse_training(const nctx *c) {
     const Onnx__AttributeProto *a;
-    int rc = get_attr(c, "is_test", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a);
+    int rc = oi_get_attr(c, "is_test", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a);
     if (rc) return rc;
     if (a && a->i == 0)
-        return nfail(c, ENPU_E_UNSUPPORTED,
+        return oi_nfail(c, ENPU_E_UNSUPPORTED,
                      "attribute 'is_test' is 0 (training mode, opset %d); only inference is "
                      "supported",
                      c->im->opset);
@@ -864,8 +836,8 @@ static int reshape_attr_to_input(const nctx *c, int *in, int *n_in) {
     imp *im = c->im;
     int64_t v[ENPU_MAX_RANK];
     int n, rc;
-    if ((rc = a_ints(c, "shape", ENPU_MAX_RANK, v, &n))) return rc;
-    if (n < 0) return nfail(c, ENPU_E_INVALID, "attribute 'shape' is required (opset %d)", im->opset);
+    if ((rc = oi_a_ints(c, "shape", ENPU_MAX_RANK, v, &n))) return rc;
+    if (n < 0) return oi_nfail(c, ENPU_E_INVALID, "attribute 'shape' is required (opset %d)", im->opset);
     char name[ENPU_MAX_NAME + 32];
     snprintf(name, sizeof name, "%s:shape", c->np->output[0]);
     for (int k = 2; enpu_graph_find_tensor(im->g, name) >= 0; k++)
@@ -874,7 +846,7 @@ static int reshape_attr_to_input(const nctx *c, int *in, int *n_in) {
     int t = enpu_graph_add_tensor(im->g, name, ENPU_DT_INT64, 1, &dim, im->err);
     if (t < 0) return enpu_err_prefix(im->err, "%s", im->what);
     int64_t *data = malloc(n ? (size_t)n * sizeof *data : 1);
-    if (!data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+    if (!data) return oi_nfail(c, ENPU_E_NOMEM, "out of memory");
     if (n) memcpy(data, v, (size_t)n * sizeof *data);
     enpu_tensor_set_data(&im->g->tensors[t], data);
     in[1] = t;
@@ -886,13 +858,13 @@ static int reshape_attr_to_input(const nctx *c, int *in, int *n_in) {
 static int slice_attrs(const nctx *c, enpu_slice_attr *a) {
     int64_t st[ENPU_MAX_RANK], en[ENPU_MAX_RANK], ax[ENPU_MAX_RANK];
     int ns, ne, na, rc;
-    if ((rc = a_ints(c, "starts", ENPU_MAX_RANK, st, &ns)) ||
-        (rc = a_ints(c, "ends", ENPU_MAX_RANK, en, &ne)) ||
-        (rc = a_ints(c, "axes", ENPU_MAX_RANK, ax, &na)))
+    if ((rc = oi_a_ints(c, "starts", ENPU_MAX_RANK, st, &ns)) ||
+        (rc = oi_a_ints(c, "ends", ENPU_MAX_RANK, en, &ne)) ||
+        (rc = oi_a_ints(c, "axes", ENPU_MAX_RANK, ax, &na)))
         return rc;
-    if (ns < 0 || ne < 0) return nfail(c, ENPU_E_INVALID, "attributes 'starts' and 'ends' are required");
+    if (ns < 0 || ne < 0) return oi_nfail(c, ENPU_E_INVALID, "attributes 'starts' and 'ends' are required");
     if (ns != ne || (na >= 0 && na != ns))
-        return nfail(c, ENPU_E_INVALID, "'starts', 'ends' and 'axes' have %d, %d and %d values", ns,
+        return oi_nfail(c, ENPU_E_INVALID, "'starts', 'ends' and 'axes' have %d, %d and %d values", ns,
                      ne, na);
     a->n = ns;
     for (int i = 0; i < ns; i++) {
@@ -907,11 +879,11 @@ static int resize_attrs(const nctx *c, enpu_resize_attr *a) {
     int rc;
     int64_t v;
     memset(a, 0, sizeof *a);
-    if ((rc = a_string(c, "mode", "nearest", buf, sizeof buf))) return rc;
+    if ((rc = oi_a_string(c, "mode", "nearest", buf, sizeof buf))) return rc;
     if (!strcmp(buf, "nearest")) a->mode = ENPU_RESIZE_NEAREST;
     else if (!strcmp(buf, "linear")) a->mode = ENPU_RESIZE_LINEAR;
     else if (!strcmp(buf, "cubic") && c->im->opset >= 11) a->mode = ENPU_RESIZE_CUBIC;
-    else return nfail(c, ENPU_E_INVALID, "attribute 'mode' is '%s'", buf);
+    else return oi_nfail(c, ENPU_E_INVALID, "attribute 'mode' is '%s'", buf);
     if (c->im->opset < 11) {
         /* Resize-10: x_original = x_resized / scale, nearest rounds down */
         a->ctm = ENPU_CTM_ASYMMETRIC;
@@ -921,23 +893,23 @@ static int resize_attrs(const nctx *c, enpu_resize_attr *a) {
     }
     static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
-    if ((rc = a_string(c, "coordinate_transformation_mode", "half_pixel", buf, sizeof buf))) return rc;
+    if ((rc = oi_a_string(c, "coordinate_transformation_mode", "half_pixel", buf, sizeof buf))) return rc;
     a->ctm = -1;
     for (int i = 0; i < 6; i++)
         if (!strcmp(buf, ctms[i])) a->ctm = i;
     if (a->ctm < 0)
-        return nfail(c, ENPU_E_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported",
+        return oi_nfail(c, ENPU_E_UNSUPPORTED, "coordinate_transformation_mode '%s' is not supported",
                      buf);
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
-    if ((rc = a_string(c, "nearest_mode", "round_prefer_floor", buf, sizeof buf))) return rc;
+    if ((rc = oi_a_string(c, "nearest_mode", "round_prefer_floor", buf, sizeof buf))) return rc;
     a->nearest = -1;
     for (int i = 0; i < 4; i++)
         if (!strcmp(buf, nms[i])) a->nearest = i;
-    if (a->nearest < 0) return nfail(c, ENPU_E_INVALID, "attribute 'nearest_mode' is '%s'", buf);
-    if ((rc = a_float(c, "cubic_coeff_a", -0.75f, &a->cubic_a))) return rc;
-    if ((rc = a_int(c, "exclude_outside", 0, 0, 1, &v))) return rc;
+    if (a->nearest < 0) return oi_nfail(c, ENPU_E_INVALID, "attribute 'nearest_mode' is '%s'", buf);
+    if ((rc = oi_a_float(c, "cubic_coeff_a", -0.75f, &a->cubic_a))) return rc;
+    if ((rc = oi_a_int(c, "exclude_outside", 0, 0, 1, &v))) return rc;
     a->exclude_outside = v != 0;
-    return a_float(c, "extrapolation_value", 0.0f, &a->extrapolation);
+    return oi_a_float(c, "extrapolation_value", 0.0f, &a->extrapolation);
 }
 
 static int conv_transpose_attrs(const nctx *c, const int *in, enpu_conv_attr *a) {
@@ -946,22 +918,22 @@ static int conv_transpose_attrs(const nctx *c, const int *in, enpu_conv_attr *a)
     int nop, nos;
     memset(a, 0, sizeof *a);
     if ((rc = parse_window(c, in, &a->w))) return rc;
-    if ((rc = a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
+    if ((rc = oi_a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
     a->group = (int)v;
-    if ((rc = a_ints(c, "output_padding", 4, op, &nop)) || (rc = a_ints(c, "output_shape", 4, os, &nos)))
+    if ((rc = oi_a_ints(c, "output_padding", 4, op, &nop)) || (rc = oi_a_ints(c, "output_shape", 4, os, &nos)))
         return rc;
     if (nop > 2 || nos > 2)
-        return nfail(c, ENPU_E_UNSUPPORTED, "3-D windows are not supported (only 1-D and 2-D)");
+        return oi_nfail(c, ENPU_E_UNSUPPORTED, "3-D windows are not supported (only 1-D and 2-D)");
     for (int i = 0; i < nop; i++) {
         if (op[i] < 0 || op[i] > 65535)
-            return nfail(c, ENPU_E_INVALID, "attribute 'output_padding' value %lld", (long long)op[i]);
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'output_padding' value %lld", (long long)op[i]);
         a->out_pad[nop == 1 ? 1 : i] = (int)op[i];
     }
     if (nos > 0) {
         a->n_out_shape = nos;
         for (int i = 0; i < nos; i++) {
             if (os[i] < 0 || os[i] > ENPU_MAX_DIM)
-                return nfail(c, ENPU_E_INVALID, "attribute 'output_shape' value %lld", (long long)os[i]);
+                return oi_nfail(c, ENPU_E_INVALID, "attribute 'output_shape' value %lld", (long long)os[i]);
             a->out_shape[i] = os[i];
         }
     }
@@ -973,18 +945,18 @@ static int reduce_attrs(const nctx *c, enpu_op op, enpu_reduce_attr *a) {
     int64_t v, ax[ENPU_MAX_RANK];
     int n;
     memset(a, 0, sizeof *a);
-    if ((rc = a_int(c, "keepdims", 1, 0, 1, &v))) return rc;
+    if ((rc = oi_a_int(c, "keepdims", 1, 0, 1, &v))) return rc;
     a->keepdims = v != 0;
     if (op == ENPU_OP_REDUCE_SUM && c->im->opset >= 13) {
-        if ((rc = a_int(c, "noop_with_empty_axes", 0, 0, 1, &v))) return rc;
+        if ((rc = oi_a_int(c, "noop_with_empty_axes", 0, 0, 1, &v))) return rc;
         a->noop_with_empty_axes = v != 0;
         return 0; /* axes: input 1, folded later */
     }
-    if ((rc = a_ints(c, "axes", ENPU_MAX_RANK, ax, &n))) return rc;
+    if ((rc = oi_a_ints(c, "axes", ENPU_MAX_RANK, ax, &n))) return rc;
     a->n_axes = n < 0 ? 0 : n;
     for (int i = 0; i < a->n_axes; i++) {
         if (ax[i] < -ENPU_MAX_RANK || ax[i] >= ENPU_MAX_RANK)
-            return nfail(c, ENPU_E_INVALID, "attribute 'axes' value %lld is outside -%d..%d",
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'axes' value %lld is outside -%d..%d",
                          (long long)ax[i], ENPU_MAX_RANK, ENPU_MAX_RANK - 1);
         a->axes[i] = (int)ax[i];
     }
@@ -994,18 +966,18 @@ static int reduce_attrs(const nctx *c, enpu_op op, enpu_reduce_attr *a) {
 /* ConstantOfShape's `value`: a one-element tensor (default float32 0). */
 static int const_of_shape_attrs(const nctx *c, enpu_misc_attr *a) {
     const Onnx__AttributeProto *at;
-    int rc = get_attr(c, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR, &at);
+    int rc = oi_get_attr(c, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR, &at);
     if (rc) return rc;
     a->to = ENPU_DT_FLOAT32;
     a->value = 0;
     if (!at) return 0;
-    if (!at->t) return nfail(c, ENPU_E_INVALID, "attribute 'value' has type TENSOR but no tensor");
+    if (!at->t) return oi_nfail(c, ENPU_E_INVALID, "attribute 'value' has type TENSOR but no tensor");
     enpu_pb_tensor t;
     if ((rc = enpu_onnx_decode_tensor(at->t, c->im->what, c->name, ENPU_E_INVALID, &t, c->im->err)))
         return rc;
     if (t.numel != 1) {
         free(t.data);
-        return nfail(c, ENPU_E_INVALID, "attribute 'value' has %lld elements, expected 1",
+        return oi_nfail(c, ENPU_E_INVALID, "attribute 'value' has %lld elements, expected 1",
                      (long long)t.numel);
     }
     enpu_tensor tmp = {.dtype = t.dtype, .rank = 0, .data = t.data};
@@ -1023,39 +995,39 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     switch (op) {
     case ENPU_OP_CONV:
         if ((rc = parse_window(c, in, &at->conv.w))) return rc;
-        if ((rc = a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
+        if ((rc = oi_a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
         at->conv.group = (int)v;
         return 0;
     case ENPU_OP_MAXPOOL:
     case ENPU_OP_AVGPOOL:
         if (op == ENPU_OP_AVGPOOL && c->np->n_attribute) {
             const Onnx__AttributeProto *a;
-            if ((rc = get_attr(c, "dilations", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a)))
+            if ((rc = oi_get_attr(c, "dilations", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS, &a)))
                 return rc;
             if (a)
                 for (size_t i = 0; i < a->n_ints; i++)
                     if (a->ints[i] != 1)
-                        return nfail(c, ENPU_E_UNSUPPORTED,
+                        return oi_nfail(c, ENPU_E_UNSUPPORTED,
                                      "attribute 'dilations' (opset 19) is not supported");
         }
         if ((rc = parse_window(c, in, &at->pool.w))) return rc;
-        if ((rc = a_bool(c, "ceil_mode", &at->pool.ceil_mode))) return rc;
-        if (op == ENPU_OP_AVGPOOL && (rc = a_bool(c, "count_include_pad", &at->pool.count_include_pad)))
+        if ((rc = oi_a_bool(c, "ceil_mode", &at->pool.ceil_mode))) return rc;
+        if (op == ENPU_OP_AVGPOOL && (rc = oi_a_bool(c, "count_include_pad", &at->pool.count_include_pad)))
             return rc;
         /* MaxPool's storage_order only concerns the Indices output, refused. */
         return 0;
     case ENPU_OP_GEMM:
         if (opset < 7) {
             /* broadcast = 0: C has the output's shape, checked once known. */
-            if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
+            if ((rc = oi_a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
             if (!v && *n_in > 2 && in[2] >= 0 &&
                 (rc = push_legacy(c, (legacy_bcast){.gemm = true})))
                 return rc;
         }
-        if ((rc = a_float(c, "alpha", 1.0f, &at->gemm.alpha))) return rc;
-        if ((rc = a_float(c, "beta", 1.0f, &at->gemm.beta))) return rc;
-        if ((rc = a_bool(c, "transA", &at->gemm.trans_a))) return rc;
-        return a_bool(c, "transB", &at->gemm.trans_b);
+        if ((rc = oi_a_float(c, "alpha", 1.0f, &at->gemm.alpha))) return rc;
+        if ((rc = oi_a_float(c, "beta", 1.0f, &at->gemm.beta))) return rc;
+        if ((rc = oi_a_bool(c, "transA", &at->gemm.trans_a))) return rc;
+        return oi_a_bool(c, "transB", &at->gemm.trans_b);
     case ENPU_OP_RELU:
         at->act.min = 0.0f;
         at->act.max = INFINITY;
@@ -1064,19 +1036,19 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         at->act.min = -INFINITY;
         at->act.max = INFINITY;
         if (opset < 11) {
-            if ((rc = a_float(c, "min", -INFINITY, &at->act.min))) return rc;
-            return a_float(c, "max", INFINITY, &at->act.max);
+            if ((rc = oi_a_float(c, "min", -INFINITY, &at->act.min))) return rc;
+            return oi_a_float(c, "max", INFINITY, &at->act.max);
         }
         return 0; /* min/max inputs are folded after the node is added */
     case ENPU_OP_LEAKY_RELU:
         at->act.min = -INFINITY;
         at->act.max = INFINITY;
-        return a_float(c, "alpha", 0.01f, &at->act.alpha);
+        return oi_a_float(c, "alpha", 0.01f, &at->act.alpha);
     case ENPU_OP_HARD_SIGMOID:
         at->act.min = -INFINITY;
         at->act.max = INFINITY;
-        if ((rc = a_float(c, "alpha", 0.2f, &at->act.alpha))) return rc;
-        return a_float(c, "beta", 0.5f, &at->act.beta);
+        if ((rc = oi_a_float(c, "alpha", 0.2f, &at->act.alpha))) return rc;
+        return oi_a_float(c, "beta", 0.5f, &at->act.beta);
     case ENPU_OP_HARD_SWISH: /* y = x * clamp(alpha*x + beta, 0, 1), fixed by ONNX */
         at->act.min = -INFINITY;
         at->act.max = INFINITY;
@@ -1099,49 +1071,49 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_EQUAL: {
         if (opset >= 7) return 0;
         legacy_bcast lb = {0};
-        if ((rc = a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
+        if ((rc = oi_a_int(c, "broadcast", 0, 0, 1, &v))) return rc;
         lb.broadcast = v != 0;
         const Onnx__AttributeProto *a;
-        if ((rc = get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
+        if ((rc = oi_get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
         if (a) {
-            if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+            if ((rc = oi_a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
             lb.has_axis = true;
             lb.axis = (int)v;
         }
         return push_legacy(c, lb);
     }
     case ENPU_OP_BATCHNORM:
-        if ((rc = a_float(c, "epsilon", 1e-5f, &at->bn.epsilon))) return rc;
+        if ((rc = oi_a_float(c, "epsilon", 1e-5f, &at->bn.epsilon))) return rc;
         if (at->bn.epsilon < 0)
-            return nfail(c, ENPU_E_INVALID, "attribute 'epsilon' is negative (%g)",
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'epsilon' is negative (%g)",
                          (double)at->bn.epsilon);
-        if ((rc = a_int(c, "training_mode", 0, 0, 1, &v))) return rc;
-        if (v) return nfail(c, ENPU_E_UNSUPPORTED, "training_mode=1 is not supported");
+        if ((rc = oi_a_int(c, "training_mode", 0, 0, 1, &v))) return rc;
+        if (v) return oi_nfail(c, ENPU_E_UNSUPPORTED, "training_mode=1 is not supported");
         if (opset < 7 && (rc = refuse_training(c))) return rc;
         if (opset < 9) {
-            if ((rc = a_int(c, "spatial", 1, 0, 1, &v))) return rc;
-            if (!v) return nfail(c, ENPU_E_UNSUPPORTED, "spatial=0 is not supported");
+            if ((rc = oi_a_int(c, "spatial", 1, 0, 1, &v))) return rc;
+            if (!v) return oi_nfail(c, ENPU_E_UNSUPPORTED, "spatial=0 is not supported");
         }
         return 0;
     case ENPU_OP_RESHAPE:
         if (opset < 5) return reshape_attr_to_input(c, in, n_in);
-        return a_bool(c, "allowzero", &at->shape.allowzero);
+        return oi_a_bool(c, "allowzero", &at->shape.allowzero);
     case ENPU_OP_FLATTEN:
-        if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK, &v))) return rc;
+        if ((rc = oi_a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK, &v))) return rc;
         at->shape.axis = (int)v;
         return 0;
     case ENPU_OP_CONCAT: {
         const Onnx__AttributeProto *a;
-        if ((rc = get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
-        if (!a && opset >= 4) return nfail(c, ENPU_E_INVALID, "attribute 'axis' is required");
+        if ((rc = oi_get_attr(c, "axis", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT, &a))) return rc;
+        if (!a && opset >= 4) return oi_nfail(c, ENPU_E_INVALID, "attribute 'axis' is required");
         /* Opset 1-3: the axis defaults to 1. */
-        if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        if ((rc = oi_a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->shape.axis = (int)v;
         return 0;
     }
     case ENPU_OP_SOFTMAX:
         at->shape.softmax_legacy = opset < 13;
-        if ((rc = a_int(c, "axis", opset < 13 ? 1 : -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v)))
+        if ((rc = oi_a_int(c, "axis", opset < 13 ? 1 : -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v)))
             return rc;
         at->shape.axis = (int)v;
         return 0;
@@ -1150,13 +1122,13 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         if (opset >= 13) return 0; /* axes input folded after the node is added */
         int n;
         int64_t ax[ENPU_MAX_RANK];
-        if ((rc = a_ints(c, "axes", ENPU_MAX_RANK, ax, &n))) return rc;
+        if ((rc = oi_a_ints(c, "axes", ENPU_MAX_RANK, ax, &n))) return rc;
         if (n < 0 && op == ENPU_OP_UNSQUEEZE)
-            return nfail(c, ENPU_E_INVALID, "attribute 'axes' is required");
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'axes' is required");
         at->shape.n_axes = n < 0 ? 0 : n;
         for (int i = 0; i < at->shape.n_axes; i++) {
             if (ax[i] < -ENPU_MAX_RANK || ax[i] >= ENPU_MAX_RANK)
-                return nfail(c, ENPU_E_INVALID, "attribute 'axes' value %lld is outside -%d..%d",
+                return oi_nfail(c, ENPU_E_INVALID, "attribute 'axes' value %lld is outside -%d..%d",
                              (long long)ax[i], ENPU_MAX_RANK, ENPU_MAX_RANK - 1);
             at->shape.axes[i] = (int)ax[i];
         }
@@ -1165,7 +1137,7 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_TRANSPOSE: {
         int64_t p[ENPU_MAX_RANK];
         int n;
-        if ((rc = a_ints(c, "perm", ENPU_MAX_RANK, p, &n))) return rc;
+        if ((rc = oi_a_ints(c, "perm", ENPU_MAX_RANK, p, &n))) return rc;
         if (n < 0) {
             /* Default: reverse the axes.  Needs the input rank; when it is
              * not known yet n_axes stays 0 (= reverse) for shape inference. */
@@ -1176,7 +1148,7 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         bool seen[ENPU_MAX_RANK] = {false};
         for (int i = 0; i < n; i++) {
             if (p[i] < 0 || p[i] >= n || seen[p[i]])
-                return nfail(c, ENPU_E_INVALID, "attribute 'perm' is not a permutation of 0..%d",
+                return oi_nfail(c, ENPU_E_INVALID, "attribute 'perm' is not a permutation of 0..%d",
                              n - 1);
             seen[p[i]] = true;
             at->shape.axes[i] = (int)p[i];
@@ -1186,23 +1158,23 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     }
     case ENPU_OP_PAD: {
         char mode[32];
-        if ((rc = a_string(c, "mode", "constant", mode, sizeof mode))) return rc;
+        if ((rc = oi_a_string(c, "mode", "constant", mode, sizeof mode))) return rc;
         if (strcmp(mode, "constant") == 0) at->pad.mode = ENPU_PADMODE_CONSTANT;
         else if (strcmp(mode, "edge") == 0) at->pad.mode = ENPU_PADMODE_EDGE;
         else if (strcmp(mode, "reflect") == 0) at->pad.mode = ENPU_PADMODE_REFLECT;
         else
-            return nfail(c, ENPU_E_UNSUPPORTED,
+            return oi_nfail(c, ENPU_E_UNSUPPORTED,
                          "mode '%s' is not supported (constant, edge and reflect are)", mode);
         if (opset >= 11) return 0; /* pads/constant_value inputs folded later */
         int n;
         const char *pname = opset < 2 ? "paddings" : "pads"; /* renamed in opset 2 */
-        if ((rc = a_ints(c, pname, 2 * ENPU_MAX_RANK, at->pad.pads, &n))) return rc;
-        if (n < 0) return nfail(c, ENPU_E_INVALID, "attribute '%s' is required", pname);
+        if ((rc = oi_a_ints(c, pname, 2 * ENPU_MAX_RANK, at->pad.pads, &n))) return rc;
+        if (n < 0) return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' is required", pname);
         if (n % 2)
-            return nfail(c, ENPU_E_INVALID, "attribute '%s' has %d values, expected an even "
+            return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' has %d values, expected an even "
                          "count", pname, n);
         at->pad.n_pads = n;
-        return a_float(c, "value", 0.0f, &at->pad.value);
+        return oi_a_float(c, "value", 0.0f, &at->pad.value);
     }
     case ENPU_OP_DROPOUT:
         /* ratio and training_mode (opset 12) are folded after the node is
@@ -1212,7 +1184,7 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         return opset < 10 ? slice_attrs(c, &at->slice) : 0; /* later: inputs, folded */
     case ENPU_OP_SPLIT:
     case ENPU_OP_GATHER:
-        if ((rc = a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        if ((rc = oi_a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->shape.axis = (int)v;
         return 0;
     case ENPU_OP_RESIZE:
@@ -1224,26 +1196,26 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
     case ENPU_OP_REDUCE_SUM:
         return reduce_attrs(c, op, &at->reduce);
     case ENPU_OP_LAYER_NORM:
-        if ((rc = a_int(c, "axis", -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        if ((rc = oi_a_int(c, "axis", -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->norm.axis = (int)v;
-        if ((rc = a_float(c, "epsilon", 1e-5f, &at->norm.epsilon))) return rc;
+        if ((rc = oi_a_float(c, "epsilon", 1e-5f, &at->norm.epsilon))) return rc;
         if (!(at->norm.epsilon >= 0))
-            return nfail(c, ENPU_E_INVALID, "attribute 'epsilon' is negative (%g)",
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'epsilon' is negative (%g)",
                          (double)at->norm.epsilon);
-        if ((rc = a_int(c, "stash_type", 1, INT64_MIN, INT64_MAX, &v))) return rc;
+        if ((rc = oi_a_int(c, "stash_type", 1, INT64_MIN, INT64_MAX, &v))) return rc;
         if (v != 1)
-            return nfail(c, ENPU_E_UNSUPPORTED, "stash_type %lld is not supported (1: float)",
+            return oi_nfail(c, ENPU_E_UNSUPPORTED, "stash_type %lld is not supported (1: float)",
                          (long long)v);
         return 0;
     case ENPU_OP_SHAPE:
-        if ((rc = a_int(c, "start", 0, INT64_MIN, INT64_MAX, &at->misc.start))) return rc;
-        return a_int(c, "end", INT64_MAX, INT64_MIN, INT64_MAX, &at->misc.end);
+        if ((rc = oi_a_int(c, "start", 0, INT64_MIN, INT64_MAX, &at->misc.start))) return rc;
+        return oi_a_int(c, "end", INT64_MAX, INT64_MIN, INT64_MAX, &at->misc.end);
     case ENPU_OP_CAST: {
-        if ((rc = a_int(c, "to", -1, 0, INT32_MAX, &v))) return rc;
-        if (v < 0) return nfail(c, ENPU_E_INVALID, "attribute 'to' is required");
+        if ((rc = oi_a_int(c, "to", -1, 0, INT32_MAX, &v))) return rc;
+        if (v < 0) return oi_nfail(c, ENPU_E_INVALID, "attribute 'to' is required");
         enpu_dtype dt = enpu_onnx_dtype(v);
         if (dt == ENPU_DT_UNDEFINED)
-            return nfail(c, ENPU_E_UNSUPPORTED, "Cast to %s is not supported",
+            return oi_nfail(c, ENPU_E_UNSUPPORTED, "Cast to %s is not supported",
                          enpu_onnx_dtype_name(v));
         at->misc.to = dt;
         return 0;
@@ -1252,14 +1224,18 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
         return const_of_shape_attrs(c, &at->misc);
     case ENPU_OP_QUANTIZE_LINEAR:
     case ENPU_OP_DEQUANTIZE_LINEAR:
-        if ((rc = a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        if ((rc = oi_a_int(c, "axis", 1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->misc.axis = (int)v;
         return 0;
+    case ENPU_OP_LSTM:
+    case ENPU_OP_GRU:
+    case ENPU_OP_RNN:
+        return oi_rnn_attrs(c, op, at);
     case ENPU_OP_GELU: {
         char ap[16];
-        if ((rc = a_string(c, "approximate", "none", ap, sizeof ap))) return rc;
+        if ((rc = oi_a_string(c, "approximate", "none", ap, sizeof ap))) return rc;
         if (strcmp(ap, "none") && strcmp(ap, "tanh"))
-            return nfail(c, ENPU_E_INVALID, "attribute 'approximate' is '%s'", ap);
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'approximate' is '%s'", ap);
         at->misc.approximate = strcmp(ap, "tanh") == 0;
         return 0;
     }
@@ -1270,7 +1246,7 @@ static int map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *a
 
 /* --- graph building ------------------------------------------------------ */
 
-static int node_name(const Onnx__NodeProto *np, size_t idx, char *buf, size_t n) {
+int oi_node_name(const Onnx__NodeProto *np, size_t idx, char *buf, size_t n) {
     if (np->name && np->name[0]) {
         if (strlen(np->name) > ENPU_MAX_NAME) return -1;
         snprintf(buf, n, "%s", np->name);
@@ -1280,7 +1256,7 @@ static int node_name(const Onnx__NodeProto *np, size_t idx, char *buf, size_t n)
     return 0;
 }
 
-static bool is_default_domain(const char *d) {
+bool oi_is_default_domain(const char *d) {
     return !d || !d[0] || strcmp(d, "ai.onnx") == 0;
 }
 
@@ -1294,7 +1270,7 @@ static bool name_used(const Onnx__GraphProto *gp, const char *name) {
     return false;
 }
 
-static int add_const(imp *im, const char *name, enpu_pb_tensor *t) {
+int oi_add_const(imp *im, const char *name, enpu_pb_tensor *t) {
     int idx = enpu_graph_add_tensor(im->g, name, t->dtype, t->rank, t->dims, im->err);
     if (idx < 0) {
         free(t->data);
@@ -1325,7 +1301,7 @@ static int import_initializers(imp *im) {
         enpu_pb_tensor t;
         int rc = enpu_onnx_decode_tensor(tp, im->what, tp->name, ENPU_E_INVALID, &t, im->err);
         if (rc) return rc;
-        if ((rc = add_const(im, tp->name, &t))) return rc;
+        if ((rc = oi_add_const(im, tp->name, &t))) return rc;
     }
     return 0;
 }
@@ -1564,7 +1540,7 @@ static int import_inputs(imp *im) {
                      "graph input '%s': dimension%s %s %s symbolic; give its static shape with "
                      "--input-shape %s=%s",
                      name, n_sym > 1 ? "s" : "", symb, n_sym > 1 ? "are" : "is", name, hint);
-            int rc = add_problem(im, msg);
+            int rc = oi_add_problem(im, msg);
             if (rc) return rc;
             unresolved = true;
         }
@@ -1572,7 +1548,7 @@ static int import_inputs(imp *im) {
         if (idx < 0) return enpu_err_prefix(im->err, "%s", im->what);
         int rc = enpu_graph_add_input(im->g, idx, im->err);
         if (rc) return enpu_err_prefix(im->err, "%s", im->what);
-        if (unresolved && (rc = set_poison(im, idx))) return rc;
+        if (unresolved && (rc = oi_set_poison(im, idx))) return rc;
     }
     for (int k = 0; k < im->n_shapes; k++)
         if (!im->shaped[k])
@@ -1583,25 +1559,25 @@ static int import_inputs(imp *im) {
 }
 
 /* Constant node -> constant tensor. */
-static int import_constant(imp *im, const nctx *c) {
+int oi_import_constant(imp *im, const nctx *c) {
     const Onnx__NodeProto *np = c->np;
     if (np->n_input != 0 || np->n_output != 1 || !np->output[0] || !np->output[0][0])
-        return nfail(c, ENPU_E_INVALID, "expected no inputs and one named output");
+        return oi_nfail(c, ENPU_E_INVALID, "expected no inputs and one named output");
     const char *out = np->output[0];
     if (enpu_graph_find_tensor(im->g, out) >= 0)
-        return nfail(c, ENPU_E_INVALID, "output '%s' is already defined", out);
+        return oi_nfail(c, ENPU_E_INVALID, "output '%s' is already defined", out);
     if (np->n_attribute != 1 || !np->attribute[0]->name)
-        return nfail(c, ENPU_E_INVALID, "expected exactly one value attribute");
+        return oi_nfail(c, ENPU_E_INVALID, "expected exactly one value attribute");
     const Onnx__AttributeProto *a = np->attribute[0];
     const char *an = a->name;
-    attr_type t = attr_type_of(a);
+    attr_type t = oi_attr_type_of(a);
     enpu_pb_tensor pt;
     memset(&pt, 0, sizeof pt);
     int rc;
     if (strcmp(an, "value") == 0) {
         if (t != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR || !a->t)
-            return nfail(c, ENPU_E_INVALID, "attribute 'value' has type %s, expected TENSOR",
-                         attr_type_name(t));
+            return oi_nfail(c, ENPU_E_INVALID, "attribute 'value' has type %s, expected TENSOR",
+                         oi_attr_type_name(t));
         if ((rc = enpu_onnx_decode_tensor(a->t, im->what, out, ENPU_E_INVALID, &pt, im->err)))
             return rc;
     } else if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
@@ -1609,12 +1585,12 @@ static int import_constant(imp *im, const nctx *c) {
         attr_type want = is_f ? ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
                               : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
         if (t != want)
-            return nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", an,
-                         attr_type_name(t), attr_type_name(want));
+            return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", an,
+                         oi_attr_type_name(t), oi_attr_type_name(want));
         pt.dtype = is_f ? ENPU_DT_FLOAT32 : ENPU_DT_INT64;
         pt.rank = 0;
         pt.data = malloc(8);
-        if (!pt.data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+        if (!pt.data) return oi_nfail(c, ENPU_E_NOMEM, "out of memory");
         if (is_f) *(float *)pt.data = a->f;
         else *(int64_t *)pt.data = a->i;
     } else if (strcmp(an, "value_floats") == 0 || strcmp(an, "value_ints") == 0) {
@@ -1623,27 +1599,27 @@ static int import_constant(imp *im, const nctx *c) {
                               : ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
         /* An empty list has no type discriminator to infer in IR v1 models. */
         if (t != want && !(a->has_type == 0 && t == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED))
-            return nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", an,
-                         attr_type_name(t), attr_type_name(want));
+            return oi_nfail(c, ENPU_E_INVALID, "attribute '%s' has type %s, expected %s", an,
+                         oi_attr_type_name(t), oi_attr_type_name(want));
         size_t cnt = is_f ? a->n_floats : a->n_ints;
         if (cnt > (size_t)ENPU_MAX_ELEMS)
-            return nfail(c, ENPU_E_LIMIT, "attribute '%s' has too many values", an);
+            return oi_nfail(c, ENPU_E_LIMIT, "attribute '%s' has too many values", an);
         pt.dtype = is_f ? ENPU_DT_FLOAT32 : ENPU_DT_INT64;
         pt.rank = 1;
         pt.dims[0] = (int64_t)cnt;
         size_t nbytes = cnt * (is_f ? sizeof(float) : sizeof(int64_t));
         pt.data = malloc(nbytes ? nbytes : 1);
-        if (!pt.data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+        if (!pt.data) return oi_nfail(c, ENPU_E_NOMEM, "out of memory");
         if (nbytes) memcpy(pt.data, is_f ? (void *)a->floats : (void *)a->ints, nbytes);
     } else {
-        return nfail(c, ENPU_E_UNSUPPORTED, "attribute '%s' is not supported (value, value_float, "
+        return oi_nfail(c, ENPU_E_UNSUPPORTED, "attribute '%s' is not supported (value, value_float, "
                      "value_floats, value_int, value_ints are)", an);
     }
-    return add_const(im, out, &pt);
+    return oi_add_const(im, out, &pt);
 }
 
 /* The first opset of the default domain that has the op. */
-static int op_since(enpu_op op) {
+int oi_op_since(enpu_op op) {
     switch (op) {
     case ENPU_OP_HARD_SWISH: return 14;
     case ENPU_OP_GELU: return 20;
@@ -1658,67 +1634,84 @@ static int op_since(enpu_op op) {
     }
 }
 
+/* Ops whose every output is a tensor of the graph. */
+static bool multi_out(enpu_op op) {
+    return op == ENPU_OP_LSTM || op == ENPU_OP_GRU || op == ENPU_OP_RNN || oi_ctl_is(op);
+}
+
 /* Pass A for one non-Constant node: checks its op and declares its outputs. */
-static int declare_outputs(imp *im, const nctx *c, enpu_op op) {
+int oi_declare_outputs(imp *im, const nctx *c, enpu_op op) {
     const Onnx__NodeProto *np = c->np;
     size_t n_out = np->n_output;
-    if (op != ENPU_OP_NONE && (n_out == 0 || !np->output[0] || !np->output[0][0]))
-        return nfail(c, ENPU_E_INVALID, "output 0 is missing");
+    /* the recurrent ops may leave Y out (only the final states used) */
+    bool rnn = op == ENPU_OP_LSTM || op == ENPU_OP_GRU || op == ENPU_OP_RNN;
+    if (op != ENPU_OP_NONE && (n_out == 0 || ((!np->output[0] || !np->output[0][0]) && !rnn)))
+        return oi_nfail(c, ENPU_E_INVALID, "output 0 is missing");
     /* Only output 0 becomes a tensor: the optional extra outputs of Dropout,
      * MaxPool and BatchNormalization are refused or dropped here. */
     switch (op) {
     case ENPU_OP_DROPOUT:
-        if (n_out > 2) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 or 2", n_out);
+        if (n_out > 2) return oi_nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 or 2", n_out);
         if (n_out == 2 && np->output[1] && np->output[1][0] && name_used(im->gp, np->output[1]))
-            return nfail(c, ENPU_E_UNSUPPORTED,
+            return oi_nfail(c, ENPU_E_UNSUPPORTED,
                          "output 'mask' ('%s') is used; only inference Dropout is supported",
                          np->output[1]);
         break;
     case ENPU_OP_MAXPOOL:
-        if (n_out > 2) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 or 2", n_out);
+        if (n_out > 2) return oi_nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 or 2", n_out);
         if (n_out == 2 && np->output[1] && np->output[1][0])
-            return nfail(c, ENPU_E_UNSUPPORTED, "output 'Indices' is not supported");
+            return oi_nfail(c, ENPU_E_UNSUPPORTED, "output 'Indices' is not supported");
         break;
     case ENPU_OP_BATCHNORM:
-        if (n_out > 5) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 to 5", n_out);
+        if (n_out > 5) return oi_nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 to 5", n_out);
         for (size_t i = 1; i < n_out; i++)
             if (np->output[i] && np->output[i][0])
-                return nfail(c, ENPU_E_UNSUPPORTED,
+                return oi_nfail(c, ENPU_E_UNSUPPORTED,
                              "has %zu outputs; only inference BatchNormalization (1 output) is "
                              "supported",
                              n_out);
         break;
     case ENPU_OP_LAYER_NORM:
-        if (n_out > 3) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 to 3", n_out);
+        if (n_out > 3) return oi_nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1 to 3", n_out);
+        break;
+    case ENPU_OP_LSTM:
+    case ENPU_OP_GRU:
+    case ENPU_OP_RNN:
+        if (n_out > (op == ENPU_OP_LSTM ? 3u : 2u))
+            return oi_nfail(c, ENPU_E_INVALID, "has %zu outputs, expected at most %d", n_out,
+                            op == ENPU_OP_LSTM ? 3 : 2);
         break;
     case ENPU_OP_SPLIT:
+    case ENPU_OP_IF:
+    case ENPU_OP_LOOP:
+    case ENPU_OP_SCAN:
     case ENPU_OP_NONE: /* an unknown operator: its outputs exist, unresolved */
         break;
     default:
-        if (n_out > 1) return nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1", n_out);
+        if (n_out > 1) return oi_nfail(c, ENPU_E_INVALID, "has %zu outputs, expected 1", n_out);
         break;
     }
-    bool all = op == ENPU_OP_SPLIT || op == ENPU_OP_LAYER_NORM || op == ENPU_OP_NONE;
+    bool all = op == ENPU_OP_SPLIT || op == ENPU_OP_LAYER_NORM || op == ENPU_OP_NONE || multi_out(op);
     for (size_t i = 0; i < (all ? n_out : 1); i++) {
         const char *out = np->output[i];
         if (!out || !out[0]) continue;
         if (strlen(out) > ENPU_MAX_NAME)
-            return nfail(c, ENPU_E_LIMIT, "output name of %zu bytes is over the limit of %d",
+            return oi_nfail(c, ENPU_E_LIMIT, "output name of %zu bytes is over the limit of %d",
                          strlen(out), ENPU_MAX_NAME);
         if (enpu_graph_find_tensor(im->g, out) >= 0)
-            return nfail(c, ENPU_E_INVALID,
+            return oi_nfail(c, ENPU_E_INVALID,
                          "output '%s' is already defined (by a graph input, an initializer or "
                          "another node)",
                          out);
         int t = enpu_graph_add_tensor(im->g, out, ENPU_DT_UNDEFINED, -1, NULL, im->err);
         if (t < 0) return enpu_err_prefix(im->err, "%s", im->what);
-        if (op == ENPU_OP_NONE && set_poison(im, t)) return ENPU_E_NOMEM;
+        if (op == ENPU_OP_NONE && oi_set_poison(im, t)) return ENPU_E_NOMEM;
     }
     return 0;
 }
 
 /* A fresh tensor "<base>:<suffix>" (numbered when taken). */
-static int new_tensor(imp *im, const char *base, const char *suffix) {
+int oi_new_tensor(imp *im, const char *base, const char *suffix) {
     char name[ENPU_MAX_NAME + 48];
     snprintf(name, sizeof name, "%s:%s", base, suffix);
     for (int k = 2; enpu_graph_find_tensor(im->g, name) >= 0; k++)
@@ -1728,7 +1721,7 @@ static int new_tensor(imp *im, const char *base, const char *suffix) {
 }
 
 /* A node named "<node>/<suffix>" of op with attributes at. */
-static int new_node(imp *im, const char *node, const char *suffix, enpu_op op, int n_in,
+int oi_new_node(imp *im, const char *node, const char *suffix, enpu_op op, int n_in,
                     const int *in, int out, const enpu_attr *at) {
     char name[ENPU_MAX_NAME + 48];
     snprintf(name, sizeof name, "%s/%s", node, suffix);
@@ -1759,36 +1752,36 @@ static int expand_qlinear(const nctx *c, enpu_op op, const int *in, int n_in) {
         tmp[1] = in[b];
         if ((rc = parse_window(c, tmp, &cat.conv.w))) return rc;
         int64_t v;
-        if ((rc = a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
+        if ((rc = oi_a_int(c, "group", 1, 1, INT_MAX / 2, &v))) return rc;
         cat.conv.group = (int)v;
     }
-    int tx = new_tensor(im, out_name, "x_float");
-    int tw = tx < 0 ? tx : new_tensor(im, out_name, conv ? "w_float" : "b_float");
-    int ty = tw < 0 ? tw : new_tensor(im, out_name, "y_float");
+    int tx = oi_new_tensor(im, out_name, "x_float");
+    int tw = tx < 0 ? tx : oi_new_tensor(im, out_name, conv ? "w_float" : "b_float");
+    int ty = tw < 0 ? tw : oi_new_tensor(im, out_name, "y_float");
     if (ty < 0) return ty;
     dq.misc.axis = 1;
     win[0] = in[0], win[1] = in[1], win[2] = in[2];
-    if ((rc = new_node(im, c->name, "dequantize_x", ENPU_OP_DEQUANTIZE_LINEAR, 3, win, tx, &dq)) < 0)
+    if ((rc = oi_new_node(im, c->name, "dequantize_x", ENPU_OP_DEQUANTIZE_LINEAR, 3, win, tx, &dq)) < 0)
         return rc;
     dq.misc.axis = conv ? 0 : -1; /* per output channel: W's axis 0, B's last axis */
     win[0] = in[b], win[1] = in[b + 1], win[2] = in[b + 2];
-    if ((rc = new_node(im, c->name, conv ? "dequantize_w" : "dequantize_b",
+    if ((rc = oi_new_node(im, c->name, conv ? "dequantize_w" : "dequantize_b",
                        ENPU_OP_DEQUANTIZE_LINEAR, 3, win, tw, &dq)) < 0)
         return rc;
     int ins[3] = {tx, tw, -1}, n = 2;
     if (conv && n_in > 8 && in[8] >= 0) {
-        int tbs = new_tensor(im, out_name, "bias_scale");
-        int tb = tbs < 0 ? tbs : new_tensor(im, out_name, "bias_float");
+        int tbs = oi_new_tensor(im, out_name, "bias_scale");
+        int tb = tbs < 0 ? tbs : oi_new_tensor(im, out_name, "bias_float");
         if (tb < 0) return tb;
         int m[2] = {in[1], in[4]};
-        if ((rc = new_node(im, c->name, "bias_scale", ENPU_OP_MUL, 2, m, tbs, NULL)) < 0) return rc;
+        if ((rc = oi_new_node(im, c->name, "bias_scale", ENPU_OP_MUL, 2, m, tbs, NULL)) < 0) return rc;
         dq.misc.axis = 0;
         int bi[2] = {in[8], tbs};
-        if ((rc = new_node(im, c->name, "dequantize_bias", ENPU_OP_DEQUANTIZE_LINEAR, 2, bi, tb, &dq)) < 0)
+        if ((rc = oi_new_node(im, c->name, "dequantize_bias", ENPU_OP_DEQUANTIZE_LINEAR, 2, bi, tb, &dq)) < 0)
             return rc;
         ins[2] = tb, n = 3;
     }
-    if ((rc = new_node(im, c->name, conv ? "conv" : "matmul", conv ? ENPU_OP_CONV : ENPU_OP_MATMUL,
+    if ((rc = oi_new_node(im, c->name, conv ? "conv" : "matmul", conv ? ENPU_OP_CONV : ENPU_OP_MATMUL,
                        n, ins, ty, &cat)) < 0)
         return rc;
     dq.misc.axis = 1;
@@ -1805,9 +1798,9 @@ static int split_attr_to_input(const nctx *c, int *in, int *n_in) {
     imp *im = c->im;
     int64_t v[MAX_NODE_IO];
     int n, rc;
-    if ((rc = a_ints(c, "split", MAX_NODE_IO, v, &n))) return rc;
+    if ((rc = oi_a_ints(c, "split", MAX_NODE_IO, v, &n))) return rc;
     if (n < 0) return 0;
-    int t = new_tensor(im, c->np->output[0], "split");
+    int t = oi_new_tensor(im, c->np->output[0], "split");
     if (t < 0) return t;
     int64_t dim = n;
     enpu_tensor *tt = &im->g->tensors[t];
@@ -1815,7 +1808,7 @@ static int split_attr_to_input(const nctx *c, int *in, int *n_in) {
     tt->rank = 1;
     tt->dims[0] = dim;
     int64_t *data = malloc(n ? (size_t)n * sizeof *data : 1);
-    if (!data) return nfail(c, ENPU_E_NOMEM, "out of memory");
+    if (!data) return oi_nfail(c, ENPU_E_NOMEM, "out of memory");
     if (n) memcpy(data, v, (size_t)n * sizeof *data);
     enpu_tensor_set_data(tt, data);
     in[1] = t;
@@ -1823,40 +1816,44 @@ static int split_attr_to_input(const nctx *c, int *in, int *n_in) {
     return 0;
 }
 
-static int import_node(imp *im, const nctx *c, enpu_op op) {
+int oi_import_node(imp *im, const nctx *c, enpu_op op) {
     const Onnx__NodeProto *np = c->np;
     int lo, hi;
     arity(op, im->opset, &lo, &hi);
     if ((int64_t)np->n_input < lo || (int64_t)np->n_input > hi)
-        return nfail(c, ENPU_E_INVALID, "has %zu inputs, expected %d..%d (opset %d)",
+        return oi_nfail(c, ENPU_E_INVALID, "has %zu inputs, expected %d..%d (opset %d)",
                      np->n_input, lo, hi, im->opset);
     int in[MAX_NODE_IO];
     int n_in = (int)np->n_input;
     for (int i = 0; i < n_in; i++) {
         const char *name = np->input[i];
         if (!name || !name[0]) {
-            if (i < lo) return nfail(c, ENPU_E_INVALID, "required input %d is empty", i);
+            if (i < lo) return oi_nfail(c, ENPU_E_INVALID, "required input %d is empty", i);
             in[i] = -1;
             continue;
         }
         in[i] = enpu_graph_find_tensor(im->g, name);
         if (in[i] < 0)
-            return nfail(c, ENPU_E_INVALID,
+            return oi_nfail(c, ENPU_E_INVALID,
                          "input '%s' is not a graph input, initializer or node output", name);
     }
     /* Trailing omitted optional inputs carry no information. */
     while (n_in > lo && in[n_in - 1] < 0) n_in--;
     if (op == ENPU_OP_QLINEAR_CONV || op == ENPU_OP_QLINEAR_MATMUL) return expand_qlinear(c, op, in, n_in);
+    if (oi_ctl_is(op)) return oi_ctl_placeholder(im, c, op, in, n_in);
     enpu_attr at;
     int rc = map_attrs(c, op, in, &n_in, &at);
     if (rc) return rc;
     if (op == ENPU_OP_SPLIT && n_in < 2 && (rc = split_attr_to_input(c, in, &n_in))) return rc;
     int outs[MAX_NODE_IO], n_out = 1;
-    bool all = op == ENPU_OP_SPLIT || op == ENPU_OP_LAYER_NORM;
+    bool all = op == ENPU_OP_SPLIT || op == ENPU_OP_LAYER_NORM || multi_out(op);
     if (all) {
         n_out = (int)np->n_output;
         for (int i = 0; i < n_out; i++)
             outs[i] = np->output[i] && np->output[i][0] ? enpu_graph_find_tensor(im->g, np->output[i]) : -1;
+        /* a recurrent op without Y: a tensor of its own, which nothing reads */
+        if (outs[0] < 0 && op != ENPU_OP_SPLIT && (outs[0] = oi_new_tensor(im, c->name, "Y")) < 0)
+            return outs[0];
     } else {
         outs[0] = enpu_graph_find_tensor(im->g, np->output[0]);
     }
@@ -1864,7 +1861,7 @@ static int import_node(imp *im, const nctx *c, enpu_op op) {
     int ni = enpu_graph_add_node(im->g, c->name, op, n_in, in, n_out, outs, im->err);
     if (ni < 0) return enpu_err_prefix(im->err, "%s", im->what);
     im->g->nodes[ni].attr = at;
-    return fold_node(im->g, ni, im->what, false, im->err);
+    return oi_fold_node(im->g, ni, im->what, false, im->err);
 }
 
 static int import_nodes(imp *im) {
@@ -1873,39 +1870,39 @@ static int import_nodes(imp *im) {
     /* Pass A: ops, Constant nodes, output tensors. */
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
-        if (node_name(np, i, name, sizeof name))
+        if (oi_node_name(np, i, name, sizeof name))
             return enpu_fail(im->err, ENPU_E_LIMIT,
                              "%s: node %zu: name of %zu bytes is over the limit of %d", im->what,
                              i, strlen(np->name), ENPU_MAX_NAME);
         nctx c = {im, np, name, str_or_empty(np->op_type)};
-        if (!np->op_type || !np->op_type[0]) return nfail(&c, ENPU_E_INVALID, "no op_type");
+        if (!np->op_type || !np->op_type[0]) return oi_nfail(&c, ENPU_E_INVALID, "no op_type");
         if (np->n_input > MAX_NODE_IO || np->n_output > MAX_NODE_IO)
-            return nfail(&c, ENPU_E_LIMIT, "%zu inputs and %zu outputs, over the limit of %d",
+            return oi_nfail(&c, ENPU_E_LIMIT, "%zu inputs and %zu outputs, over the limit of %d",
                          np->n_input, np->n_output, MAX_NODE_IO);
         int rc;
         if (strcmp(np->op_type, "Constant") == 0) {
-            rc = import_constant(im, &c);
+            rc = oi_import_constant(im, &c);
         } else {
-            enpu_op op = is_default_domain(np->domain) ? enpu_op_from_onnx(np->op_type) : ENPU_OP_NONE;
+            enpu_op op = oi_is_default_domain(np->domain) ? enpu_op_from_onnx(np->op_type) : ENPU_OP_NONE;
             char msg[ENPU_MAX_NAME + 256];
             msg[0] = 0;
-            if (!is_default_domain(np->domain))
+            if (!oi_is_default_domain(np->domain))
                 snprintf(msg, sizeof msg, "node '%s' (op '%s'): operator domain '%s' is not supported",
                          name, np->op_type, np->domain);
             else if (op == ENPU_OP_NONE)
                 snprintf(msg, sizeof msg, "node '%s' (op '%s'): unsupported operator", name,
                          np->op_type);
-            else if (im->opset < op_since(op))
+            else if (im->opset < oi_op_since(op))
                 snprintf(msg, sizeof msg,
                          "node '%s' (op '%s'): the operator does not exist in opset %d (it was "
                          "added in opset %d)",
-                         name, np->op_type, im->opset, op_since(op));
+                         name, np->op_type, im->opset, oi_op_since(op));
             if (msg[0]) {
                 /* reported with every other problem; its outputs stay unknown */
-                if ((rc = add_problem(im, msg))) return rc;
+                if ((rc = oi_add_problem(im, msg))) return rc;
                 op = ENPU_OP_NONE;
             }
-            rc = declare_outputs(im, &c, op);
+            rc = oi_declare_outputs(im, &c, op);
         }
         if (rc) return rc;
     }
@@ -1914,21 +1911,21 @@ static int import_nodes(imp *im) {
     for (size_t i = 0; i < gp->n_node; i++) {
         const Onnx__NodeProto *np = gp->node[i];
         if (strcmp(np->op_type, "Constant") == 0) continue;
-        enpu_op op = is_default_domain(np->domain) ? enpu_op_from_onnx(np->op_type) : ENPU_OP_NONE;
-        if (op == ENPU_OP_NONE || im->opset < op_since(op)) continue; /* already a problem */
-        node_name(np, i, name, sizeof name);
+        enpu_op op = oi_is_default_domain(np->domain) ? enpu_op_from_onnx(np->op_type) : ENPU_OP_NONE;
+        if (op == ENPU_OP_NONE || im->opset < oi_op_since(op)) continue; /* already a problem */
+        oi_node_name(np, i, name, sizeof name);
         nctx c = {im, np, name, np->op_type};
         enpu_err e = {0};
         enpu_err *saved = im->err;
         im->err = &e;
-        int rc = import_node(im, &c, op);
+        int rc = oi_import_node(im, &c, op);
         im->err = saved;
         bool skipped;
-        if ((rc = as_problem(im, rc, &e, &skipped))) return rc;
+        if ((rc = oi_as_problem(im, rc, &e, &skipped))) return rc;
         if (!skipped) continue;
         for (size_t k = 0; k < np->n_output; k++) {
             int t = np->output[k] ? enpu_graph_find_tensor(im->g, np->output[k]) : -1;
-            if (t >= 0 && im->g->tensors[t].producer < 0 && (rc = set_poison(im, t))) return rc;
+            if (t >= 0 && im->g->tensors[t].producer < 0 && (rc = oi_set_poison(im, t))) return rc;
         }
     }
     return 0;
@@ -1975,7 +1972,7 @@ static int find_opset(imp *im, const Onnx__ModelProto *m) {
     int64_t v = -1;
     for (size_t i = 0; i < m->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *o = m->opset_import[i];
-        if (is_default_domain(o->domain) && o->version > v) v = o->version;
+        if (oi_is_default_domain(o->domain) && o->version > v) v = o->version;
     }
     if (v < 0)
         return enpu_fail(im->err, ENPU_E_UNSUPPORTED,
@@ -2054,7 +2051,7 @@ static int resolve_legacy(imp *im, int ni, const legacy_bcast *lb, bool *added) 
     for (int k = 2; enpu_graph_find_tensor(g, name) >= 0; k++)
         snprintf(name, sizeof name, "%s:bcast%d", g->tensors[bt].name, k);
     enpu_dtype dt = g->tensors[bt].dtype;
-    bool constant = is_const(g, bt);
+    bool constant = oi_is_const(g, bt);
     int nt = enpu_graph_add_tensor(g, name, dt, constant ? rank : -1, dims, im->err);
     if (nt < 0) return enpu_err_prefix(im->err, "%s", im->what);
     if (constant) {
@@ -2170,10 +2167,10 @@ static int expand_split(imp *im, int i, bool *added) {
     return 0;
 }
 
-static int poison_outputs(imp *im, int i) {
+int oi_poison_outputs(imp *im, int i) {
     const enpu_node *n = &im->g->nodes[i];
     for (int k = 0; k < n->n_out; k++) {
-        int rc = set_poison(im, n->out[k]);
+        int rc = oi_set_poison(im, n->out[k]);
         if (rc) return rc;
     }
     return 0;
@@ -2183,8 +2180,8 @@ static int poison_outputs(imp *im, int i) {
  * folded, they must be constants), Split expanded, its shapes inferred
  * (legacy broadcast resolved first), and folded when it can be computed
  * now. */
-static int infer_one(imp *im, int i, const legacy_bcast *lb, bool *added) {
-    int rc = fold_node(im->g, i, im->what, true, im->err);
+int oi_infer_one(imp *im, int i, const legacy_bcast *lb, bool *added) {
+    int rc = oi_fold_node(im->g, i, im->what, true, im->err);
     if (!rc && im->g->nodes[i].op == ENPU_OP_SPLIT) rc = expand_split(im, i, added);
     if (rc || im->g->nodes[i].dead) return rc;
     if ((rc = infer_node_legacy(im, i, lb, added))) return rc;
@@ -2214,9 +2211,9 @@ static int infer_shapes(imp *im) {
         const enpu_node *n0 = &g->nodes[i];
         if (n0->dead) continue;
         bool bad = false;
-        for (int k = 0; k < n0->n_in; k++) bad |= poisoned(im, n0->in[k]);
+        for (int k = 0; k < n0->n_in; k++) bad |= oi_poisoned(im, n0->in[k]);
         if (bad) {
-            rc = poison_outputs(im, i);
+            rc = oi_poison_outputs(im, i);
             continue;
         }
         int o = n0->n_out > 0 ? n0->out[0] : -1;
@@ -2224,11 +2221,16 @@ static int infer_shapes(imp *im) {
         enpu_err e = {0};
         enpu_err *saved = im->err;
         im->err = &e;
-        rc = infer_one(im, i, lb, &added);
+        if (oi_ctl_is(n0->op)) {
+            rc = oi_ctl_expand(im, i);
+            added = true;
+        } else {
+            rc = oi_infer_one(im, i, lb, &added);
+        }
         im->err = saved;
         bool skipped;
-        rc = as_problem(im, rc, &e, &skipped);
-        if (!rc && skipped) rc = poison_outputs(im, i);
+        rc = oi_as_problem(im, rc, &e, &skipped);
+        if (!rc && skipped) rc = oi_poison_outputs(im, i);
     }
     free(at);
     if (rc) return rc;
@@ -2253,7 +2255,7 @@ static int resolve_qdq(imp *im) {
     bool any = false;
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         enpu_node *n = &g->nodes[i];
-        if (n->dead || n->op != ENPU_OP_DEQUANTIZE_LINEAR || poisoned(im, n->out[0])) continue;
+        if (n->dead || n->op != ENPU_OP_DEQUANTIZE_LINEAR || oi_poisoned(im, n->out[0])) continue;
         int q = n->in[0], p = g->tensors[q].producer;
         const enpu_node *qn = p >= 0 ? &g->nodes[p] : NULL;
         char msg[ENPU_MAX_NAME * 2 + 200];
@@ -2269,7 +2271,7 @@ static int resolve_qdq(imp *im) {
                          "node '%s' (op 'DequantizeLinear'): its %s differs from that of "
                          "QuantizeLinear '%s': not supported",
                          n->name, k == 1 ? "scale" : "zero point", qn->name);
-                rc = add_problem(im, msg);
+                rc = oi_add_problem(im, msg);
                 q = -1;
             }
         }
@@ -2324,7 +2326,7 @@ static int resolve_qdq(imp *im) {
     /* QuantizeLinear nodes nobody dequantizes any more go; others stay */
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         enpu_node *n = &g->nodes[i];
-        if (n->dead || n->op != ENPU_OP_QUANTIZE_LINEAR || poisoned(im, n->out[0])) continue;
+        if (n->dead || n->op != ENPU_OP_QUANTIZE_LINEAR || oi_poisoned(im, n->out[0])) continue;
         int cnt = 0, y = n->out[0];
         enpu_graph_consumer(g, y, &cnt);
         if (!cnt && !(g->tensors[y].flags & ENPU_T_OUTPUT)) {
@@ -2412,6 +2414,7 @@ int enpu_onnx_parse_opts(const uint8_t *data, size_t n, const char *what,
             onnx__model_proto__free_unpacked(m, NULL);
         }
     }
+    oi_ctl_free(&im);
     free(im.legacy);
     free(im.bound);
     free(im.shaped);
