@@ -314,7 +314,7 @@ typedef int (*cc_operand_fn)(void *ctx, int t, bool out);
 /* Adds the host op record of node n of g to p (every back end's rule):
  * kind and attributes from n, every input in its place (a constant as an
  * ENPU_IO_CONST descriptor with its bytes in HOST_INIT, one per tensor;
- * omitted optional inputs only at the end), then the outputs, each
+ * an omitted optional operand as -1), then the outputs, each
  * non-constant operand's descriptor from desc.  Returns its index or a
  * negative status (ENPU_E_UNSUPPORTED naming the node for operands the
  * record cannot hold). */

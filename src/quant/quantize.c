@@ -236,6 +236,12 @@ static int classify(qctx *c) {
             set_host(p, xprintf("input 0 is not an activation"));
             continue;
         }
+        if (n->op == ENPU_OP_LSTM || n->op == ENPU_OP_GRU || n->op == ENPU_OP_RNN) {
+            /* every output (Y, the final states) is the host's */
+            set_host(p, xprintf("%s: the host runs the recurrence (gates and state, every step)",
+                                enpu_op_name(n->op)));
+            continue;
+        }
         for (int k = 1; k < n->n_out; k++) {
             int cnt = 0;
             if (n->out[k] >= 0) enpu_graph_consumer(g, n->out[k], &cnt);
@@ -542,9 +548,14 @@ static int assign_params(qctx *c) {
         for (int k = 0; k < n->n_in; k++)
             if (is_act(g, n->in[k])) c->npu_read[n->in[k]] = true;
     }
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!c->pl[i].absorbed && c->pl[i].kind == ENPU_Q_HOST && !c->npu_read[c->pl[i].out])
-            c->is_float[c->pl[i].out] = true;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (c->pl[i].absorbed || c->pl[i].kind != ENPU_Q_HOST) continue;
+        if (!c->npu_read[c->pl[i].out]) c->is_float[c->pl[i].out] = true;
+        /* a host node's further outputs (a recurrent op's final states) */
+        const enpu_node *n = &g->nodes[i];
+        for (int k = 1; k < n->n_out; k++)
+            if (n->out[k] >= 0 && !c->npu_read[n->out[k]]) c->is_float[n->out[k]] = true;
+    }
     for (int i = 0; i < g->n_inputs; i++)
         if ((rc = params_from_range(c, g->inputs[i]))) return rc;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -577,6 +588,9 @@ static int assign_params(qctx *c) {
             break;
         case ENPU_Q_HOST:
             if (!c->is_float[out] && (rc = params_from_range(c, out))) return rc;
+            for (int k = 1; k < n->n_out; k++)
+                if (n->out[k] >= 0 && !c->is_float[n->out[k]] && (rc = params_from_range(c, n->out[k])))
+                    return rc;
             break;
         default:
             if ((rc = params_from_range(c, out))) return rc;
@@ -646,9 +660,9 @@ static int qtensor(qctx *c, int t) {
 }
 
 /* Adds a node to qg owning q (freed on failure); returns its index. */
-static int add_qnode(qctx *c, const char *name, enpu_op op, int n_in, const int *in, int out,
-                     const enpu_attr *attr, enpu_qnode *q, char *note) {
-    int k = enpu_graph_add_node(c->qg, name, op, n_in, in, 1, &out, c->err);
+static int add_qnode_n(qctx *c, const char *name, enpu_op op, int n_in, const int *in, int n_out,
+                       const int *out, const enpu_attr *attr, enpu_qnode *q, char *note) {
+    int k = enpu_graph_add_node(c->qg, name, op, n_in, in, n_out, out, c->err);
     if (k < 0) {
         enpu_qnode_free(q);
         free(note);
@@ -659,6 +673,11 @@ static int add_qnode(qctx *c, const char *name, enpu_op op, int n_in, const int 
     c->qg->nodes[k].host = q->kind == ENPU_Q_HOST;
     int rc = set_note(c, k, note);
     return rc ? rc : k;
+}
+
+static int add_qnode(qctx *c, const char *name, enpu_op op, int n_in, const int *in, int out,
+                     const enpu_attr *attr, enpu_qnode *q, char *note) {
+    return add_qnode_n(c, name, op, n_in, in, 1, &out, attr, q, note);
 }
 
 static void clamp_of(double lo, double hi, float s, int32_t z, int32_t *qlo, int32_t *qhi) {
@@ -1271,7 +1290,18 @@ static int build_plain_node(qctx *c, int i) {
         clamp_of(p->clip_lo, p->clip_hi, c->qg->tensors[out].quant->scale[0], q->zp_out, &q->lo,
                  &q->hi);
     char *note = p->note ? xstrdup(p->note) : NULL;
-    rc = add_qnode(c, n->name, n->op, n->n_in, ins, out, &n->attr, q, note);
+    /* a host node writes every output of its float node */
+    int outs[8] = {out}, n_out = 1;
+    if (p->kind == ENPU_Q_HOST && n->n_out > 1 && n->n_out <= 8) {
+        n_out = n->n_out;
+        for (int k = 1; k < n_out; k++)
+            if ((outs[k] = n->out[k] >= 0 ? qtensor(c, n->out[k]) : -1) < -1) {
+                enpu_qnode_free(q);
+                free(note);
+                return outs[k];
+            }
+    }
+    rc = add_qnode_n(c, n->name, n->op, n->n_in, ins, n_out, outs, &n->attr, q, note);
     return rc < 0 ? rc : 0;
 }
 

@@ -621,7 +621,8 @@ struct host_twin {
     int n_in;
     int *src;         /* qg tensor of each twin input */
     enpu_buf *bufs;   /* float inputs */
-    int out;          /* twin output tensor */
+    int n_out;
+    int out[8];       /* twin tensor of each node output (-1: omitted) */
 };
 
 static void twin_free(host_twin *h) {
@@ -694,14 +695,23 @@ static int build_twin(const enpu_graph *qg, const enpu_node *n, host_twin *h, en
         }
     }
     if (rc) return rc;
-    const enpu_tensor *y = enpu_node_output(qg, n, 0);
-    int o = enpu_graph_add_tensor(h->g, y->name, ENPU_DT_FLOAT32, y->rank, y->dims, err);
-    if (o < 0) return o;
-    h->out = o;
-    int k = enpu_graph_add_node(h->g, n->name, n->op, n->n_in, ins, 1, &o, err);
+    /* every output (a recurrent op's final states too) */
+    if (n->n_out > (int)(sizeof h->out / sizeof h->out[0]))
+        return enpu_fail(err, ENPU_E_LIMIT, "node '%s': %d outputs", nm(n), n->n_out);
+    h->n_out = n->n_out;
+    for (int k = 0; k < n->n_out; k++) {
+        const enpu_tensor *y = enpu_node_output(qg, n, k);
+        h->out[k] = -1;
+        if (!y) continue;
+        int o = enpu_graph_add_tensor(h->g, y->name, ENPU_DT_FLOAT32, y->rank, y->dims, err);
+        if (o < 0) return o;
+        h->out[k] = o;
+    }
+    int k = enpu_graph_add_node(h->g, n->name, n->op, n->n_in, ins, h->n_out, h->out, err);
     if (k < 0) return k;
     h->g->nodes[k].attr = n->attr;
-    if ((rc = enpu_graph_add_output(h->g, o, err))) return rc;
+    for (int j = 0; j < h->n_out; j++)
+        if (h->out[j] >= 0 && (rc = enpu_graph_add_output(h->g, h->out[j], err))) return rc;
     rc = enpu_fexec_new(h->g, &h->ex, err);
     if (rc) enpu_err_prefix(err, "host node '%s'", nm(n));
     return rc;
@@ -865,8 +875,6 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
             if (t && t->dtype == ENPU_DT_INT8 && (rc = check_i8(n, t, "input", true, err)))
                 return rc;
         }
-        if (n->n_out != 1)
-            return enpu_fail(err, ENPU_E_INVALID, "node '%s': a host node has one output", nm(n));
         return 0;
     }
     }
@@ -994,9 +1002,12 @@ static int check_node16(const enpu_graph *qg, const enpu_node *n, enpu_err *err)
             if (t && is_act(t) && t->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, t, "input", err)))
                 return rc;
         }
-        if (n->n_out != 1)
+        if (n->n_out != 1 && q->kind != ENPU_Q_HOST)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': one output expected", nm(n));
-        if (y->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, y, "output", err))) return rc;
+        for (int i = 0; i < n->n_out; i++) {
+            const enpu_tensor *t = enpu_node_output(qg, n, i);
+            if (t && t->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, t, "output", err))) return rc;
+        }
         if (q->kind == ENPU_Q_MOVE && (y->dtype != ENPU_DT_INT16 || x->dtype != ENPU_DT_INT16 ||
                                        sc(x) != sc(y)))
             return enpu_fail(err, ENPU_E_INVALID,
@@ -1474,19 +1485,23 @@ static int run_host(enpu_gexec *ex, int node, enpu_err *err) {
     }
     int rc = enpu_fexec_run_n(h->ex, h->n_in, h->bufs, err);
     if (rc) return enpu_err_prefix(err, "host node '%s'", nm(n));
-    const float *v = enpu_fexec_value(h->ex, h->out);
-    const enpu_tensor *ty = &qg->tensors[n->out[0]];
-    int64_t cnt = enpu_tensor_numel(ty);
-    if (ty->dtype == ENPU_DT_INT8) {
-        float s = sc(ty);
-        int32_t z = zp(ty);
-        for (int64_t i = 0; i < cnt; i++) ex->v8[n->out[0]][i] = (int8_t)enpu_quantize(v[i], s, z, -128, 127);
-    } else if (ty->dtype == ENPU_DT_INT16) {
-        float s = sc(ty);
-        for (int64_t i = 0; i < cnt; i++)
-            ex->v16[n->out[0]][i] = (int16_t)enpu_quantize(v[i], s, 0, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX);
-    } else if (cnt) {
-        memcpy(ex->vf[n->out[0]], v, (size_t)cnt * sizeof(float));
+    for (int k = 0; k < h->n_out; k++) {
+        if (h->out[k] < 0) continue;
+        const float *v = enpu_fexec_value(h->ex, h->out[k]);
+        int t = n->out[k];
+        const enpu_tensor *ty = &qg->tensors[t];
+        int64_t cnt = enpu_tensor_numel(ty);
+        if (ty->dtype == ENPU_DT_INT8) {
+            float s = sc(ty);
+            int32_t z = zp(ty);
+            for (int64_t i = 0; i < cnt; i++) ex->v8[t][i] = (int8_t)enpu_quantize(v[i], s, z, -128, 127);
+        } else if (ty->dtype == ENPU_DT_INT16) {
+            float s = sc(ty);
+            for (int64_t i = 0; i < cnt; i++)
+                ex->v16[t][i] = (int16_t)enpu_quantize(v[i], s, 0, -ENPU_I16_QMAX - 1, ENPU_I16_QMAX);
+        } else if (cnt) {
+            memcpy(ex->vf[t], v, (size_t)cnt * sizeof(float));
+        }
     }
     return 0;
 }

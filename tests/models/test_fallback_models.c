@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "easynpu/onnx.h"
+#include "easynpu/tensor_io.h"
 
 #define M(rel) ENPU_SOURCE_DIR "/models/fallback/" rel
 
@@ -66,10 +67,29 @@ static void test_clip_runtime(void **state) {
     e2e("clip_runtime", NULL, NULL, (want){2, false}, &r);
 }
 
+/* If(sr == 16000) with sr bound: the then branch (a 16 kHz conv front end)
+ * is inlined; the LSTM over its 16 frames runs on the host (one host op:
+ * X, W, R, B, initial_h and initial_c in, Y, Y_h, Y_c out, sequence_lens
+ * omitted), the classifier on the NPU. */
+static void test_if_lstm(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_buf sr;
+    assert_int_equal(enpu_tensor_read(M("if_lstm/sr.npy"), &sr, &err), 0);
+    enpu_onnx_bind b = {"sr", M("if_lstm/sr.npy"), &sr};
+    enpu_onnx_opts io = {0, &b, 1};
+    enpu_test_e2e_result r;
+    e2e("if_lstm", &io, M("if_lstm/sample_x.npy") "," M("if_lstm/sample_h0.npy") "," M("if_lstm/sample_c0.npy"),
+        (want){1, false}, &r);
+    assert_int_equal(r.host_macs, 16 * 4 * 24 * (16 + 24)); /* T * gates * H * (I + H) */
+    enpu_buf_free(&sr);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gather_head),
         cmocka_unit_test(test_clip_runtime),
+        cmocka_unit_test(test_if_lstm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
