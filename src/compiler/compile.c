@@ -245,6 +245,17 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
 
 void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o) {
     enpu_quant_opts_for_arch(o, arch);
+    enpu_isa_layout lay;
+    enpu_err e = {0};
+    if (arch->engine == ENPU_ENGINE_EASYNPU && enpu_isa_layout_make(arch, &lay, &e) == 0) {
+        /* the instruction's geometry fields (docs/isa.md) */
+        int64_t lo;
+        enpu_field_range(&lay, ENPU_F_wk, &lo, &o->npu_max.kernel);
+        enpu_field_range(&lay, ENPU_F_stride_w, &lo, &o->npu_max.stride);
+        enpu_field_range(&lay, ENPU_F_dil_w, &lo, &o->npu_max.dilation);
+        enpu_field_range(&lay, ENPU_F_pad_left, &lo, &o->npu_max.pad);
+        enpu_field_range(&lay, ENPU_F_wi, &lo, &o->npu_max.dim);
+    }
     if (arch->engine == ENPU_ENGINE_ROWSTAT) {
         o->host_kinds = enpu_rs_host_kinds();
         o->wide_acc_bits = (int)arch->rs_psum_bits;

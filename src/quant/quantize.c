@@ -215,6 +215,65 @@ static bool runtime_param(const enpu_graph *g, const enpu_node *n, int first) {
     return false;
 }
 
+/* Does window node n (Conv, pools, a reduction over the map) fit the
+ * target's instruction fields (opts->npu_max)?  When not, *why says which
+ * value.  A stride whose window applies once along its axis does not count
+ * (the compiler shrinks it, docs/compiler.md §1). */
+static bool npu_fits(const qctx *c, const enpu_graph *g, const enpu_node *n, const plan *p, char *why,
+                     size_t nwhy) {
+    const enpu_npu_max *m = &c->o->npu_max;
+    if (!m->kernel || p->kind == ENPU_Q_HOST) return true;
+    const enpu_tensor *x = n->n_in > 0 && n->in[0] >= 0 ? &g->tensors[n->in[0]] : NULL;
+    const enpu_tensor *y = &g->tensors[n->out[0]];
+    if (!x || x->rank < 3 || y->rank < 3) return true;
+    bool two = x->rank == 4;
+    int64_t hi = two ? x->dims[2] : 1, wi = x->dims[x->rank - 1], ho = two ? y->dims[2] : 1,
+            wo = y->dims[y->rank - 1];
+    int64_t dims[6] = {hi, wi, x->dims[1], ho, wo, y->dims[1]};
+    for (int k = 0; k < 6; k++)
+        if (dims[k] > m->dim) {
+            snprintf(why, nwhy, "a dimension of %lld, over the instruction's %lld", (long long)dims[k],
+                     (long long)m->dim);
+            return false;
+        }
+    const enpu_window *w = NULL;
+    int64_t kh = 1, kw = 1;
+    if (n->op == ENPU_OP_CONV) {
+        const enpu_tensor *wt = n->n_in > 1 && n->in[1] >= 0 ? &g->tensors[n->in[1]] : NULL;
+        if (!wt || wt->rank < 3) return true;
+        kh = wt->rank == 4 ? wt->dims[2] : 1, kw = wt->dims[wt->rank - 1];
+        w = &n->attr.conv.w;
+    } else if (n->op == ENPU_OP_MAXPOOL || n->op == ENPU_OP_AVGPOOL) {
+        w = &n->attr.pool.w;
+        kh = two ? w->kernel[0] : 1, kw = w->kernel[1];
+    } else if (p->kind == ENPU_Q_CONV && p->origin == ENPU_QO_AVGPOOL) {
+        kh = hi, kw = wi; /* a mean over the whole map: one window */
+    }
+    if (kh > m->kernel || kw > m->kernel) {
+        snprintf(why, nwhy, "kernel %lldx%lld, over the instruction's %lld", (long long)kh, (long long)kw,
+                 (long long)m->kernel);
+        return false;
+    }
+    if (!w) return true;
+    for (int a = two ? 0 : 1; a < 2; a++) {
+        int64_t out = a ? wo : ho;
+        if (w->stride[a] > m->stride && out > 1) {
+            snprintf(why, nwhy, "stride %d, over the instruction's %lld", w->stride[a], (long long)m->stride);
+            return false;
+        }
+        if (w->dilation[a] > m->dilation) {
+            snprintf(why, nwhy, "dilation %d, over the instruction's %lld", w->dilation[a], (long long)m->dilation);
+            return false;
+        }
+    }
+    for (int k = 0; k < 4; k++)
+        if (w->pads[k] > m->pad) {
+            snprintf(why, nwhy, "padding %d, over the instruction's %lld", w->pads[k], (long long)m->pad);
+            return false;
+        }
+    return true;
+}
+
 static int classify(qctx *c) {
     const enpu_graph *g = c->fg;
     for (int i = 0; i < g->n_nodes; i++) {
@@ -409,6 +468,9 @@ static int classify(qctx *c) {
                 set_host(p, xprintf("no NPU kernel for %s", enpu_op_name(n->op)));
             break;
         }
+        char why[160];
+        if (!p->absorbed && !npu_fits(c, g, n, p, why, sizeof why))
+            set_host(p, xprintf("%s: the host computes it", why));
         if (!p->absorbed && p->kind != ENPU_Q_HOST && (host_kinds(c) & (1u << p->kind)))
             set_host(p, xprintf("the target has no %s kernel%s", enpu_qkind_name(p->kind),
                                 c->o->bits == 16 ? " for 16-bit data" : ""));
