@@ -149,10 +149,35 @@ static int assert_sya_cost_exact(const char *what, const enpu_program *p, const 
     return 0;
 }
 
+void enpu_test_assert_under_roof(const char *what, const enpu_arch *a, const enpu_sim_result *res) {
+    int n = 0;
+    const enpu_layer_stats *rows = enpu_sim_result_rows(res, &n);
+    for (int i = 0; i < n; i++) {
+        enpu_roofline r;
+        enpu_report_roofline(a, &rows[i], &r);
+        if (r.achieved > r.roof * (1 + 1e-9))
+            fail_msg("%s: layer '%s' lies above the roof: %.4g MACs per cycle over %.0f DRAM bytes in %llu "
+                     "cycles, the roof is %.4g", what, rows[i].name, r.achieved, r.bytes,
+                     (unsigned long long)rows[i].cycles, r.roof);
+    }
+}
+
+/* The row-stationary engine's: its model covers every instruction, its
+ * cycles, activities, every memory's reads and writes and every datapath
+ * operation (enpu_rs_model_diff). */
+static int assert_rs_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
+    char msg[512];
+    int bad = enpu_rs_model_diff(p, res->layers, res->total_cycles, msg, sizeof msg);
+    if (bad) fail_msg("%s: the row-stationary cost model differs from the simulator in %d figure(s), the first: %s",
+                      what, bad, msg);
+    return 0;
+}
+
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
     assert_int_equal(res->mode, ENPU_SIM_CYCLE);
     assert_int_equal(res->n_layers, p->n_instr);
     if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return assert_sya_cost_exact(what, p, res);
+    if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return assert_rs_cost_exact(what, p, res);
     size_t n = (size_t)p->n_instr;
     int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
     assert_non_null(act);
@@ -392,6 +417,7 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
                     name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
+            enpu_test_assert_under_roof(name, &arch, &res);
             /* and the energy model counts, without simulating, what the
              * simulator counted (docs/energy.md) */
             if (enpu_energy_modelled(&arch)) {

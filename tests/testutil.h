@@ -66,13 +66,20 @@ int enpu_test_run(const char *cmd, char **out);
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
  * §14; for a systolic arch enpu_sya_model_program's row of every
  * instruction, its activities and the words of every memory, and the total,
- * docs/systolic.md): enpu_cost_program's row of every instruction of p, activity by
+ * docs/systolic.md; for a row-stationary arch every figure of every
+ * instruction, enpu_rs_model_diff, docs/rowstat.md): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
  * chain enpu_cost_exact says the model covers, and the DRAM words each
  * instruction moves (enpu_model_program) for all.  On any difference prints
  * the differing rows (prefixed with `what`) and fails the test.  Returns the
  * number of instructions outside the model (not compared). */
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
+
+/* No layer of a cycle-mode run lies above its roofline's roof (the MACs
+ * per cycle it achieved against min(MAC units, its MACs per DRAM byte x the
+ * DRAM's bytes per cycle), docs/offchip.md "The roofline"); fails naming
+ * the layer otherwise.  enpu_test_e2e checks it on every run. */
+void enpu_test_assert_under_roof(const char *what, const enpu_arch *a, const enpu_sim_result *res);
 
 /* Preset `name` (fails the test if there is none). */
 enpu_arch enpu_test_preset(const char *name);

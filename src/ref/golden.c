@@ -13,7 +13,7 @@
 
 #include "easynpu/float_ref.h"
 #include "easynpu/quant.h"
-#include "quant/qinternal.h"
+#include "ref/qrules.h"
 #include "ref/gfast.h"
 
 #define WIN_LIMIT ENPU_WIN_LIMIT

@@ -25,8 +25,14 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
     uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     out->dram_read_bytes = st->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
     out->dram_write_bytes = st->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
-    uint64_t bytes = out->dram_read_bytes + out->dram_write_bytes;
-    out->intensity = bytes ? (double)st->macs / (double)bytes : INFINITY;
+    /* the bytes the channel moved in the layer's own cycles where the
+     * engine measured them (a layer whose transfers ran during the layers
+     * before it did not wait for them: they are those layers' traffic);
+     * else its transfers' */
+    double bytes = st->dram_spanned ? st->dram_span_bytes
+                                    : (double)(out->dram_read_bytes + out->dram_write_bytes);
+    out->bytes = bytes;
+    out->intensity = bytes > 0 ? (double)st->macs / bytes : INFINITY;
     double compute = (double)st->macs / (double)units, dram = bpc > 0 ? (double)bytes / (double)bpc : 0;
     out->dram_bound = bytes > 0 && dram > compute;
     /* the roof: min(MAC units, intensity x bytes per cycle) MACs per cycle */
@@ -40,7 +46,9 @@ void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *
     out[ENPU_LEVEL_DRAM] = (double)(rd[ENPU_MEM_OFFCHIP] + wr[ENPU_MEM_OFFCHIP]) * wb;
     if (a->engine == ENPU_ENGINE_ROWSTAT) {
         out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_GLB] + wr[ENPU_MEM_GLB]);
-        out[ENPU_LEVEL_ARRAY] = (double)wr[ENPU_MEM_NOC];
+        /* the values the networks deliver into the PEs (noc counts values
+         * sent and row buses driven, docs/rowstat.md "Statistics") */
+        out[ENPU_LEVEL_ARRAY] = (double)(wr[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_FILTER_LB]);
         out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_PE_FIFO] + rd[ENPU_MEM_IFMAP_LB] +
                                          wr[ENPU_MEM_IFMAP_LB] + rd[ENPU_MEM_FILTER_LB] + wr[ENPU_MEM_FILTER_LB] +
                                          rd[ENPU_MEM_PSUM] + wr[ENPU_MEM_PSUM]);
@@ -156,8 +164,9 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
     }
     if (r->mode == ENPU_SIM_CYCLE) {
         fprintf(f, "memory traffic (%s):", a->engine == ENPU_ENGINE_ROWSTAT
-                                              ? "dram, itcm: words; glb: bytes; noc: values; the PE's "
-                                                "fifo, loop buffers and psum RAM: entries"
+                                              ? "dram, itcm: words; glb: bytes; noc: values sent/passed "
+                                                "by a row node; the PE's fifo, loop buffers and psum RAM: "
+                                                "entries; psum_link, psum_net: psums"
                                               : "words; pads and psum: entries");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)
             if (enpu_memory_of_engine((enpu_memory)m, a->engine))
@@ -306,7 +315,9 @@ static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n,
         if (rows) {
             json_object_set_new(l, "instructions", json_integer(st->n_instr));
             json_object_set_new(l, "dma_transfers", json_integer(st->n_dma));
-            /* the roofline point: MACs per DRAM byte, and what bounds the layer */
+            /* the roofline point: the DRAM bytes moved in the layer's own
+             * cycles, MACs per such byte, and what bounds the layer */
+            json_object_set_new(l, "roofline_dram_bytes", json_real(rl.bytes));
             json_object_set_new(l, "arith_intensity", isinf(rl.intensity) ? json_null() : json_real(rl.intensity));
             json_object_set_new(l, "bound", json_string(rl.dram_read_bytes + rl.dram_write_bytes == 0 ? "none"
                                                         : rl.dram_bound ? "dram" : "compute"));

@@ -1284,7 +1284,8 @@ static int compare_paths(const enpu_sim_result *a, const enpu_sim_result *b, cha
     return 0;
 }
 
-/* Simulated cycles per instruction and activity against the cost model. */
+/* Simulated cycles per instruction and activity against the cost model
+ * (for a row-stationary arch also every count, enpu_rs_model_diff). */
 static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char *msg, size_t n) {
     int ni = p->n_instr;
     int64_t *cyc = calloc((size_t)ni, sizeof *cyc);
@@ -1323,6 +1324,10 @@ static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char 
         snprintf(msg, n, "total: simulated %llu, modelled %lld cycles",
                  (unsigned long long)res->total_cycles, (long long)total);
     }
+    /* the row-stationary model also predicts every memory count and
+     * datapath operation of every instruction */
+    if (!rc && p->arch.engine == ENPU_ENGINE_ROWSTAT && enpu_rs_model_diff(p, res->layers, res->total_cycles, msg, n))
+        rc = ENPU_E_MISMATCH;
     free(cyc);
     free(act);
     return rc;

@@ -155,11 +155,6 @@ static uint64_t n_ff, n_compute; /* cycles fast-forwarded, compute cycles (the c
 static void run_and_check(const char *what, const enpu_program *p, const enpu_graph *qg, enpu_gexec *ex,
                           const enpu_buf *in, bool records) {
     enpu_err err = {0};
-    int64_t n = p->n_instr;
-    int64_t *act = calloc((size_t)n * ENPU_ACT_COUNT, sizeof *act);
-    int64_t *rd = calloc((size_t)n * ENPU_MEM_COUNT, sizeof *rd), *wr = calloc((size_t)n * ENPU_MEM_COUNT, sizeof *wr);
-    assert_true(act && rd && wr);
-    int64_t model = enpu_rs_model_program(p, act, rd, wr);
     for (int mode = 0; mode < 2; mode++) {
         golden_ctx gc = {qg, ex, 0};
         enpu_sim_opts o = {0};
@@ -180,28 +175,13 @@ static void run_and_check(const char *what, const enpu_program *p, const enpu_gr
         assert_int_equal(gc.compared, 1);
         if (mode == 0) {
             assert_true(res.bit_exact);
-            if ((int64_t)res.total_cycles != model) fail_msg("%s: simulated %llu cycles, modelled %lld", what,
-                                                             (unsigned long long)res.total_cycles, (long long)model);
-            for (int64_t i = 0; i < n; i++) {
-                const enpu_layer_stats *l = &res.layers[i];
-                for (int k = 0; k < ENPU_ACT_COUNT; k++)
-                    if ((int64_t)l->activity[k] != act[i * ENPU_ACT_COUNT + k])
-                        fail_msg("%s: instruction %lld %s: simulated %llu, modelled %lld", what, (long long)i,
-                                 enpu_activity_name((enpu_activity)k), (unsigned long long)l->activity[k],
-                                 (long long)act[i * ENPU_ACT_COUNT + k]);
-                for (int m = 0; m < ENPU_MEM_COUNT; m++)
-                    if ((int64_t)l->reads[m] != rd[i * ENPU_MEM_COUNT + m] ||
-                        (int64_t)l->writes[m] != wr[i * ENPU_MEM_COUNT + m])
-                        fail_msg("%s: instruction %lld %s: simulated %llu/%llu, modelled %lld/%lld", what,
-                                 (long long)i, enpu_memory_name((enpu_memory)m), (unsigned long long)l->reads[m],
-                                 (unsigned long long)l->writes[m], (long long)rd[i * ENPU_MEM_COUNT + m],
-                                 (long long)wr[i * ENPU_MEM_COUNT + m]);
-            }
+            char msg[512];
+            if (enpu_rs_model_diff(p, res.layers, res.total_cycles, msg, sizeof msg))
+                fail_msg("%s: %s", what, msg);
         }
         enpu_sim_result_free(&res);
         enpu_sim_free(sim);
     }
-    free(act), free(rd), free(wr);
     /* cycle mode's fast-forward against its per-cycle path (docs/rowstat.md
      * "Fast-forward"): everything equal, the trace too */
     uint64_t ff = 0, compute = 0;

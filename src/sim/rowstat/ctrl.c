@@ -47,6 +47,7 @@ static int engine_create(enpu_sim *sim, void **out, enpu_err *err) {
     if (!rc) rc = rs_noc_init(&e->ifmap_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_ifmap_net_values, err);
     if (!rc) rc = rs_noc_init(&e->filter_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_filter_net_values, err);
     if (!rc) rc = rs_dma_init(&e->dma, a, err);
+    if (!rc) e->dma.dram.log = &sim->dram_log; /* bursts, for the roofline's per-layer bytes */
     if (!rc && sim->opts.check && sim->mem.dram_words > 0) {
         e->shadow = malloc((size_t)(sim->mem.dram_words * sim->mem.wb));
         if (!e->shadow) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for the check's DRAM copy");
@@ -68,6 +69,7 @@ static void account(enpu_sim *sim, int instr, enpu_activity a, int64_t start, in
     st->cycles += (uint64_t)n;
     if (st->start_cycle == UINT64_MAX || (uint64_t)start < st->start_cycle) st->start_cycle = (uint64_t)start;
     if ((uint64_t)(start + n) > st->end_cycle) st->end_cycle = (uint64_t)(start + n);
+    sim_own(sim, instr, (uint64_t)start, (uint64_t)n);
 }
 
 /* ---- a pass ------------------------------------------------------------------------------ */
@@ -179,6 +181,7 @@ static int pass_cycle(rs_eng *e, int64_t t, bool *done, enpu_err *err) {
             rs_pe *pe = rs_pe_at(e, r, c);
             int s = rs_pe_step(pe, t, r > 0 ? &rs_pe_at(e, r - 1, c)->out : NULL, go, &e->st);
             if (s > 0) {
+                e->st.uops[e->g.es == 2 ? ENPU_UOP_MAC16 : ENPU_UOP_MAC]++;
                 if (t < e->first_mac) e->first_mac = t;
                 e->last_mac = t;
                 e->busy_cycles++;
@@ -195,6 +198,16 @@ static int pass_cycle(rs_eng *e, int64_t t, bool *done, enpu_err *err) {
 }
 
 /* ---- a layer ------------------------------------------------------------------------------ */
+
+/* A planted miscount (rs_fault, white-box tests only): one more of the
+ * chosen count in the chosen instruction. */
+static void rs_fault_count(rs_eng *e) {
+    const rs_fault *f = &e->fault;
+    if (f->kind == RS_FAULT_NONE || f->instr != e->instr) return;
+    if (f->kind == RS_FAULT_READ) e->st.reads[f->what]++;
+    else if (f->kind == RS_FAULT_WRITE) e->st.writes[f->what]++;
+    else if (f->kind == RS_FAULT_UOP) e->st.uops[f->what]++;
+}
 
 /* Runs rs_conv `instr` from cycle B; *end gets the first cycle after it. */
 static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *err) {
@@ -282,10 +295,12 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
         }
         t = n;
     }
+    rs_fault_count(e);
     for (int m = 0; m < ENPU_MEM_COUNT; m++) {
         sim->rows[instr].reads[m] += e->st.reads[m];
         sim->rows[instr].writes[m] += e->st.writes[m];
     }
+    for (int o = 0; o < ENPU_UOP_COUNT; o++) sim->rows[instr].uops[o] += e->st.uops[o];
 out:
     free(e->cmd), free(e->cmd_done), free(e->pass_done);
     e->cmd = NULL, e->cmd_done = e->pass_done = NULL;
@@ -345,7 +360,8 @@ static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
         if (in->opcode == ENPU_OPC_SYNC) ctl += a->host_sync_cycles;
         if (in->opcode == ENPU_OPC_RS_CONV) ctl += a->rs_config_cycles;
         account(sim, i, ENPU_ACT_CONTROLLER, t, ctl);
-        sim->rows[i].reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
+        /* the instruction's bus words out of the ITCM, as EasyNPU's fetch */
+        sim->rows[i].reads[ENPU_MEM_ITCM] += (uint64_t)enpu_ceil_div(ENPU_INSTR_BITS, a->bus_bits);
         t += ctl;
         if (in->opcode == ENPU_OPC_SYNC) {
             /* the host CPU's time for the op (enpu_sync_host_cycles: every

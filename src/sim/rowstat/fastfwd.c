@@ -444,18 +444,27 @@ static bool pass_data(rs_eng *e) {
                     }
                 }
         }
-    /* the counts (ctrl.c, pe.c, noc.c, collector.c count them one by one) */
-    const uint64_t npsum = (uint64_t)(ne * wo * sum_p), macs = npsum * (uint64_t)K;
+    /* the counts (ctrl.c, pe.c, noc.c, collector.c count them one by one):
+     * every PE of a column's chain computes one unit per psum, whose first
+     * MAC takes the link from above (none at the top), whose last writes
+     * the output register, and whose others read and write the psum RAM */
+    const uint64_t npsum = (uint64_t)(ne * wo * sum_p), macs = npsum * (uint64_t)K, units = npsum * (uint64_t)C;
     const uint64_t ideliv = (uint64_t)(ne * tu * nk * g->ncols * sumq), fdeliv = (uint64_t)(ne * idx);
     rs_stats *st = &e->st;
     st->reads[ENPU_MEM_GLB] += (uint64_t)((nonpad + idx) * es) + (ps->first ? 0 : npsum * (uint64_t)g->psum_bytes);
     st->writes[ENPU_MEM_GLB] += npsum * (uint64_t)(ps->final ? es : g->psum_bytes);
-    st->reads[ENPU_MEM_NOC] += (uint64_t)(e->ifs.total + idx) + npsum;
-    st->writes[ENPU_MEM_NOC] += ideliv + fdeliv + npsum;
+    /* an ifmap value passes the nk row nodes of its set, a filter value one */
+    st->reads[ENPU_MEM_NOC] += (uint64_t)(e->ifs.total + idx);
+    st->writes[ENPU_MEM_NOC] += (uint64_t)(e->ifs.total * nk + idx);
     st->reads[ENPU_MEM_PE_FIFO] += ideliv, st->writes[ENPU_MEM_PE_FIFO] += ideliv;
     st->reads[ENPU_MEM_IFMAP_LB] += macs, st->writes[ENPU_MEM_IFMAP_LB] += ideliv;
     st->reads[ENPU_MEM_FILTER_LB] += macs, st->writes[ENPU_MEM_FILTER_LB] += fdeliv;
-    st->reads[ENPU_MEM_PSUM] += macs, st->writes[ENPU_MEM_PSUM] += macs;
+    st->reads[ENPU_MEM_PSUM] += macs - units, st->writes[ENPU_MEM_PSUM] += macs - units;
+    st->reads[ENPU_MEM_PSUM_LINK] += units - npsum, st->writes[ENPU_MEM_PSUM_LINK] += units;
+    st->reads[ENPU_MEM_PSUM_NET] += npsum, st->writes[ENPU_MEM_PSUM_NET] += npsum;
+    st->uops[es == 2 ? ENPU_UOP_MAC16 : ENPU_UOP_MAC] += macs;
+    if (ps->final) st->uops[ENPU_UOP_REQUANT] += npsum;
+    if (!ps->first) st->uops[ENPU_UOP_ALU] += npsum;
     e->busy_cycles += macs;
     return true;
 }

@@ -70,6 +70,7 @@ typedef struct rs_pe {
 
 typedef struct rs_stats {
     uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
+    uint64_t uops[ENPU_UOP_COUNT];
 } rs_stats;
 
 int rs_pe_alloc(rs_pe *pe, const enpu_arch *a, enpu_err *err);
@@ -116,11 +117,12 @@ void rs_noc_free(rs_noc *n);
 void rs_noc_clear(rs_noc *n);
 /* One cycle: the packets of two cycles ago reach the PEs whose row and
  * column IDs both match (deliver(ctx, row, col, value, at) for each), those
- * of last cycle pass the row nodes, and `sent` (n packets read from the
- * global buffer this cycle) enter. */
+ * of last cycle pass the row nodes whose ID matches (*passed counts each
+ * row a packet passes: its row bus is driven), and `sent` (n packets read
+ * from the global buffer this cycle) enter. */
 void rs_noc_step(rs_noc *n, int64_t t, const rs_packet *sent, int n_sent,
                  void (*deliver)(void *ctx, int row, int col, int32_t value, int64_t at), void *ctx,
-                 uint64_t *delivered);
+                 uint64_t *passed);
 bool rs_noc_empty(const rs_noc *n);
 
 /* ---- the global buffer and its streams (glb.c) ---------------------------------------- */
@@ -156,6 +158,7 @@ typedef struct rs_dma {
     int64_t chan;              /* the engine may grant its next burst from this cycle */
     int64_t *done_at;          /* per command: completion cycle, -1 pending */
     int64_t last_grant_end;
+    int64_t bursts;            /* bursts granted for the layer (rs_fault) */
 } rs_dma;
 
 int rs_dma_init(rs_dma *d, const enpu_arch *a, enpu_err *err);
@@ -227,6 +230,29 @@ int64_t rs_ff_pass(rs_eng *e, int64_t t);
  * footprint): the functional mode's, and the cycle mode's check. */
 int rs_func_conv(const enpu_arch *a, const enpu_instr *in, uint8_t *dram, enpu_err *err);
 
+/* ---- fault injection (white-box tests only) ------------------------------------------------------ */
+
+/* A fault a test plants in the engine (rs_eng.fault, through the
+ * simulator's engine state) to check that the cost model's equality check
+ * catches it: one count too many in one instruction, or one burst of an
+ * instruction's DMA granted for one cycle more than the channel's rules
+ * say (its data and the channel's next grant one cycle late).  Nothing
+ * else sets it: all zero, the engine is the one specified. */
+typedef enum rs_fault_kind {
+    RS_FAULT_NONE = 0,
+    RS_FAULT_READ,       /* reads[what] + 1 */
+    RS_FAULT_WRITE,      /* writes[what] + 1 */
+    RS_FAULT_UOP,        /* uops[what] + 1 */
+    RS_FAULT_DRAM_LATE   /* burst `burst` of the instruction one cycle late */
+} rs_fault_kind;
+
+typedef struct rs_fault {
+    rs_fault_kind kind;
+    int instr;           /* the instruction it hits */
+    int what;            /* enpu_memory or enpu_unit_op */
+    int64_t burst;       /* the instruction's bursts counted from 0 */
+} rs_fault;
+
 /* ---- the controller (ctrl.c) ----------------------------------------------------------------- */
 
 struct rs_eng {
@@ -265,6 +291,7 @@ struct rs_eng {
     /* samples of the PE activity for the trace */
     uint64_t busy_cycles;
     rs_ff ff;                  /* the fast-forward's state */
+    rs_fault fault;            /* white-box tests: a planted fault (none) */
 };
 
 /* The PE at array row `row` and column `col`. */
