@@ -6,6 +6,7 @@
 #ifndef ENPU_ONNX_IMP_H
 #define ENPU_ONNX_IMP_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +121,35 @@ int oi_declare_outputs(imp *im, const nctx *c, enpu_op op);
 int oi_import_node(imp *im, const nctx *c, enpu_op op);
 int oi_fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_err *err);
 int oi_infer_one(imp *im, int i, const legacy_bcast *lb, bool *added);
+
+/* onnx_import.c: "WHAT: node 'NAME' (op 'OP'): message" (without "WHAT: "
+ * when what is NULL), the form of every node error. */
+int oi_node_vfail(enpu_err *err, const char *what, const char *node, const char *op, enpu_status code,
+                  const char *fmt, va_list ap);
+
+/* onnx_params.c: element i of a constant tensor, as a double or an int64. */
+double oi_const_at(const enpu_tensor *t, int64_t i);
+int64_t oi_const_i64_at(const enpu_tensor *t, int64_t i);
+
+/* onnx_ops.c: the inputs an operator takes at the model's opset (lo..hi);
+ * a Conv's or pool's window attributes (kernel from the weights when
+ * absent); every attribute of node c into at, parameter inputs moved or
+ * added (in, n_in updated). */
+void oi_arity(enpu_op op, int opset, int *lo, int *hi);
+int oi_parse_window(const nctx *c, const int *in, enpu_window *w);
+int oi_map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *at);
+
+/* onnx_inputs.c: the graph inputs (bound ones become constants); every
+ * binding names an input; a binding's error, "WHAT: binding of input
+ * 'NAME' (SOURCE): message". */
+int oi_import_inputs(imp *im);
+int oi_check_binds(imp *im);
+int oi_bfail(const imp *im, int b, enpu_status code, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* onnx_infer.c: shapes inferred over the whole graph (legacy broadcasts and
+ * Split sizes resolved, control flow expanded); Q/DQ pairs into scales. */
+int oi_infer_shapes(imp *im);
+int oi_resolve_qdq(imp *im);
 
 /* onnx_rnn.c: LSTM, GRU, RNN attributes into at->rnn (ONNX defaults
  * filled, activation names mapped); their graph outputs all declared. */
