@@ -101,7 +101,7 @@ static void sya_reset(sya_engine *e) {
     memset(e->mux_has, 0, RB * sizeof *e->mux_has);
     memset(e->pipe_n, 0, (size_t)(e->rq + 1) * sizeof *e->pipe_n);
     e->last_inject = -(int64_t)(e->R + e->C) - 2;
-    e->tally = (sya_tally){-1, 0, 0, 0};
+    e->tally = (sya_tally){-1, 0, 0, 0, 0};
     e->jobs_head = e->jobs_n = 0;
     e->next_seq = 0;
     sya_board_reset(&e->board);

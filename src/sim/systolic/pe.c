@@ -22,7 +22,8 @@ int sya_pe_step(sya_engine *e, sya_pe *p, int r, int c, sya_res *out) {
         return sya_acc_error(e->sim, j->instr, j->u.p0 + r,
                              enpu_sya_out_channel(&e->lay[j->instr].s, &j->u, c), p->acc, e->err);
     }
-    if (!p->a.last) return SYA_PE_MAC;
+    const int flags = SYA_PE_MAC | (p->a.k == 0 ? SYA_PE_FIRST : 0);
+    if (!p->a.last) return flags;
     out->seq = p->a.seq, out->r = r, out->c = c, out->acc = p->acc;
-    return SYA_PE_MAC | SYA_PE_RESULT;
+    return flags | SYA_PE_RESULT;
 }

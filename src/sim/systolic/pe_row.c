@@ -18,10 +18,11 @@ void sya_tally_flush(sya_engine *e, sya_tally *t) {
         st->reads[ENPU_MEM_PE_REG] += 2 * t->macs;
         st->uops[ENPU_UOP_MAC] += t->macs;
         st->writes[ENPU_MEM_ACC] += t->macs;
-        st->reads[ENPU_MEM_ACC] += t->acc_r;
+        /* read by every MAC but a dot product's first, and to hand it on */
+        st->reads[ENPU_MEM_ACC] += t->macs - t->firsts + t->results;
     }
     t->seq = -1;
-    t->reg_w = t->macs = t->acc_r = 0;
+    t->reg_w = t->macs = t->firsts = t->results = 0;
 }
 
 int sya_row_step(sya_engine *e, int r, int bc, const sya_tok *west) {
@@ -40,14 +41,16 @@ int sya_row_step(sya_engine *e, int r, int bc, const sya_tok *west) {
         if (above) p->w = above[c].w;
         else p->w = e->edge_w[(e->t % (e->Lw + 1)) * (int64_t)C + c];
         /* a value past the unit's columns (rows) is not latched: a bubble */
-        const bool la = p->a.seq >= 0 && c < p->a.span, lw = p->w.seq >= 0 && r < p->w.span;
-        p->a.seq = la ? p->a.seq : -1;
-        p->w.seq = lw ? p->w.seq : -1;
-        if ((la && p->a.seq != t.seq) || (lw && p->w.seq != t.seq)) {
-            sya_tally_flush(e, &t);
-            t.seq = la ? p->a.seq : p->w.seq;
+        if (p->a.seq >= 0) {
+            if (c >= p->a.span) p->a.seq = -1;
+            else if (t.seq == p->a.seq) t.reg_w++;
+            else sya_tally_flush(e, &t), t.seq = p->a.seq, t.reg_w = 1;
         }
-        t.reg_w += (uint64_t)la + (uint64_t)lw;
+        if (p->w.seq >= 0) {
+            if (r >= p->w.span) p->w.seq = -1;
+            else if (t.seq == p->w.seq) t.reg_w++;
+            else sya_tally_flush(e, &t), t.seq = p->w.seq, t.reg_w = 1;
+        }
         sya_res res;
         int rc = sya_pe_step(e, p, r, c, &res);
         if (rc < 0) {
@@ -55,8 +58,11 @@ int sya_row_step(sya_engine *e, int r, int bc, const sya_tok *west) {
             e->tally = t;
             return rc;
         }
-        if (rc & SYA_PE_MAC) t.macs++, t.acc_r += (uint64_t)(p->a.k > 0) + p->a.last;
+        if (!rc) continue;
+        t.macs++;
+        if (rc & SYA_PE_FIRST) t.firsts++;
         if (rc & SYA_PE_RESULT) {
+            t.results++;
             if (e->mux_has[m])
                 return enpu_fail(e->err, ENPU_E_INVALID,
                                  "systolic array: two results in one cycle for the MUX of row %d, bank "

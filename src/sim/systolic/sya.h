@@ -54,7 +54,8 @@ typedef struct sya_res {
  * job stays until its last write, after its last value is used.) */
 typedef struct sya_tally {
     int32_t seq;                /* the unit, -1: none */
-    uint64_t reg_w, macs, acc_r;
+    uint64_t reg_w;             /* operand values latched */
+    uint64_t macs, firsts, results; /* MACs, those that began a dot product, those that ended one */
 } sya_tally;
 
 /* A decoded instruction: the CCU's configuration registers. */
@@ -140,10 +141,11 @@ typedef struct sya_engine {
 } sya_engine;
 
 /* pe.c: one cycle of PE p with its new operand registers: SYA_PE_MAC when
- * it multiplied them into its accumulator, SYA_PE_RESULT too when that
- * finished its dot product (into *out), 0 for an idle PE; a negative status
- * when the operands disagree or the accumulator leaves its range. */
-enum { SYA_PE_MAC = 1, SYA_PE_RESULT = 2 };
+ * it multiplied them into its accumulator, with SYA_PE_FIRST when that began
+ * its dot product and SYA_PE_RESULT when it finished it (into *out); 0 for
+ * an idle PE; a negative status when the operands disagree or the
+ * accumulator leaves its range. */
+enum { SYA_PE_MAC = 1, SYA_PE_FIRST = 2, SYA_PE_RESULT = 4 };
 int sya_pe_step(sya_engine *e, sya_pe *p, int r, int c, sya_res *out);
 /* pe_row.c: row r of bank column bc: operands move one PE east (act) and
  * south (wgt, from row r-1's old registers) and every PE steps; the row's
