@@ -126,7 +126,9 @@ typedef struct enpu_energy_costs {
 
 /* Whether the energy and area model covers arch a's engine: its simulator
  * counts every action the cost rules price (docs/energy.md). */
-static inline bool enpu_energy_modelled(const enpu_arch *a) { return a->engine == ENPU_ENGINE_EASYNPU; }
+static inline bool enpu_energy_modelled(const enpu_arch *a) {
+    return a->engine == ENPU_ENGINE_EASYNPU || a->engine == ENPU_ENGINE_SYSTOLIC;
+}
 
 /* Derives the per-action energies of arch a (valid) by the rules of
  * docs/energy.md. */

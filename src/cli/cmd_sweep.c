@@ -458,7 +458,7 @@ static int setup(const opts *o, sweep_cli *c, enpu_sweep_space *space, char id[9
     int rc = enpu_arch_load(o->arch, &base, &err);
     if (!rc && !enpu_energy_modelled(&base))
         rc = enpu_fail(&err, ENPU_E_UNSUPPORTED, "--arch %s: engine '%s': the sweep's energy and area model "
-                       "covers the easynpu engine only", o->arch, enpu_engine_name(base.engine));
+                       "covers the easynpu and systolic engines only", o->arch, enpu_engine_name(base.engine));
     enpu_sweep_space_init(space, &base);
     if (!rc && o->space_file) {
         uint8_t *buf = NULL;

@@ -18,6 +18,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/energy.h"
 #include "easynpu/isa.h"
+#include "energy/access_engines.h"
 #include "isa/isa_internal.h"
 
 typedef enum { S_CONV, S_DW, S_MAX, S_BN, S_RELU, S_ACT, S_ADD, S_MUL, S_MOVE } skind;
@@ -297,8 +298,9 @@ static void count_chain(const chain *c) {
 
 int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *err) {
     const enpu_arch *a = &p->arch;
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) return enpu_energy_sya_counts(p, rows, err);
     if (!enpu_energy_modelled(a))
-        return enpu_fail(err, ENPU_E_UNSUPPORTED, "arch '%s': engine '%s': access counts model the easynpu engine only",
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "arch '%s': engine '%s': access counts model the easynpu and systolic engines only",
                          a->name, enpu_engine_name(a->engine));
     const uint64_t itcm_words = (uint64_t)enpu_ceil_div(ENPU_INSTR_BITS, a->bus_bits);
     /* a program longer than the ITCM is streamed into it from DRAM (§13.5) */
@@ -348,8 +350,9 @@ int enpu_estimate_program_cached(const enpu_program *p, enpu_compile_cache *cach
     const int n = p->n_instr;
     const uint64_t units = (uint64_t)(p->arch.pes * p->arch.pe_rows);
     *rows_out = NULL;
+    if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return enpu_energy_sya_estimate(p, rows_out, total, err);
     if (!enpu_energy_modelled(&p->arch))
-        return enpu_fail(err, ENPU_E_UNSUPPORTED, "arch '%s': engine '%s': access counts model the easynpu engine only",
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "arch '%s': engine '%s': access counts model the easynpu and systolic engines only",
                          p->arch.name, enpu_engine_name(p->arch.engine));
     enpu_layer_stats *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
     int64_t *act = calloc((size_t)(n > 0 ? n : 1) * ENPU_ACT_COUNT, sizeof *act);

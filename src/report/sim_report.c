@@ -46,6 +46,15 @@ void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *
                                          rd[ENPU_MEM_PSUM] + wr[ENPU_MEM_PSUM]);
         return;
     }
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) {
+        /* the array: operand values latched, each over one PE link; local:
+         * what the PEs read of their operand registers and accumulators */
+        out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_MAIN_DTCM] + wr[ENPU_MEM_MAIN_DTCM] + rd[ENPU_MEM_WEIGHT_MEM] +
+                                          wr[ENPU_MEM_WEIGHT_MEM]) * wb;
+        out[ENPU_LEVEL_ARRAY] = (double)wr[ENPU_MEM_PE_REG];
+        out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_PE_REG] + rd[ENPU_MEM_ACC] + wr[ENPU_MEM_ACC]);
+        return;
+    }
     out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_MAIN_DTCM] + wr[ENPU_MEM_MAIN_DTCM] + rd[ENPU_MEM_SKIP_DTCM] +
                                       wr[ENPU_MEM_SKIP_DTCM] + rd[ENPU_MEM_WEIGHT_MEM] + wr[ENPU_MEM_WEIGHT_MEM]) * wb;
     out[ENPU_LEVEL_ARRAY] = (double)(wr[ENPU_MEM_IFMAP_PAD] + wr[ENPU_MEM_WEIGHT_PAD]);
@@ -158,6 +167,9 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
         fprintf(f, "memory traffic (%s):", a->engine == ENPU_ENGINE_ROWSTAT
                                               ? "dram, itcm: words; glb: bytes; noc: values; the PE's "
                                                 "fifo, loop buffers and psum RAM: entries"
+                                          : a->engine == ENPU_ENGINE_SYSTOLIC
+                                              ? "the SRAMs and itcm: words; pe_reg: operand values; acc: "
+                                                "entries; mux: results; shape: words read, bytes written"
                                               : "words; pads and psum: entries");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)
             if (enpu_memory_of_engine((enpu_memory)m, a->engine))
@@ -171,7 +183,8 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
             enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
             enpu_report_energy_lines(f, a, &e, r->total_cycles, r->total_macs);
         } else {
-            fprintf(f, "energy: not modelled for engine '%s' (the energy model's units are EasyNPU's)\n",
+            fprintf(f, "energy: not modelled for engine '%s' (the energy model's units are EasyNPU's and the "
+                       "systolic array's)\n",
                     enpu_engine_name(a->engine));
         }
     }
