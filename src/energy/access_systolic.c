@@ -34,7 +34,7 @@ static void add_counts(enpu_layer_stats *r, size_t i, const int64_t *rd, const i
 }
 
 int enpu_energy_sya_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *err) {
-    int64_t *buf, *act, *rd, *wr, *uops;
+    int64_t *buf = NULL, *act = NULL, *rd = NULL, *wr = NULL, *uops = NULL;
     int rc = 0;
     if (model(p, &buf, &act, &rd, &wr, &uops) < 0) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory counting accesses");
     for (int i = 0; !rc && i < p->n_instr; i++) add_counts(&rows[i], (size_t)i, rd, wr, uops);
@@ -47,7 +47,7 @@ int enpu_energy_sya_estimate(const enpu_program *p, enpu_layer_stats **rows_out,
     const int n = p->n_instr;
     const uint64_t units = (uint64_t)enpu_arch_mac_units(&p->arch);
     *rows_out = NULL;
-    int64_t *buf = NULL, *act, *rd, *wr, *uops;
+    int64_t *buf = NULL, *act = NULL, *rd = NULL, *wr = NULL, *uops = NULL;
     enpu_layer_stats *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
     if (!rows || model(p, &buf, &act, &rd, &wr, &uops) < 0) {
         free(rows), free(buf);
