@@ -87,3 +87,15 @@ fuzz:
 
 clean:
 	rm -rf build build-asan build-fuzz build-clang build-release
+
+# The RTL (docs/rtl.md): `make rtl-test` co-simulates it with the C simulator
+# cycle by cycle and checks that one-line mutations are caught; `make synth`
+# synthesizes it with Yosys and prints cells and area beside the area model.
+# Both build in build-rtl/ and install Verilator and Yosys (deps.sh --rtl);
+# the normal build and `make test` need neither.
+.PHONY: rtl-test synth
+rtl-test:
+	@sh scripts/rtl.sh test
+
+synth:
+	@sh scripts/rtl.sh synth

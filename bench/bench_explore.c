@@ -15,30 +15,12 @@
  *                                         (default $ENPU_SHARED_MODELS, else
  *                                         ROOT/../shared/models; absent ones
  *                                         are skipped)
- *
- * The simulators' speed per engine is bench_sim's. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-
-#include "easynpu/compiler.h"
+ *  - simulate: the default model on every engine in cycle mode beside its
+ *    per-cycle path (bench_sim has more models and presets).
+ */
+#include "bench_common.h"
 #include "easynpu/file.h"
-#include "easynpu/onnx.h"
-#include "easynpu/quant.h"
 #include "easynpu/sweep.h"
-
-static double cpu_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int exists(const char *p) {
-    struct stat st;
-    return stat(p, &st) == 0;
-}
 
 /* The imported model and its calibration inputs, for the quantizer. */
 typedef struct model {
@@ -206,5 +188,17 @@ int main(int argc, char **argv) {
         rc |= bench_compile(models[i].name, p[0], models[i].calib ? p[1] : NULL, models[i].arch);
     }
     rc |= bench_sweep(root);
+    printf("\nsimulator speed, the default model on every engine (CPU time of enpu_sim_run only, best of "
+           "alternating runs; PE-cycles: cycles x the engine's MAC units)\n");
+    bench_engine_header();
+    static const char *const engines[] = {"easynpu", "systolic", "rowstat"};
+    for (size_t i = 0; i < sizeof engines / sizeof engines[0]; i++) {
+        char p[3][1200];
+        snprintf(p[0], sizeof p[0], "%s/models/kws_cnn.onnx", root);
+        snprintf(p[1], sizeof p[1], "%s/models/kws_cnn/calib", root);
+        snprintf(p[2], sizeof p[2], "%s/models/kws_cnn/sample_0.npy", root);
+        rc |= bench_engine("kws_cnn", p[0], p[1], p[2], engines[i], 8);
+    }
+    printf("speed-up: host time of the per-cycle path over this mode's, same run\n");
     return rc;
 }

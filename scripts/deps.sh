@@ -10,6 +10,7 @@ for opt in "$@"; do
     --fuzz) PKGS="$PKGS clang libfuzzer-14-dev libclang-rt-14-dev" ;;
     --clang) PKGS="$PKGS clang" ;;
     --valgrind) PKGS="$PKGS valgrind" ;;
+    --rtl) PKGS="$PKGS verilator yosys python3" ;;
   esac
 done
 missing=""

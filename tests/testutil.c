@@ -120,10 +120,35 @@ static int assert_sya_cost_exact(const char *what, const enpu_program *p, const 
     return 0;
 }
 
+void enpu_test_assert_under_roof(const char *what, const enpu_arch *a, const enpu_sim_result *res) {
+    int n = 0;
+    const enpu_layer_stats *rows = enpu_sim_result_rows(res, &n);
+    for (int i = 0; i < n; i++) {
+        enpu_roofline r;
+        enpu_report_roofline(a, &rows[i], &r);
+        if (r.achieved > r.roof * (1 + 1e-9))
+            fail_msg("%s: layer '%s' lies above the roof: %.4g MACs per cycle over %.0f DRAM bytes in %llu "
+                     "cycles, the roof is %.4g", what, rows[i].name, r.achieved, r.bytes,
+                     (unsigned long long)rows[i].cycles, r.roof);
+    }
+}
+
+/* The row-stationary engine's: its model covers every instruction, its
+ * cycles, activities, every memory's reads and writes and every datapath
+ * operation (enpu_rs_model_diff). */
+static int assert_rs_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
+    char msg[512];
+    int bad = enpu_rs_model_diff(p, res->layers, res->total_cycles, msg, sizeof msg);
+    if (bad) fail_msg("%s: the row-stationary cost model differs from the simulator in %d figure(s), the first: %s",
+                      what, bad, msg);
+    return 0;
+}
+
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
     assert_int_equal(res->mode, ENPU_SIM_CYCLE);
     assert_int_equal(res->n_layers, p->n_instr);
     if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return assert_sya_cost_exact(what, p, res);
+    if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return assert_rs_cost_exact(what, p, res);
     size_t n = (size_t)p->n_instr;
     int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
     assert_non_null(act);
@@ -363,18 +388,13 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
                     name, arch.name, (unsigned long long)res.total_cycles, (long long)model_total,
                     100.0 * res.utilization, m.compared);
             enpu_test_assert_cost_exact(name, &prog, &res);
+            enpu_test_assert_under_roof(name, &arch, &res);
             /* and the energy model counts, without simulating, what the
              * simulator counted (docs/energy.md) */
-            if (enpu_energy_modelled(&arch)) {
-                enpu_layer_stats *est = NULL, tot;
-                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
-                enpu_check_counts(name, &prog, &res, est, &tot, true);
-                free(est);
-            } else {
-                enpu_layer_stats *est = NULL, tot;
-                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), ENPU_E_UNSUPPORTED);
-                assert_null(est);
-            }
+            enpu_layer_stats *est = NULL, tot;
+            assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
+            enpu_check_counts(name, &prog, &res, est, &tot, true);
+            free(est);
             if (out) {
                 enpu_sim_npu_share(&res, &out->share);
                 out->npu_macs = res.total_macs;
@@ -640,6 +660,23 @@ uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, cons
         ff_free(&x);
         ff_free(&y);
     }
+    assert_true(ok);
+    return cycles;
+}
+
+uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p, const enpu_arch *a,
+                                        const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
+                                        uint64_t *ff_cycles, uint64_t *compute_cycles) {
+    ff_run x, y;
+    ff_one(p, a, in_f32, in_i8, n_in, true, false, 0, 0, 0, &x);
+    ff_one(p, a, in_f32, in_i8, n_in, false, false, 0, 0, 0, &y);
+    bool ok = same_runs(what, &x, &y);
+    uint64_t cycles = x.res.total_cycles;
+    assert_int_equal(x.ff, 0);
+    if (ff_cycles) *ff_cycles = y.ff;
+    if (compute_cycles) *compute_cycles = x.res.activity[ENPU_ACT_COMPUTE];
+    ff_free(&x);
+    ff_free(&y);
     assert_true(ok);
     return cycles;
 }

@@ -66,7 +66,9 @@ int enpu_test_run(const char *cmd, char **out);
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
  * §14; for a systolic arch enpu_sya_model_program's row of every
  * instruction, its cycles, activities, reads and writes of every memory and
- * datapath operations, and the total, docs/systolic.md): enpu_cost_program's row of every instruction of p, activity by
+ * datapath operations, and the total, docs/systolic.md; for a
+ * row-stationary arch every figure of every instruction,
+ * enpu_rs_model_diff, docs/rowstat.md): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
  * chain enpu_cost_exact says the model covers, and the DRAM words each
  * instruction moves (enpu_model_program) for all.  On any difference prints
@@ -83,6 +85,12 @@ int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const e
  * The mutation test shows with it that a miscount is caught. */
 int enpu_test_sya_cost_diff(const char *what, const enpu_program *p, const enpu_sim_result *res,
                             char *first, size_t first_n);
+
+/* No layer of a cycle-mode run lies above its roofline's roof (the MACs
+ * per cycle it achieved against min(MAC units, its MACs per DRAM byte x the
+ * DRAM's bytes per cycle), docs/offchip.md "The roofline"); fails naming
+ * the layer otherwise.  enpu_test_e2e checks it on every run. */
+void enpu_test_assert_under_roof(const char *what, const enpu_arch *a, const enpu_sim_result *res);
 
 /* Preset `name` (fails the test if there is none). */
 enpu_arch enpu_test_preset(const char *name);
@@ -160,6 +168,11 @@ uint64_t enpu_test_e2e_full(const char *name, const char *onnx, const struct enp
 uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, const enpu_arch *a,
                                    const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
                                    bool trace, uint64_t *ff_cycles, uint64_t *compute_cycles);
+/* The same with one run each way, without a record: for programs whose
+ * per-cycle path is too slow to run five times. */
+uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p, const enpu_arch *a,
+                                        const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
+                                        uint64_t *ff_cycles, uint64_t *compute_cycles);
 
 /* Runs that stop early, with and without fast-forward: p on arch a (float
  * inputs) stopped by each cycle limit of limits[] and by a layer callback

@@ -223,6 +223,21 @@ int64_t enpu_model_program_cached(const enpu_program *p, enpu_compile_cache *cac
  * ENPU_MEM_COUNT, in the simulator's units), each may be NULL.  -1 when out
  * of memory. */
 int64_t enpu_rs_model_program(const enpu_program *p, int64_t *act, int64_t *rd, int64_t *wr);
+/* The same into rows[0 .. p->n_instr) (zeroed or holding counts to add
+ * to): per instruction its cycles, activities, reads and writes of every
+ * memory and datapath operations (docs/rowstat.md "Statistics"), as a
+ * cycle-mode run's enpu_layer_stats have them; the rest of each row is left
+ * alone.  Returns the total cycles, -1 when out of memory. */
+int64_t enpu_rs_model_stats(const enpu_program *p, enpu_layer_stats *rows);
+/* The row-stationary cost model of p against the statistics of a
+ * cycle-mode run of it (sim: one row per instruction, res->layers; its
+ * total cycles): every instruction's cycles, activities, reads and writes
+ * of every memory and datapath operations, and the total.  Returns the
+ * number of figures that differ (0: the model is the simulator), the first
+ * in msg (n bytes; "instruction 3 'conv2' (rs_conv): psum_link writes:
+ * simulated 10, modelled 9"), or -1 when out of memory. */
+int enpu_rs_model_diff(const enpu_program *p, const enpu_layer_stats *sim, uint64_t sim_cycles, char *msg,
+                       size_t n);
 /* The systolic engine's cost model of a whole program (docs/systolic.md
  * "Timing": the controller's rules unit by unit, with its own hazard
  * scoreboard; "Statistics": every count in closed form): the total cycles;

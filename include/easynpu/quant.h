@@ -370,7 +370,8 @@ typedef enum enpu_gexec_kernels {
     ENPU_GK_PORTABLE,   /* fast kernels in plain C (what a CPU without SIMD runs) */
     ENPU_GK_REFERENCE,  /* the reference loops */
     ENPU_GK_AVX2,       /* fast kernels, x86 AVX2 */
-    ENPU_GK_AVX512VNNI, /* fast kernels, x86 AVX-512 VNNI (256-bit) */
+    ENPU_GK_VNNI256,    /* fast kernels, x86 vpdpwssd: int16 pairs on 256-bit registers
+                           (needs AVX-512 VNNI and VL; not the 512-bit int8 vpdpbusd) */
     ENPU_GK_COUNT
 } enpu_gexec_kernels;
 
@@ -380,11 +381,11 @@ typedef enum enpu_gexec_kernels {
  * changes); ENPU_E_NOMEM (ex then runs the reference loops). */
 int enpu_gexec_set_kernels(enpu_gexec *ex, enpu_gexec_kernels k, enpu_err *err);
 /* "reference", "portable", or the instruction set of the fast kernels
- * ("avx2", "avx512vnni"). */
+ * ("avx2", "vnni256"). */
 const char *enpu_gexec_kernels_name(const enpu_gexec *ex);
 /* The name of kernels k ("fast", "portable", "reference", "avx2",
- * "avx512vnni"), NULL for an unknown k; enpu_gexec_kernels_parse gives k for
- * a name, -1 if unknown. */
+ * "vnni256"), NULL for an unknown k; enpu_gexec_kernels_parse gives k for
+ * a name (also "avx512vnni", the old name of vnni256), -1 if unknown. */
 const char *enpu_gexec_kernels_label(enpu_gexec_kernels k);
 int enpu_gexec_kernels_parse(const char *name);
 

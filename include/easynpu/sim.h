@@ -100,15 +100,24 @@ const char *enpu_activity_name(enpu_activity a);
     ENPU_MEMORY_LIST_SYSTOLIC(X)
 
 /* The row-stationary engine's memories (docs/rowstat.md "Statistics"): the
- * global buffer counts bytes, the array's networks values moved (a multicast
- * once) and received, the PE input FIFOs, ifmap and filter loop buffers
- * entries (psum counts its psum RAM's entries; dram and itcm as above). */
+ * global buffer counts bytes; the ifmap and filter networks (noc) count a
+ * value the global buffer sends (read: it drives the network's column of
+ * row nodes) and a value a row node passes onto its row (write: it latches
+ * it and drives its row of column nodes); the PE input FIFOs, ifmap and
+ * filter loop buffers count entries (psum counts its psum RAM's entries:
+ * every MAC of a unit but the first reads it, every MAC but the last
+ * writes it); psum_link counts psums latched into a PE's output register
+ * (write, a unit's last MAC) and taken by the PE below (read); psum_net
+ * the psums the output network carries from a column's bottom PE to the
+ * collector (read: sent, write: received); dram and itcm as above. */
 #define ENPU_MEMORY_LIST_ROWSTAT(X)          \
     X(GLB, "glb", ENPU_ENG_R)                \
     X(NOC, "noc", ENPU_ENG_R)                \
     X(PE_FIFO, "pe_fifo", ENPU_ENG_R)        \
     X(IFMAP_LB, "ifmap_lb", ENPU_ENG_R)      \
-    X(FILTER_LB, "filter_lb", ENPU_ENG_R)
+    X(FILTER_LB, "filter_lb", ENPU_ENG_R)    \
+    X(PSUM_LINK, "psum_link", ENPU_ENG_R)    \
+    X(PSUM_NET, "psum_net", ENPU_ENG_R)
 
 /* The systolic engine's units (docs/systolic.md "Statistics"; its
  * activation/output SRAM is main_dtcm and its weight SRAM weight_mem, in
@@ -145,7 +154,9 @@ bool enpu_memory_of_engine(enpu_memory m, enpu_engine e);
  * reshape's bypass), `lookup` one activation-table segment lookup, `mac16`
  * a multiply-accumulate of 16-bit data (the row-stationary engine's
  * `--bits 16`).  The systolic and row-stationary engines count one `mac`
- * (`mac16`) per PE and MAC cycle and one `requant` per output value. */
+ * (`mac16`) per PE and MAC cycle and one `requant` per output value; the
+ * row-stationary engine an `alu` per psum its collector adds to the one a
+ * block's earlier passes kept (an add rs_psum_bits wide). */
 #define ENPU_UNIT_OP_LIST(X)  \
     X(MAC, "mac")             \
     X(ALU, "alu")             \
@@ -198,6 +209,10 @@ typedef struct enpu_layer_stats {
     bool host;                       /* a sync: a host op (its time: activity host) */
     int group, chain_pos;            /* the program's layer group; position in its chain
                                         (0: the head, and every dma) */
+    double dram_span_bytes;          /* DRAM bytes the channel moved during this row's own
+                                        cycles (cycle mode, engines that log them: the
+                                        roofline's; reads/writes OFFCHIP are its transfers') */
+    bool dram_spanned;               /* dram_span_bytes was measured */
     int n_instr, n_dma;              /* instructions summed (1 for an instruction's own row) */
 } enpu_layer_stats;
 

@@ -57,7 +57,8 @@ static const char *HELP =
     "                     depend on it\n"
     "  --worst N          input sets listed by lowest SQNR (default 5)\n"
     "  --kernels K        the golden's kernels: fast (default: the best SIMD this\n"
-    "                     CPU has), portable (the same in plain C), avx2, avx512vnni,\n"
+    "                     CPU has), portable (the same in plain C), avx2, vnni256\n"
+    "                     (vpdpwssd on int16 in 256-bit registers; avx512vnni: the same),\n"
     "                     or reference (the loops that define the numerics); all give\n"
     "                     the same values\n"
     "  --no-cycles        do not compile and simulate\n"
@@ -505,7 +506,7 @@ int enpu_cmd_eval(int argc, char **argv) {
             int k = enpu_gexec_kernels_parse(optarg);
             if (k < 0)
                 return enpu_cli_usage("eval", "--kernels '%s': expected fast, portable, reference, "
-                                      "avx2 or avx512vnni", optarg);
+                                      "avx2 or vnni256", optarg);
             eo.kernels = (enpu_gexec_kernels)k;
             break;
         }

@@ -6,9 +6,7 @@
  * and operations, equal to the simulator's (tests/models/test_sya_energy.c
  * and every end-to-end run of tests/testutil.c hold it to that); this file
  * puts them into enpu_layer_stats rows as the simulator does. */
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "easynpu/compiler.h"
 #include "energy/access_engines.h"
@@ -45,7 +43,6 @@ int enpu_energy_sya_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_e
 int enpu_energy_sya_estimate(const enpu_program *p, enpu_layer_stats **rows_out, enpu_layer_stats *total,
                              enpu_err *err) {
     const int n = p->n_instr;
-    const uint64_t units = (uint64_t)enpu_arch_mac_units(&p->arch);
     *rows_out = NULL;
     int64_t *buf = NULL, *act = NULL, *rd = NULL, *wr = NULL, *uops = NULL;
     enpu_layer_stats *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
@@ -53,34 +50,15 @@ int enpu_energy_sya_estimate(const enpu_program *p, enpu_layer_stats **rows_out,
         free(rows), free(buf);
         return enpu_fail(err, ENPU_E_NOMEM, "out of memory estimating the program");
     }
-    memset(total, 0, sizeof *total);
-    snprintf(total->name, sizeof total->name, "total");
     for (int i = 0; i < n; i++) {
-        /* the simulator's row of an instruction: every systolic instruction
-         * is a chain of its own */
         enpu_layer_stats *r = &rows[i];
-        const enpu_layer_info *li = &p->layers[i];
-        const char *mn = enpu_opcode_mnemonic(p->instr[i].opcode);
-        snprintf(r->name, sizeof r->name, "%s", li->name && li->name[0] ? li->name : mn ? mn : "?");
-        snprintf(r->op, sizeof r->op, "%s", mn ? mn : "?");
-        r->instr = r->chain_head = i;
-        r->n_instr = 1;
-        r->group = li->group;
         for (int k = 0; k < ENPU_ACT_COUNT; k++) {
             r->activity[k] = (uint64_t)act[(size_t)i * ENPU_ACT_COUNT + (size_t)k];
             r->cycles += r->activity[k];
         }
-        r->host = p->instr[i].opcode == ENPU_OPC_SYNC;
-        r->macs = r->host ? 0 : (uint64_t)li->macs;
-        r->ideal_cycles = (r->macs + units - 1) / units;
         add_counts(r, (size_t)i, rd, wr, uops);
-        total->cycles += r->cycles;
-        total->macs += r->macs;
-        for (int k = 0; k < ENPU_ACT_COUNT; k++) total->activity[k] += r->activity[k];
-        for (int m = 0; m < ENPU_MEM_COUNT; m++) total->reads[m] += r->reads[m], total->writes[m] += r->writes[m];
-        for (int o = 0; o < ENPU_UOP_COUNT; o++) total->uops[o] += r->uops[o];
     }
-    total->ideal_cycles = (total->macs + units - 1) / units;
+    enpu_energy_finish_rows(p, rows, total);
     free(buf);
     *rows_out = rows;
     return 0;

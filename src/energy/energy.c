@@ -135,6 +135,20 @@ static double rq_mult_frac(const enpu_arch *a) { return mult_frac(acc_width(a), 
  * an 8-bit run uses the same scratchpads). */
 #define RS_DATA_BITS 16.0
 
+/* ---- row-stationary: scratchpad area --------------------------------------- */
+
+/* Area of a row-stationary scratchpad of `entries` entries of `bits` bits
+ * (um2 per PE, 45 nm).  Up to RS_FF_ENTRIES entries it is a register file
+ * of flip-flops, as EasyNPU's pads; deeper, an SRAM macro (sram_um2 per
+ * bit).  Eyeriss builds its 12-entry ifmap and 24-entry psum pads from
+ * registers and its 224-entry filter pad in SRAM (Chen et al., JSSC 2017);
+ * a 2048-entry FIFO of flip-flops would make the `rowstat` preset's PE
+ * 0.33 mm2 and its side, which every network wire crosses, 0.58 mm. */
+#define RS_FF_ENTRIES 64
+static double rs_spad_um2(const enpu_arch *a, int64_t entries, double bits) {
+    return (double)entries * bits * (entries <= RS_FF_ENTRIES ? a->ff_um2 : a->sram_um2);
+}
+
 /* Area of one PE of the systolic array (um2, 45 nm): its MAC, its two
  * operand registers and its accumulator. */
 static double sya_pe_um2(const enpu_arch *a) {
@@ -144,12 +158,12 @@ static double sya_pe_um2(const enpu_arch *a) {
 
 /* Area of one row-stationary PE (um2, 45 nm): its 16-bit MAC and its
  * scratchpads (the FIFO, the ifmap and filter loop buffers of 16-bit
- * entries, the psum RAM), flip-flops as EasyNPU's pads. */
+ * entries, the psum RAM; rs_spad_um2). */
 static double rs_pe_um2(const enpu_arch *a) {
     const double acc = acc_width(a);
-    double spad = (double)(a->rs_fifo_depth + a->rs_ifmap_lb_depth + a->rs_filter_lb_depth) * RS_DATA_BITS +
-                  (double)a->rs_psum_depth * acc;
-    return a->mult32_um2 * mult_frac(RS_DATA_BITS, RS_DATA_BITS) + a->add32_um2 * acc / 32.0 + spad * a->ff_um2;
+    double spad = rs_spad_um2(a, a->rs_fifo_depth, RS_DATA_BITS) + rs_spad_um2(a, a->rs_ifmap_lb_depth, RS_DATA_BITS) +
+                  rs_spad_um2(a, a->rs_filter_lb_depth, RS_DATA_BITS) + rs_spad_um2(a, a->rs_psum_depth, acc);
+    return a->mult32_um2 * mult_frac(RS_DATA_BITS, RS_DATA_BITS) + a->add32_um2 * acc / 32.0 + spad;
 }
 
 void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
@@ -200,6 +214,9 @@ void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
         mem[ENPU_MEM_FILTER_LB] = storage_pj(a, (double)a->rs_filter_lb_depth * RS_DATA_BITS / 8, RS_DATA_BITS);
         /* the global buffer counts bytes, read and written in bus words */
         mem[ENPU_MEM_GLB] = storage_pj(a, (double)a->rs_glb_bytes, wbits) / (wbits / 8);
+        /* alu: the collector's add of a psum to the one the block's earlier
+         * passes kept in the global buffer, acc bits wide */
+        c->uop_pj[ENPU_UOP_ALU] = add_acc * es;
         pe_um2 = rs_pe_um2(a);
     }
     for (int m = 0; m < ENPU_MEM_COUNT; m++) c->read_pj[m] = c->write_pj[m] = mem[m] * es;
@@ -217,11 +234,26 @@ void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
         c->write_pj[ENPU_MEM_MUX] = 0;
         c->hop_pj = wire * c->pe_pitch_mm * 8;
     } else if (a->engine == ENPU_ENGINE_ROWSTAT) {
-        /* a value sent on a multicast network is driven across the array
-         * once (its Y bus and an X bus: rows + columns PEs); a PE that
-         * takes it latches it (one 16-bit register write) */
-        c->read_pj[ENPU_MEM_NOC] = wire * (double)(a->rs_rows + a->rs_cols) * c->pe_pitch_mm * RS_DATA_BITS;
-        c->write_pj[ENPU_MEM_NOC] = storage_pj(a, RS_DATA_BITS / 8, RS_DATA_BITS) * es;
+        /* ---- row-stationary: the networks (docs/rowstat.md "Statistics") ----
+         * A value the global buffer sends (a noc read) drives the network's
+         * bus down the column of row nodes (rows PEs); each row node that
+         * passes it (a noc write) latches it (one 16-bit register write) and
+         * drives its row's bus along the columns (columns PEs).  Counting
+         * the row buses, not one per value, prices a value multicast to a
+         * diagonal across nk rows nk times: the rows it crosses.  The PE that
+         * takes it writes its FIFO or filter loop buffer (counted there). */
+        c->read_pj[ENPU_MEM_NOC] = wire * (double)a->rs_rows * c->pe_pitch_mm * RS_DATA_BITS;
+        c->write_pj[ENPU_MEM_NOC] = wire * (double)a->rs_cols * c->pe_pitch_mm * RS_DATA_BITS +
+                                    storage_pj(a, RS_DATA_BITS / 8, RS_DATA_BITS) * es;
+        /* a psum (acc bits) latched into a PE's output register (a write)
+         * and taken by the PE below, one PE away (a read) */
+        c->write_pj[ENPU_MEM_PSUM_LINK] = storage_pj(a, acc / 8, acc) * es;
+        c->read_pj[ENPU_MEM_PSUM_LINK] = wire * c->pe_pitch_mm * acc;
+        /* the output network: a psum from a column's bottom PE driven along
+         * the bottom row and up to the collector (columns + rows PEs, as a
+         * multicast value's buses; a read), latched there (a write) */
+        c->read_pj[ENPU_MEM_PSUM_NET] = wire * (double)(a->rs_rows + a->rs_cols) * c->pe_pitch_mm * acc;
+        c->write_pj[ENPU_MEM_PSUM_NET] = storage_pj(a, acc / 8, acc) * es;
     }
     /* DRAM is another chip: its energy per byte is not scaled with tech_nm */
     c->read_pj[ENPU_MEM_OFFCHIP] = c->write_pj[ENPU_MEM_OFFCHIP] = a->dram_pj * wbits / 8;
@@ -241,6 +273,7 @@ void enpu_energy_of(const enpu_energy_costs *c, const uint64_t reads[ENPU_MEM_CO
         [ENPU_MEM_FILTER_LB] = ENPU_EP_FILTER_LB,   [ENPU_MEM_PE_REG] = ENPU_EP_PE_REG,
         [ENPU_MEM_ACC] = ENPU_EP_ACC,               [ENPU_MEM_MUX] = ENPU_EP_MUX,
         [ENPU_MEM_SHAPE] = ENPU_EP_SHAPE,
+        [ENPU_MEM_PSUM_LINK] = ENPU_EP_PSUM_LINK,   [ENPU_MEM_PSUM_NET] = ENPU_EP_PSUM_NET,
     };
     static const int part_of_uop[ENPU_UOP_COUNT] = {
         [ENPU_UOP_MAC] = ENPU_EP_MAC, [ENPU_UOP_ALU] = ENPU_EP_ALU,
@@ -285,10 +318,10 @@ void enpu_area_of(const enpu_arch *a, enpu_area *out) {
         const double pes = (double)enpu_arch_mac_units(a);
         out->part_um2[ENPU_AP_MAC] =
             pes * (a->mult32_um2 * mult_frac(RS_DATA_BITS, RS_DATA_BITS) + a->add32_um2 * acc / 32.0);
-        out->part_um2[ENPU_AP_PE_FIFO] = pes * (double)a->rs_fifo_depth * RS_DATA_BITS * ff;
-        out->part_um2[ENPU_AP_IFMAP_LB] = pes * (double)a->rs_ifmap_lb_depth * RS_DATA_BITS * ff;
-        out->part_um2[ENPU_AP_FILTER_LB] = pes * (double)a->rs_filter_lb_depth * RS_DATA_BITS * ff;
-        out->part_um2[ENPU_AP_PSUM] = pes * (double)a->rs_psum_depth * acc * ff;
+        out->part_um2[ENPU_AP_PE_FIFO] = pes * rs_spad_um2(a, a->rs_fifo_depth, RS_DATA_BITS);
+        out->part_um2[ENPU_AP_IFMAP_LB] = pes * rs_spad_um2(a, a->rs_ifmap_lb_depth, RS_DATA_BITS);
+        out->part_um2[ENPU_AP_FILTER_LB] = pes * rs_spad_um2(a, a->rs_filter_lb_depth, RS_DATA_BITS);
+        out->part_um2[ENPU_AP_PSUM] = pes * rs_spad_um2(a, a->rs_psum_depth, acc);
         /* the collector requantizes the psums leaving the array, as many a
          * cycle as the psum network carries */
         out->part_um2[ENPU_AP_REQUANT] = (double)a->rs_psum_net_values * rq;

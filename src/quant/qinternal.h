@@ -1,9 +1,11 @@
 /* Shared between the quantizer's files (calib.c, quantize.c, qreport.c,
- * qgraph_io.c, ref/golden.c); not part of the public API. */
+ * qgraph_io.c); not part of the public API.  The golden reference's rules
+ * the quantizer also follows are in ref/qrules.h. */
 #ifndef ENPU_QUANT_QINTERNAL_H
 #define ENPU_QUANT_QINTERNAL_H
 
 #include "easynpu/quant.h"
+#include "ref/qrules.h"
 
 /* Observed real range of one activation tensor. */
 typedef struct enpu_qrange {
@@ -25,17 +27,4 @@ int enpu_qreport_init_layers(const enpu_graph *qg, enpu_qreport *r, enpu_err *er
 /* Adds a graph-level note (printf-style). */
 int enpu_qreport_add_note(enpu_qreport *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-
-/* Ops whose quantized kind is TABLE, and the PWL function and parameters of
- * one (ctx filled from the node's attributes). */
-bool enpu_q_is_table_op(enpu_op op);
-enpu_pwl_fn enpu_q_table_fn(const enpu_node *n, enpu_pwl_params *ctx, const void **ctx_out);
-/* Ops that are MOVE when quantized. */
-bool enpu_q_is_move_op(enpu_op op);
-
-
-/* Proven accumulator range of a CONV / ADD / MUL node of a checked graph,
- * x over all of int8 (union over channels). */
-void enpu_q_acc_range(const enpu_graph *qg, const enpu_node *n, int64_t *lo, int64_t *hi);
-
 #endif

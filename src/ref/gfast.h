@@ -38,7 +38,7 @@
 
 /* Microkernels, one table per instruction set. */
 typedef struct gf_simd {
-    const char *name; /* "portable", "avx2", "avx512vnni" */
+    const char *name; /* "portable", "avx2", "vnni256" */
     /* out[p*4 + c] = sum over runs r < nr and j < rp of
      *   w[c*ws + r*rp + j] * x[base[p] + roff[r] + j]
      * for c < 4 and p < np (np in 1..3); rp is a multiple of 16. */

@@ -20,8 +20,9 @@
 #undef GF_NAME
 #undef MAC
 
-/* AVX-512 VNNI on 256-bit registers: vpdpwssd does both in one instruction
- * (the same exact products and sums; it does not saturate). */
+/* vnni256: AVX-512 VNNI's vpdpwssd on 256-bit registers does both in one
+ * instruction (the same exact products and sums; it does not saturate) --
+ * int16 pairs, 16 MACs an instruction, as AVX2's vpmaddwd + vpaddd. */
 #define GF_TARGET __attribute__((target("avx2,avx512f,avx512vl,avx512vnni")))
 #define GF_NAME(f) f##_vnni
 #define MAC(acc, a, b) acc = _mm256_dpwssd_epi32(acc, a, b)
@@ -49,7 +50,7 @@ AVX2 static void axpy_avx2(int32_t *acc, const int16_t *x, int32_t w, int64_t n)
 }
 
 static const gf_simd gf_simd_avx2 = {"avx2", dot4_avx2, axpy_avx2};
-static const gf_simd gf_simd_vnni = {"avx512vnni", dot4_vnni, axpy_avx2};
+static const gf_simd gf_simd_vnni = {"vnni256", dot4_vnni, axpy_avx2};
 
 const gf_simd *gf_simd_avx2_table(void) {
     __builtin_cpu_init();

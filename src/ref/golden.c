@@ -13,7 +13,7 @@
 
 #include "easynpu/float_ref.h"
 #include "easynpu/quant.h"
-#include "quant/qinternal.h"
+#include "ref/qrules.h"
 #include "ref/gfast.h"
 
 #define WIN_LIMIT ENPU_WIN_LIMIT
@@ -1066,8 +1066,11 @@ static void free_fast(enpu_gexec *ex) {
     ex->simd = NULL;
 }
 
+/* "vnni256": vpdpwssd on int16 pairs in 256-bit registers (it needs AVX-512
+ * VNNI and VL, hence the old name "avx512vnni", still accepted: it is not
+ * the 512-bit int8 vpdpbusd the name suggests). */
 static const char *const kernel_labels[ENPU_GK_COUNT] = {"fast", "portable", "reference", "avx2",
-                                                         "avx512vnni"};
+                                                         "vnni256"};
 
 const char *enpu_gexec_kernels_label(enpu_gexec_kernels k) {
     return (int)k >= 0 && k < ENPU_GK_COUNT ? kernel_labels[k] : NULL;
@@ -1076,6 +1079,7 @@ const char *enpu_gexec_kernels_label(enpu_gexec_kernels k) {
 int enpu_gexec_kernels_parse(const char *name) {
     for (int k = 0; name && k < ENPU_GK_COUNT; k++)
         if (strcmp(name, kernel_labels[k]) == 0) return k;
+    if (name && strcmp(name, "avx512vnni") == 0) return ENPU_GK_VNNI256;
     return -1;
 }
 
@@ -1088,7 +1092,7 @@ static const gf_simd *simd_of(enpu_gexec_kernels k) {
         if (!s) s = gf_simd_avx2_table();
         return s ? s : &gf_simd_portable;
     case ENPU_GK_AVX2: return gf_simd_avx2_table();
-    case ENPU_GK_AVX512VNNI: return gf_simd_vnni_table();
+    case ENPU_GK_VNNI256: return gf_simd_vnni_table();
     default: return &gf_simd_portable;
     }
 }

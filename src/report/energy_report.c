@@ -79,6 +79,8 @@ static const char *count_unit(enpu_memory m) {
     case ENPU_MEM_PE_REG:
     case ENPU_MEM_NOC: return "value";
     case ENPU_MEM_MUX: return "result";
+    case ENPU_MEM_PSUM_LINK:
+    case ENPU_MEM_PSUM_NET: return "psum";
     default: return "word";
     }
 }
@@ -92,7 +94,8 @@ void enpu_report_energy_costs(FILE *f, const enpu_arch *a) {
     for (int o = 0; o < ENPU_UOP_COUNT; o++) {
         /* the operations the engine performs */
         bool has = a->engine == ENPU_ENGINE_EASYNPU ? o != ENPU_UOP_MAC16
-                   : o == ENPU_UOP_MAC || o == ENPU_UOP_REQUANT || (o == ENPU_UOP_MAC16 && a->engine == ENPU_ENGINE_ROWSTAT);
+                   : o == ENPU_UOP_MAC || o == ENPU_UOP_REQUANT ||
+                         (a->engine == ENPU_ENGINE_ROWSTAT && (o == ENPU_UOP_MAC16 || o == ENPU_UOP_ALU));
         if (has) fprintf(f, "  %-20s %12.4f  pJ per lane\n", enpu_unit_op_name((enpu_unit_op)o), c.uop_pj[o]);
     }
     for (int m = 0; m < ENPU_MEM_COUNT; m++) {
@@ -115,6 +118,8 @@ void enpu_report_energy_costs(FILE *f, const enpu_arch *a) {
     if (a->engine == ENPU_ENGINE_SYSTOLIC)
         fprintf(f, "  %-20s %12.4f  pJ per operand value moved one PE (%.4f mm)\n", "pe_link", c.hop_pj,
                 c.pe_pitch_mm);
+    if (a->engine == ENPU_ENGINE_ROWSTAT) /* the wires of noc, psum_link, psum_net are measured in it */
+        fprintf(f, "  %-20s %12.4f  mm, the side of a PE (its area's square root)\n", "pe_pitch", c.pe_pitch_mm);
     enpu_area ar;
     enpu_area_of(a, &ar);
     fprintf(f, "area at %g nm (x%.4g vs 45 nm): %.4f mm2\n", a->tech_nm, c.area_scale,

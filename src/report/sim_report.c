@@ -25,8 +25,14 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
     uint64_t units = (uint64_t)enpu_arch_mac_units(a);
     out->dram_read_bytes = st->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
     out->dram_write_bytes = st->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb;
-    uint64_t bytes = out->dram_read_bytes + out->dram_write_bytes;
-    out->intensity = bytes ? (double)st->macs / (double)bytes : INFINITY;
+    /* the bytes the channel moved in the layer's own cycles where the
+     * engine measured them (a layer whose transfers ran during the layers
+     * before it did not wait for them: they are those layers' traffic);
+     * else its transfers' */
+    double bytes = st->dram_spanned ? st->dram_span_bytes
+                                    : (double)(out->dram_read_bytes + out->dram_write_bytes);
+    out->bytes = bytes;
+    out->intensity = bytes > 0 ? (double)st->macs / bytes : INFINITY;
     double compute = (double)st->macs / (double)units, dram = bpc > 0 ? (double)bytes / (double)bpc : 0;
     out->dram_bound = bytes > 0 && dram > compute;
     /* the roof: min(MAC units, intensity x bytes per cycle) MACs per cycle */
@@ -40,7 +46,9 @@ void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *
     out[ENPU_LEVEL_DRAM] = (double)(rd[ENPU_MEM_OFFCHIP] + wr[ENPU_MEM_OFFCHIP]) * wb;
     if (a->engine == ENPU_ENGINE_ROWSTAT) {
         out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_GLB] + wr[ENPU_MEM_GLB]);
-        out[ENPU_LEVEL_ARRAY] = (double)wr[ENPU_MEM_NOC];
+        /* the values the networks deliver into the PEs (noc counts values
+         * sent and row buses driven, docs/rowstat.md "Statistics") */
+        out[ENPU_LEVEL_ARRAY] = (double)(wr[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_FILTER_LB]);
         out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_PE_FIFO] + wr[ENPU_MEM_PE_FIFO] + rd[ENPU_MEM_IFMAP_LB] +
                                          wr[ENPU_MEM_IFMAP_LB] + rd[ENPU_MEM_FILTER_LB] + wr[ENPU_MEM_FILTER_LB] +
                                          rd[ENPU_MEM_PSUM] + wr[ENPU_MEM_PSUM]);
@@ -165,8 +173,9 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
     }
     if (r->mode == ENPU_SIM_CYCLE) {
         fprintf(f, "memory traffic (%s):", a->engine == ENPU_ENGINE_ROWSTAT
-                                              ? "dram, itcm: words; glb: bytes; noc: values; the PE's "
-                                                "fifo, loop buffers and psum RAM: entries"
+                                              ? "dram, itcm: words; glb: bytes; noc: values sent/passed "
+                                                "by a row node; the PE's fifo, loop buffers and psum RAM: "
+                                                "entries; psum_link, psum_net: psums"
                                           : a->engine == ENPU_ENGINE_SYSTOLIC
                                               ? "the SRAMs and itcm: words; pe_reg: operand values; acc: "
                                                 "entries; mux: results; shape: words read, bytes written"
@@ -176,17 +185,11 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
                 fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
                     (unsigned long long)r->reads[m], (unsigned long long)r->writes[m]);
         fprintf(f, " (read/written)\n");
-        if (enpu_energy_modelled(a)) {
-            enpu_energy_costs c;
-            enpu_energy e;
-            enpu_energy_costs_of(a, &c);
-            enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
-            enpu_report_energy_lines(f, a, &e, r->total_cycles, r->total_macs);
-        } else {
-            fprintf(f, "energy: not modelled for engine '%s' (the energy model's units are EasyNPU's and the "
-                       "systolic array's)\n",
-                    enpu_engine_name(a->engine));
-        }
+        enpu_energy_costs c;
+        enpu_energy e;
+        enpu_energy_costs_of(a, &c);
+        enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
+        enpu_report_energy_lines(f, a, &e, r->total_cycles, r->total_macs);
     }
     if (r->checked)
         fprintf(f, "check: %s\n", r->bit_exact ? "bit-exact with the functional reference, layer by layer"
@@ -256,7 +259,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
     int64_t wb = enpu_arch_word_bytes(a);
     json_object_set_new(tot, "dram_read_bytes", json_integer((json_int_t)(r->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
     json_object_set_new(tot, "dram_write_bytes", json_integer((json_int_t)(r->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
-    const bool counted = r->mode == ENPU_SIM_CYCLE && enpu_energy_modelled(a);
+    const bool counted = r->mode == ENPU_SIM_CYCLE;
     if (counted) {
         enpu_energy_costs ec;
         enpu_energy e;
@@ -271,7 +274,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
         json_object_set_new(tot, "edp_js", json_real(es.edp_js));
     }
     json_object_set_new(root, "total", tot);
-    if (enpu_energy_modelled(a)) json_object_set_new(root, "area", enpu_area_json(a));
+    json_object_set_new(root, "area", enpu_area_json(a));
     int nrows;
     const enpu_layer_stats *rows = enpu_sim_result_rows(r, &nrows);
     json_object_set_new(root, "layers", layer_array(a, rows, nrows, true, counted));
@@ -319,7 +322,9 @@ static json_t *layer_array(const enpu_arch *a, const enpu_layer_stats *v, int n,
         if (rows) {
             json_object_set_new(l, "instructions", json_integer(st->n_instr));
             json_object_set_new(l, "dma_transfers", json_integer(st->n_dma));
-            /* the roofline point: MACs per DRAM byte, and what bounds the layer */
+            /* the roofline point: the DRAM bytes moved in the layer's own
+             * cycles, MACs per such byte, and what bounds the layer */
+            json_object_set_new(l, "roofline_dram_bytes", json_real(rl.bytes));
             json_object_set_new(l, "arith_intensity", isinf(rl.intensity) ? json_null() : json_real(rl.intensity));
             json_object_set_new(l, "bound", json_string(rl.dram_read_bytes + rl.dram_write_bytes == 0 ? "none"
                                                         : rl.dram_bound ? "dram" : "compute"));

@@ -8,13 +8,17 @@
 
 #include "easynpu/sim.h"
 
-/* A layer's roofline point: its DRAM traffic, arithmetic intensity (MACs per
- * DRAM byte; infinite without traffic), whether DRAM bandwidth bounds it
- * (moving its bytes at the arch's DRAM rate takes longer than its MACs on
+/* A layer's roofline point: its DRAM traffic (its transfers' bytes), the
+ * bytes the roofline uses -- those the channel moved during the layer's own
+ * cycles when the engine measured them (enpu_layer_stats.dram_spanned),
+ * which keeps every point under the roof -- its arithmetic intensity (MACs
+ * per such byte; infinite without), whether DRAM bandwidth bounds it
+ * (moving those bytes at the arch's DRAM rate takes longer than its MACs on
  * every MAC unit), the roof min(MAC units, intensity x bytes per cycle) and
  * the MACs per cycle it achieved. */
 typedef struct enpu_roofline {
     uint64_t dram_read_bytes, dram_write_bytes;
+    double bytes;
     double intensity, roof, achieved;
     bool dram_bound;
 } enpu_roofline;

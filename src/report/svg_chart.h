@@ -17,9 +17,11 @@ int enpu_svg_chart_write(const char *path, const char *title, const enpu_arch *a
 /* The same chart as a malloc'd string (for tests). */
 char *enpu_svg_chart_string(const char *title, const enpu_arch *a, const enpu_sim_result *res);
 
-/* The charts of n runs (the same model on several architectures, say), one
- * below the other in one SVG, each with its title; to path (atomically) or
- * as a malloc'd string. */
+/* The charts of n runs (the same model on several architectures, say) in
+ * one SVG: for n > 1 first the panels that put every architecture on one
+ * scale (cycles per layer, energy by level: svg_compare.h), then each run's
+ * chart with its title, one below the other; to path (atomically) or as a
+ * malloc'd string. */
 int enpu_svg_chart_write_multi(const char *path, const char *const *titles, const enpu_arch *const *archs,
                                const enpu_sim_result *const *res, int n, enpu_err *err);
 char *enpu_svg_chart_string_multi(const char *const *titles, const enpu_arch *const *archs,

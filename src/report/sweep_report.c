@@ -1,6 +1,7 @@
 /* Sweep results: CSV rows out and back in, the JSON report, the SVG
  * scatter with the Pareto front, the text summary (docs/energy.md). */
 #include "report/sweep_report.h"
+#include "report/svg.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -344,7 +345,7 @@ static double frac(const axis *a, double v) {
     return (v - a->lo) / (a->hi - a->lo);
 }
 
-static void svg_text(enpu_sb *b, const char *s) {
+static void sb_xml(enpu_sb *b, const char *s) {
     for (; *s; s++) {
         switch (*s) {
         case '<': enpu_sb_puts(b, "&lt;"); break;
@@ -356,9 +357,11 @@ static void svg_text(enpu_sb *b, const char *s) {
     }
 }
 
-/* One panel: y (energy or area) against latency at (x0, y0). */
+/* One panel: y (energy or area) against latency at (x0, y0); a front
+ * point is marked with its number in `label` (its rank by latency), which
+ * the list under the panels explains. */
 static void panel(enpu_sb *b, const enpu_sweep_info *in, const enpu_sweep_config *cf, uint64_t n,
-                  int x0, int y0, int w, int h, bool energy) {
+                  const int *label, int x0, int y0, int w, int h, bool energy) {
     double xl = INFINITY, xh = 0, yl = INFINITY, yh = 0;
     for (uint64_t i = 0; i < n; i++) {
         if (!cf[i].ok) continue;
@@ -390,7 +393,7 @@ static void panel(enpu_sb *b, const enpu_sweep_info *in, const enpu_sweep_config
             double v = a->log ? a->lo * pow(10, k) : first + step * k;
             double f = frac(a, v);
             char lbl[32];
-            snprintf(lbl, sizeof lbl, "%g", fabs(v) < 1e-12 * (a->hi - a->lo) ? 0.0 : v);
+            svg_fmt(lbl, sizeof lbl, fabs(v) < 1e-12 * (a->hi - a->lo) ? 0.0 : v);
             if (t == 0) {
                 double x = x0 + f * w;
                 enpu_sb_printf(b, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#eee\"/>"
@@ -433,19 +436,37 @@ static void panel(enpu_sb *b, const enpu_sweep_info *in, const enpu_sweep_config
                 enpu_sb_printf(b, " %s=", in->space->params[k].key);
                 char d[40];
                 enpu_fmt_double(d, sizeof d, enpu_sweep_point_value(in->space, c->point, k));
-                svg_text(b, d);
+                sb_xml(b, d);
             }
             enpu_sb_printf(b, "; %.4g us, %.4g uJ, %.4g mm2</title></circle>\n", c->time_us,
                            c->energy_pj / 1e6, c->area_um2 / 1e6);
+            enpu_sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"9\">%d</text>\n", px + 5, py - 4,
+                           label[i]);
         }
 }
+
+static int cmp_time(const void *a, const void *b);
 
 char *enpu_sweep_svg_text(const enpu_sweep_info *in, const enpu_sweep_config *configs,
                           uint64_t n_configs) {
     enpu_sb b = {0};
-    const int W = 1160, H = 520, pw = 450, ph = 360, top = 90, left = 90, gap = 120;
+    const int W = 1160, pw = 450, ph = 360, top = 90, left = 90, gap = 120;
     uint64_t n_ok = 0, n_front = 0;
     for (uint64_t i = 0; i < n_configs; i++) n_ok += configs[i].ok, n_front += configs[i].pareto;
+    /* the front numbered by latency, so the picture itself says which
+     * parameters each red point has: a list under the panels */
+    int *label = calloc(n_configs + 1, sizeof *label);
+    const enpu_sweep_config **front = calloc(n_front + 1, sizeof *front);
+    if (!label || !front) {
+        free(label), free(front);
+        return NULL;
+    }
+    uint64_t nf = 0;
+    for (uint64_t i = 0; i < n_configs; i++)
+        if (configs[i].ok && configs[i].pareto) front[nf++] = &configs[i];
+    qsort(front, nf, sizeof *front, cmp_time);
+    for (uint64_t k = 0; k < nf; k++) label[front[k] - configs] = (int)k + 1;
+    const int ly = top + ph + 70, H = ly + 34 + 13 * (int)nf;
     enpu_sb_printf(&b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                        "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" height=\"%d\" "
                        "font-family=\"sans-serif\" font-size=\"11\">\n"
@@ -455,11 +476,11 @@ char *enpu_sweep_svg_text(const enpu_sweep_info *in, const enpu_sweep_config *co
                    left, in->id);
     for (int m = 0; m < in->n_models; m++) {
         if (m) enpu_sb_puts(&b, ", ");
-        svg_text(&b, in->models[m]);
+        sb_xml(&b, in->models[m]);
     }
     enpu_sb_printf(&b, "</text>\n<text x=\"%d\" y=\"42\">%" PRIu64 " configurations (%s), %" PRIu64
                        " fit every model.  Red: the %" PRIu64 " on the Pareto front of latency, energy and "
-                       "area (hover for the parameters); blue: the others.</text>\n",
+                       "area, numbered by latency (listed below); blue: the others.</text>\n",
                    left, n_configs, in->simulate ? "simulated" : "schedule model and analytic counts",
                    n_ok, n_front);
     /* the swept parameters, wrapped */
@@ -477,8 +498,40 @@ char *enpu_sweep_svg_text(const enpu_sweep_info *in, const enpu_sweep_config *co
         col += len;
     }
     enpu_sb_puts(&b, "</text>\n");
-    panel(&b, in, configs, n_configs, left, top, pw, ph, true);
-    panel(&b, in, configs, n_configs, left + pw + gap, top, pw, ph, false);
+    panel(&b, in, configs, n_configs, label, left, top, pw, ph, true);
+    panel(&b, in, configs, n_configs, label, left + pw + gap, top, pw, ph, false);
+    /* a table: the number, each swept parameter, the three figures */
+    /* a narrow first column for the number, the others share the width */
+    const int ncol = in->space->n_params + 4, colw = (W - left - 50) / (ncol - 1);
+#define COLX(c) (left + ((c) ? 30 + ((c) - 1) * colw : 0))
+    enpu_sb_printf(&b, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\">The front by latency</text>\n", left,
+                   ly);
+    for (int c = 0; c < ncol; c++) {
+        const char *h = c == 0 ? "#" : c <= in->space->n_params ? in->space->params[c - 1].key
+                      : c == ncol - 3 ? "latency us" : c == ncol - 2 ? "energy uJ" : "area mm2";
+        enpu_sb_printf(&b, "<text x=\"%d\" y=\"%d\" font-weight=\"bold\" font-size=\"9\">", COLX(c),
+                       ly + 16);
+        sb_xml(&b, h);
+        enpu_sb_puts(&b, "</text>\n");
+    }
+    for (uint64_t k = 0; k < nf; k++) {
+        const enpu_sweep_config *c = front[k];
+        int y = ly + 30 + 13 * (int)k;
+        enpu_sb_printf(&b, "<text x=\"%d\" y=\"%d\">%" PRIu64 "</text>", left, y, k + 1);
+        for (int p = 0; p < in->space->n_params; p++) {
+            char d[40];
+            enpu_fmt_double(d, sizeof d, enpu_sweep_point_value(in->space, c->point, p));
+            enpu_sb_printf(&b, "<text x=\"%d\" y=\"%d\">", COLX(p + 1), y);
+            sb_xml(&b, d);
+            enpu_sb_puts(&b, "</text>");
+        }
+        enpu_sb_printf(&b, "<text x=\"%d\" y=\"%d\">%.4g</text><text x=\"%d\" y=\"%d\">%.4g</text><text "
+                           "x=\"%d\" y=\"%d\">%.4g</text>\n",
+                       COLX(ncol - 3), y, c->time_us, COLX(ncol - 2), y, c->energy_pj / 1e6, COLX(ncol - 1), y,
+                       c->area_um2 / 1e6);
+    }
+#undef COLX
+    free(label), free(front);
     enpu_sb_puts(&b, "</svg>\n");
     return enpu_sb_take(&b);
 }

@@ -50,6 +50,7 @@ uint64_t sim_dram_grant(sim_dram *d, int port, int64_t x, int64_t b, uint64_t t,
     d->open_row[bank] = row;
     uint64_t s = (uint64_t)((b + d->rate - 1) / d->rate) + (miss ? (uint64_t)d->miss_cycles : 0);
     d->free_at = t + s;
+    if (d->log) sim_tspan_add(d->log, b, t, s, false);
     if (port > 0) d->last_rr = port;
     if (row_miss) *row_miss = miss;
     return s;

@@ -20,6 +20,7 @@
 
 #include "easynpu/arch.h"
 #include "easynpu/error.h"
+#include "sim/span.h"
 
 #define SIM_DRAM_MAX_PORTS 32
 
@@ -32,6 +33,7 @@ typedef struct sim_dram {
     int n_ports;                 /* 1 + round-robin ports */
     int last_rr;                 /* round-robin port granted last */
     uint64_t free_at;            /* first cycle the channel may grant again */
+    sim_tspan_log *log;           /* when set, every burst's service cycles and bytes (span.h) */
 } sim_dram;
 
 /* A channel for arch a with the priority port and n_rr round-robin ports

@@ -218,13 +218,13 @@ void enpu_sim_free(enpu_sim *sim) {
     if (sim->eng && sim->es) sim->eng->destroy(sim->es);
     sim_mem_free(&sim->mem);
     if (sim->have_shadow) sim_mem_free(&sim->shadow);
-    sim_decoder_free(&sim->dec);
     if (sim->host) {
         for (int i = 0; i < sim->prog->n_io; i++) free(sim->host[i]);
         free(sim->host);
     }
-    for (int i = 0; i < 4; i++) free(sim->fbuf[i]);
     free(sim->rows);
+    sim_tspan_free(&sim->owners);
+    sim_tspan_free(&sim->dram_log);
     sim_obs_free(sim->obs);
     free(sim);
 }
@@ -263,10 +263,6 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
     sim->eng = eng;
     int rc = sim_mem_init(&sim->mem, arch, o.mode == ENPU_SIM_CYCLE, err);
     if (!rc) rc = sim_mem_add_dram(&sim->mem, prog, err);
-    if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) rc = sim_decoder_init(&sim->dec, prog, err);
-    for (int i = 0; i < prog->n_instr; i++)
-        sim->dma_weights |= prog->instr[i].opcode == ENPU_OPC_DMA &&
-                            prog->instr[i].dma_dir == ENPU_DMA_LOAD && prog->instr[i].dma_mem == ENPU_MEM_WEIGHT;
     if (!rc && o.mode == ENPU_SIM_CYCLE && o.check) {
         rc = sim_mem_init(&sim->shadow, arch, false, err);
         sim->have_shadow = rc == 0;
@@ -289,44 +285,7 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
         sim->host[i] = calloc((size_t)(n ? n : 1), sizeof(float));
         if (!sim->host[i]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", d->name);
     }
-    /* functional buffers: the largest feature map of any instruction */
-    int64_t big = 1;
-    for (int i = 0; i < prog->n_instr; i++) {
-        const enpu_instr *in = &prog->instr[i];
-        int64_t a = in->hi * in->wi * in->ci, b = in->ho * in->wo * in->co;
-        if (a > big) big = a;
-        if (b > big) big = b;
-    }
-    sim->fbuf_n = big;
-    for (int i = 0; i < 4 && !rc; i++)
-        if (!(sim->fbuf[i] = malloc((size_t)big)))
-            rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     if (!rc) rc = eng->create(sim, &sim->es, err);
-    /* Decode every chain once now, so that a program the simulator cannot
-     * run is refused before it runs; a dma moves its words in program order
-     * first (a chain may take its parameters from a load).  (Another engine
-     * decodes its own instructions in its create.) */
-    if (!rc && arch->engine == ENPU_ENGINE_EASYNPU) {
-        sim_mem_reset(&sim->mem, prog);
-        sim_chain c;
-        for (int i = 0; i < prog->n_instr && !rc;) {
-            enpu_opclass k = enpu_opcode_class(prog->instr[i].opcode);
-            if (k == ENPU_CLASS_DMA) {
-                sim_dma_copy(&sim->mem, &prog->instr[i++], 0);
-                continue;
-            }
-            if (k == ENPU_CLASS_CTRL) {
-                int64_t h = prog->instr[i].host_op;
-                if (prog->instr[i].opcode == ENPU_OPC_SYNC && (h < 0 || h >= prog->n_hostops))
-                    rc = enpu_fail(err, ENPU_E_INVALID, "instruction %d: host_op %" PRId64
-                                   " out of range", i, h);
-                i++;
-                continue;
-            }
-            rc = sim_decode_chain(&sim->dec, prog, &sim->mem, i, &c, err);
-            i += sim_chain_len(prog, i);
-        }
-    }
     if (rc) {
         enpu_sim_free(sim);
         return rc;
@@ -355,42 +314,6 @@ static void rows_reset(enpu_sim *sim) {
         st->n_instr = 1;
         st->n_dma = p->instr[i].opcode == ENPU_OPC_DMA;
     }
-}
-
-void sim_rows_of_chain(enpu_sim *sim, const sim_chain *c) {
-    uint64_t model[64] = {0};
-    uint64_t mac_units = (uint64_t)enpu_arch_mac_units(&sim->arch);
-    if (c->n_st <= 64) sim_chain_compute_model(c, model);
-    for (int k = 0; k < c->n_instr; k++) {
-        enpu_layer_stats *st = &sim->rows[c->first + k];
-        st->chain_head = c->first;
-        st->macs = (uint64_t)sim->prog->layers[c->first + k].macs; /* the model's (program.h) */
-        st->ideal_cycles = (st->macs + mac_units - 1) / mac_units;
-    }
-    for (int s = 0; s < c->n_st && s < 64; s++) sim->rows[c->st[s].instr].compute_model = model[s];
-}
-
-void sim_chain_begin(enpu_sim *sim, const sim_chain *c) {
-    (void)c;
-    if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, sim->dma_weights);
-}
-
-int sim_dma_done(enpu_sim *sim, int instr, enpu_err *err) {
-    const enpu_instr *in = &sim->prog->instr[instr];
-    enpu_layer_stats *st = &sim->rows[instr];
-    static const enpu_memory onchip[] = {ENPU_MEM_MAIN_DTCM, ENPU_MEM_SKIP_DTCM, ENPU_MEM_WEIGHT_MEM};
-    uint64_t words = (uint64_t)(in->dma_rows * in->dma_len);
-    enpu_memory m = onchip[in->dma_mem <= ENPU_MEM_WEIGHT ? in->dma_mem : ENPU_MEM_MAIN];
-    if (in->dma_dir == ENPU_DMA_LOAD) {
-        st->reads[ENPU_MEM_OFFCHIP] += words;
-        st->writes[m] += words;
-    } else {
-        st->reads[m] += words;
-        st->writes[ENPU_MEM_OFFCHIP] += words;
-    }
-    const enpu_layer_info *li = &sim->prog->layers[instr];
-    if (!sim->opts.on_layer || !li->tensor || !li->tensor[0]) return 0;
-    return sim->opts.on_layer(sim->opts.cb_ctx, instr, st, sim, err);
 }
 
 bool sim_compare_block(enpu_sim *sim, int mem, int64_t addr, int64_t stride, int64_t H,
@@ -427,38 +350,6 @@ int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err) {
                      "layer '%s' (instruction %d): %s (h=%" PRId64 ", w=%" PRId64 ", c=%" PRId64
                      "): cycle-accurate %d, functional reference %d, written at cycle %" PRIu64,
                      m->layer_name, m->layer, m->tensor, m->h, m->w, m->c, m->got, m->want, m->cycle);
-}
-
-int sim_chain_done(enpu_sim *sim, const sim_chain *c, enpu_err *err) {
-    int rc;
-    if (sim->have_shadow) {
-        sim->checked = true;
-        if ((rc = sim_func_exec_chain(sim, c, &sim->shadow, err))) return rc;
-        bool ok = true;
-        for (int k = 0; k < c->n_st && ok; k++) {
-            const sim_stage *s = &c->st[k];
-            if (s->w_skip)
-                ok = sim_compare_block(sim, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co,
-                                   s->instr, "skip");
-        }
-        const sim_stage *last = &c->st[c->n_st - 1];
-        if (ok && c->remap) {
-            ok = sim_compare_block(sim, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp,
-                               c->rs_ho, c->rs_wo, c->rs_co, c->rs_instr, "ofmap");
-            if (ok && c->rs_w_skip)
-                ok = sim_compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
-                                   c->rs_co, c->rs_instr, "skip");
-        } else if (ok) {
-            ok = sim_compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
-                               last->ho, last->wo, last->co, last->instr, "ofmap");
-        }
-        if (!ok) return sim_mismatch_fail(sim, err);
-    }
-    if (sim->opts.on_layer) {
-        rc = sim->opts.on_layer(sim->opts.cb_ctx, c->first, &sim->rows[c->first], sim, err);
-        if (rc) return rc;
-    }
-    return 0;
 }
 
 int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err) {
@@ -673,6 +564,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         memset(r->reads, 0, sizeof r->reads), memset(r->writes, 0, sizeof r->writes);
         memset(r->uops, 0, sizeof r->uops);
         r->cycles = r->macs = r->compute_model = 0;
+        r->dram_span_bytes = 0;
         r->n_instr = r->n_dma = 0;
         r->psum_peak = 0;
     }
@@ -682,6 +574,7 @@ static int group_rows(const enpu_program *p, enpu_sim_result *res, uint64_t unit
         enpu_layer_stats *r = &res->rows[row_of[rep[key]]];
         r->cycles += st->cycles, r->macs += st->macs;
         r->n_instr++, r->n_dma += st->n_dma;
+        r->dram_span_bytes += st->dram_span_bytes;
         for (int a = 0; a < ENPU_ACT_COUNT; a++) r->activity[a] += st->activity[a];
         for (int m = 0; m < ENPU_MEM_COUNT; m++) r->reads[m] += st->reads[m], r->writes[m] += st->writes[m];
         for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += st->uops[o];
@@ -712,8 +605,20 @@ static int collect(enpu_sim *sim, enpu_sim_result *res, bool complete, enpu_err 
     res->layers = malloc((size_t)p->n_instr * sizeof *res->layers);
     if (!res->layers) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     uint64_t units = (uint64_t)enpu_arch_mac_units(&sim->arch);
+    /* the DRAM bytes moved in each instruction's own cycles, where the
+     * engine said who owns them */
+    bool spanned = false;
+    if (sim->opts.mode == ENPU_SIM_CYCLE && sim->owners.n > 0) {
+        double *by = calloc((size_t)p->n_instr + 1, sizeof *by);
+        if (by && sim_tspan_spread(&sim->owners, &sim->dram_log, by, p->n_instr)) {
+            spanned = true;
+            for (int i = 0; i < p->n_instr; i++) sim->rows[i].dram_span_bytes = by[i];
+        }
+        free(by);
+    }
     for (int i = 0; i < p->n_instr; i++) {
         enpu_layer_stats *st = &sim->rows[i];
+        st->dram_spanned = spanned;
         if (st->start_cycle == ROW_NEVER) st->start_cycle = st->end_cycle = 0;
         res->layers[i] = *st;
         res->total_cycles += st->cycles;
@@ -793,6 +698,8 @@ static int run_common(enpu_sim *sim, const enpu_buf *fin, const int8_t *const *q
     for (int i = 0; i < p->n_io; i++)
         if (sim->host[i]) memset(sim->host[i], 0, (size_t)io_numel(&p->io[i]) * sizeof(float));
     rows_reset(sim);
+    sim_tspan_clear(&sim->owners);
+    sim_tspan_clear(&sim->dram_log);
     memset(&sim->mismatch, 0, sizeof sim->mismatch);
     sim->checked = false;
     sim->cycle = 0;

@@ -1,12 +1,14 @@
-/* The engine table: how the driver runs a program on a compute engine.
+/* The engine table: how the shared core's driver runs a program on a
+ * compute engine, without knowing any.
  *
- * An engine executes the program from instruction 0 to `end`: it models the
- * engine's own top controller (fetch, decode, chain collection), executes
- * each chain, calls sim_chain_done() after it and sim_host_op() at a `sync`.
- * It attributes every cycle to a row of sim->rows.  The EasyNPU core has a
- * cycle engine (engine.c with the unit files) and a functional one
- * (functional.c); the systolic engine (systolic/) has a cycle engine
- * (cycle.c with its unit files) and a functional one (functional.c). */
+ * An engine executes the program from instruction 0 to `end`: it models its
+ * own controller, calls sim_host_op() at a `sync`, and attributes every
+ * cycle to a row of sim->rows (and its owner, sim_own, when it times DRAM).
+ * Each engine lives in its own folder with a cycle engine and a functional
+ * one: easynpu/ (cycle.c with the unit files; functional.c; chain.c what
+ * both do around a chain), systolic/, rowstat/.  Adding an engine adds a
+ * folder and a line to the table in engine.c, nothing in the core
+ * (tests/docs/test_layering.c holds the core to that). */
 #ifndef ENPU_SIM_ENGINE_H
 #define ENPU_SIM_ENGINE_H
 

@@ -1,7 +1,8 @@
 /* The row-stationary engine from the command line (docs/rowstat.md): run
  * on arch rowstat in 8 and 16 bits, the comparison with EasyNPU by layer and
  * by memory level, quantize -> compile -> sim with a 16-bit .qjson, the
- * listing of a rowstat program assembling back to the same bytes, and the
+ * listing of a rowstat program assembling back to the same bytes, `sim
+ * --per-cycle` printing and writing the same bytes as without it, and the
  * refusals. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,13 +73,13 @@ static void test_comparison(void **state) {
     has(out, "total                              245819  99.5%  2566.8K         8461  45.2%   639.8K       110623  49.1%   149.7K        58471  39.8%   137.7K");
     has(out, "engine, MAC units                             easynpu, 16               systolic, 1024                  rowstat, 72                 rowstat, 168");
     has(out, "time at clock (us)                                2458.19                        84.61                      1106.23                       292.36");
-    has(out, "/features/features.0/Conv    |     19.9    271.6    191.2    455.6 |      0.0    185.4      0.0      0.0 |     47.6     55.3     29.2    607.8 |     40.6     51.4     32.8    618.4");
-    has(out, "/features/features.3/Conv    |      0.0   1722.5   1740.3   9136.0 |      0.0    277.5      0.0      0.0 |     47.0    282.0    289.3  12241.2 |     43.4    628.9    223.9  11975.0");
-    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9      0.0      0.0 |     21.2    388.8     91.8   2894.4 |     17.6    146.0     75.8   2894.4");
-    has(out, "/features/features.9/Conv    |      0.0    145.3    145.2    403.5 |      0.0     36.2      0.0      0.0 |      6.2    106.1     42.6    577.2 |      8.6     30.0     37.4    577.2");
-    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7      0.0      0.0 |     27.1     64.6     39.6    168.5 |     26.9     58.7     34.9    155.5");
-    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.0      0.0 |      0.6      1.6      0.8      2.9 |      0.6      1.2      0.7      2.9");
-    has(out, "total                        |     19.9   2546.9   2490.0  12194.8 |      0.0    639.8      0.0      0.0 |    149.7    898.2    493.4  16491.9 |    137.7    916.2    405.6  16223.4");
+    has(out, "/features/features.0/Conv    |     19.9    271.6    191.2    455.6 |      0.0    185.4    290.3    580.6 |     47.6     55.3     13.1    511.1 |     40.6     51.4     16.6    521.6");
+    has(out, "/features/features.3/Conv    |      0.0   1722.5   1740.3   9136.0 |      0.0    277.5   5854.5  11708.9 |     47.0    282.0    266.1  12101.8 |     43.4    628.9    177.4  10999.3");
+    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9   1382.4   2764.8 |     21.2    388.8     66.2   2740.8 |     17.6    146.0     66.2   2664.0");
+    has(out, "/features/features.9/Conv    |      0.0    145.3    145.2    403.5 |      0.0     36.2    248.8    497.7 |      6.2    106.1     35.7    535.7 |      8.6     30.0     35.7    535.7");
+    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7     51.8    103.7 |     27.1     64.6     38.9    165.6 |     26.9     58.7     34.6    149.8");
+    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.7      1.4 |      0.6      1.6      0.7      2.7 |      0.6      1.2      0.7      2.8");
+    has(out, "total                        |     19.9   2546.9   2490.0  12194.8 |      0.0    639.8   7828.6  15657.1 |    149.7    898.2    420.8  16057.6 |    137.7    916.2    331.3  14873.2");
     free(out);
     /* 16 bits: EasyNPU cannot run it; the row-stationary engines can */
     out = cli("run " KWS " --bits 16 --arch rowstat --arch easynpu", &st);
@@ -132,6 +133,48 @@ static void test_qjson_flow(void **state) {
     free(out);
 }
 
+/* --per-cycle turns the fast-forward off (docs/rowstat.md "Fast-forward"):
+ * the output, the JSON report and the trace are the same bytes. */
+static void test_per_cycle(void **state) {
+    (void)state;
+    char args[1024];
+    int st;
+    snprintf(args, sizeof args, "compile models/kws_cnn.onnx --calib models/kws_cnn/calib --arch eyeriss -o %s/e.enpu",
+             dir);
+    char *out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    free(out);
+    char *outs[2], *files[2][2];
+    size_t lens[2][2];
+    for (int pc = 0; pc < 2; pc++) {
+        char json[128], trace[128];
+        snprintf(json, sizeof json, "%s/pc.json", dir); /* the same names: they are printed */
+        snprintf(trace, sizeof trace, "%s/pc.trace", dir);
+        snprintf(args, sizeof args, "sim %s/e.enpu --input models/kws_cnn/sample_0.npy --json %s --trace %s%s", dir,
+                 json, trace, pc ? " --per-cycle" : "");
+        outs[pc] = cli(args, &st);
+        if (st) fail_msg("exit %d:\n%s", st, outs[pc]);
+        const char *paths[2] = {json, trace};
+        for (int f = 0; f < 2; f++) {
+            enpu_err err = {0};
+            uint8_t *b = NULL;
+            assert_int_equal(enpu_file_read(paths[f], 1 << 28, &b, &lens[pc][f], &err), 0);
+            files[pc][f] = (char *)b;
+            unlink(paths[f]);
+        }
+    }
+    assert_string_equal(outs[0], outs[1]);
+    has(outs[0], "58471 cycles");
+    for (int f = 0; f < 2; f++) {
+        assert_int_equal(lens[0][f], lens[1][f]);
+        assert_memory_equal(files[0][f], files[1][f], lens[0][f]);
+        free(files[0][f]);
+        free(files[1][f]);
+    }
+    free(outs[0]);
+    free(outs[1]);
+}
+
 static void test_refusals(void **state) {
     (void)state;
     int st;
@@ -168,6 +211,7 @@ int main(void) {
         cmocka_unit_test(test_run_int8_int16),
         cmocka_unit_test(test_comparison),
         cmocka_unit_test(test_qjson_flow),
+        cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

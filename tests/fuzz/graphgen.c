@@ -1322,7 +1322,8 @@ static int compare_sya_counts(const enpu_program *p, const enpu_sim_result *res,
 }
 
 /* Simulated cycles per instruction and activity against the cost model
- * (and on a systolic arch every count, compare_sya_counts). */
+ * (on a systolic arch also every count, compare_sya_counts; on a
+ * row-stationary arch every figure, enpu_rs_model_diff). */
 static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char *msg, size_t n) {
     int ni = p->n_instr;
     int64_t *cyc = calloc((size_t)ni, sizeof *cyc);
@@ -1362,6 +1363,10 @@ static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char 
                  (unsigned long long)res->total_cycles, (long long)total);
     }
     if (!rc && p->arch.engine == ENPU_ENGINE_SYSTOLIC) rc = compare_sya_counts(p, res, msg, n);
+    /* the row-stationary model also predicts every memory count and
+     * datapath operation of every instruction */
+    if (!rc && p->arch.engine == ENPU_ENGINE_ROWSTAT && enpu_rs_model_diff(p, res->layers, res->total_cycles, msg, n))
+        rc = ENPU_E_MISMATCH;
     free(cyc);
     free(act);
     return rc;

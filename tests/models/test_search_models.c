@@ -29,11 +29,14 @@ static void assert_same_program(const char *what, const enpu_program *a, const e
     for (int i = 0; i < a->n_instr; i++)
         if (memcmp(&a->instr[i], &b->instr[i], sizeof a->instr[i]) != 0)
             fail_msg("%s: instruction %d ('%s') differs", what, i, a->layers[i].name);
-    if (a->weights_len != b->weights_len || memcmp(a->weights, b->weights, a->weights_len) != 0)
+    if (a->weights_len != b->weights_len ||
+        (a->weights_len && memcmp(a->weights, b->weights, a->weights_len) != 0))
         fail_msg("%s: weight memory images differ", what);
-    if (a->skip_init_len != b->skip_init_len || memcmp(a->skip_init, b->skip_init, a->skip_init_len) != 0)
+    if (a->skip_init_len != b->skip_init_len ||
+        (a->skip_init_len && memcmp(a->skip_init, b->skip_init, a->skip_init_len) != 0))
         fail_msg("%s: skip DTCM images differ", what);
-    if (a->dram_init_len != b->dram_init_len || memcmp(a->dram_init, b->dram_init, a->dram_init_len) != 0)
+    if (a->dram_init_len != b->dram_init_len ||
+        (a->dram_init_len && memcmp(a->dram_init, b->dram_init, a->dram_init_len) != 0))
         fail_msg("%s: DRAM images differ", what);
     assert_int_equal(enpu_cost_program(a, NULL, NULL), enpu_cost_program(b, NULL, NULL));
 }

@@ -99,7 +99,8 @@ static void test_documented_sweep(void **state) {
     if (strcmp(svg, committed) != 0)
         fail_msg("docs/sweep_kws_pareto.svg is not the picture the documented sweep draws: "
                  "regenerate it (%s)", cmd);
-    /* and it renders (librsvg, scripts/deps.sh): a PNG of the SVG's 1160 x 520 */
+    /* and it renders (librsvg, scripts/deps.sh): a PNG of the SVG's 1160 x 1074
+     * (the panels, then the front's 40 points listed one per line) */
     snprintf(cmd, sizeof cmd, "rsvg-convert -o %s/kws.png docs/sweep_kws_pareto.svg 2>&1", dir);
     char *rout = NULL;
     st = enpu_test_run(cmd, &rout);
@@ -112,7 +113,7 @@ static void test_documented_sweep(void **state) {
     if (enpu_file_read(path, (size_t)1 << 26, &png, &npng, &err)) fail_msg("%s", err.msg);
     assert_true(npng > 24 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8) && !memcmp(png + 12, "IHDR", 4));
     assert_int_equal((uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19], 1160);
-    assert_int_equal((uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23], 520);
+    assert_int_equal((uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23], 1074);
     free(png);
     free(svg);
     free(committed);

@@ -41,15 +41,17 @@ static void test_noc_tags(void **state) {
         for (int c = 0; c < 4; c++) n.col_id[r * 4 + c] = r + c;
     }
     taken g = {0};
-    uint64_t delivered = 0;
+    uint64_t passed = 0; /* row buses driven: every row node whose ID matches */
     rs_packet pk[2] = {{42, 7, 2, 0}, {43, 5, 2, 0}}; /* the second: no row has ID 5 */
-    rs_noc_step(&n, 10, pk, 2, take, &g, &delivered);
+    rs_noc_step(&n, 10, pk, 2, take, &g, &passed);
     assert_int_equal(g.n, 0); /* row nodes next cycle, column nodes the one after */
-    rs_noc_step(&n, 11, NULL, 0, take, &g, &delivered);
+    assert_int_equal((int)passed, 0);
+    rs_noc_step(&n, 11, NULL, 0, take, &g, &passed);
     assert_int_equal(g.n, 0);
-    rs_noc_step(&n, 12, NULL, 0, take, &g, &delivered);
+    assert_int_equal((int)passed, 3); /* 42 passes all three rows, 43 none */
+    rs_noc_step(&n, 12, NULL, 0, take, &g, &passed);
     assert_int_equal(g.n, 3); /* (0,2), (1,1), (2,0) */
-    assert_int_equal((int)delivered, 3);
+    assert_int_equal((int)passed, 3);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(g.row[i] + g.col[i], 2);
         assert_int_equal(g.v[i], 42);
@@ -64,9 +66,11 @@ static void test_noc_tags(void **state) {
     }
     g.n = 0;
     rs_packet f = {9, 1, 1, 0};
-    rs_noc_step(&n, 0, &f, 1, take, &g, &delivered);
-    rs_noc_step(&n, 1, NULL, 0, take, &g, &delivered);
-    rs_noc_step(&n, 2, NULL, 0, take, &g, &delivered);
+    passed = 0;
+    rs_noc_step(&n, 0, &f, 1, take, &g, &passed);
+    rs_noc_step(&n, 1, NULL, 0, take, &g, &passed);
+    rs_noc_step(&n, 2, NULL, 0, take, &g, &passed);
+    assert_int_equal((int)passed, 1); /* one row's bus, two PEs on it */
     assert_int_equal(g.n, 2);
     assert_int_equal(g.row[0], 1), assert_int_equal(g.col[0], 2);
     assert_int_equal(g.row[1], 1), assert_int_equal(g.col[1], 3);
@@ -123,6 +127,13 @@ static void pe_case(int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw) {
     assert_int_equal(t, q * wk + wo * p * q * wk);
     assert_int_equal(st.reads[ENPU_MEM_PE_FIFO], ncols * q);
     assert_int_equal(st.reads[ENPU_MEM_IFMAP_LB], macs);
+    /* the psum RAM between a unit's MACs (not the first's addend, not the
+     * last's result: the output register's), the output register per unit;
+     * a PE at the top of its chain takes no psum from a link */
+    assert_int_equal(st.reads[ENPU_MEM_PSUM], macs - u);
+    assert_int_equal(st.writes[ENPU_MEM_PSUM], macs - u);
+    assert_int_equal(st.writes[ENPU_MEM_PSUM_LINK], u);
+    assert_int_equal(st.reads[ENPU_MEM_PSUM_LINK], 0);
     rs_pe_free(&pe);
 }
 
@@ -163,6 +174,11 @@ static void test_pe_link(void **state) {
     assert_int_equal(rs_pe_step(&pe, 5, &in, true, &st), 1);
     assert_int_equal(pe.out.value, 10 + 35);
     assert_true(pe.done);
+    /* single-MAC units: no psum RAM access, each psum taken from the link
+     * above and written into the output register */
+    assert_int_equal(st.reads[ENPU_MEM_PSUM] + st.writes[ENPU_MEM_PSUM], 0);
+    assert_int_equal(st.reads[ENPU_MEM_PSUM_LINK], 2);
+    assert_int_equal(st.writes[ENPU_MEM_PSUM_LINK], 2);
     rs_pe_free(&pe);
 }
 

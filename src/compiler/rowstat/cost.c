@@ -1,16 +1,23 @@
 /* The row-stationary engine's cost model (docs/rowstat.md "Timing"): the
  * rules the simulator (src/sim/rowstat/) implements cycle by cycle, here
  * event by event.  A pass is a set of max-plus recurrences over each PE
- * column's chain; a layer is its DMA queue on the shared DRAM channel and
- * its passes; a program is its instructions one after the other.  Every
- * time below is a cycle number; "rel" ones count from the pass's start T0. */
+ * column's chain; a layer is its DMA queue on the DRAM channel and its
+ * passes; a program is its instructions one after the other.  Every time
+ * below is a cycle number; "rel" ones count from the pass's start T0.
+ *
+ * Nothing here calls the simulator: the DRAM channel's rules are written
+ * again (chan_*), and every count of docs/rowstat.md "Statistics" is the
+ * product of a pass's shape (pass_counts), so that "the model equals the
+ * simulator" (enpu_rs_model_diff) checks both.  What they share is the
+ * instruction's contract (include/easynpu/rowstat.h: passes, buffer
+ * regions, DMA commands and their runs). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/rowstat/rs.h"
 #include "isa/isa_internal.h"
-#include "sim/dram.h"
 
 #define NET_LAT 2 /* a global-buffer read in cycle t is in the PE in cycle t + 2 (row node, column node) */
 
@@ -129,43 +136,110 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
 
 /* ---- a layer ------------------------------------------------------------------------ */
 
+/* The DRAM channel (docs/microarch.md §13.4, docs/offchip.md): one burst
+ * in service at a time.  A burst of b bytes at DRAM byte x granted in cycle
+ * t holds the channel for S = ceil(b / rate) cycles, rate = min(the
+ * channel's bytes a cycle, the word's bytes), plus the row-miss cycles when
+ * its bank, (x / row bytes) mod banks, has another row than x / (row bytes
+ * x banks) open (it then opens it; a bank starts with none open); its data
+ * is in place S + latency cycles after t.  A request is cut into bursts at
+ * every multiple of the burst size of the DRAM's byte addresses.  The
+ * engine's DMA is the channel's only requester, so there is no arbitration. */
+typedef struct dram_chan {
+    int64_t burst, rate, lat, rowb, banks, miss;
+    int64_t free_at;  /* the first cycle the channel may grant again */
+    int64_t *open;    /* per bank: its open row, -1 */
+} dram_chan;
+
+static int chan_init(dram_chan *c, const enpu_arch *a) {
+    const int64_t wb = enpu_arch_word_bytes(a);
+    c->burst = a->dram_burst_bytes > 0 ? a->dram_burst_bytes : 1;
+    c->rate = a->dram_bytes_per_cycle < wb ? a->dram_bytes_per_cycle : wb;
+    if (c->rate < 1) c->rate = 1;
+    c->lat = a->dram_latency;
+    c->rowb = a->dram_row_bytes > 0 ? a->dram_row_bytes : 1;
+    c->banks = a->dram_banks > 0 ? a->dram_banks : 1;
+    c->miss = a->dram_row_miss_cycles;
+    c->free_at = 0;
+    c->open = malloc((size_t)c->banks * sizeof *c->open);
+    if (!c->open) return -1;
+    for (int64_t b = 0; b < c->banks; b++) c->open[b] = -1;
+    return 0;
+}
+
+/* The burst granted at t for bytes [x, x + b): its service cycles. */
+static int64_t chan_grant(dram_chan *c, int64_t x, int64_t b, int64_t t) {
+    const int64_t bank = (x / c->rowb) % c->banks, row = x / (c->rowb * c->banks);
+    int64_t s = (b + c->rate - 1) / c->rate;
+    if (c->open[bank] != row) s += c->miss, c->open[bank] = row;
+    c->free_at = t + s;
+    return s;
+}
+
+/* A DMA command's runs on the channel: its bursts back to back from cycle
+ * t, each as soon as the channel is free (the engine grants one burst a
+ * cycle, in the cycle the previous one's service ends). */
 typedef struct dma_acc {
-    sim_dram *d;
+    dram_chan *ch;
     int64_t t;        /* the next burst's earliest grant */
-    int64_t done;     /* completion of the last burst */
-    int64_t words;    /* DRAM words touched */
+    int64_t done;     /* the last burst's data in place */
+    int64_t words;    /* DRAM words the runs touch (a word per run that touches it) */
+    int64_t bytes;    /* bytes moved (the global buffer's side) */
     int64_t wb;
 } dma_acc;
 
 static void dma_run(void *ctx, const enpu_rs_run *r) {
     dma_acc *a = ctx;
+    dram_chan *ch = a->ch;
     for (int64_t x = r->dram, end = r->dram + r->bytes; x < end;) {
-        int64_t b = sim_dram_burst(a->d, x, end);
-        int64_t g = max64(a->t, (int64_t)a->d->free_at);
-        uint64_t s = sim_dram_grant(a->d, 1, x, b, (uint64_t)g, NULL);
-        a->t = g + (int64_t)s;
-        a->done = a->t + a->d->latency;
+        const int64_t lim = (x / ch->burst + 1) * ch->burst, b = (lim < end ? lim : end) - x;
+        const int64_t g = max64(a->t, ch->free_at);
+        a->t = g + chan_grant(ch, x, b, g);
+        a->done = a->t + ch->lat;
         x += b;
     }
     a->words += (r->dram + r->bytes + a->wb - 1) / a->wb - r->dram / a->wb;
+    a->bytes += r->bytes;
 }
 
-/* Per-pass counts (docs/rowstat.md "Statistics"). */
+/* Per-pass counts (docs/rowstat.md "Statistics"), from the pass's shape:
+ * ne PE columns in each of tu horizontal sets (set h: ph filters), each
+ * column a chain of ru vertical sets (set v: qv channels) of nk PEs. */
 static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
                         rs_counts *c) {
     int64_t sum_p = 0, sumq = 0;
     for (int64_t h = 0; h < ps->tu; h++) sum_p += enpu_rs_set_filters(g, ps, h);
     for (int64_t v = 0; v < ps->ru; v++) sumq += enpu_rs_set_channels(g, ps, v);
     const int64_t ne = ps->ne, nk = ps->nk, wk = in->wk, wo = in->wo, es = g->es;
-    const int64_t pes = ne * nk; /* per horizontal set */
-    int64_t macs = pes * wo * wk * sum_p * sumq;
-    int64_t deliv = pes * ps->tu * g->ncols * sumq;
-    int64_t fvals = pes * wk * sum_p * sumq;
-    c->reads[ENPU_MEM_PSUM] += macs, c->writes[ENPU_MEM_PSUM] += macs;
-    c->reads[ENPU_MEM_IFMAP_LB] += macs, c->writes[ENPU_MEM_IFMAP_LB] += deliv;
-    c->reads[ENPU_MEM_FILTER_LB] += macs, c->writes[ENPU_MEM_FILTER_LB] += fvals;
-    c->reads[ENPU_MEM_PE_FIFO] += deliv, c->writes[ENPU_MEM_PE_FIFO] += deliv;
-    /* the networks: the ifmap stream (padding included), the filters, the psums out */
+    const int64_t chain = ps->ru * nk;
+    /* a psum per output column and filter of each PE column; every PE of
+     * the chain computes its share of it, a unit of q*wk MACs (its set's
+     * channels by the kernel row's columns) */
+    const int64_t npsum = ne * wo * sum_p, units = npsum * chain;
+    const int64_t macs = ne * wo * sum_p * nk * sumq * wk;
+    c->uops[es == 2 ? ENPU_UOP_MAC16 : ENPU_UOP_MAC] += macs;
+    /* a unit's first MAC adds the psum from the link above (0 at the top),
+     * its last puts the result in the PE's output register: the others
+     * read and write the psum RAM */
+    c->reads[ENPU_MEM_PSUM] += macs - units, c->writes[ENPU_MEM_PSUM] += macs - units;
+    c->writes[ENPU_MEM_PSUM_LINK] += units;
+    c->reads[ENPU_MEM_PSUM_LINK] += npsum * (chain - 1);
+    /* the bottom PE's psums leave on the output network, once each */
+    c->reads[ENPU_MEM_PSUM_NET] += npsum, c->writes[ENPU_MEM_PSUM_NET] += npsum;
+    if (ps->final) c->uops[ENPU_UOP_REQUANT] += npsum;
+    /* after a block's first pass the collector adds each psum to the kept one */
+    if (!ps->first) c->uops[ENPU_UOP_ALU] += npsum;
+    /* every MAC reads one value of each loop buffer; a PE of set v takes
+     * each used input column's qv values of its input row (the window, then
+     * the replacements) through its FIFO into its ifmap loop buffer, and its
+     * set's filters' rows into its filter loop buffer */
+    const int64_t ideliv = ne * ps->tu * nk * g->ncols * sumq, fdeliv = ne * nk * wk * sum_p * sumq;
+    c->reads[ENPU_MEM_IFMAP_LB] += macs, c->writes[ENPU_MEM_IFMAP_LB] += ideliv;
+    c->reads[ENPU_MEM_FILTER_LB] += macs, c->writes[ENPU_MEM_FILTER_LB] += fdeliv;
+    c->reads[ENPU_MEM_PE_FIFO] += ideliv, c->writes[ENPU_MEM_PE_FIFO] += ideliv;
+    /* the networks: the ifmap stream sends each used input column of each
+     * used input row (padding included) to each vertical set and, with
+     * gpar, each horizontal set; the filter stream the block */
     int64_t nK = 0, kok = 0;
     for (int64_t k = 0; k < (ne - 1) * in->stride_h + nk; k++) {
         bool used = false;
@@ -184,11 +258,15 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
             x = col;
             cok += col >= in->pad_left && col < in->pad_left + in->wi;
         }
-    int64_t ni = g->ncols * nhs * nK * sumq, nf = sum_p * sumq * nk * wk, npsum = ne * wo * sum_p;
-    /* sent once by the global buffer (read), taken by every PE the tags
-     * match (written): the multicast's reuse is their ratio */
-    c->reads[ENPU_MEM_NOC] += ni + nf + npsum;
-    c->writes[ENPU_MEM_NOC] += deliv + fvals + npsum;
+    const int64_t ni = g->ncols * nhs * nK * sumq, nf = sum_p * sumq * nk * wk;
+    /* sent once by the global buffer (read); an ifmap value passes the row
+     * nodes of its vertical set's nk rows, a filter value its PE row's
+     * (written: that row's bus is driven) */
+    c->reads[ENPU_MEM_NOC] += ni + nf;
+    c->writes[ENPU_MEM_NOC] += ni * nk + nf;
+    /* the global buffer: the ifmap values inside the input, the filters,
+     * the psums of the earlier passes, and on the last pass the block's
+     * (bias, M, S) and its outputs */
     c->reads[ENPU_MEM_GLB] += (cok * nhs * kok * sumq + nf) * es;
     if (!ps->first) c->reads[ENPU_MEM_GLB] += npsum * g->psum_bytes;
     if (ps->final) {
@@ -201,7 +279,7 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
 
 /* The body of rs_conv `in` from cycle B (after its configuration) on DRAM
  * channel d: returns the first cycle after it; adds its counts to c. */
-static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d, int64_t B,
+static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *d, int64_t B,
                            rs_counts *c) {
     enpu_rs_geom g;
     enpu_err e = {0};
@@ -215,7 +293,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d
         free(cmd), free(pd);
         return -1;
     }
-    dma_acc da = {d, B, B, 0, g.wb};
+    dma_acc da = {d, B, B, 0, 0, g.wb};
     int64_t ci = 0, prev = B, end = B, chan = B; /* chan: the DMA engine may issue from here */
     for (int64_t k = 0; k <= g.n_passes; k++) {
         /* the commands the pass needs (after the last pass: the stores left) */
@@ -223,17 +301,20 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d
         for (; ci < ncmd && cmd[ci].need <= k; ci++) {
             const enpu_rs_cmd *cc = &cmd[ci];
             da.t = max64(chan, cc->dep >= 0 ? pd[cc->dep] : B);
-            da.words = 0;
+            da.words = da.bytes = 0;
             da.done = da.t;
             enpu_rs_cmd_runs(&g, in, cc, dma_run, &da);
             chan = da.t;
             ready = max64(ready, da.done);
             end = max64(end, da.done);
+            /* a store reads its bytes from the global buffer and writes the
+             * DRAM's words; a load the other way round */
             if (cc->kind == ENPU_RS_STORE) {
                 c->writes[ENPU_MEM_OFFCHIP] += da.words;
+                c->reads[ENPU_MEM_GLB] += da.bytes;
             } else {
                 c->reads[ENPU_MEM_OFFCHIP] += da.words;
-                c->writes[ENPU_MEM_GLB] += da.words * g.wb;
+                c->writes[ENPU_MEM_GLB] += da.bytes;
             }
         }
         if (k == g.n_passes) {
@@ -267,8 +348,6 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d
         pd[k] = PD;
         prev = PD;
     }
-    /* the stores' global-buffer reads: the bytes of the output blocks */
-    c->reads[ENPU_MEM_GLB] += in->ho * in->wo * in->co * g.es;
     free(cmd), free(pd);
     return end;
 }
@@ -277,10 +356,11 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, sim_dram *d
 
 /* Instruction `in` from cycle t (its fetch), a sync's host op taking `host`
  * host CPU cycles (enpu_sync_host_cycles); returns the cycle after it. */
-static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, int64_t host, sim_dram *d, int64_t t,
+static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, int64_t host, dram_chan *d, int64_t t,
                            rs_counts *c) {
     int64_t ctl = a->instr_fetch_cycles + a->decode_cycles;
-    c->reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
+    /* the fetch reads the instruction's bus words out of the ITCM */
+    c->reads[ENPU_MEM_ITCM] += (ENPU_INSTR_BITS + a->bus_bits - 1) / a->bus_bits;
     if (in->opcode == ENPU_OPC_SYNC) ctl += a->host_sync_cycles;
     if (in->opcode == ENPU_OPC_RS_CONV) ctl += a->rs_config_cycles;
     c->act[ENPU_ACT_CONTROLLER] += ctl;
@@ -293,9 +373,8 @@ static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, int64_t hos
 }
 
 int64_t rs_model_program(const enpu_program *p, rs_counts *cnt) {
-    sim_dram d;
-    enpu_err e = {0};
-    if (sim_dram_init(&d, &p->arch, 1, &e) != 0) return -1;
+    dram_chan d;
+    if (chan_init(&d, &p->arch) != 0) return -1;
     int64_t t = 0;
     for (int i = 0; i < p->n_instr && t >= 0; i++) {
         rs_counts c;
@@ -303,19 +382,19 @@ int64_t rs_model_program(const enpu_program *p, rs_counts *cnt) {
         t = instr_model(&p->arch, &p->instr[i], enpu_sync_host_cycles(p, i), &d, t, &c);
         if (cnt) cnt[i] = c;
     }
-    sim_dram_free(&d);
+    free(d.open);
     return t;
 }
 
 int64_t rs_model_instr(const enpu_arch *a, const enpu_instr *in, rs_counts *c) {
     enpu_err e = {0};
     if (enpu_rs_validate(a, in, &e) != 0) return -1;
-    sim_dram d;
-    if (sim_dram_init(&d, a, 1, &e) != 0) return -1;
+    dram_chan d;
+    if (chan_init(&d, a) != 0) return -1;
     rs_counts tmp;
     memset(&tmp, 0, sizeof tmp);
     int64_t t = instr_model(a, in, 0, &d, 0, &tmp);
-    sim_dram_free(&d);
+    free(d.open);
     if (c) *c = tmp;
     return t;
 }
@@ -334,4 +413,77 @@ int64_t enpu_rs_model_program(const enpu_program *p, int64_t *act, int64_t *rd, 
     }
     free(c);
     return t;
+}
+
+int64_t enpu_rs_model_stats(const enpu_program *p, enpu_layer_stats *rows) {
+    rs_counts *c = calloc((size_t)(p->n_instr ? p->n_instr : 1), sizeof *c);
+    if (!c) return -1;
+    int64_t t = rs_model_program(p, c);
+    for (int i = 0; i < p->n_instr && t >= 0; i++) {
+        enpu_layer_stats *r = &rows[i];
+        for (int k = 0; k < ENPU_ACT_COUNT; k++) {
+            r->activity[k] += (uint64_t)c[i].act[k];
+            r->cycles += (uint64_t)c[i].act[k];
+        }
+        for (int m = 0; m < ENPU_MEM_COUNT; m++) {
+            r->reads[m] += (uint64_t)c[i].reads[m];
+            r->writes[m] += (uint64_t)c[i].writes[m];
+        }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) r->uops[o] += (uint64_t)c[i].uops[o];
+    }
+    free(c);
+    return t;
+}
+
+/* ---- the model against a run ------------------------------------------------------------- */
+
+typedef struct diff_ctx {
+    int n;          /* figures that differ */
+    char *msg;
+    size_t cap;
+} diff_ctx;
+
+static void differ(diff_ctx *d, const enpu_program *p, int i, const enpu_layer_stats *s, const char *what,
+                   uint64_t sim, uint64_t model) {
+    if (sim == model) return;
+    if (d->n++ == 0 && d->msg && d->cap)
+        snprintf(d->msg, d->cap, "instruction %d '%s' (%s): %s: simulated %" PRIu64 ", modelled %" PRIu64, i,
+                 p->layers && p->layers[i].name ? p->layers[i].name : s->name, s->op, what, sim, model);
+}
+
+int enpu_rs_model_diff(const enpu_program *p, const enpu_layer_stats *sim, uint64_t sim_cycles, char *msg,
+                       size_t n) {
+    diff_ctx d = {0, msg, n};
+    if (msg && n) msg[0] = 0;
+    enpu_layer_stats *m = calloc((size_t)(p->n_instr ? p->n_instr : 1), sizeof *m);
+    if (!m) {
+        if (msg && n) snprintf(msg, n, "out of memory");
+        return -1;
+    }
+    int64_t t = enpu_rs_model_stats(p, m);
+    char what[64];
+    for (int i = 0; i < p->n_instr && t >= 0; i++) {
+        const enpu_layer_stats *s = &sim[i], *e = &m[i];
+        /* the activities first: a time that differs is named by its activity */
+        for (int k = 0; k < ENPU_ACT_COUNT; k++)
+            differ(&d, p, i, s, enpu_activity_name((enpu_activity)k), s->activity[k], e->activity[k]);
+        differ(&d, p, i, s, "cycles", s->cycles, e->cycles);
+        for (int k = 0; k < ENPU_MEM_COUNT; k++) {
+            snprintf(what, sizeof what, "%s reads", enpu_memory_name((enpu_memory)k));
+            differ(&d, p, i, s, what, s->reads[k], e->reads[k]);
+            snprintf(what, sizeof what, "%s writes", enpu_memory_name((enpu_memory)k));
+            differ(&d, p, i, s, what, s->writes[k], e->writes[k]);
+        }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++)
+            differ(&d, p, i, s, enpu_unit_op_name((enpu_unit_op)o), s->uops[o], e->uops[o]);
+    }
+    free(m);
+    if (t < 0) {
+        if (msg && n) snprintf(msg, n, "out of memory");
+        return -1;
+    }
+    if (d.n == 0 && sim_cycles != (uint64_t)t && msg && n)
+        snprintf(msg, n, "total: simulated %" PRIu64 " cycles, modelled %" PRId64, sim_cycles, t);
+    d.n += sim_cycles != (uint64_t)t;
+    return d.n;
 }

@@ -38,6 +38,7 @@ void rs_lay_weights(const enpu_arch *a, const enpu_qnode *q, const enpu_instr *i
 typedef struct rs_counts {
     int64_t act[ENPU_ACT_COUNT];
     int64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
+    int64_t uops[ENPU_UOP_COUNT];
 } rs_counts;
 
 /* Cycles of a whole rowstat program from cycle 0 (enpu_model_program's

@@ -25,7 +25,7 @@
 #ifndef ENPU_SIM_CORE_H
 #define ENPU_SIM_CORE_H
 
-#include "sim/sim_internal.h"
+#include "sim/easynpu/chain.h"
 #include "sim/observe.h"
 
 #define NEVER UINT64_MAX

@@ -50,6 +50,7 @@ typedef struct datapath {
 
 typedef struct cyc_state {
     core k;
+    sim_enpu x;                  /* the decoder and the check's buffers (chain.h) */
     sim_chain chain;
     sim_dma dma;
     bool offchip;                /* the program has a dma or is fetched from DRAM */
@@ -152,6 +153,7 @@ void sim_core_count(core *k, int row, enpu_activity a, uint64_t n, uint64_t star
     st->activity[a] += n;
     st->cycles += n;
     row_touch(st, start, n);
+    sim_own(k->sim, row, start, n);
 }
 
 void sim_core_account(core *k, int row, enpu_activity a, uint64_t n, uint64_t start) {
@@ -200,6 +202,7 @@ static void attribute(cyc_state *es, enpu_sim *sim, uint64_t t, uint64_t n) {
     st->activity[ENPU_ACT_HOST] += host_n;
     st->cycles += n;
     row_touch(st, t, n);
+    sim_own(sim, row, t, n);
     if (!sim->obs || !sim->obs->trace) return;
     if (es->run == run && es->run_row == row) return;
     flush_run(es, sim, t);
@@ -300,6 +303,7 @@ static void cyc_destroy(void *state) {
     sim_ff_free(k);
     free(k->pc.hw_base);
     sim_dma_free(&es->dma);
+    sim_enpu_free(&es->x);
     free(es);
 }
 
@@ -309,6 +313,11 @@ static int cyc_create(enpu_sim *sim, void **out, enpu_err *err) {
     core *k = &es->k;
     const enpu_arch *a = &sim->arch;
     const enpu_program *p = sim->prog;
+    int rc = sim_enpu_init(&es->x, sim, err);
+    if (rc) {
+        free(es);
+        return rc;
+    }
     k->sim = sim;
     k->a = a;
     k->mem = &sim->mem;
@@ -324,11 +333,10 @@ static int cyc_create(enpu_sim *sim, void **out, enpu_err *err) {
     int64_t max_taps = 1;
     for (int i = 0; i < p->n_instr; i++)
         if (p->instr[i].hk * p->instr[i].wk > max_taps) max_taps = p->instr[i].hk * p->instr[i].wk;
-    int rc;
     if ((rc = sim_ifpad_init(&k->pad, a, err)) || (rc = sim_ff_init(k, max_taps, err)) ||
         (rc = sim_wfifo_init(&k->wpad, (int)a->weight_pad_depth, k->P, err)) ||
         (rc = sim_wfifo_init(&k->op2, op2_depth, k->P, err)) ||
-        (rc = sim_pe_init(&k->pe, a, sim->dec.max_lanes, err)) || (rc = sim_sched_init(k, err)) ||
+        (rc = sim_pe_init(&k->pe, a, es->x.dec.max_lanes, err)) || (rc = sim_sched_init(k, err)) ||
         (es->offchip && (rc = sim_dma_init(&es->dma, sim, err)))) {
         cyc_destroy(es);
         return rc;
@@ -357,7 +365,7 @@ static int chain_start(cyc_state *es, enpu_sim *sim, uint64_t t0, enpu_err *err)
     const int head = es->dp.instr;
     flush_run(es, sim, t0);
     /* decoded now: a dma may have loaded the chain's parameters (§13.3) */
-    int rc = sim_decode_chain(&sim->dec, p, &sim->mem, head, &es->chain, err);
+    int rc = sim_decode_chain(&es->x.dec, p, &sim->mem, head, &es->chain, err);
     if (rc) return rc;
     sim_rows_of_chain(sim, &es->chain);
     if (es->offchip) {
@@ -365,7 +373,7 @@ static int chain_start(cyc_state *es, enpu_sim *sim, uint64_t t0, enpu_err *err)
         if ((rc = sim_dma_race(&es->dma, t0, head, es->acc, es->n_acc, err))) return rc;
         sim_tok_take(&es->dma.tok, p->instr[head].pop, ENPU_QUEUE_COMPUTE);
     }
-    sim_chain_begin(sim, &es->chain);
+    sim_chain_begin(sim, &es->x, &es->chain);
     core *k = &es->k;
     k->ch = &es->chain;
     k->t0 = k->t = t0;
@@ -404,7 +412,7 @@ static int chain_finish(cyc_state *es, enpu_sim *sim, uint64_t t_end, enpu_err *
     es->dp.state = DP_IDLE;
     es->progress = t_end;
     if (es->offchip) sim_tok_push(&es->dma.tok, sim->prog->instr[head].push, ENPU_QUEUE_COMPUTE);
-    return sim_chain_done(sim, &es->chain, err);
+    return sim_chain_done(sim, &es->x, &es->chain, err);
 }
 
 /* ---- the top controller: fetch, decode, dispatch (§13.3) --------------------------------- */

@@ -162,6 +162,7 @@ int sim_dma_init(sim_dma *d, enpu_sim *sim, enpu_err *err) {
     d->pf = enpu_program_dram_instr_words(p) > 0;
     d->ring = (int)(a->itcm_bytes / ENPU_INSTR_BYTES);
     int rc = sim_dram_init(&d->ch, a, d->E, err);
+    d->ch.log = &sim->dram_log; /* the roofline's bytes in time (span.h) */
     for (int e = 0; e < d->E && !rc; e++)
         if (!(d->eng[e].q = calloc((size_t)d->Bq, sizeof(dma_cmd))))
             rc = enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory for the DMA queues");

@@ -21,7 +21,7 @@
 #define ENPU_SIM_DMA_H
 
 #include "sim/dram.h"
-#include "sim/sim_internal.h"
+#include "sim/easynpu/chain.h"
 
 /* ---- words a party touches (§13.4 "Races") -------------------------------- */
 

@@ -2,7 +2,7 @@
  * maps, stage by stage, with no timing, and writes exactly the bytes the
  * cycle engine writes (every output word in full, lanes of channels >= co
  * zero).  It shares with the cycle engine only the decoded registers
- * (top_ctrl.c) and the numerics glue of sim_internal.h, so the two are
+ * (top_ctrl.c) and the numerics glue of chain.h, so the two are
  * independent computations of the same layer; the driver uses this one also
  * to check the cycle engine chain by chain.  A dma is an immediate copy in
  * program order; tokens are ignored (docs/microarch.md §13.8). */
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/easynpu/chain.h"
 #include "sim/engine.h"
 
 /* Reads [H][W][C] (C folded in words of P at addr) into buf. */
@@ -134,8 +135,9 @@ static void remap(const sim_chain *c, const int8_t *buf, int8_t *out) {
                 out[sim_perm_rank(c, h, w, ch)] = buf[(h * c->rs_wi + w) * c->rs_ci + ch];
 }
 
-int sim_func_exec_chain(const enpu_sim *sim, const sim_chain *c, sim_mem *m, enpu_err *err) {
-    int8_t *x = sim->fbuf[0], *y = sim->fbuf[1], *z = sim->fbuf[2], *r = sim->fbuf[3];
+int sim_func_exec_chain(const enpu_sim *sim, const sim_enpu *e, const sim_chain *c, sim_mem *m,
+                        enpu_err *err) {
+    int8_t *x = e->fbuf[0], *y = e->fbuf[1], *z = e->fbuf[2], *r = e->fbuf[3];
     read_fmap(m, ENPU_MEM_MAIN, c->ifmap_addr, c->hi, c->wi, c->ci, x);
     int rc = 0;
     for (int k = 0; k < c->n_st && !rc; k++) {
@@ -176,16 +178,27 @@ int sim_func_exec_chain(const enpu_sim *sim, const sim_chain *c, sim_mem *m, enp
 /* ---- the functional engine --------------------------------------------------------- */
 
 typedef struct fn_state {
+    sim_enpu x;
     sim_chain chain;
 } fn_state;
 
 static int fn_create(enpu_sim *sim, void **out, enpu_err *err) {
-    (void)sim;
-    *out = calloc(1, sizeof(fn_state));
-    return *out ? 0 : enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");
+    fn_state *es = calloc(1, sizeof *es);
+    if (!es) return enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory");
+    int rc = sim_enpu_init(&es->x, sim, err);
+    if (rc) {
+        free(es);
+        return rc;
+    }
+    *out = es;
+    return 0;
 }
 
-static void fn_destroy(void *es) { free(es); }
+static void fn_destroy(void *state) {
+    fn_state *es = state;
+    sim_enpu_free(&es->x);
+    free(es);
+}
 
 static int fn_run(void *state, enpu_sim *sim, enpu_err *err) {
     fn_state *es = state;
@@ -206,11 +219,11 @@ static int fn_run(void *state, enpu_sim *sim, enpu_err *err) {
             pc++;
             continue;
         }
-        int rc = sim_decode_chain(&sim->dec, p, &sim->mem, pc, &es->chain, err);
+        int rc = sim_decode_chain(&es->x.dec, p, &sim->mem, pc, &es->chain, err);
         if (rc) return rc;
         sim_rows_of_chain(sim, &es->chain);
-        if ((rc = sim_func_exec_chain(sim, &es->chain, &sim->mem, err))) return rc;
-        if ((rc = sim_chain_done(sim, &es->chain, err))) return rc;
+        if ((rc = sim_func_exec_chain(sim, &es->x, &es->chain, &sim->mem, err))) return rc;
+        if ((rc = sim_chain_done(sim, &es->x, &es->chain, err))) return rc;
         pc += es->chain.n_instr;
     }
     return 0;

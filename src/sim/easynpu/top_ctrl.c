@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "isa/isa_internal.h"
-#include "sim/sim_internal.h"
+#include "sim/easynpu/chain.h"
 
 static const char *lname(const enpu_program *p, int i) {
     const char *n = p->layers ? p->layers[i].name : NULL;

@@ -26,11 +26,14 @@ void rs_collect_step(rs_eng *e, int64_t t) {
         int64_t p = e->ph[h], xo = best->unit / p, m = best->unit % p;
         int64_t i = g->gpar ? h * ps->nf + m : h * g->p + m; /* the block's channel */
         int64_t poff = g->psum_off + ((j * in->wo + xo) * nch + i) * g->psum_bytes, v = best->value;
-        e->st.reads[ENPU_MEM_NOC]++;
-        e->st.writes[ENPU_MEM_NOC]++;
+        e->st.reads[ENPU_MEM_PSUM_NET]++;
+        e->st.writes[ENPU_MEM_PSUM_NET]++;
         if (!ps->first) {
+            /* added to the psum the block's earlier passes kept: an adder
+             * rs_psum_bits wide (counted as `alu`) */
             v += rs_glb_get(e->glb, poff, (int)g->psum_bytes);
             e->st.reads[ENPU_MEM_GLB] += (uint64_t)g->psum_bytes;
+            e->st.uops[ENPU_UOP_ALU]++;
         }
         int64_t wt = t;
         if (!ps->final) {
@@ -44,10 +47,8 @@ void rs_collect_step(rs_eng *e, int64_t t) {
             uint32_t M = (uint32_t)rs_glb_get(e->glb, par + 8, 4);
             int S = (int)rs_glb_get(e->glb, par + 12, 4);
             int64_t acc = v + bias;
-            int32_t y = g->es == 2 ? enpu_requant_wide(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
-                                                       (int32_t)in->rs_hi)
-                                   : enpu_requant(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
-                                                  (int32_t)in->rs_hi);
+            int32_t y = rs_requant(in, g->es, acc, M, S);
+            e->st.uops[ENPU_UOP_REQUANT]++;
             int ob = (in->rs_dbuf & 4) ? (int)(ps->block % 2) : 0;
             rs_glb_put(e->glb, g->out_off[ob] + ((j * in->wo + xo) * nch + i) * g->es, (int)g->es, y);
             e->st.writes[ENPU_MEM_GLB] += (uint64_t)g->es;

@@ -3,7 +3,11 @@
  * for a layer, runs the layer's passes one after the other -- each pass's
  * node IDs and PE registers, its ifmap and filter streams, the PEs, the
  * output network -- while the DMA engine works through the layer's command
- * queue, and attributes every cycle to one activity of the instruction. */
+ * queue, and attributes every cycle to one activity of the instruction.
+ * A pass is computed in one go when fastfwd.c can prove it runs without an
+ * error (docs/rowstat.md "Fast-forward"); the controller then steps only the
+ * DMA engine until the pass's end.  opts.per_cycle keeps every pass on
+ * pass_cycle, the reference. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@ static void engine_free(void *st) {
     rs_noc_free(&e->ifmap_net);
     rs_noc_free(&e->filter_net);
     rs_dma_free(&e->dma);
+    rs_ff_free(&e->ff);
     free(e);
 }
 
@@ -42,6 +47,7 @@ static int engine_create(enpu_sim *sim, void **out, enpu_err *err) {
     if (!rc) rc = rs_noc_init(&e->ifmap_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_ifmap_net_values, err);
     if (!rc) rc = rs_noc_init(&e->filter_net, (int)a->rs_rows, (int)a->rs_cols, (int)a->rs_filter_net_values, err);
     if (!rc) rc = rs_dma_init(&e->dma, a, err);
+    if (!rc) e->dma.dram.log = &sim->dram_log; /* bursts, for the roofline's per-layer bytes */
     if (!rc && sim->opts.check && sim->mem.dram_words > 0) {
         e->shadow = malloc((size_t)(sim->mem.dram_words * sim->mem.wb));
         if (!e->shadow) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for the check's DRAM copy");
@@ -63,6 +69,7 @@ static void account(enpu_sim *sim, int instr, enpu_activity a, int64_t start, in
     st->cycles += (uint64_t)n;
     if (st->start_cycle == UINT64_MAX || (uint64_t)start < st->start_cycle) st->start_cycle = (uint64_t)start;
     if ((uint64_t)(start + n) > st->end_cycle) st->end_cycle = (uint64_t)(start + n);
+    sim_own(sim, instr, (uint64_t)start, (uint64_t)n);
 }
 
 /* ---- a pass ------------------------------------------------------------------------------ */
@@ -174,6 +181,7 @@ static int pass_cycle(rs_eng *e, int64_t t, bool *done, enpu_err *err) {
             rs_pe *pe = rs_pe_at(e, r, c);
             int s = rs_pe_step(pe, t, r > 0 ? &rs_pe_at(e, r - 1, c)->out : NULL, go, &e->st);
             if (s > 0) {
+                e->st.uops[e->g.es == 2 ? ENPU_UOP_MAC16 : ENPU_UOP_MAC]++;
                 if (t < e->first_mac) e->first_mac = t;
                 e->last_mac = t;
                 e->busy_cycles++;
@@ -190,6 +198,16 @@ static int pass_cycle(rs_eng *e, int64_t t, bool *done, enpu_err *err) {
 }
 
 /* ---- a layer ------------------------------------------------------------------------------ */
+
+/* A planted miscount (rs_fault, white-box tests only): one more of the
+ * chosen count in the chosen instruction. */
+static void rs_fault_count(rs_eng *e) {
+    const rs_fault *f = &e->fault;
+    if (f->kind == RS_FAULT_NONE || f->instr != e->instr) return;
+    if (f->kind == RS_FAULT_READ) e->st.reads[f->what]++;
+    else if (f->kind == RS_FAULT_WRITE) e->st.writes[f->what]++;
+    else if (f->kind == RS_FAULT_UOP) e->st.uops[f->what]++;
+}
 
 /* Runs rs_conv `instr` from cycle B; *end gets the first cycle after it. */
 static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *err) {
@@ -208,6 +226,8 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
     }
     for (int64_t k = 0; k < e->g.n_passes; k++) e->pass_done[k] = INT64_MAX;
     rs_dma_start(&e->dma, e->cmd, e->ncmd, B, e->cmd_done);
+    e->ff.nmemo = 0; /* pass shapes are the instruction's */
+    e->ff.done_at = -1;
     int64_t next = 0, prev = B, t = B, ci_need = 0;
     e->active = false;
     for (;;) {
@@ -228,11 +248,13 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 ci_need = ci;
                 account(sim, instr, ENPU_ACT_DMA_WAIT, prev, t - prev);
                 pass_start(e, next, t);
+                e->ff.done_at = e->ff.on ? rs_ff_pass(e, t) : -1;
             }
         }
         if (e->active) {
             bool done = false;
-            if ((rc = pass_cycle(e, t, &done, err))) goto out;
+            if (e->ff.done_at >= 0) done = t == e->ff.done_at; /* fast-forwarded: its end */
+            else if ((rc = pass_cycle(e, t, &done, err))) goto out;
             if (done) {
                 int64_t pd = e->last_write + 1;
                 e->pass_done[e->k] = pd;
@@ -243,8 +265,14 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 if (e->ps.final)
                     e->st.reads[ENPU_MEM_GLB] += (uint64_t)(enpu_rs_block_channels(&e->g, &e->ps) * ENPU_RS_PARAM_BYTES);
                 e->active = false;
+                e->ff.done_at = -1;
                 prev = pd;
                 next++;
+            } else if (e->ff.done_at >= 0) {
+                /* a fast-forwarded pass: only the DMA engine acts until its end */
+                int64_t n = rs_dma_next(&e->dma, e, t);
+                t = n < e->ff.done_at ? n : e->ff.done_at;
+                continue;
             }
             t++;
             continue;
@@ -267,10 +295,12 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
         }
         t = n;
     }
+    rs_fault_count(e);
     for (int m = 0; m < ENPU_MEM_COUNT; m++) {
         sim->rows[instr].reads[m] += e->st.reads[m];
         sim->rows[instr].writes[m] += e->st.writes[m];
     }
+    for (int o = 0; o < ENPU_UOP_COUNT; o++) sim->rows[instr].uops[o] += e->st.uops[o];
 out:
     free(e->cmd), free(e->cmd_done), free(e->pass_done);
     e->cmd = NULL, e->cmd_done = e->pass_done = NULL;
@@ -315,6 +345,10 @@ static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
     const enpu_arch *a = e->a;
     sim_dram_reset(&e->dma.dram);
     memset(e->glb, 0, (size_t)a->rs_glb_bytes);
+    /* fast-forward (fastfwd.c) unless the run asks for every cycle */
+    e->ff.on = !sim->opts.per_cycle && !sim->step_every_cycle && !sim->cycle_hook;
+    e->ff.portable = sim->ff_portable;
+    sim->ff_cycles = 0;
     if (sim->obs) {
         sim_obs_track(sim->obs, 1, "controller");
     }
@@ -326,7 +360,8 @@ static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
         if (in->opcode == ENPU_OPC_SYNC) ctl += a->host_sync_cycles;
         if (in->opcode == ENPU_OPC_RS_CONV) ctl += a->rs_config_cycles;
         account(sim, i, ENPU_ACT_CONTROLLER, t, ctl);
-        sim->rows[i].reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
+        /* the instruction's bus words out of the ITCM, as EasyNPU's fetch */
+        sim->rows[i].reads[ENPU_MEM_ITCM] += (uint64_t)enpu_ceil_div(ENPU_INSTR_BITS, a->bus_bits);
         t += ctl;
         if (in->opcode == ENPU_OPC_SYNC) {
             /* the host CPU's time for the op (enpu_sync_host_cycles: every

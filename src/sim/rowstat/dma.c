@@ -29,6 +29,7 @@ void rs_dma_start(rs_dma *d, const enpu_rs_cmd *cmd, int64_t ncmd, int64_t t, in
     d->issuing = false;
     d->chan = t;
     d->done_at = done_at;
+    d->bursts = 0;
     for (int64_t i = 0; i < ncmd; i++) done_at[i] = -1;
 }
 
@@ -108,6 +109,9 @@ int rs_dma_step(rs_dma *d, rs_eng *e, int64_t t, enpu_err *err) {
         const enpu_rs_run *r = &d->runs[d->ri];
         int64_t x = r->dram + d->off, b = sim_dram_burst(&d->dram, x, r->dram + r->bytes);
         uint64_t s = sim_dram_grant(&d->dram, 1, x, b, (uint64_t)t, NULL);
+        if (e->fault.kind == RS_FAULT_DRAM_LATE && e->fault.instr == e->instr && e->fault.burst == d->bursts)
+            d->dram.free_at++, s++; /* a planted fault (white-box tests) */
+        d->bursts++;
         d->chan = t + (int64_t)s;
         d->off += b;
         if (d->off == r->bytes) d->ri++, d->off = 0;

@@ -47,7 +47,7 @@ bool rs_noc_empty(const rs_noc *n) { return n->n_stage[0] == 0 && n->n_stage[1] 
 
 void rs_noc_step(rs_noc *n, int64_t t, const rs_packet *sent, int n_sent,
                  void (*deliver)(void *ctx, int row, int col, int32_t value, int64_t at), void *ctx,
-                 uint64_t *delivered) {
+                 uint64_t *passed) {
     /* the column nodes of the rows a value passed */
     for (int i = 0; i < n->n_stage[1]; i++) {
         const rs_packet *pk = &n->stage[1][i];
@@ -55,16 +55,17 @@ void rs_noc_step(rs_noc *n, int64_t t, const rs_packet *sent, int n_sent,
             if (!n->row_pass[i * n->rows + r]) continue;
             const int32_t *ids = n->col_id + r * n->cols;
             for (int c = 0; c < n->cols; c++)
-                if (ids[c] == pk->col_tag) {
-                    deliver(ctx, r, c, pk->value, t);
-                    (*delivered)++;
-                }
+                if (ids[c] == pk->col_tag) deliver(ctx, r, c, pk->value, t);
         }
     }
     /* the row nodes */
     for (int i = 0; i < n->n_stage[0]; i++) {
         n->stage[1][i] = n->stage[0][i];
-        for (int r = 0; r < n->rows; r++) n->row_pass[i * n->rows + r] = n->row_id[r] == n->stage[0][i].row_tag;
+        for (int r = 0; r < n->rows; r++) {
+            bool pass = n->row_id[r] == n->stage[0][i].row_tag;
+            n->row_pass[i * n->rows + r] = pass;
+            *passed += pass;
+        }
     }
     n->n_stage[1] = n->n_stage[0];
     /* the global buffer's bus */

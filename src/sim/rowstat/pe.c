@@ -1,6 +1,8 @@
 /* The row-stationary PE (docs/rowstat.md "A PE"): the note's three layers.
  * PE core: a 16-bit multiplier and a psum adder (rs_psum_bits) whose psum
- * comes from the psum RAM, or for a unit's first MAC from the PE above.
+ * comes from the psum RAM, or for a unit's first MAC from the PE above; a
+ * unit's last MAC writes its psum into the output register (the link to the
+ * PE below, or the output network's for the bottom PE), not the RAM.
  * PE: the filter loop buffer (its values circulate: every output column
  * reuses them) and the ifmap loop buffer, a circular window of wk columns x q
  * channels whose oldest stride_w columns are thrown away ("if trash") and
@@ -107,14 +109,24 @@ int rs_pe_step(rs_pe *pe, int64_t t, rs_link *in, bool go, rs_stats *st) {
     int64_t slot = pe->lb_head + pe->k;
     if (slot >= pe->L) slot -= pe->L;
     int64_t x = pe->lb[slot], w = pe->flb[m * pe->L + pe->k];
+    /* the psum the MAC adds to: a unit's first MAC takes the link from the
+     * PE above (0 at the top of the chain), the others read the psum RAM */
     int64_t acc = pe->k == 0 ? (in ? in->value : 0) : pe->psum[m];
-    if (pe->k == 0 && in) in->full = false; /* taken: the PE above may write its next psum */
+    if (pe->k == 0 && in) {
+        in->full = false; /* taken: the PE above may write its next psum */
+        st->reads[ENPU_MEM_PSUM_LINK]++;
+    } else if (pe->k > 0) {
+        st->reads[ENPU_MEM_PSUM]++;
+    }
     acc += x * w;
-    pe->psum[m] = acc;
+    /* every MAC but a unit's last writes the psum RAM; the last writes the
+     * output register instead (below) */
+    if (!last) {
+        pe->psum[m] = acc;
+        st->writes[ENPU_MEM_PSUM]++;
+    }
     st->reads[ENPU_MEM_IFMAP_LB]++;
     st->reads[ENPU_MEM_FILTER_LB]++;
-    st->reads[ENPU_MEM_PSUM]++;
-    st->writes[ENPU_MEM_PSUM]++;
     if (pull) {
         pe->lb[slot] = fifo_pop(pe);
         st->reads[ENPU_MEM_PE_FIFO]++;
@@ -123,6 +135,7 @@ int rs_pe_step(rs_pe *pe, int64_t t, rs_link *in, bool go, rs_stats *st) {
     if (pe->first_mac < 0) pe->first_mac = t;
     pe->last_mac = t;
     if (++pe->k == pe->L) {
+        st->writes[ENPU_MEM_PSUM_LINK]++;
         pe->out.full = true;
         pe->out.unit = pe->u;
         pe->out.value = acc;

@@ -11,6 +11,9 @@
  *               requantizer into the global buffer;
  *   ctrl.c      the controller: instructions, passes, the layer's DMA queue,
  *               statistics (the cycle engine);
+ *   fastfwd.c   the cycle engine's fast-forward: a pass computed in one go
+ *               when its schedule proves it raises no error (docs/rowstat.md
+ *               "Fast-forward");
  *   functional.c the same results without time.
  * The timing rules are those of the compiler's cost model
  * (src/compiler/rowstat/cost.c), which must predict every cycle. */
@@ -67,6 +70,7 @@ typedef struct rs_pe {
 
 typedef struct rs_stats {
     uint64_t reads[ENPU_MEM_COUNT], writes[ENPU_MEM_COUNT];
+    uint64_t uops[ENPU_UOP_COUNT];
 } rs_stats;
 
 int rs_pe_alloc(rs_pe *pe, const enpu_arch *a, enpu_err *err);
@@ -113,11 +117,12 @@ void rs_noc_free(rs_noc *n);
 void rs_noc_clear(rs_noc *n);
 /* One cycle: the packets of two cycles ago reach the PEs whose row and
  * column IDs both match (deliver(ctx, row, col, value, at) for each), those
- * of last cycle pass the row nodes, and `sent` (n packets read from the
- * global buffer this cycle) enter. */
+ * of last cycle pass the row nodes whose ID matches (*passed counts each
+ * row a packet passes: its row bus is driven), and `sent` (n packets read
+ * from the global buffer this cycle) enter. */
 void rs_noc_step(rs_noc *n, int64_t t, const rs_packet *sent, int n_sent,
                  void (*deliver)(void *ctx, int row, int col, int32_t value, int64_t at), void *ctx,
-                 uint64_t *delivered);
+                 uint64_t *passed);
 bool rs_noc_empty(const rs_noc *n);
 
 /* ---- the global buffer and its streams (glb.c) ---------------------------------------- */
@@ -153,6 +158,7 @@ typedef struct rs_dma {
     int64_t chan;              /* the engine may grant its next burst from this cycle */
     int64_t *done_at;          /* per command: completion cycle, -1 pending */
     int64_t last_grant_end;
+    int64_t bursts;            /* bursts granted for the layer (rs_fault) */
 } rs_dma;
 
 int rs_dma_init(rs_dma *d, const enpu_arch *a, enpu_err *err);
@@ -172,11 +178,80 @@ int64_t rs_dma_next(const rs_dma *d, const rs_eng *e, int64_t t);
  * requantized on the pass that completes them). */
 void rs_collect_step(rs_eng *e, int64_t t);
 
+/* The requantizer (docs/numerics.md §12): psum plus bias `acc` to an output
+ * value of the instruction's width. */
+static inline int32_t rs_requant(const enpu_instr *in, int64_t es, int64_t acc, uint32_t M, int S) {
+    return es == 2 ? enpu_requant_wide(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo, (int32_t)in->rs_hi)
+                   : enpu_requant(acc, M, S, (int32_t)in->rs_zp_out, (int32_t)in->rs_lo, (int32_t)in->rs_hi);
+}
+
+/* ---- the fast-forward (fastfwd.c) ---------------------------------------------------------------- */
+
+/* The schedule of a pass shape, relative to the pass's start (a layer's
+ * passes of one shape share it: nothing in it depends on the data, the
+ * start cycle or which output block the pass is in). */
+typedef struct rs_ff_shape {
+    int64_t ne, nc, nf, ng, nk;    /* the key: enpu_rs_pass's shape */
+    bool ok;                       /* no error in the pass: it may be fast-forwarded */
+    int64_t tc, tl, ts;            /* first MAC, last MAC, last psum served */
+} rs_ff_shape;
+
+#define RS_FF_MEMO 32
+
+typedef struct rs_ff {
+    bool on;                       /* the run fast-forwards (not opts.per_cycle, ...) */
+    bool portable;                 /* sim->ff_portable: 64-bit sums for 8-bit data too */
+    int64_t done_at;               /* the pass running was fast-forwarded: its last psum's cycle; -1 */
+    rs_ff_shape memo[RS_FF_MEMO];  /* the instruction's shapes */
+    int nmemo;
+    /* scratch, grown as needed */
+    int64_t *rd;                   /* per psum: the cycle it is ready for the output network */
+    int64_t *srv;                  /* per psum: the cycle the output network takes it */
+    int16_t *x;                    /* the ifmap stream's rows */
+    int16_t *w;                    /* per horizontal set: its filters, a column's chain end to end */
+    int16_t *v;                    /* per output column: the chain's windows end to end */
+    int64_t *par;                  /* per block channel: bias, M, S (final passes) */
+    size_t rd_cap, srv_cap, x_cap, w_cap, v_cap, par_cap;
+} rs_ff;
+
+void rs_ff_free(rs_ff *f);
+/* Pass e->k, just started in cycle t (pass_start), in one go: returns the
+ * cycle its last psum reaches the global buffer (the per-cycle path's
+ * `done` cycle), everything up to then done -- the global buffer's psums
+ * and outputs, every statistic of the pass, the engine's pass state --
+ * except the DMA engine's cycles, which the controller still steps; or -1,
+ * changing nothing, when the pass must run per cycle (docs/rowstat.md
+ * "Fast-forward"). */
+int64_t rs_ff_pass(rs_eng *e, int64_t t);
+
 /* ---- the functional model (functional.c) ------------------------------------------------------- */
 
 /* rs_conv `in` computed directly on the DRAM image `dram` (the program's
  * footprint): the functional mode's, and the cycle mode's check. */
 int rs_func_conv(const enpu_arch *a, const enpu_instr *in, uint8_t *dram, enpu_err *err);
+
+/* ---- fault injection (white-box tests only) ------------------------------------------------------ */
+
+/* A fault a test plants in the engine (rs_eng.fault, through the
+ * simulator's engine state) to check that the cost model's equality check
+ * catches it: one count too many in one instruction, or one burst of an
+ * instruction's DMA granted for one cycle more than the channel's rules
+ * say (its data and the channel's next grant one cycle late).  Nothing
+ * else sets it: all zero, the engine is the one specified. */
+typedef enum rs_fault_kind {
+    RS_FAULT_NONE = 0,
+    RS_FAULT_READ,       /* reads[what] + 1 */
+    RS_FAULT_WRITE,      /* writes[what] + 1 */
+    RS_FAULT_UOP,        /* uops[what] + 1 */
+    RS_FAULT_DRAM_LATE   /* burst `burst` of the instruction one cycle late */
+} rs_fault_kind;
+
+typedef struct rs_fault {
+    rs_fault_kind kind;
+    int instr;           /* the instruction it hits */
+    int what;            /* enpu_memory or enpu_unit_op */
+    int64_t burst;       /* the instruction's bursts counted from 0 */
+} rs_fault;
 
 /* ---- the controller (ctrl.c) ----------------------------------------------------------------- */
 
@@ -215,6 +290,8 @@ struct rs_eng {
     uint8_t *shadow;           /* opts.check: the DRAM replayed functionally */
     /* samples of the PE activity for the trace */
     uint64_t busy_cycles;
+    rs_ff ff;                  /* the fast-forward's state */
+    rs_fault fault;            /* white-box tests: a planted fault (none) */
 };
 
 /* The PE at array row `row` and column `col`. */

@@ -1,0 +1,114 @@
+/* Co-simulation of the RTL against the cycle engines (docs/rtl.md): what a
+ * testbench needs to drive a hardware model with the same program and
+ * compare it with the C simulator every cycle.  The C simulator stays the
+ * golden model: a testbench attaches a hook that the cycle engine calls
+ * after every cycle with its own state (every unit evaluated every cycle,
+ * never skipped), and reads that state through the accessors below, which
+ * copy it into plain structs (the engines' own structs stay private).
+ *
+ * Systolic engine (docs/systolic.md): after cycle t the PE registers, the
+ * output MUX registers, the requantizer pipeline, the controller's issue
+ * decisions and the words the re-shaping unit wrote in cycle t (the main
+ * DTCM's write-cycle table says which: word w was last written in cycle
+ * wc[w] - 1). */
+#ifndef EASYNPU_COSIM_H
+#define EASYNPU_COSIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "easynpu/sim.h"
+#include "easynpu/systolic.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Called after each simulated cycle t with the engine's state (engine). */
+typedef void (*enpu_cosim_hook)(void *ctx, uint64_t t, const void *engine);
+
+/* Makes sim call hook(ctx, t, engine) after every cycle of its cycle engine
+ * and evaluate every unit in every cycle (no skipped or fast-forwarded
+ * cycles).  hook NULL detaches. */
+void enpu_cosim_attach(enpu_sim *sim, enpu_cosim_hook hook, void *ctx);
+
+/* The machine's memories as the simulator holds them (valid while sim
+ * lives; the contents change as it runs). */
+typedef struct enpu_cosim_mem {
+    int wb;                     /* bytes per word */
+    const uint8_t *main, *wmem; /* main DTCM, weight memory */
+    int64_t main_words, w_words;
+    const uint64_t *main_wc;    /* per main word: cycle of its last write + 1 (cycle mode) */
+} enpu_cosim_mem;
+void enpu_cosim_mem_of(const enpu_sim *sim, enpu_cosim_mem *out);
+
+/* ---- the systolic engine -------------------------------------------------- */
+
+typedef struct enpu_cosim_sya_dims {
+    int R, C;                   /* array rows, columns */
+    int NR, NC, BR, BC;         /* bank rows/columns, bank grid */
+    int wb, La, Lw, L, rq;      /* word bytes, read latencies, L = max, requantizer latency */
+    int njobs;                  /* units in flight at most */
+} enpu_cosim_sya_dims;
+
+/* A value in the array; seq < 0 is a bubble (the other fields are then
+ * stale). */
+typedef struct enpu_cosim_sya_tok {
+    int32_t seq, k;             /* unit and step */
+    int8_t v;
+    bool last;                  /* k == K - 1 */
+} enpu_cosim_sya_tok;
+
+typedef struct enpu_cosim_sya_pe {
+    enpu_cosim_sya_tok a, w;    /* operand registers */
+    int64_t acc;
+} enpu_cosim_sya_pe;
+
+/* A finished dot product (MUX register) or a requantized one (pipeline). */
+typedef struct enpu_cosim_sya_res {
+    int32_t seq, r, c;          /* unit, array row and column */
+    int64_t acc;
+    int8_t q;                   /* requantized (pipeline only) */
+} enpu_cosim_sya_res;
+
+/* A unit from its issue to its last write. */
+typedef struct enpu_cosim_sya_job {
+    int instr;
+    int32_t seq;
+    int64_t T, K;               /* enters the array at T (issued at T - L), K steps */
+    enpu_sya_unit u;
+} enpu_cosim_sya_job;
+
+/* The controller after cycle t. */
+typedef struct enpu_cosim_sya_ctl {
+    int state;                  /* 0 fetch, 1 configure, 2 wait, 3 stream, 4 tail, 5 drain, 6 host, 7 done */
+    int pc;
+    int stall;                  /* in wait: 1 the output MUXes, 2 an input not written, 3 a hazard */
+    int32_t next_seq;           /* units issued so far */
+    int64_t mux_free;           /* a unit of K steps may issue at t when t + K >= mux_free */
+    int64_t wait_k;             /* K of the unit pc's instruction waits to issue (state wait) */
+    int64_t mux_out, ofm_words; /* results the MUXes handed on, words written, in cycle t */
+} enpu_cosim_sya_ctl;
+
+void enpu_cosim_sya_dims_of(const void *engine, enpu_cosim_sya_dims *out);
+void enpu_cosim_sya_ctl_of(const void *engine, enpu_cosim_sya_ctl *out);
+void enpu_cosim_sya_pe_at(const void *engine, int r, int c, enpu_cosim_sya_pe *out);
+/* The array's west edge in cycle t (row i: west true) or its north edge
+ * (column i): the value the global buffer's read side delivers. */
+void enpu_cosim_sya_edge_at(const void *engine, uint64_t t, bool west, int i, enpu_cosim_sya_tok *out);
+/* The MUX register of row r, bank column bc: false when empty. */
+bool enpu_cosim_sya_mux_at(const void *engine, int r, int bc, enpu_cosim_sya_res *out);
+/* After cycle t, the requantizer's stage j (1..rq): the result MUX (r, bc)
+ * handed on in cycle t - j + 1; false when none. */
+bool enpu_cosim_sya_rq_at(const void *engine, uint64_t t, int j, int r, int bc, enpu_cosim_sya_res *out);
+/* Unit seq while it is in flight (false otherwise). */
+bool enpu_cosim_sya_job_of(const void *engine, int32_t seq, enpu_cosim_sya_job *out);
+/* Instruction instr's shape (NULL for one that is not systolic). */
+const enpu_sya_shape *enpu_cosim_sya_shape(const void *engine, int instr);
+/* The parameter registers of instruction instr, output channel ch. */
+void enpu_cosim_sya_param(const void *engine, int instr, int64_t ch, int32_t *bias, uint32_t *M, int *S);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,228 @@
+#!/bin/sh
+# The RTL's co-simulation, mutation check and synthesis (docs/rtl.md).
+#   sh scripts/rtl.sh test    `make rtl-test`: builds the Verilator testbench of each
+#                             configuration, runs the default model and random layers
+#                             against the C simulator, then the mutation check
+#   sh scripts/rtl.sh mutate  only the mutation check
+#   sh scripts/rtl.sh synth   `make synth`: Yosys, cells and area per unit beside the
+#                             area model
+#   sh scripts/rtl.sh lint    verilator --lint-only -Wall on every configuration
+# Everything is built in build-rtl/ (the library with cmake, the testbenches
+# in build-rtl/rtl/CFG/).  RTL_RANDOM (default 40) random cases per
+# configuration; RTL_JOBS (default 2) parallel compile jobs.
+set -eu
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+B=build-rtl
+O=$B/rtl
+JOBS=${RTL_JOBS:-2}
+NRAND=${RTL_RANDOM:-40}
+# the configurations: the three presets and random architectures (seeds)
+PRESETS="systolic systolic-1x4 systolic-4x1"
+RSEEDS="${RTL_SEEDS:-11 12 13}"
+MODEL="models/kws_cnn.onnx models/kws_cnn/calib models/kws_cnn/sample_0.npy"
+SRC_SYA="pe.v pe_row.v pe_bank.v pe_array.v glb.v requant.v sync_shape.v sya_top.v"
+
+lib() {
+    sh scripts/deps.sh --rtl
+    if [ ! -f $B/CMakeCache.txt ]; then
+        cmake -S . -B $B -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    fi
+    cmake --build $B -j "$JOBS" --target easynpu_cli >$B/lib-build.log 2>&1 ||
+        { cat $B/lib-build.log; exit 1; }
+}
+
+# params CFG: writes $O/CFG/{arch.json,vflags,chparam.ys,params.h}
+params() {
+    cfg=$1
+    mkdir -p $O
+    case $cfg in
+    rand-*)
+        [ -f $O/systolic.json ] || $B/easynpu arch systolic --json >$O/systolic.json
+        python3 scripts/rtl_params.py --random "${cfg#rand-}" $O/systolic.json $O/$cfg >/dev/null ;;
+    *)
+        $B/easynpu arch "$cfg" --json >$O/$cfg.json
+        python3 scripts/rtl_params.py $O/$cfg.json $O/$cfg >/dev/null ;;
+    esac
+}
+
+# tb CFG RTLDIR [trace]: builds $O/CFG/obj[-trace]/sya_tb from the RTL in RTLDIR,
+# again only when the RTL, the testbench, the parameters or the library changed
+tb() {
+    cfg=$1 rtl=$2 trace=${3:-}
+    obj=$O/$cfg/obj$trace
+    stamp=$( (cat $O/$cfg/vflags; for f in $SRC_SYA; do cat "$rtl/systolic/$f"; done; cat rtl/cosim/*.cpp rtl/cosim/*.h;
+        echo "$trace"; ls -l --time-style=+%s $B/libeasynpu.a) | cksum)
+    if [ -x $obj/sya_tb ] && [ "$(cat $obj/stamp 2>/dev/null)" = "$stamp" ]; then return 0; fi
+    rm -rf $obj
+    mkdir -p $obj
+    tflag=
+    [ -n "$trace" ] && tflag=--trace
+    # the model's code is large and run once per cycle: -O1 compiles it in a
+    # fraction of -O2's time at a small cost in speed
+    # shellcheck disable=SC2046
+    if ! verilator --cc --exe --build -j "$JOBS" -O3 --x-assign fast --x-initial fast --noassert $tflag \
+        --top-module sya_top $(cat $O/$cfg/vflags) -I"$rtl/systolic" "$rtl/systolic/sya_top.v" \
+        "$ROOT/rtl/cosim/sya_tb.cpp" --Mdir $obj -o sya_tb \
+        -CFLAGS "-std=c++17 -I$ROOT/include -I$ROOT/rtl/cosim -I$ROOT/$O/$cfg" \
+        -MAKEFLAGS "OPT_FAST=-O1 OPT_SLOW=-O1 OPT_GLOBAL=-O1" \
+        -LDFLAGS "$ROOT/$B/libeasynpu.a -lprotobuf-c -ljansson -lz -lm -lpthread" >$obj/build.log 2>&1; then
+        tail -30 $obj/build.log
+        echo "rtl: building the testbench of $cfg failed (log: $obj/build.log)"
+        exit 1
+    fi
+    echo "$stamp" >$obj/stamp
+}
+
+# run CFG ARGS...: runs the testbench, its summary line to $O/CFG/result
+run_cfg() {
+    cfg=$1
+    shift
+    start=$(date +%s)
+    set +e
+    $O/$cfg/obj/sya_tb --arch $O/$cfg/arch.json "$@" >$O/$cfg/out.txt 2>&1
+    rc=$?
+    set -e
+    grep -v '^rtl-sya .*: random .*: equal' $O/$cfg/out.txt || true
+    if [ $rc -ne 0 ]; then
+        # the same cases again with tracing, for the VCD window of the difference
+        tb "$cfg" rtl -trace
+        $O/$cfg/obj-trace/sya_tb --arch $O/$cfg/arch.json "$@" --vcd-dir $O/$cfg >$O/$cfg/out-trace.txt 2>&1 || true
+        grep 'VCD of' $O/$cfg/out-trace.txt || true
+    fi
+    echo "$(tail -1 $O/$cfg/out.txt) in $(($(date +%s) - start)) s" >$O/$cfg/result
+    return $rc
+}
+
+cmd_test() {
+    lib
+    t0=$(date +%s)
+    fails=0
+    cfgs=""
+    for c in $PRESETS; do cfgs="$cfgs $c"; done
+    for s in $RSEEDS; do cfgs="$cfgs rand-$s"; done
+    for c in $cfgs; do
+        params "$c"
+        echo "rtl: building $c ($(tr ' ' '\n' <$O/$c/vflags | head -4 | tr '\n' ' '))"
+        tb "$c" rtl
+    done
+    for c in $cfgs; do
+        # shellcheck disable=SC2046
+        verilator --lint-only -Wall -Irtl/systolic rtl/systolic/sya_top.v --top-module sya_top $(cat $O/$c/vflags) ||
+            { echo "rtl: verilator --lint-only -Wall is not clean on $c"; exit 1; }
+    done
+    echo "rtl: lint clean (verilator --lint-only -Wall) on$cfgs"
+    tb_s=$(($(date +%s) - t0))
+    seed=1
+    for c in $cfgs; do
+        case $c in
+        rand-*) run_cfg "$c" --random "$NRAND" --seed "$seed" || fails=1 ;;
+        *) run_cfg "$c" --model $MODEL --random "$NRAND" --seed "$seed" || fails=1 ;;
+        esac
+        seed=$((seed + 1))
+    done
+    cmd_mutate || fails=1
+    # one line: cases, equal, differ, cycles (summed over the configurations)
+    cat $O/*/result | awk -v tb="$tb_s" -v all="$(($(date +%s) - t0))" '
+        { for (i = 1; i <= NF; i++) {
+              if ($(i+1) == "cases") cases += $i; if ($(i+1) == "equal,") eq += $i
+              if ($(i+1) == "differ,") df += $i; if ($(i+1) == "cycles,") cy += $i
+              if ($(i+1) == "array" && $(i+2) == "layers") ly += $i } }
+        END { printf "rtl: %d cases, %d equal, %d differ (systolic: %d array layers, %d cycles compared; builds %d s, all %d s)\n",
+                     cases, eq, df, ly, cy, tb, all }'
+    return $fails
+}
+
+# The mutation check: a one-line change in a copy of the RTL must make the
+# co-simulation report a difference naming the unit.  MUTATIONS lines:
+#   file|sed expression|what|the unit the report must name
+MUTATIONS='glb.v|s/assign q = sk\[r-1\];/assign q = sk[r > 1 ? r - 2 : 0];/|an off-by-one in the activation skew (row r >= 2 delayed r - 1 cycles)|glb (row
+glb.v|s/: word\[8\*lane+:8\];/: word[8*(lane^1)+:8];/|a wrong byte lane read from the activation word|glb (row
+pe.v|s/assign nacc = in_a_first ? prod_x : acc + prod_x;/assign nacc = in_a_last ? prod_x : acc + prod_x;/|the accumulator restarting on the last step instead of the first|pe (
+sync_shape.v|s/wire from_west = (c == C0);/wire from_west = (c == C0 + 1);/|a word spanning two bank columns not continued from the west register|sync_shape (
+requant.v|s/<< (prm_s - 6.d1));/<< prm_s);/|the rounding term one bit too high|requant ('
+
+cmd_mutate() {
+    [ -x $B/easynpu ] || lib
+    cfg=rand-${RTL_MUT_SEED:-21}
+    params "$cfg"
+    n=0
+    mkdir -p $O/mut
+    rm -f $O/mut/fails
+    echo "$MUTATIONS" | while IFS='|' read -r file expr what unit; do
+        n=$((n + 1))
+        m=$O/mut/$n
+        rm -rf "$m"
+        mkdir -p "$m"
+        cp -r rtl/systolic "$m/systolic"
+        sed -i "$expr" "$m/systolic/$file"
+        changed=$(diff "rtl/systolic/$file" "$m/systolic/$file" | grep -c '^>' || true)
+        if [ "$changed" -ne 1 ]; then
+            echo "rtl mutation $n ($file: $what): the change did not apply ($changed lines)"
+            echo 1 >>$O/mut/fails
+            continue
+        fi
+        mc=$cfg-mut$n
+        mkdir -p $O/$mc
+        cp $O/$cfg/arch.json $O/$cfg/vflags $O/$cfg/params.h $O/$mc/
+        if ! (tb "$mc" "$m"); then
+            echo "rtl mutation $n ($file: $what): the mutated RTL did not build"
+            echo 1 >>$O/mut/fails
+            continue
+        fi
+        set +e
+        $O/$mc/obj/sya_tb --arch $O/$mc/arch.json --model $MODEL --random 10 --seed 5 >$O/$mc/out.txt 2>&1
+        rc=$?
+        set -e
+        line=$(grep -m1 'DIFFER' $O/$mc/out.txt || true)
+        if [ $rc -ne 0 ] && echo "$line" | grep -q "cycle [0-9]*: unit $unit"; then
+            echo "rtl mutation $n ($file: $what): found: ${line#*DIFFER: }"
+        else
+            echo "rtl mutation $n ($file: $what): NOT found as expected (unit '$unit'): ${line:-no difference}"
+            echo 1 >>$O/mut/fails
+        fi
+    done
+    if [ -s $O/mut/fails ]; then
+        rm -f $O/mut/fails
+        return 1
+    fi
+    return 0
+}
+
+cmd_lint() {
+    lib
+    for c in $PRESETS rand-11 rand-12 rand-13; do
+        params "$c"
+        # shellcheck disable=SC2046
+        verilator --lint-only -Wall -Irtl/systolic rtl/systolic/sya_top.v --top-module sya_top $(cat $O/$c/vflags)
+    done
+    echo "rtl lint: clean (verilator --lint-only -Wall, systolic: $PRESETS rand-11 rand-12 rand-13)"
+}
+
+cmd_synth() {
+    lib
+    cfg=${RTL_SYNTH_ARCH:-systolic}
+    params "$cfg"
+    mkdir -p $B/synth
+    {
+        echo "read_verilog -sv $(for f in $SRC_SYA; do printf 'rtl/systolic/%s ' "$f"; done)"
+        cat $O/$cfg/chparam.ys
+        echo "hierarchy -top sya_top"
+        echo "synth -top sya_top"
+        echo "tee -o $B/synth/$cfg.stat stat"
+    } >$B/synth/$cfg.ys
+    start=$(date +%s)
+    yosys -q -l $B/synth/$cfg.log -s $B/synth/$cfg.ys >/dev/null
+    echo "yosys: $cfg synthesized in $(($(date +%s) - start)) s (log: $B/synth/$cfg.log)"
+    $B/easynpu arch "$cfg" >$B/synth/$cfg.arch.txt
+    python3 scripts/rtl_area.py $B/synth/$cfg.stat $B/synth/$cfg.arch.txt $O/$cfg/arch.json
+}
+
+case "${1:-}" in
+test) cmd_test ;;
+mutate) cmd_mutate ;;
+synth) cmd_synth ;;
+lint) cmd_lint ;;
+build) lib; params "$2"; tb "$2" rtl ;;  # one configuration's testbench
+*) echo "usage: sh scripts/rtl.sh test|mutate|synth|lint" >&2; exit 2 ;;
+esac

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Turns Yosys's cell counts into an area estimate beside the area model's
+figure (docs/rtl.md "Synthesis").
+
+    rtl_area.py STAT.txt ARCH.txt ARCH.json
+
+STAT.txt is `stat` of a hierarchical `synth` (generic cells, no liberty);
+ARCH.txt what `easynpu arch NAME` prints (its area lines, from
+src/energy/energy.c enpu_area_of); ARCH.json the description.  Each generic
+cell is given the area of the Nangate 45 nm Open Cell Library's X1 cell
+that implements it (the library the area model's flip-flop figure, ff_um2
+= 4.522 um2 for DFF_X1, comes from); a flip-flop with an enable or a
+synchronous reset counts as DFF_X1 plus the gate in front of it.  The
+estimate is scaled to the arch's technology node as the area model scales
+its own (tech_nm)."""
+import json
+import re
+import sys
+
+# Nangate 45 nm Open Cell Library, X1 drive (um2)
+INV, NAND2, NOR2, AND2, OR2, XOR2, MUX2, AOI21, AOI22, DFF = 0.532, 0.798, 0.798, 1.064, 1.064, 1.596, 1.862, 1.064, 1.330, 4.522
+CELL_UM2 = {
+    "$_NOT_": INV, "$_BUF_": INV, "$_AND_": AND2, "$_NAND_": NAND2, "$_OR_": OR2, "$_NOR_": NOR2,
+    "$_XOR_": XOR2, "$_XNOR_": XOR2, "$_ANDNOT_": AND2, "$_ORNOT_": OR2, "$_MUX_": MUX2,
+    "$_AOI3_": AOI21, "$_OAI3_": AOI21, "$_AOI4_": AOI22, "$_OAI4_": AOI22,
+}
+
+
+def cell_um2(t):
+    if t in CELL_UM2:
+        return CELL_UM2[t]
+    # flip-flops: $_DFF_P_, $_DFFE_PP_ (enable), $_SDFF_PP0_ (synchronous
+    # reset), $_SDFFE_PP0P_, $_SDFFCE_... (both)
+    m = re.match(r"\$_(S?)DFF(C?)(E?)_", t)
+    if not m:
+        raise SystemExit("rtl_area: no area for cell type %s" % t)
+    a = DFF
+    if m.group(1):
+        a += AND2  # synchronous reset: a gate on D
+    if m.group(3):
+        a += MUX2  # enable: a MUX on D
+    return a
+
+
+def parse_stat(path):
+    """module -> {cell type or submodule: count}"""
+    mods, cur = {}, None
+    for line in open(path):
+        m = re.match(r"=== (.*) ===", line.strip())
+        if m:
+            cur = m.group(1)
+            if cur == "design hierarchy":
+                cur = None
+            else:
+                mods[cur] = {}
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"\s+(\S+)\s+(\d+)$", line)
+        if m and not line.strip().startswith("Number"):
+            mods[cur][m.group(1)] = int(m.group(2))
+    return mods
+
+
+def unit_of(mod):
+    # $paramod$<hash>\pe_row or $paramod\pe\ACC_W=26... or \sya_top
+    m = re.search(r"\\([a-z_]+)", mod)
+    return m.group(1) if m else mod.strip("\\")
+
+
+def main(stat, arch_txt, arch_json):
+    mods = parse_stat(stat)
+    a = json.load(open(arch_json))
+    names = {m: unit_of(m) for m in mods}
+    by_unit = {names[m]: m for m in mods}
+
+    def own(m):
+        cells = sum(n for t, n in mods[m].items() if t.startswith("$_"))
+        um2 = sum(n * cell_um2(t) for t, n in mods[m].items() if t.startswith("$_"))
+        ffs = sum(n for t, n in mods[m].items() if "DFF" in t)
+        return cells, um2, ffs
+
+    def instances(top):
+        count = {top: 1}
+        order = [top]
+        while order:
+            m = order.pop()
+            for t, n in mods[m].items():
+                key = None
+                for mm in mods:
+                    if t == mm or t == "\\" + names[mm] or t == mm.lstrip("\\"):
+                        key = mm
+                if key:
+                    count[key] = count.get(key, 0) + count[m] * n
+                    order.append(key)
+        return count
+
+    top = by_unit["sya_top"]
+    inst = instances(top)
+    scale = (45.0 / a.get("tech_nm", 45)) ** 2
+    model = {}
+    in_area = False
+    for line in open(arch_txt):
+        if line.startswith("area at"):
+            in_area = True
+            continue
+        m = re.match(r"\s+(\w+)\s+(\d+)\s+um2", line)
+        if in_area and m:
+            model[m.group(1)] = float(m.group(2))
+    R = a["sya_rows"] * a["sya_bank_rows"]
+    C = a["sya_cols"] * (a["sya_banks"] // a["sya_bank_rows"])
+    print("synthesis of sya_top for arch '%s' (%d x %d PEs, %d banks %dx%d): Yosys generic cells, "
+          "area with Nangate 45 nm X1 cells%s" % (a["name"], R, C, a["sya_banks"], a["sya_bank_rows"],
+                                                   a["sya_banks"] // a["sya_bank_rows"],
+                                                   "" if scale == 1 else " scaled to %d nm" % a["tech_nm"]))
+    hdr = "%-12s %9s %10s %9s %12s %12s  %s" % ("unit", "instances", "cells", "flops", "cells total", "um2 total", "area model (um2)")
+    print(hdr)
+    print("-" * len(hdr))
+    order = ["pe", "pe_row", "pe_bank", "pe_array", "glb", "requant", "sync_shape", "sya_top"]
+    model_of = {
+        "pe": "mac + pe_reg + acc = %.0f" % (model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0)),
+        "pe_row": "(the output MUX is not counted)",
+        "requant": "requant = %.0f" % model.get("requant", 0),
+        "sync_shape": "shape = %.0f" % model.get("shape", 0),
+        "glb": "(none: the skew registers are not counted)",
+        "sya_top": "(none)",
+    }
+    tot_cells = tot_um2 = 0
+    rows = {}
+    for u in order:
+        if u not in by_unit:
+            continue
+        m = by_unit[u]
+        c, um2, ffs = own(m)
+        n = inst.get(m, 0)
+        rows[u] = (n, c, ffs, c * n, um2 * n * scale)
+        tot_cells += c * n
+        tot_um2 += um2 * n * scale
+        print("%-12s %9d %10d %9d %12d %12.0f  %s" % (u, n, c, ffs, c * n, um2 * n * scale, model_of.get(u, "")))
+    print("-" * len(hdr))
+    dp_model = sum(model.get(k, 0) for k in ("mac", "pe_reg", "acc", "requant", "shape"))
+    print("%-12s %9s %10s %9s %12d %12.0f  datapath (mac+pe_reg+acc+requant+shape) = %.0f" %
+          ("engine", "", "", "", tot_cells, tot_um2, dp_model))
+    sram = sum(model.get(k, 0) for k in ("main_dtcm", "weight_mem", "itcm"))
+    print("%-12s %9s %10s %9s %12s %12s  SRAMs (main_dtcm+weight_mem+itcm, not in the RTL) = %.0f" %
+          ("", "", "", "", "", "", sram))
+    print("NAND2 equivalents: %.0f (engine area / %.3f um2)" % (tot_um2 / scale / NAND2, NAND2))
+    pe_rtl = rows["pe"][4] + rows.get("pe_row", (0, 0, 0, 0, 0))[4]
+    pe_model = model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0)
+    if pe_model:
+        print("PE array (pe + pe_row) against mac + pe_reg + acc: %.2fx" % (pe_rtl / pe_model))
+    if model.get("requant"):
+        print("requant against the model's requant: %.2fx" % (rows["requant"][4] / model["requant"]))
+    if model.get("shape"):
+        print("sync_shape against the model's shape: %.2fx" % (rows["sync_shape"][4] / model["shape"]))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit(__doc__)
+    main(*sys.argv[1:])
