@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "easynpu/compiler.h"
+#include "easynpu/file.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
 #include "energy_check.h"
@@ -86,6 +87,14 @@ const char *enpu_test_shared_model(const char *rel) {
     if (!enpu_test_have_shared_models()) return NULL;
     snprintf(buf, sizeof buf, "%s/%s", ENPU_SHARED_MODELS, rel);
     return buf;
+}
+
+char *enpu_test_slurp(const char *path) {
+    uint8_t *b = NULL;
+    size_t n = 0;
+    enpu_err err = {0};
+    if (enpu_file_read(path, (size_t)1 << 24, &b, &n, &err)) fail_msg("%s", err.msg);
+    return (char *)b;
 }
 
 int enpu_test_run(const char *cmd, char **out) {

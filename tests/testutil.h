@@ -62,6 +62,9 @@ int enpu_test_have_shared_models(void);
 /* Runs a shell command, returns its exit status (-1 if it did not exit);
  * stdout+stderr go to *out (malloc'd, NUL-terminated) when out is non-NULL. */
 int enpu_test_run(const char *cmd, char **out);
+/* The whole file at path (up to 16 MiB), NUL-terminated, malloc'd; fails
+ * the test naming the file when it cannot be read. */
+char *enpu_test_slurp(const char *path);
 
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
  * §14; for a systolic arch enpu_sya_model_program's row of every
