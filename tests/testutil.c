@@ -405,6 +405,14 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
             enpu_check_counts(name, &prog, &res, est, &tot, true);
             free(est);
             if (out) {
+                enpu_energy_costs c;
+                enpu_energy es, ee;
+                enpu_energy_costs_of(&arch, &c);
+                enpu_energy_of(&c, res.reads, res.writes, res.uops, &es);
+                enpu_energy_of(&c, tot.reads, tot.writes, tot.uops, &ee);
+                out->energy_pj = es.total_pj, out->estimate_pj = ee.total_pj;
+            }
+            if (out) {
                 enpu_sim_npu_share(&res, &out->share);
                 out->npu_macs = res.total_macs;
                 out->host_macs = res.host_macs;

@@ -126,6 +126,9 @@ typedef struct enpu_test_e2e_result {
     int64_t n_out8[ENPU_TEST_E2E_OUTPUTS];
     enpu_npu_share share;            /* the NPU's share of MACs and time, the host ops */
     uint64_t npu_macs, host_macs;
+    /* the energy of the simulator's counts and of the estimate's
+     * (enpu_estimate_program: the engine's cost model), pJ */
+    double energy_pj, estimate_pj;
 } enpu_test_e2e_result;
 
 /* End to end on a model, failing the test on any difference: import onnx,
