@@ -156,6 +156,43 @@ static double nrand(void) {
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
+/* conv1 beside Timeloop + Accelergy's Eyeriss-like example on the same
+ * layer (tests/data/published/timeloop_eyeriss_like_alexnet_conv1.csv,
+ * docs/rowstat.md "Beside Timeloop"): pJ/MAC by level, the model's (lv:
+ * pJ by level, pj its total) asserted exactly, its total within 0.8..1.25x
+ * Timeloop's. */
+static void timeloop_conv1(const double *lv, double pj, double macs, double dram_bytes) {
+    static table tl;
+    table_load(&tl, PUBLISHED "timeloop_eyeriss_like_alexnet_conv1.csv");
+#define TL(item) table_get(&tl, "item", item, "value")
+    assert_true(TL("macs") == macs); /* the same layer */
+    /* the fixture adds up: its levels to its total, as printed */
+    const double theirs[6] = {TL("mac"), TL("psum_spad") + TL("weights_spad") + TL("ifmap_spad"), TL("shared_glb"),
+                              TL("network"), TL("dram"), TL("total")};
+    assert_true(fabs(theirs[0] + theirs[1] + theirs[2] + theirs[3] + theirs[4] - theirs[5]) < 0.015);
+    assert_true(fabs(TL("energy") * 1e6 / macs - theirs[5]) < 0.005);
+    const double tl_dram = TL("dram_weight_reads") + TL("dram_input_reads") + TL("dram_output_writes");
+    assert_true(fabs(tl_dram * TL("dram_energy_per_access") / macs - theirs[4]) < 0.005);
+    /* its mapping moves 3.17 times the model's 16-bit values through DRAM
+     * (it fetches the weights once per output column) */
+    char r[16];
+    snprintf(r, sizeof r, "%.2f", tl_dram / (dram_bytes / 2));
+    assert_string_equal(r, "3.17");
+#undef TL
+    static const char *const names[6] = {"datapath", "register file", "global buffer", "network", "dram", "total"};
+    char line[320] = "", cell[64];
+    for (int k = 0; k < 6; k++) {
+        snprintf(cell, sizeof cell, "%s%s %.2f (%.2f)", k ? ", " : "", names[k], (k < 5 ? lv[k] : pj) / macs,
+                 theirs[k]);
+        strncat(line, cell, sizeof line - strlen(line) - 1);
+    }
+    fprintf(stderr, "\nconv1, pJ/MAC, the model (Timeloop's Eyeriss-like example): %s\n", line);
+    assert_string_equal(line, "datapath 0.99 (2.20), register file 3.64 (2.38), global buffer 0.72 (0.46), "
+                              "network 1.30 (0.00), dram 2.55 (3.18), total 9.20 (8.22)");
+    double ratio = pj / macs / theirs[5];
+    if (ratio < 0.8 || ratio > 1.25) fail_msg("conv1: %.2f pJ/MAC, %.2fx Timeloop's %.2f", pj / macs, ratio, theirs[5]);
+}
+
 static void test_alexnet(void **state) {
     (void)state;
     enpu_err err = {0};
@@ -179,6 +216,7 @@ static void test_alexnet(void **state) {
     a65.vdd_v = 1.0;
     enpu_energy_costs_of(&a65, &costs65);
     char energy_line[5][256], chip_line[5][256];
+    double conv1_lv[5] = {0}, conv1_pj = 0, conv1_macs = 0, conv1_dram = 0; /* for Timeloop's conv1 */
     double vs[5][5]; /* against the chip: cycles, PEs, DRAM, global buffer, the same with 16-bit psums */
     for (int l = 0; l < 5; l++) {
         char path[512];
@@ -262,6 +300,10 @@ static void test_alexnet(void **state) {
         for (int pt = 0; pt < ENPU_EP_COUNT; pt++)
             for (int k = 0; k < 5; k++)
                 if (!strcmp(enpu_energy_part_level((enpu_energy_part)pt), enpu_energy_levels[k])) lv[k] += en.part_pj[pt];
+        if (l == 0) {
+            memcpy(conv1_lv, lv, sizeof lv);
+            conv1_pj = en.total_pj, conv1_macs = (double)res.total_macs, conv1_dram = (double)dram_b;
+        }
         snprintf(energy_line[l], sizeof energy_line[l], "%.3f pJ/MAC, %.3f uJ: %.3f %.3f %.3f %.3f %.3f",
                  enpu_energy_per_mac(en.total_pj, res.total_macs), en.total_pj / 1e6, lv[0] / 1e6, lv[1] / 1e6,
                  lv[2] / 1e6, lv[3] / 1e6, lv[4] / 1e6);
@@ -311,6 +353,7 @@ static void test_alexnet(void **state) {
     fprintf(stderr, "\nenergy beside the chip's (JSSC 2017 Table V: power x latency / 4, one image)\n");
     for (int l = 0; l < 5; l++) fprintf(stderr, "%-6s %s\n", layer_names[l], chip_line[l]);
     for (int l = 0; l < 5; l++) assert_string_equal(chip_line[l], expect_chip[l]);
+    timeloop_conv1(conv1_lv, conv1_pj, conv1_macs, conv1_dram);
     fprintf(stderr, "\nagainst the chip: %-6s %8s %5s %7s %7s %16s\n", "layer", "cycles", "PEs", "DRAM", "GLB",
             "GLB, 16-bit psums");
     for (int l = 0; l < 5; l++)
