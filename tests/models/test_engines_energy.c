@@ -4,7 +4,8 @@
  * equal to the simulator, the estimate's counts equal to the simulator's),
  * the energy of the simulator's counts equal to the estimate's to the last
  * bit, and the table's every figure -- cycles, energy, pJ/MAC, EDP, area --
- * the doc's; the engines without a 16-bit datapath refuse 16-bit data. */
+ * the doc's; the engines without a 16-bit datapath refuse 16-bit data; and
+ * `easynpu sim` of a compiled program reports the same energy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,7 +80,38 @@ static void test_int16_refused(void **state) {
     }
 }
 
+/* `easynpu sim` of a compiled program prints the energy lines `run` does
+ * (every engine: the same counts). */
+static void test_sim_reports(void **state) {
+    (void)state;
+    static const char *const want[][2] = {
+        {"systolic", "energy per inference 11.177 uJ (45 nm, 0.9 V; dynamic, counted actions), 2.855 pJ/MAC, average "
+                     "power 132.100 mW at 100 MHz, EDP 9.457e-10 J*s, area 16.209 mm2\n"},
+        {"rowstat", "energy per inference 69.379 uJ (45 nm, 0.9 V; dynamic, counted actions), 17.725 pJ/MAC, average "
+                    "power 62.717 mW at 100 MHz, EDP 7.675e-08 J*s, area 8.931 mm2\n"},
+    };
+    char dir[] = "/tmp/enpu_engsim_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    for (int i = 0; i < 2; i++) {
+        char cmd[1024];
+        char *out = NULL;
+        snprintf(cmd, sizeof cmd, "%s compile " ONNX " --calib " CALIB " --arch %s -o %s/p.enpu", ENPU_CLI, want[i][0],
+                 dir);
+        if (enpu_test_run(cmd, &out) != 0) fail_msg("%s:\n%s", cmd, out);
+        free(out);
+        snprintf(cmd, sizeof cmd, "%s sim %s/p.enpu --input " INPUT, ENPU_CLI, dir);
+        if (enpu_test_run(cmd, &out) != 0) fail_msg("%s:\n%s", cmd, out);
+        if (!strstr(out, want[i][1])) fail_msg("%s: no '%s' in:\n%s", cmd, want[i][1], out);
+        if (!strstr(out, "energy by level (uJ): datapath ")) fail_msg("%s: no energy by level in:\n%s", cmd, out);
+        free(out);
+    }
+    char rm[64];
+    snprintf(rm, sizeof rm, "rm -rf %s", dir);
+    assert_int_equal(system(rm), 0);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_engine), cmocka_unit_test(test_int16_refused)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_every_engine), cmocka_unit_test(test_int16_refused),
+                                       cmocka_unit_test(test_sim_reports)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
