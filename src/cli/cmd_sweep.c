@@ -456,9 +456,6 @@ static int setup(const opts *o, sweep_cli *c, enpu_sweep_space *space, char id[9
     enpu_err err = {0};
     enpu_arch base;
     int rc = enpu_arch_load(o->arch, &base, &err);
-    if (!rc && !enpu_energy_modelled(&base))
-        rc = enpu_fail(&err, ENPU_E_UNSUPPORTED, "--arch %s: engine '%s': the sweep's energy and area model "
-                       "covers the easynpu and rowstat engines only", o->arch, enpu_engine_name(base.engine));
     enpu_sweep_space_init(space, &base);
     if (!rc && o->space_file) {
         uint8_t *buf = NULL;

@@ -90,6 +90,17 @@ static inline uint64_t *sim_mem_wc(const sim_mem *m, int mem) {
 
 typedef struct enpu_sim_engine enpu_sim_engine;
 
+/* One count of one instruction off by delta (kind NONE: no fault); index
+ * is an enpu_memory (READS, WRITES), an enpu_unit_op (UOPS) or an
+ * enpu_activity (ACTIVITY: delta of its controller cycles given to it
+ * instead, so that the cycles still add up). */
+typedef enum { SIM_FAULT_NONE = 0, SIM_FAULT_READS, SIM_FAULT_WRITES, SIM_FAULT_UOPS, SIM_FAULT_ACTIVITY } sim_fault_kind;
+typedef struct sim_fault {
+    sim_fault_kind kind;
+    int instr, index;
+    int64_t delta;
+} sim_fault;
+
 struct enpu_sim {
     const enpu_program *prog;
     enpu_arch arch;
@@ -119,6 +130,10 @@ struct enpu_sim {
     /* white-box tests: the fast-forward's portable datapath even where the
      * SSE2 one is compiled in */
     bool ff_portable;
+    /* white-box tests: a miscount the engine applies to its statistics at
+     * the end of a run (the systolic engine: cycle.c), to show that the
+     * cost model's comparison catches it */
+    sim_fault fault;
     /* the roofline's DRAM bytes per instruction (span.h): engines that time
      * DRAM add the owner of every cycle they attribute (sim_own) and set
      * their channel's log to dram_log */

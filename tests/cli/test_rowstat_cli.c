@@ -4,6 +4,8 @@
  * listing of a rowstat program assembling back to the same bytes, `sim
  * --per-cycle` printing and writing the same bytes as without it, and the
  * refusals. */
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,12 @@ static void test_run_int8_int16(void **state) {
 static void test_comparison(void **state) {
     (void)state;
     int st;
-    char *out = cli("run " KWS " --arch easynpu --arch systolic --arch rowstat --arch eyeriss", &st);
+    char args[512], js[128], svg[128];
+    snprintf(js, sizeof js, "%s/cmp.json", dir);
+    snprintf(svg, sizeof svg, "%s/cmp.svg", dir);
+    snprintf(args, sizeof args, "run " KWS " --arch easynpu --arch systolic --arch rowstat --arch eyeriss --json %s --svg %s",
+             js, svg);
+    char *out = cli(args, &st);
     if (st) fail_msg("exit %d:\n%s", st, out);
     /* every row docs/rowstat.md "The default model on the engines" quotes */
     has(out, "/features/features.0/Conv            9994  90.8%   291.5K          743  19.1%   185.4K         6559  30.7%    47.6K         7213  12.0%    40.6K");
@@ -73,14 +80,72 @@ static void test_comparison(void **state) {
     has(out, "total                              245819  99.5%  2566.8K         8461  45.2%   639.8K       110623  49.1%   149.7K        58471  39.8%   137.7K");
     has(out, "engine, MAC units                             easynpu, 16               systolic, 1024                  rowstat, 72                 rowstat, 168");
     has(out, "time at clock (us)                                2458.19                        84.61                      1106.23                       292.36");
-    has(out, "/features/features.0/Conv    |     19.9    271.6    191.2    455.6 |      0.0    185.4      0.0      0.0 |     47.6     55.3     13.1    511.1 |     40.6     51.4     16.6    521.6");
-    has(out, "/features/features.3/Conv    |      0.0   1722.5   1740.3   9136.0 |      0.0    277.5      0.0      0.0 |     47.0    282.0    266.1  12101.8 |     43.4    628.9    177.4  10999.3");
-    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9      0.0      0.0 |     21.2    388.8     66.2   2740.8 |     17.6    146.0     66.2   2664.0");
-    has(out, "/features/features.9/Conv    |      0.0    145.3    145.2    403.5 |      0.0     36.2      0.0      0.0 |      6.2    106.1     35.7    535.7 |      8.6     30.0     35.7    535.7");
-    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7      0.0      0.0 |     27.1     64.6     38.9    165.6 |     26.9     58.7     34.6    149.8");
-    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.0      0.0 |      0.6      1.6      0.7      2.7 |      0.6      1.2      0.7      2.8");
-    has(out, "total                        |     19.9   2546.9   2490.0  12194.8 |      0.0    639.8      0.0      0.0 |    149.7    898.2    420.8  16057.6 |    137.7    916.2    331.3  14873.2");
+    has(out, "/features/features.0/Conv    |     19.9    271.6    191.2    455.6 |      0.0    185.4    290.3    580.6 |     47.6     55.3     13.1    511.1 |     40.6     51.4     16.6    521.6");
+    has(out, "/features/features.3/Conv    |      0.0   1722.5   1740.3   9136.0 |      0.0    277.5   5854.5  11708.9 |     47.0    282.0    266.1  12101.8 |     43.4    628.9    177.4  10999.3");
+    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9   1382.4   2764.8 |     21.2    388.8     66.2   2740.8 |     17.6    146.0     66.2   2664.0");
+    has(out, "/features/features.9/Conv    |      0.0    145.3    145.2    403.5 |      0.0     36.2    248.8    497.7 |      6.2    106.1     35.7    535.7 |      8.6     30.0     35.7    535.7");
+    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7     51.8    103.7 |     27.1     64.6     38.9    165.6 |     26.9     58.7     34.6    149.8");
+    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.7      1.4 |      0.6      1.6      0.7      2.7 |      0.6      1.2      0.7      2.8");
+    has(out, "total                        |     19.9   2546.9   2490.0  12194.8 |      0.0    639.8   7828.6  15657.1 |    149.7    898.2    420.8  16057.6 |    137.7    916.2    331.3  14873.2");
+    /* energy side by side, per layer and in total (docs/energy.md "Engines
+     * side by side"): each column the figures of its arch's own energy lines */
+    static const char *const energy[] = {
+        "layer                               easynpu       systolic        rowstat        eyeriss\n",
+        "/features/features.0/Conv             4.911          2.966         10.511          8.096\n",
+        "/features/features.3/Conv            14.317          5.384         36.651         23.347\n",
+        "/features/features.6/Conv             3.244          1.885         13.197          6.979\n",
+        "/features/features.9/Conv             0.948          0.572          3.241          2.225\n",
+        "/fc1/Gemm                             0.192          0.357          5.656          5.105\n",
+        "/fc2/Gemm                             0.007          0.014          0.123          0.108\n",
+        "total (uJ)                           23.619         11.177         69.379         45.861\n",
+        "pJ/MAC                                6.034          2.855         17.725         11.716\n",
+        "average power (mW)                    9.608        132.100         62.717        156.866\n",
+        "EDP (J*s)                         5.806e-08      9.457e-10      7.675e-08      1.341e-08\n",
+        "area (mm2)                            1.835         16.209          8.931          4.206\n",
+        "datapath (uJ)                         1.242          1.156          1.702          1.703\n",
+        "register file (uJ)                    7.315          0.856         29.091         13.024\n",
+        "global buffer (uJ)                    9.222          8.328          4.599          4.309\n",
+        "network (uJ)                          2.526          0.837          9.081          3.911\n",
+        "dram (uJ)                             3.315          0.000         24.905         22.914\n",
+    };
+    for (size_t i = 0; i < sizeof energy / sizeof energy[0]; i++) has(out, energy[i]);
     free(out);
+    /* the JSON: every engine's energy per layer, adding up to its total */
+    static const struct {
+        const char *name;
+        double total_pj, area_mm2;
+    } want[] = {{"easynpu", 23619239.988701984, 1.835274608},
+                {"systolic", 11176964.04151722, 16.20873246},
+                {"rowstat", 69379111.98240858, 8.931336384},
+                {"eyeriss", 45860508.42096034, 4.206296648}};
+    json_error_t je;
+    json_t *root = json_load_file(js, 0, &je), *archs = json_object_get(root, "archs");
+    assert_int_equal(json_array_size(archs), 4);
+    for (size_t a = 0; a < 4; a++) {
+        json_t *o = json_array_get(archs, a), *layers = json_object_get(o, "layers");
+        double tot = json_real_value(json_object_get(json_object_get(o, "total"), "energy_pj")), sum = 0;
+        for (size_t l = 0; l < json_array_size(layers); l++)
+            sum += json_real_value(json_object_get(json_array_get(layers, l), "energy_pj"));
+        assert_string_equal(json_string_value(json_object_get(o, "arch_name")), want[a].name);
+        assert_int_equal(json_array_size(layers), 7);
+        if (fabs(tot - want[a].total_pj) > 1e-3 || fabs(sum - tot) > 1e-9 * tot)
+            fail_msg("%s: energy_pj %.9g, layers %.9g, want %.9g", want[a].name, tot, sum, want[a].total_pj);
+        assert_true(fabs(json_real_value(json_object_get(json_object_get(o, "area"), "total_mm2")) - want[a].area_mm2) < 1e-9);
+    }
+    json_decref(root);
+    /* the SVG: every engine's energy by level on one scale */
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(svg, 1 << 24, &text, &n, &err), 0);
+    static const char *const bars[] = {"easynpu: dram 3.315 uJ", "systolic: global buffer 8.328 uJ",
+                                       "rowstat: register file 29.091 uJ", "eyeriss: dram 22.914 uJ"};
+    has((const char *)text, "Energy per inference by level, one scale");
+    for (size_t i = 0; i < sizeof bars / sizeof bars[0]; i++) has((const char *)text, bars[i]);
+    assert_null(strstr((const char *)text, "not counted"));
+    free(text);
+    unlink(js);
+    unlink(svg);
     /* 16 bits: EasyNPU cannot run it; the row-stationary engines can */
     out = cli("run " KWS " --bits 16 --arch rowstat --arch easynpu", &st);
     assert_int_equal(st, 2);

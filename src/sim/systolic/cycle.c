@@ -23,7 +23,7 @@ static void sya_free(void *st) {
     if (e->lay && e->sim)
         for (int i = 0; i < e->sim->prog->n_instr; i++) sya_layer_free(&e->lay[i]);
     free(e->lay);
-    enpu_sya_board_free(&e->board);
+    sya_board_free(&e->board);
     free(e->pe), free(e->edge_a), free(e->edge_w), free(e->mux_pend), free(e->mux_has);
     free(e->pipe), free(e->pipe_n);
     sya_ff_free(e);
@@ -78,7 +78,7 @@ static int sya_create(enpu_sim *sim, void **out, enpu_err *err) {
     for (int i = 0; i < e->njobs_cap && !rc; i++)
         if (!(e->jobs[i].buf = calloc((size_t)e->R * (size_t)e->wb, 1)))
             rc = enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory for the systolic array");
-    if (!rc) rc = enpu_sya_board_init(&e->board, sim->mem.main_words, err);
+    if (!rc) rc = sya_board_init(&e->board, sim->mem.main_words, err);
     /* the parameter blocks, checked now so that a bad program is refused
      * before it runs */
     if (!rc) {
@@ -101,9 +101,10 @@ static void sya_reset(sya_engine *e) {
     memset(e->mux_has, 0, RB * sizeof *e->mux_has);
     memset(e->pipe_n, 0, (size_t)(e->rq + 1) * sizeof *e->pipe_n);
     e->last_inject = -(int64_t)(e->R + e->C) - 2;
+    e->tally = (sya_tally){-1, 0, 0, 0, 0};
     e->jobs_head = e->jobs_n = 0;
     e->next_seq = 0;
-    enpu_sya_board_reset(&e->board);
+    sya_board_reset(&e->board);
     const enpu_program *p = e->sim->prog;
     for (int i = 0; i < p->n_instr; i++) {
         sya_layer *L = &e->lay[i];
@@ -158,6 +159,23 @@ static void idle_skip(sya_engine *e, int64_t *tp) {
     }
 }
 
+/* White-box tests (sim_internal.h sim_fault): one count of one instruction
+ * off by delta, as a miscounting unit would leave it, so that a test can
+ * show that the cost model's comparison catches it.  Never set outside
+ * tests. */
+static void inject_fault(enpu_sim *sim) {
+    const sim_fault *f = &sim->fault;
+    if (f->kind == SIM_FAULT_NONE || f->instr < 0 || f->instr >= sim->prog->n_instr) return;
+    enpu_layer_stats *row = &sim->rows[f->instr];
+    uint64_t d = (uint64_t)f->delta;
+    switch (f->kind) {
+    case SIM_FAULT_READS: row->reads[f->index] += d; break;
+    case SIM_FAULT_WRITES: row->writes[f->index] += d; break;
+    case SIM_FAULT_UOPS: row->uops[f->index] += d; break;
+    default: row->activity[f->index] += d, row->activity[ENPU_ACT_CONTROLLER] -= d; break;
+    }
+}
+
 static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     sya_engine *e = st;
     e->err = err;
@@ -172,9 +190,12 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     const uint64_t max = sim->opts.max_cycles ? sim->opts.max_cycles : (uint64_t)1 << 40;
     int64_t t = 0;
     for (;;) {
-        if ((uint64_t)t >= max)
+        if ((uint64_t)t >= max) {
+            /* the counts of the units in flight as the per-cycle path has them */
+            if (ff) sya_ff_settle(e, t, false, 0);
             return enpu_fail(err, ENPU_E_LIMIT, "simulation stopped at the cycle limit of %llu",
                              (unsigned long long)max);
+        }
         if (ff) {
             int64_t n = 0;
             rc = sya_ff_stretch(e, t, (int64_t)max, &n);
@@ -188,7 +209,10 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
         }
         e->t = t;
         e->mux_out = e->ofm_words = 0;
-        if ((rc = sya_ccu_step(e, t))) return rc;
+        if ((rc = sya_ccu_step(e, t))) {
+            if (ff) sya_ff_settle(e, t, false, 0);
+            return rc;
+        }
         if (sya_ccu_done(e)) break;
         if (ff) {
             if ((rc = sya_ff_cycle(e, t))) return rc;
@@ -218,6 +242,7 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             row->compute_model = (uint64_t)(e->lay[i].s.units * e->lay[i].s.K);
         if (row->end_cycle == 0 && row->cycles) row->end_cycle = row->start_cycle + row->cycles;
     }
+    inject_fault(sim);
     return 0;
 }
 
