@@ -290,12 +290,14 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
             if (e->ff.done_at >= 0) {
                 done = t == e->ff.done_at; /* fast-forwarded: its end */
                 sim_wd_progress(&e->wd, (uint64_t)t);
-            } else if ((rc = pass_cycle(e, t, &done, err))) goto out;
-            const uint64_t mv1 = moved(e);
-            if (mv1 != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = mv1;
-            else if (sim_wd_expired(&e->wd, (uint64_t)t)) {
-                rc = wd_fail(e, t, err);
-                goto out;
+            } else {
+                if ((rc = pass_cycle(e, t, &done, err))) goto out;
+                const uint64_t mv1 = moved(e);
+                if (mv1 != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = mv1;
+                else if (sim_wd_expired(&e->wd, (uint64_t)t)) {
+                    rc = wd_fail(e, t, err);
+                    goto out;
+                }
             }
             if (done) {
                 int64_t pd = e->last_write + 1;
@@ -331,7 +333,8 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
             }
             n = t + 1;
         }
-        if (moved(e) != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = moved(e);
+        const uint64_t mv1 = moved(e);
+        if (mv1 != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = mv1;
         if ((uint64_t)n >= sim_wd_deadline(&e->wd)) { /* a wait longer than any legal one */
             rc = wd_fail(e, (int64_t)sim_wd_deadline(&e->wd), err);
             goto out;
