@@ -64,7 +64,7 @@ static void run(const enpu_program *p, const enpu_buf *in, bool per_cycle, bool 
     o->seconds = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
     snprintf(o->msg, sizeof o->msg, "%s", o->rc ? err.msg : "");
     o->cycles = o->rc ? 0 : res.total_cycles;
-    if (!o->rc) enpu_sim_result_free(&res);
+    enpu_sim_result_free(&res); /* filled in part on an error too */
     enpu_sim_free(sim);
     sim_fault_hook = NULL;
     fprintf(stderr, "%s%s: rc %d in %.3f s: %s\n", fault ? "fault" : "clean", per_cycle ? " (per cycle)" : "", o->rc,
