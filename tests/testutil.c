@@ -765,3 +765,42 @@ int enpu_test_assert_ff_stops(const char *what, const enpu_program *p, const enp
     return stops;
 }
 
+void enpu_test_conv_program(const char *arch, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k,
+                            int64_t s, enpu_program *p, enpu_buf *in) {
+    enpu_err err = {0};
+    enpu_graph *g = enpu_graph_new("conv");
+    int64_t xd[] = {1, ci, h, w}, wd[] = {co, ci, k, k}, bd[] = {co};
+    int x = enpu_graph_add_tensor(g, "x", ENPU_DT_FLOAT32, 4, xd, &err);
+    int wt = enpu_graph_add_tensor(g, "w", ENPU_DT_FLOAT32, 4, wd, &err);
+    int b = enpu_graph_add_tensor(g, "b", ENPU_DT_FLOAT32, 1, bd, &err);
+    int y = enpu_graph_add_tensor(g, "y", ENPU_DT_FLOAT32, -1, NULL, &err);
+    assert_true(x >= 0 && wt >= 0 && b >= 0 && y >= 0);
+    const int64_t nw = co * ci * k * k;
+    float *wv = malloc((size_t)nw * sizeof *wv), *bv = malloc((size_t)co * sizeof *bv);
+    assert_true(wv && bv);
+    for (int64_t i = 0; i < nw; i++) wv[i] = (float)((i * 37) % 17 - 8) / 16.0f;
+    for (int64_t i = 0; i < co; i++) bv[i] = (float)(i % 5 - 2) / 8.0f;
+    enpu_tensor_set_data(&g->tensors[wt], wv);
+    enpu_tensor_set_data(&g->tensors[b], bv);
+    assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
+    int ins[3] = {x, wt, b};
+    int n = enpu_graph_add_node(g, "conv", ENPU_OP_CONV, 3, ins, 1, &y, &err);
+    assert_true(n >= 0);
+    enpu_conv_attr *a = &g->nodes[n].attr.conv;
+    a->group = 1;
+    for (int d = 0; d < 2; d++) a->w.stride[d] = s, a->w.dilation[d] = 1;
+    assert_int_equal(enpu_graph_add_output(g, y, &err), 0);
+    if (enpu_graph_toposort(g, &err) || enpu_graph_infer_shapes(g, &err) || enpu_graph_validate(g, &err))
+        fail_msg("%s", err.msg);
+    enpu_arch ar = enpu_test_preset(arch);
+    enpu_quant_opts qo;
+    enpu_compile_quant_opts(&ar, &qo);
+    qo.quiet = true;
+    enpu_graph *qg = NULL;
+    assert_int_equal(enpu_quantize_graph(g, NULL, 0, &qo, &qg, NULL, &err), 0);
+    if (enpu_compile(qg, &ar, NULL, p, NULL, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(enpu_buf_alloc(in, ENPU_DT_FLOAT32, 4, xd, &err), 0);
+    for (int64_t i = 0; i < enpu_buf_numel(in); i++) ((float *)in->data)[i] = (float)((i * 7) % 23 - 11) / 8.0f;
+    enpu_graph_free(qg);
+    enpu_graph_free(g);
+}

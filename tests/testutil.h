@@ -102,6 +102,12 @@ enpu_arch enpu_test_preset(const char *name);
  * files as `--calib` takes them; NULL: the fallback inputs) with the
  * numerics of arch a; fails the test on any error. */
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a);
+/* A one-layer program for preset `arch`: a k x k convolution (stride s) of
+ * ci channels into co over an h x w input, weights and bias from a fixed
+ * pattern, quantized without calibration data and compiled; *in gets its
+ * input (a fixed pattern too).  Fails the test on any error. */
+void enpu_test_conv_program(const char *arch, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k,
+                            int64_t s, enpu_program *p, enpu_buf *in);
 /* The same with importer options (--input-shape, --bind); io may be NULL. */
 enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
                                     const char *calib, const enpu_arch *a);

@@ -53,7 +53,8 @@ static const char *HELP =
     "  --scores FILE      every window's int8 scores and the smoothed top class, CSV\n"
     "  --json FILE        detections and figures as JSON\n"
     "\n"
-    "Exit status: 0 every window bit-exact; 1 a mismatch; 2 bad input or usage.\n";
+    "Exit status: 0 every window bit-exact; 1 a mismatch; 2 bad input or usage;\n"
+    "4 an internal error (category `internal`: a bug in EasyNPU).\n";
 
 static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
     char *end;

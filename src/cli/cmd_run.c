@@ -102,7 +102,8 @@ static const char *HELP =
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
     "check; 2 bad input or usage (including a model that does not fit); 3\n"
     "bit-exact, but an accuracy gate (--min-sqnr, --require-top1) is missed\n"
-    "(category `accuracy`).\n";
+    "(category `accuracy`); 4 an internal error (category `internal`: a bug in\n"
+    "EasyNPU, e.g. the simulator's watchdog saw it stop making progress).\n";
 
 #define MAX_FILES 64
 #define MAX_ARCHS 8

@@ -159,4 +159,41 @@ int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err);
 /* An instruction of an engine without fused chains (the row-stationary
  * one) finished: its row's MACs and ideal cycles, then the layer callback. */
 int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err);
+
+/* ---- the progress watchdog (watchdog.c) ---------------------------------- */
+
+/* A run in which no unit makes progress (what counts is each engine's: a
+ * MAC, a memory write, a handshake, a DRAM beat) for longer than the
+ * longest wait the program can legally have is a simulator bug: the engine
+ * stops it with ENPU_E_INTERNAL instead of spinning to max_cycles (2^40 by
+ * default, hours).  The engine records its progress and checks the bound;
+ * the core derives the bound and words the message, knowing no engine. */
+typedef struct sim_wd {
+    uint64_t bound;              /* cycles without progress that are a bug */
+    uint64_t last;               /* the last cycle with progress */
+} sim_wd;
+
+/* Arms w at cycle 0 with the bound of sim's program for an engine whose
+ * longest wait of its own (pipeline depths, handshakes, a unit's stream) is
+ * `pipeline` cycles: watchdog.c states the derivation. */
+void sim_wd_start(sim_wd *w, const enpu_sim *sim, uint64_t pipeline);
+static inline void sim_wd_progress(sim_wd *w, uint64_t t) {
+    if (t > w->last) w->last = t;
+}
+/* The first cycle at which the run has gone too long without progress:
+ * stretches and skips stop there (they may not jump past a hang). */
+static inline uint64_t sim_wd_deadline(const sim_wd *w) { return w->last + w->bound + 1; }
+static inline bool sim_wd_expired(const sim_wd *w, uint64_t t) { return t >= sim_wd_deadline(w); }
+/* ENPU_E_INTERNAL: "simulator internal error: the ENGINE engine made no
+ * progress for N cycles (the program's longest legal wait: B) at cycle T, in
+ * instruction I (layer 'L'); still busy: BUSY (a bug in src/sim)". */
+int sim_wd_fail(const enpu_sim *sim, const sim_wd *w, uint64_t t, int instr, const char *busy,
+                enpu_err *err);
+/* Appends ", unit" (or "unit" first) to the busy list buf of size n. */
+void sim_wd_busy(char *buf, size_t n, const char *unit);
+/* White-box tests only (tests/unit/test_watchdog.c, the CLI built for
+ * tests/cli/test_watchdog_cli.c): called with every simulator right after
+ * its engine's state is created, to plant a fault in it (sim->es); NULL,
+ * and so nothing, in every other program. */
+extern void (*sim_fault_hook)(enpu_sim *sim);
 #endif

@@ -176,6 +176,31 @@ static void inject_fault(enpu_sim *sim) {
     }
 }
 
+/* The longest wait of the engine's own with no progress: a unit's reads
+ * through the SRAMs (L), its K steps and its skew through the array (rows +
+ * columns) and the requantizer (rq) before its first word is written, and
+ * a configuration handshake. */
+static uint64_t pipeline(const sya_engine *e) {
+    int64_t K = 0;
+    const enpu_program *p = e->sim->prog;
+    for (int i = 0; i < p->n_instr; i++)
+        if (enpu_opcode_class(p->instr[i].opcode) == ENPU_CLASS_SYA && e->lay[i].s.K > K) K = e->lay[i].s.K;
+    return (uint64_t)(e->L + K + e->R + e->C + e->rq + e->a->sya_cfg_cycles);
+}
+
+int sya_wd_fail(const sya_engine *e, int64_t t, enpu_err *err) {
+    static const char *const state[] = {"fetch", "configure", "wait", "stream", "tail", "drain", "host", "done"};
+    char busy[256] = "", what[96];
+    snprintf(what, sizeof what, "controller (%s)", state[e->state]);
+    sim_wd_busy(busy, sizeof busy, what);
+    if (e->jobs_n) {
+        snprintf(what, sizeof what, "array (%d units in flight)", e->jobs_n);
+        sim_wd_busy(busy, sizeof busy, what);
+    }
+    int instr = e->jobs_n ? e->jobs[e->jobs_head].instr : e->pc;
+    return sim_wd_fail(e->sim, &e->wd, (uint64_t)t, instr, busy, err);
+}
+
 static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     sya_engine *e = st;
     e->err = err;
@@ -184,6 +209,7 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, false);
     observe_init(e);
     sim->ff_cycles = 0;
+    sim_wd_start(&e->wd, sim, pipeline(e));
     bool ff = false;
     int rc = sya_ff_begin(e, &ff);
     if (rc) return rc;
@@ -203,12 +229,14 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             if (rc) return rc;
             if (n) {
                 t += n;
+                if (sim_wd_expired(&e->wd, (uint64_t)t)) return sya_wd_fail(e, t, err);
                 idle_skip(e, &t);
                 continue;
             }
         }
         e->t = t;
         e->mux_out = e->ofm_words = 0;
+        const int s0 = e->state;
         if ((rc = sya_ccu_step(e, t))) {
             if (ff) sya_ff_settle(e, t, false, 0);
             return rc;
@@ -221,6 +249,8 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             if ((rc = sya_array_step(e, t))) return rc;
             if ((rc = sya_shape_step(e, t))) return rc;
         }
+        if (e->ofm_words || e->state != s0 || e->state == SYA_S_STREAM) sim_wd_progress(&e->wd, (uint64_t)t);
+        else if (sim_wd_expired(&e->wd, (uint64_t)t)) return sya_wd_fail(e, t, err);
         if (sim->obs) {
             e->sig[SIG_STATE] = e->state, e->sig[SIG_PC] = e->pc, e->sig[SIG_UNIT] = e->unit;
             e->sig[SIG_MUX_OUT] = e->mux_out, e->sig[SIG_OFM_WORDS] = e->ofm_words;

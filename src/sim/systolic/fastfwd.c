@@ -319,6 +319,17 @@ static int64_t next_event(sya_engine *e, int64_t c) {
     return best;
 }
 
+/* The planted bug's cycle (sya.h fault_long): one in which a word is
+ * written and no unit's reads start, so that skipping it loses the write
+ * (the unit never retires) rather than a unit's data. */
+static bool lost_write(sya_engine *e, int64_t c) {
+    for (int n = 0; n < e->jobs_n; n++) {
+        const sya_job *j = ring(e, n);
+        if (j->writes_left >= 0 && e->ff->unit[j->seq % e->njobs_cap].seq != j->seq && j->T - e->La == c) return false;
+    }
+    return next_event(e, c) == c;
+}
+
 /* The VCD's datapath signals of cycle c (glb.c's act_vld and wgt_vld, the
  * MUXes' count), from each unit's geometry. */
 static void signals(sya_engine *e, int64_t c) {
@@ -426,11 +437,16 @@ int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n) {
     if (q.end < end) end = q.end;
     int64_t c = t;
     int rc = 0;
+    /* a stream's cycles are progress (MACs); other quiet stretches stop at
+     * the watchdog's deadline unless a write moves it (cycle.c then stops) */
+    const bool stream = e->state == SYA_S_STREAM;
     while (c < end) {
+        int64_t stop = end, dl = (int64_t)sim_wd_deadline(&e->wd);
+        if (!stream && dl < stop) stop = dl > c ? dl : c + 1;
         int64_t ev = next_event(e, c);
-        if (ev >= end) {
-            sya_ccu_idle(e, &q, c, end - c);
-            c = end;
+        if (ev >= stop) {
+            sya_ccu_idle(e, &q, c, stop - c);
+            c = stop;
             break;
         }
         /* the controller's part of cycle ev comes first, as in the loop */
@@ -438,8 +454,17 @@ int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n) {
         c = ev + 1;
         e->t = ev;
         bool retired = false;
-        if ((rc = datapath(e, ev, false, &retired)) || retired) break;
+        const int64_t w0 = e->ofm_words;
+        rc = datapath(e, ev, false, &retired);
+        if (e->ofm_words != w0) sim_wd_progress(&e->wd, (uint64_t)ev);
+        if (rc || retired) break;
+        if (e->fault_long && ev + 2 <= end && lost_write(e, ev + 1)) { /* the planted bug (sya.h) */
+            e->fault_long = false;
+            sya_ccu_idle(e, &q, c, 1);
+            c++;
+        }
     }
+    if (stream && c > t) sim_wd_progress(&e->wd, (uint64_t)(c - 1));
     *n = c - t;
     return rc;
 }

@@ -138,6 +138,13 @@ typedef struct sya_engine {
     struct sya_ff *ff;          /* fastfwd.c's state; NULL until first used */
     enpu_err *err;
     int rc;
+    /* the watchdog (sim_internal.h); progress: a controller state change (a
+     * handshake), a stream cycle (the array's MACs), a word written */
+    sim_wd wd;
+    /* white-box tests only (test_watchdog.c): the fast-forward's next
+     * stretch that can runs one cycle past a word write, which is lost -- a
+     * planted bug the watchdog must catch; nothing else sets it */
+    bool fault_long;
 } sya_engine;
 
 /* pe.c: one cycle of PE p with its new operand registers: SYA_PE_MAC when
@@ -221,6 +228,8 @@ int sya_job_retire(sya_engine *e, sya_job *j, int64_t t);
 int sya_ff_begin(sya_engine *e, bool *on);
 int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n);
 int sya_ff_cycle(sya_engine *e, int64_t t);
+/* ENPU_E_INTERNAL: no progress up to cycle t (cycle.c; sim_wd_fail). */
+int sya_wd_fail(const sya_engine *e, int64_t t, enpu_err *err);
 void sya_ff_free(sya_engine *e);
 /* A run on the fast path stopped (the cycle limit, an error) in cycle x:
  * the counts of the units still in flight that the per-cycle path has
