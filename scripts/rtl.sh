@@ -5,8 +5,9 @@
 #                             against the C simulator, then the mutation check
 #   sh scripts/rtl.sh mutate [systolic|easynpu]
 #                             only the mutation check (of one engine)
-#   sh scripts/rtl.sh synth   `make synth`: Yosys, cells and area per unit beside the
-#                             area model
+#   sh scripts/rtl.sh synth [CFG...]
+#                             `make synth`: Yosys, cells and area per unit beside the
+#                             area model (of both engines' presets, or of CFG...)
 #   sh scripts/rtl.sh lint    verilator --lint-only -Wall on every configuration
 # Everything is built in build-rtl/ (the library with cmake, the testbenches
 # in build-rtl/rtl/CFG/).  RTL_RANDOM (default 50) random cases per
@@ -331,9 +332,14 @@ synth_cfg() {
 }
 
 # `make synth`: the systolic top (RTL_SYNTH_ARCH, default its preset) and
-# EasyNPU's (RTL_SYNTH_ENPU_ARCH, default its preset)
+# EasyNPU's (RTL_SYNTH_ENPU_ARCH, default its preset); or the configurations
+# named (sh scripts/rtl.sh synth CFG...)
 cmd_synth() {
     lib
+    if [ $# -gt 0 ]; then
+        for c in "$@"; do synth_cfg "$c"; done
+        return 0
+    fi
     synth_cfg "${RTL_SYNTH_ARCH:-systolic}"
     synth_cfg "${RTL_SYNTH_ENPU_ARCH:-easynpu}"
 }
@@ -341,7 +347,7 @@ cmd_synth() {
 case "${1:-}" in
 test) cmd_test ;;
 mutate) cmd_mutate "${2:-all}" ;;
-synth) cmd_synth ;;
+synth) shift; cmd_synth "$@" ;;
 lint) cmd_lint ;;
 build) lib; params "$2"; tb "$2" rtl ;;  # one configuration's testbench
 *) echo "usage: sh scripts/rtl.sh test|mutate|synth|lint" >&2; exit 2 ;;
