@@ -151,10 +151,10 @@ run_cfg() {
     rc=$?
     set -e
     grep -Ev '^rtl-(sya|enpu) .*: random .*: equal' $O/$cfg/out.txt || true
-    if [ $rc -ne 0 ] && [ $exe = sya_tb ]; then
+    if [ $rc -ne 0 ]; then
         # the same cases again with tracing, for the VCD window of the difference
         tb "$cfg" rtl -trace
-        $O/$cfg/obj-trace/sya_tb --arch $O/$cfg/arch.json "$@" --vcd-dir $O/$cfg >$O/$cfg/out-trace.txt 2>&1 || true
+        $O/$cfg/obj-trace/$exe --arch $O/$cfg/arch.json "$@" --vcd-dir $O/$cfg >$O/$cfg/out-trace.txt 2>&1 || true
         grep 'VCD of' $O/$cfg/out-trace.txt || true
     fi
     echo "$(tail -1 $O/$cfg/out.txt) in $(($(date +%s) - start)) s" >$O/$cfg/result

@@ -13,7 +13,8 @@
 // the PE array reads (ifmap_pad), the weight pad's head, its handshake and
 // occupancy (weight_pad), every psum written and every requantized output
 // (pe, requant), the entries' ready bits (pe_array).  The first difference
-// stops the case with the cycle, the unit, the signal and both values.
+// stops the case with the cycle, the unit, the signal and both values; the
+// case is then run again to dump a VCD window around that cycle.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,9 @@
 #include "bits.h"
 #include "params.h"
 #include "verilated.h"
+#if VM_TRACE
+#include "verilated_vcd_c.h"
+#endif
 
 #include "easynpu/arch.h"
 #include "easynpu/compiler.h"
@@ -44,12 +48,17 @@ constexpr int K_CONV = 0, K_DW = 1; // sim_kind (src/sim/easynpu/chain.h)
 struct Tb {
     std::unique_ptr<VerilatedContext> ctx;
     std::unique_ptr<Venpu_top> top;
+#if VM_TRACE
+    std::unique_ptr<VerilatedVcdC> vcd;
+#endif
+    uint64_t vcd_from = 0, vcd_to = 0, now = 0; // now: the cycle being clocked
     uint64_t chain_t0 = UINT64_MAX;
     uint64_t last_t = 0;
     bool have_prev = false; // prev / nxt hold the state after cycle last_t
     enpu_cosim_enpu_state prev{};
     enpu_cosim_enpu_issue nxt{};
     bool failed = false, unsupported = false;
+    uint64_t fail_cycle = 0;
     std::string msg;
     uint64_t cycles = 0, issues = 0, checks = 0, chains = 0;
 };
@@ -59,6 +68,7 @@ template <typename... A> void fail(Tb &tb, uint64_t t, const char *fmt, A... arg
     char b[512];
     std::snprintf(b, sizeof b, fmt, args...);
     tb.failed = true;
+    tb.fail_cycle = t;
     tb.msg = "cycle " + std::to_string(t) + ": " + b;
 }
 
@@ -72,13 +82,24 @@ template <typename... A> void fail(Tb &tb, uint64_t t, const char *fmt, A... arg
         }                                                                                                     \
     } while (0)
 
+// The VCD's time: two steps per simulated cycle (the window's cycles only).
+void dump(Tb &tb, uint64_t time) {
+#if VM_TRACE
+    if (tb.vcd && time / 2 >= tb.vcd_from && time / 2 <= tb.vcd_to) tb.vcd->dump(time);
+#else
+    (void)tb, (void)time;
+#endif
+}
+
 void clock(Tb &tb, bool rst) {
     Venpu_top *p = tb.top.get();
     p->rst = rst;
     p->clk = 0;
     p->eval();
+    if (!rst) dump(tb, 2 * tb.now); // a chain's reset edge is not a cycle
     p->clk = 1;
     p->eval();
+    if (!rst) dump(tb, 2 * tb.now + 1);
     p->rst = 0;
     p->pad_we = 0, p->w_push = 0, p->w_pop = 0, p->iss = 0;
 }
@@ -260,6 +281,7 @@ void hook(void *ctx, uint64_t t, const void *eng) {
     HookCtx *h = (HookCtx *)ctx;
     Tb &tb = *h->tb;
     if (tb.failed) return;
+    tb.now = t;
     enpu_cosim_enpu_state s;
     enpu_cosim_enpu_state_of(eng, &s);
     if (s.chain_t0 != tb.chain_t0) chain_start(tb, eng); // a chain's first cycle
@@ -287,15 +309,29 @@ void hook(void *ctx, uint64_t t, const void *eng) {
 
 struct CaseResult {
     bool ok = false, unsupported = false;
-    uint64_t cycles = 0, sim_cycles = 0, checks = 0, issues = 0, chains = 0;
+    uint64_t cycles = 0, sim_cycles = 0, checks = 0, issues = 0, chains = 0, fail_cycle = 0;
     std::string msg;
 };
 
-CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x) {
+// Runs program prog on arch a with input x through the C simulator and the
+// RTL side by side; a VCD of cycles [vcd_from, vcd_to] when vcd_path.
+CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x, const char *vcd_path = nullptr,
+                 uint64_t vcd_from = 0, uint64_t vcd_to = 0) {
     CaseResult cr;
     Tb tb;
     tb.ctx.reset(new VerilatedContext);
     tb.top.reset(new Venpu_top(tb.ctx.get()));
+#if VM_TRACE
+    if (vcd_path) {
+        tb.ctx->traceEverOn(true);
+        tb.vcd.reset(new VerilatedVcdC);
+        tb.top->trace(tb.vcd.get(), 99);
+        tb.vcd->open(vcd_path);
+        tb.vcd_from = vcd_from, tb.vcd_to = vcd_to;
+    }
+#else
+    (void)vcd_path, (void)vcd_from, (void)vcd_to;
+#endif
     clock(tb, true);
     clock(tb, true);
     enpu_sim_opts o{};
@@ -315,6 +351,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
     if (tb.failed) {
         cr.msg = tb.msg;
         cr.unsupported = tb.unsupported;
+        cr.fail_cycle = tb.fail_cycle;
     } else if (rc) {
         cr.msg = std::string("C simulator: ") + err.msg;
     } else if (tb.issues == 0) {
@@ -325,6 +362,9 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
     cr.cycles = tb.cycles, cr.checks = tb.checks, cr.issues = tb.issues, cr.chains = tb.chains;
     enpu_sim_result_free(&res);
     enpu_sim_free(sim);
+#if VM_TRACE
+    if (tb.vcd) tb.vcd->close();
+#endif
     tb.top->final();
     return cr;
 }
@@ -358,7 +398,8 @@ struct Totals {
     uint64_t cycles = 0, checks = 0, issues = 0;
 };
 
-void report(Totals &tot, const char *cfg, const std::string &name, const CaseResult &cr, bool verbose) {
+void report(Totals &tot, const char *cfg, const std::string &name, const CaseResult &cr, const enpu_program *prog,
+            const enpu_arch *a, const enpu_buf *x, const char *vcd_dir, bool verbose) {
     tot.cycles += cr.cycles, tot.checks += cr.checks, tot.issues += cr.issues;
     if (cr.unsupported) {
         // not a case of the RTL: said, not counted
@@ -377,18 +418,25 @@ void report(Totals &tot, const char *cfg, const std::string &name, const CaseRes
     }
     tot.differ++;
     std::printf("rtl-enpu %s: %s: DIFFER: %s\n", cfg, name.c_str(), cr.msg.c_str());
+    if (vcd_dir && cr.fail_cycle) {
+        std::string path = std::string(vcd_dir) + "/" + cfg + "-" + std::to_string(tot.cases) + ".vcd";
+        uint64_t from = cr.fail_cycle > 20 ? cr.fail_cycle - 20 : 0;
+        cosim(prog, a, x, path.c_str(), from, cr.fail_cycle + 2);
+        std::printf("rtl-enpu %s: VCD of cycles %" PRIu64 "..%" PRIu64 " in %s\n", cfg, from, cr.fail_cycle + 2,
+                    path.c_str());
+    }
 }
 
 int usage() {
     std::fprintf(stderr, "usage: enpu_tb --arch ARCH.json [--model ONNX CALIB INPUT]... [--random N] [--seed S]\n"
-                         "               [--verbose]\n");
+                         "               [--vcd-dir DIR] [--verbose]\n");
     return 2;
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-    const char *arch_path = nullptr;
+    const char *arch_path = nullptr, *vcd_dir = nullptr;
     std::vector<std::array<const char *, 3>> models;
     int n_random = 0;
     uint64_t seed = 1;
@@ -401,6 +449,7 @@ int main(int argc, char **argv) {
             i += 3;
         } else if (s == "--random" && i + 1 < argc) n_random = std::atoi(argv[++i]);
         else if (s == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 0);
+        else if (s == "--vcd-dir" && i + 1 < argc) vcd_dir = argv[++i];
         else if (s == "--verbose") verbose = true;
         else return usage();
     }
@@ -427,7 +476,7 @@ int main(int argc, char **argv) {
             tot.cases++, tot.differ++;
             continue;
         }
-        report(tot, cfg, m[0], cosim(&prog, &base, &x), true);
+        report(tot, cfg, m[0], cosim(&prog, &base, &x), &prog, &base, &x, vcd_dir, true);
         enpu_buf_free(&x);
         enpu_program_free(&prog);
     }
@@ -450,7 +499,8 @@ int main(int argc, char **argv) {
             i--;
             continue;
         }
-        report(tot, cfg, "random " + std::to_string(i) + " (" + name + ")", cosim(&prog, &a, &x), verbose);
+        report(tot, cfg, "random " + std::to_string(i) + " (" + name + ")", cosim(&prog, &a, &x), &prog, &a, &x,
+               vcd_dir, verbose);
         enpu_buf_free(&x);
         enpu_program_free(&prog);
     }
