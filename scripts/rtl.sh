@@ -124,8 +124,10 @@ tb() {
     # times faster at -O0; the testbench, which compares every register
     # every cycle, stays at -O1 (built first: make then keeps it).  The
     # initialisation (the __Slow files, about half the code) runs once: -O0.
+    # A mutant runs only to its first difference: -O0 as well.
     fast=-O1
     [ "$(cat $obj/V$top*.cpp | wc -c)" -gt "${RTL_O0_BYTES:-8000000}" ] && fast=-O0
+    [ -n "$base" ] && fast=-O0
     if ! { [ -f $obj/$exe.o ] || make -C $obj -f V$top.mk OPT_FAST=-O1 $exe.o >>$obj/build.log 2>&1; } ||
         ! make -C $obj -f V$top.mk -j "$JOBS" OPT_FAST=$fast OPT_SLOW=-O0 OPT_GLOBAL=-O1 >>$obj/build.log 2>&1; then
         tail -30 $obj/build.log
