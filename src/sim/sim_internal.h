@@ -117,9 +117,11 @@ struct enpu_sim {
     enpu_sim_mismatch mismatch;
     bool checked;
     struct sim_obs *obs;         /* trace / VCD record (observe.h), or NULL */
-    /* white-box tests: called after every executed cycle of a chain with the
-     * engine's own signal struct */
-    void (*cycle_hook)(void *ctx, uint64_t t, const void *signals);
+    /* white-box tests and co-simulation (include/easynpu/cosim.h): called
+     * after every executed cycle of a chain (EasyNPU: its core, core.h),
+     * a cycle (systolic: its engine) or a pass's cycle (row-stationary: its
+     * engine) with the engine's own state */
+    void (*cycle_hook)(void *ctx, uint64_t t, const void *engine);
     void *hook_ctx;
     /* white-box tests: evaluate every unit in every cycle, even where the
      * cycle engine knows that nothing can happen (it must not matter) */

@@ -631,7 +631,7 @@ static int chain_run(cyc_state *es, enpu_sim *sim, uint64_t *tp, enpu_err *err) 
                 if (offchip) sample_all(es, sim->obs, t, &k->sig);
                 else sample(sim->obs, t, &k->sig);
             }
-            if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, &k->sig);
+            if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, k);
         }
         if (k->pe_done && sim_sched_queues_empty(k)) {
             *tp = t + 1;
