@@ -74,8 +74,9 @@ static const char *HELP =
     "\n"
     "Under MPI: mpirun -np N easynpu sweep ... (rank 0 writes the files; a build\n"
     "without MPI sweeps on one machine).  Exit status: 0 done (points that do not\n"
-    "fit are results, not errors); 2 bad usage or input; 130 interrupted (resume\n"
-    "by running the same command again).\n";
+    "fit are results, not errors); 2 bad usage or input; 4 an internal error (a\n"
+    "bug in EasyNPU, e.g. a simulated point that stopped making progress); 130\n"
+    "interrupted (resume by running the same command again).\n";
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) {
