@@ -236,7 +236,7 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
         }
         e->t = t;
         e->mux_out = e->ofm_words = 0;
-        const int s0 = e->state;
+        const int s0 = e->state, pc0 = e->pc;
         if ((rc = sya_ccu_step(e, t))) {
             if (ff) sya_ff_settle(e, t, false, 0);
             return rc;
@@ -249,7 +249,11 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             if ((rc = sya_array_step(e, t))) return rc;
             if ((rc = sya_shape_step(e, t))) return rc;
         }
-        if (e->ofm_words || e->state != s0 || e->state == SYA_S_STREAM) sim_wd_progress(&e->wd, (uint64_t)t);
+        /* a new instruction is progress even where the state reads the same:
+         * with decode_cycles 0 one host op hands over to the next within a
+         * cycle (HOST -> FETCH -> HOST) */
+        if (e->ofm_words || e->state != s0 || e->pc != pc0 || e->state == SYA_S_STREAM)
+            sim_wd_progress(&e->wd, (uint64_t)t);
         else if (sim_wd_expired(&e->wd, (uint64_t)t)) return sya_wd_fail(e, t, err);
         if (sim->obs) {
             e->sig[SIG_STATE] = e->state, e->sig[SIG_PC] = e->pc, e->sig[SIG_UNIT] = e->unit;
