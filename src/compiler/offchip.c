@@ -680,7 +680,12 @@ static int strip_chain(plan *pl, const ost *st, const strip *sp, int64_t o0, int
     enpu_instr *h = &ins[0];
     int64_t nrow = sp->r1 - sp->r0;
     /* rows */
-    if (st->strip_ok && (sp->r0 > 0 || sp->r1 < st->ho)) cc_cut_rows(ins, st->n, sp->r0, sp->r1);
+    /* a whole map is cut too when its input is in a buffer that holds only
+     * the rows the layer reads (buffer_words: a stride that skips the last
+     * rows), so that the instruction reads no row past the buffer */
+    bool buffered = st->in_s >= 0 && !pl->res[target(c, st->in_s)];
+    if (st->strip_ok && (sp->r0 > 0 || sp->r1 < st->ho || (buffered && sp->b < h->hi)))
+        cc_cut_rows(ins, st->n, sp->r0, sp->r1);
     (void)nrow;
     /* input */
     if (st->in_s >= 0) {
