@@ -327,8 +327,13 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
         if (n == INT64_MAX || n <= t) {
             /* a pass may start now that nothing else will change */
             if (n == INT64_MAX) {
-                rc = enpu_fail(err, ENPU_E_INVALID, "instruction %d: the engine waits forever in cycle %" PRId64,
-                               instr, t);
+                /* a validated program cannot deadlock the engine: the
+                 * simulator's bug, as the watchdog reports one (exit 4) */
+                rc = enpu_fail(err, ENPU_E_INTERNAL,
+                               "simulator internal error: the row-stationary engine deadlocked at cycle %" PRId64
+                               ", in instruction %d (layer '%s'): nothing is left to happen and the layer is not "
+                               "done (a bug in src/sim)",
+                               t, instr, sim->rows[instr].name[0] ? sim->rows[instr].name : "-");
                 goto out;
             }
             n = t + 1;
