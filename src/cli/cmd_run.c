@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "cli/pipeline.h"
 #include "cli/progress.h"
+#include "cli/run.h"
 #include "easynpu/compiler.h"
 #include "easynpu/file.h"
 #include "easynpu/float_ref.h"
@@ -106,7 +107,6 @@ static const char *HELP =
     "EasyNPU, e.g. the simulator's watchdog saw it stop making progress).\n";
 
 #define MAX_FILES 64
-#define MAX_ARCHS 8
 
 typedef struct run_ctx {
     enpu_golden_check *golden; /* NULL: no golden check */
@@ -156,24 +156,6 @@ static void print_output(FILE *text, const enpu_buf *b, const enpu_buf *fref, in
     fprintf(text, n > 8 ? " ...\n" : "\n");
 }
 
-/* One architecture's run. */
-typedef struct arch_run {
-    const char *spec;
-    enpu_arch arch;
-    enpu_graph *qg;
-    enpu_qreport qrep;        /* the quantizer's report (first arch, an .onnx) */
-    enpu_program prog;
-    bool have_prog;
-    enpu_sim_result res;
-    bool ran;
-    int status;       /* 0, or the enpu_status that stopped this arch */
-    char error[ENPU_ERR_MSG_MAX + 32];
-    int golden_layers;
-    bool golden_checked;
-    FILE *note;               /* where a requant switch is said (the first arch), or NULL */
-    uint64_t batch_cycles;    /* all the images of a batch (= res.total_cycles for one) */
-    const char *trace, *vcd;  /* observation files to write after the run */
-} arch_run;
 
 static void arch_run_free(arch_run *a) {
     enpu_graph_free(a->qg);
@@ -301,321 +283,6 @@ static int sim_one(arch_run *a, const enpu_buf *ins, const int8_t *const *ins8, 
     enpu_gexec_free(gc.ex);
     enpu_sim_free(sim);
     return rc;
-}
-
-/* Per-layer memory traffic of every architecture at every level of its
- * hierarchy (enpu_report_levels): what each dataflow reuses where. */
-static void print_levels(FILE *text, const arch_run *runs, int n, const enpu_layer_stats *brows, int nb) {
-    static const char *const lv[] = {"DRAM KB", "buf KB", "array k", "local k"};
-    fprintf(text, "\nmemory traffic by level (DRAM and the on-chip buffer in KB; the array's networks and "
-                  "the PEs' local buffers in thousands of values)\n%-28s", "layer");
-    for (int a = 0; a < n; a++) fprintf(text, " | %-35.35s", runs[a].arch.name);
-    fprintf(text, "\n%-28s", "");
-    for (int a = 0; a < n; a++) {
-        fprintf(text, " |");
-        for (int l = 0; l < ENPU_LEVEL_COUNT; l++) fprintf(text, " %8s", lv[l]);
-    }
-    fprintf(text, "\n");
-    for (int i = 0; i <= nb; i++) {
-        const char *nm = i < nb ? brows[i].name : "total";
-        if (i < nb && strcmp(brows[i].op, "end") == 0) continue;
-        char name[32];
-        snprintf(name, sizeof name, "%.27s", nm);
-        fprintf(text, "%-28s", name);
-        for (int a = 0; a < n; a++) {
-            const enpu_layer_stats *m = NULL;
-            int na = 0;
-            const enpu_layer_stats *arows = runs[a].ran ? enpu_sim_result_rows(&runs[a].res, &na) : NULL;
-            for (int k = 0; k < na && !m && i < nb; k++)
-                if (strcmp(arows[k].name, nm) == 0) m = &arows[k];
-            double lvl[ENPU_LEVEL_COUNT];
-            if (i == nb && runs[a].ran) enpu_report_levels(&runs[a].arch, runs[a].res.reads, runs[a].res.writes, lvl);
-            else if (m && !m->host) enpu_report_levels(&runs[a].arch, m->reads, m->writes, lvl);
-            else {
-                fprintf(text, " | %35s", !runs[a].ran ? "n/a" : m ? "host" : "-");
-                continue;
-            }
-            fprintf(text, " | %8.1f %8.1f %8.1f %8.1f", lvl[0] / 1024, lvl[1] / 1024, lvl[2] / 1000, lvl[3] / 1000);
-        }
-        fprintf(text, "\n");
-    }
-}
-
-/* Per-layer cycles of the same model on several architectures. */
-/* On-chip and DRAM memory traffic of a row in KiB: the words read and
- * written of the main and skip DTCM, the weight memory and the DRAM, at the
- * arch's word width (pads and psum are registers inside an engine). */
-static double traffic_kib(const enpu_arch *a, const uint64_t *reads, const uint64_t *writes) {
-    static const enpu_memory mems[] = {ENPU_MEM_MAIN_DTCM, ENPU_MEM_SKIP_DTCM, ENPU_MEM_WEIGHT_MEM, ENPU_MEM_OFFCHIP};
-    uint64_t words = 0;
-    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; i++) words += reads[mems[i]] + writes[mems[i]];
-    return (double)words * (double)enpu_arch_word_bytes(a) / 1024.0;
-}
-
-/* Per-layer cycles, utilization and memory traffic of the same model on
- * several architectures (engines too), matched by layer name. */
-static void print_comparison(FILE *text, const arch_run *runs, int n) {
-    fprintf(text, "\ncomparison across architectures (per layer: cycles, utilization, memory traffic in KiB "
-                  "read + written)\n");
-    fprintf(text, "%-28s", "layer");
-    for (int a = 0; a < n; a++) fprintf(text, " %28.28s", runs[a].arch.name);
-    fprintf(text, "\n");
-    const arch_run *base = NULL;
-    for (int a = 0; a < n && !base; a++)
-        if (runs[a].ran) base = &runs[a];
-    if (!base) return;
-    int nb = 0;
-    const enpu_layer_stats *brows = enpu_sim_result_rows(&base->res, &nb);
-    for (int i = 0; i < nb; i++) {
-        const enpu_layer_stats *l = &brows[i];
-        char name[32];
-        snprintf(name, sizeof name, "%.27s", l->name);
-        fprintf(text, "%-28s", name);
-        for (int a = 0; a < n; a++) {
-            const enpu_layer_stats *m = NULL;
-            int na = 0;
-            const enpu_layer_stats *arows = runs[a].ran ? enpu_sim_result_rows(&runs[a].res, &na) : NULL;
-            for (int k = 0; k < na && !m; k++)
-                if (strcmp(arows[k].name, l->name) == 0) m = &arows[k];
-            if (!m) fprintf(text, " %28s", runs[a].ran ? "-" : "n/a");
-            else if (m->host) fprintf(text, " %12llu %15s", (unsigned long long)m->cycles, "host");
-            else
-                fprintf(text, " %12llu %5.1f%% %7.1fK", (unsigned long long)m->cycles,
-                        100.0 * enpu_utilization(m->macs, (uint64_t)enpu_arch_mac_units(&runs[a].arch), m->cycles),
-                        traffic_kib(&runs[a].arch, m->reads, m->writes));
-        }
-        fprintf(text, "\n");
-    }
-    fprintf(text, "%-28s", "total");
-    for (int a = 0; a < n; a++) {
-        if (!runs[a].ran) fprintf(text, " %28s", "does not run");
-        else
-            fprintf(text, " %12llu %5.1f%% %7.1fK", (unsigned long long)runs[a].res.total_cycles,
-                    100.0 * runs[a].res.utilization,
-                    traffic_kib(&runs[a].arch, runs[a].res.reads, runs[a].res.writes));
-    }
-    fprintf(text, "\n%-28s", "engine, MAC units");
-    for (int a = 0; a < n; a++) {
-        char e[48];
-        snprintf(e, sizeof e, "%s, %lld", enpu_engine_name(runs[a].arch.engine),
-                 (long long)enpu_arch_mac_units(&runs[a].arch));
-        fprintf(text, " %28s", e);
-    }
-    fprintf(text, "\n%-28s", "cycles: speed-up vs first");
-    for (int a = 0; a < n; a++) {
-        if (runs[a].ran && runs[0].ran && runs[a].res.total_cycles)
-            fprintf(text, " %27.2fx", (double)runs[0].res.total_cycles / (double)runs[a].res.total_cycles);
-        else fprintf(text, " %28s", "-");
-    }
-    /* time = cycles / clock: a preset with another clock (large: 200 MHz)
-     * changes the time rows at the same cycles */
-    bool clocks_differ = false;
-    fprintf(text, "\n%-28s", "clock (MHz)");
-    for (int a = 0; a < n; a++) {
-        fprintf(text, " %28g", runs[a].arch.clock_mhz);
-        clocks_differ |= runs[a].arch.clock_mhz != runs[0].arch.clock_mhz;
-    }
-    fprintf(text, "\n%-28s", "time at clock (us)");
-    for (int a = 0; a < n; a++) {
-        if (runs[a].ran) fprintf(text, " %28.2f", runs[a].res.time_us);
-        else fprintf(text, " %28s", "-");
-    }
-    fprintf(text, "\n%-28s", "time: speed-up vs first");
-    for (int a = 0; a < n; a++) {
-        if (runs[a].ran && runs[0].ran && runs[a].res.time_us > 0)
-            fprintf(text, " %27.2fx", runs[0].res.time_us / runs[a].res.time_us);
-        else fprintf(text, " %28s", "-");
-    }
-    fprintf(text, "\n");
-    if (clocks_differ)
-        fprintf(text, "note: the clocks differ: time compares clock and cycles, the cycle rows the "
-               "microarchitecture alone\n");
-    for (int a = 0; a < n; a++)
-        if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
-    print_levels(text, runs, n, brows, nb);
-    const enpu_arch *archs[MAX_ARCHS];
-    const enpu_sim_result *res[MAX_ARCHS];
-    for (int a = 0; a < n; a++) archs[a] = &runs[a].arch, res[a] = runs[a].ran ? &runs[a].res : NULL;
-    enpu_report_energy_compare(text, archs, res, n);
-}
-
-static int write_json(const char *path, const char *model, const arch_run *runs, int n, int batch,
-                      const enpu_accuracy *acc, int n_acc, json_t *frontend, enpu_err *err) {
-    char *text = enpu_report_sim_json_text(model, &runs[0].arch, &runs[0].res);
-    json_error_t je;
-    json_t *root = text ? json_loads(text, 0, &je) : NULL;
-    free(text);
-    if (!root) {
-        json_decref(frontend);
-        return enpu_fail(err, ENPU_E_NOMEM, "%s: cannot build the JSON report", path);
-    }
-    if (frontend) json_object_set_new(root, "frontend", frontend);
-    json_object_set_new(root, "golden_checked", json_boolean(runs[0].golden_checked));
-    if (runs[0].golden_checked) {
-        json_object_set_new(root, "checked", json_true());
-        json_object_set_new(root, "bit_exact", json_true());
-    }
-    json_object_set_new(root, "golden_layers_compared", json_integer(runs[0].golden_layers));
-    if (batch > 1) {
-        json_t *b = json_object();
-        json_object_set_new(b, "images", json_integer(batch));
-        json_object_set_new(b, "cycles", json_integer((json_int_t)runs[0].batch_cycles));
-        json_object_set_new(root, "batch", b);
-    }
-    if (n_acc > 0) {
-        json_t *f = json_array();
-        for (int i = 0; i < n_acc; i++) json_array_append_new(f, enpu_accuracy_json(&acc[i]));
-        json_object_set_new(root, "float_vs_int8", f);
-    }
-    if (n > 1) {
-        json_t *archs = json_array();
-        for (int a = 0; a < n; a++) {
-            json_t *o = NULL;
-            if (runs[a].ran) {
-                char *t = enpu_report_sim_json_text(model, &runs[a].arch, &runs[a].res);
-                o = t ? json_loads(t, 0, &je) : NULL;
-                free(t);
-            }
-            if (!o) {
-                o = json_object();
-                json_object_set_new(o, "error", json_string(runs[a].error));
-            }
-            json_object_set_new(o, "arch_name", json_string(runs[a].arch.name));
-            json_object_set_new(o, "golden_checked", json_boolean(runs[a].golden_checked));
-            if (runs[a].golden_checked) {
-                json_object_set_new(o, "checked", json_true());
-                json_object_set_new(o, "bit_exact", json_true());
-            }
-            json_array_append_new(archs, o);
-        }
-        json_object_set_new(root, "archs", archs);
-    }
-    char *out = json_dumps(root, JSON_INDENT(2));
-    json_decref(root);
-    if (!out) return enpu_fail(err, ENPU_E_NOMEM, "%s: out of memory", path);
-    int rc = enpu_file_write_atomic(path, out, strlen(out), err);
-    free(out);
-    return rc;
-}
-
-/* Input i of a .tflite model from `path` into IR order (*out malloc'd):
- * .raw holds the int8 values in TFLite's (NHWC) order; a .npy/.pb has
- * TFLite's shape, int8 values as they are, float ones quantized with
- * TFLite's rule (enpu_tfl_quantize). */
-static int tflite_input(const enpu_graph *qg, int i, const char *path, int8_t **out,
-                        enpu_err *err) {
-    const enpu_tensor *t = &qg->tensors[qg->inputs[i]];
-    int64_t n = enpu_tensor_numel(t), dims[ENPU_MAX_RANK];
-    enpu_tflite_dims(t, dims);
-    int8_t *tfl = malloc((size_t)(n ? n : 1));
-    *out = malloc((size_t)(n ? n : 1));
-    int rc = 0;
-    if (!tfl || !*out) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-    if (!rc && strcmp(enpu_path_ext(path), ".raw") == 0) {
-        uint8_t *buf = NULL;
-        size_t len = 0;
-        rc = enpu_file_read(path, (size_t)n + 1, &buf, &len, err);
-        if (!rc && len != (size_t)n)
-            rc = enpu_fail(err, ENPU_E_INVALID,
-                           "%s: %zu bytes, input '%s' takes %lld int8 values", path, len, t->name,
-                           (long long)n);
-        if (!rc) memcpy(tfl, buf, (size_t)n);
-        free(buf);
-    } else if (!rc) {
-        enpu_buf b;
-        rc = enpu_tensor_read(path, &b, err);
-        bool same = !rc && b.rank == t->rank;
-        for (int d = 0; same && d < t->rank; d++) same = b.dims[d] == dims[d];
-        if (!rc && !same) {
-            char want[160];
-            int k = 0;
-            for (int d = 0; d < t->rank && k < (int)sizeof want - 24; d++)
-                k += snprintf(want + k, sizeof want - (size_t)k, d ? "x%lld" : "%lld", (long long)dims[d]);
-            rc = enpu_fail(err, ENPU_E_INVALID, "%s: input '%s' has TFLite shape %s", path,
-                           t->name, t->rank ? want : "[]");
-        }
-        if (!rc && b.dtype == ENPU_DT_INT8) {
-            memcpy(tfl, b.data, (size_t)n);
-        } else if (!rc) {
-            rc = enpu_buf_to_f32(&b, err);
-            const float *v = b.data;
-            for (int64_t e = 0; e < n && !rc; e++)
-                tfl[e] = (int8_t)enpu_tfl_quantize(v[e], t->quant->scale[0], t->quant->zero_point[0]);
-        }
-        enpu_buf_free(&b);
-    }
-    if (!rc) enpu_tflite_to_ir(t, tfl, *out);
-    free(tfl);
-    return rc;
-}
-
-/* Output i of a .tflite run: int8 in TFLite's order, printed and written
- * (.raw: the bytes; else .npy/.pb with TFLite's shape). */
-static int tflite_output(FILE *text, const enpu_graph *qg, int i, const enpu_buf *raw,
-                         const char *path, enpu_err *err) {
-    const enpu_tensor *t = &qg->tensors[qg->outputs[i]];
-    int64_t n = enpu_tensor_numel(t);
-    if (!raw || !raw->data || enpu_buf_numel(raw) != n) return 0;
-    enpu_buf b;
-    int64_t dims[ENPU_MAX_RANK];
-    enpu_tflite_dims(t, dims);
-    int rc = enpu_buf_alloc(&b, ENPU_DT_INT8, t->rank, dims, err);
-    if (rc) return rc;
-    enpu_tflite_from_ir(t, raw->data, b.data);
-    if (!path) {
-        const int8_t *v = b.data;
-        fprintf(text, "output %s int8 (TFLite order):", t->name);
-        for (int64_t e = 0; e < n && e < 32; e++) fprintf(text, " %d", v[e]);
-        fprintf(text, n > 32 ? " ...\n" : "\n");
-    } else if (strcmp(enpu_path_ext(path), ".raw") == 0) {
-        rc = enpu_file_write_atomic(path, b.data, (size_t)n, err);
-    } else {
-        rc = enpu_tensor_write(path, &b, err);
-    }
-    enpu_buf_free(&b);
-    return rc;
-}
-
-/* b (float32 or any numeric dtype) grows by the images of `more` along
- * dimension 0. */
-static int append_buf(enpu_buf *b, const enpu_buf *more, enpu_err *err) {
-    if (b->dtype != more->dtype || b->rank < 1 || b->rank != more->rank)
-        return enpu_fail(err, ENPU_E_INVALID, "output '%s': images of different shapes",
-                         b->name ? b->name : "");
-    size_t es = enpu_dtype_size(b->dtype);
-    int64_t n0 = enpu_buf_numel(b), n1 = enpu_buf_numel(more);
-    void *d = realloc(b->data, (size_t)(n0 + n1) * es);
-    if (!d) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-    memcpy((char *)d + (size_t)n0 * es, more->data, (size_t)n1 * es);
-    b->data = d;
-    b->dims[0] += more->dims[0];
-    return 0;
-}
-
-/* A batch of N images: each input file holds N along dimension 0; *out gets
- * N * n_in buffers, image k's inputs from k * n_in, each of batch 1. */
-static int split_batch(const enpu_buf *files, int n_in, int64_t batch, const char *const *names,
-                       enpu_buf **out, enpu_err *err) {
-    enpu_buf *v = calloc((size_t)(batch * n_in), sizeof *v);
-    if (!v) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-    *out = v;
-    for (int i = 0; i < n_in; i++) {
-        const enpu_buf *f = &files[i];
-        if (f->rank < 1 || f->dims[0] != batch)
-            return enpu_fail(err, ENPU_E_INVALID, "%s: a batch of %lld images needs dimension 0 of "
-                             "%lld, the file has %lld", names[i], (long long)batch, (long long)batch,
-                             f->rank < 1 ? 0LL : (long long)f->dims[0]);
-        int64_t dims[ENPU_MAX_RANK];
-        memcpy(dims, f->dims, sizeof dims);
-        dims[0] = 1;
-        size_t bytes = (size_t)(enpu_buf_numel(f) / batch) * enpu_dtype_size(f->dtype);
-        for (int64_t k = 0; k < batch; k++) {
-            int rc = enpu_buf_alloc(&v[k * n_in + i], f->dtype, f->rank, dims, err);
-            if (rc) return rc;
-            if (bytes) memcpy(v[k * n_in + i].data, (const char *)f->data + (size_t)k * bytes, bytes);
-        }
-    }
-    return 0;
 }
 
 static int split_list(char *arg, const char **out, int *n, int max) {
@@ -823,7 +490,7 @@ int enpu_cmd_run(int argc, char **argv) {
             goto done;
         }
         for (int i = 0; m.tfl && i < n_in; i++)
-            if (tflite_input(m.tfl, i, ins[i], &ins8[i], &err)) {
+            if (run_tflite_input(m.tfl, i, ins[i], &ins8[i], &err)) {
                 rc = enpu_cli_fail("run", &err);
                 goto done;
             }
@@ -841,7 +508,7 @@ int enpu_cmd_run(int argc, char **argv) {
                 goto done;
             }
         }
-        if (batch > 1 && (rc = split_batch(bufs, n_in, batch, ins, &imgs, &err))) {
+        if (batch > 1 && (rc = run_split_batch(bufs, n_in, batch, ins, &imgs, &err))) {
             rc = enpu_cli_fail("run", &err);
             goto done;
         }
@@ -869,7 +536,7 @@ int enpu_cmd_run(int argc, char **argv) {
                     n_fouts++;
                     continue;
                 }
-                rc = append_buf(&fouts[o], &one, &err);
+                rc = run_append_buf(&fouts[o], &one, &err);
                 enpu_buf_free(&one);
                 if (rc) {
                     rc = enpu_cli_fail("run", &err);
@@ -905,7 +572,7 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     if (!runs[0].ran) {
         rc = worst ? worst : 2;
-        if (n_arch > 1) print_comparison(text, runs, n_arch);
+        if (n_arch > 1) run_print_comparison(text, runs, n_arch);
         goto done;
     }
     const arch_run *r0 = &runs[0];
@@ -932,7 +599,7 @@ int enpu_cmd_run(int argc, char **argv) {
     for (int i = 0; i < r0->res.n_outputs; i++) {
         print_output(text, &r0->res.outputs[i], i < n_fouts ? &fouts[i] : NULL, qbits);
         if (m.tfl && r0->res.raw_outputs && i < m.tfl->n_outputs)
-            tflite_output(text, m.tfl, i, &r0->res.raw_outputs[i], NULL, &err);
+            run_tflite_output(text, m.tfl, i, &r0->res.raw_outputs[i], NULL, &err);
     }
     /* every output against the float reference (an .onnx model only) */
     for (; n_acc < n_fouts && n_acc < r0->res.n_outputs; n_acc++) {
@@ -942,13 +609,13 @@ int enpu_cmd_run(int argc, char **argv) {
     }
     if (n_acc > 0) enpu_accuracy_warn(text, acc, n_acc, r0->qg, &r0->qrep, m.calib, m.n_calib);
     if (wav) enpu_cli_audio_report(text, &audio, &r0->arch, &r0->res);
-    if (n_arch > 1) print_comparison(text, runs, n_arch);
+    if (n_arch > 1) run_print_comparison(text, runs, n_arch);
     if (n_out && n_out != r0->res.n_outputs) {
         rc = enpu_cli_usage("run", "%s has %d output(s), %d --output given", model, r0->res.n_outputs, n_out);
         goto done;
     }
     for (int i = 0; i < n_out; i++) {
-        if (m.tfl ? tflite_output(text, m.tfl, i, r0->res.raw_outputs ? &r0->res.raw_outputs[i] : NULL,
+        if (m.tfl ? run_tflite_output(text, m.tfl, i, r0->res.raw_outputs ? &r0->res.raw_outputs[i] : NULL,
                                   outs[i], &err)
                   : enpu_tensor_write(outs[i], &r0->res.outputs[i], &err)) {
             rc = enpu_cli_fail("run", &err);
@@ -956,7 +623,7 @@ int enpu_cmd_run(int argc, char **argv) {
         }
         fprintf(text, "wrote %s\n", outs[i]);
     }
-    if (json && write_json(json, model, runs, n_arch, (int)batch, acc, n_acc,
+    if (json && run_write_json(json, model, runs, n_arch, (int)batch, acc, n_acc,
                            wav ? enpu_cli_audio_json(&audio, &r0->arch, &r0->res) : NULL, &err)) {
         rc = enpu_cli_fail("run", &err);
         goto done;
