@@ -57,7 +57,9 @@ static const char *HELP =
     "                     run` runs the N images through it one after the other)\n"
     "\n"
     "Exit status: 0 compiled; 2 bad input, or the model does not fit the arch (the\n"
-    "message says what needs how much and which preset or parameter would fit).\n";
+    "message says what needs how much and which preset or parameter would fit); 4\n"
+    "an internal error (category `internal`: a bug in EasyNPU, e.g. a compiled\n"
+    "program that its own validator rejects).\n";
 
 int enpu_cmd_compile(int argc, char **argv) {
     if (enpu_cli_wants_help(argc, argv)) {

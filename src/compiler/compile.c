@@ -416,7 +416,10 @@ static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const en
     if ((rc = cc_emit(&c, prog, wimg, wlen, simg, slen))) goto out;
     rc = enpu_program_validate(prog, err);
     if (rc) {
+        /* the compiler's own bug, not the user's input: exit 4 */
         enpu_err_prefix(err, "internal error: the compiled program does not validate");
+        rc = ENPU_E_INTERNAL;
+        if (err) err->code = ENPU_E_INTERNAL;
         goto out;
     }
     if (rep && (rc = build_report(&c, prog, rep))) goto out;

@@ -545,7 +545,11 @@ int enpu_rs_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_comp
     if (!rc) rc = emit(&c, prog);
     if (!rc) {
         rc = enpu_program_validate(prog, err);
-        if (rc) enpu_err_prefix(err, "internal error: the compiled program does not validate");
+        if (rc) { /* the compiler's bug: exit 4 */
+            enpu_err_prefix(err, "internal error: the compiled program does not validate");
+            rc = ENPU_E_INTERNAL;
+            if (err) err->code = ENPU_E_INTERNAL;
+        }
     }
     if (!rc && rep) rc = report(&c, prog, rep);
     for (int i = 0; i < c.nl; i++) free(c.L[i].note);

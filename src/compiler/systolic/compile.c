@@ -154,6 +154,8 @@ int sya_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_
     rc = enpu_program_validate(prog, err);
     if (rc) {
         enpu_err_prefix(err, "internal error: the compiled program does not validate");
+        rc = ENPU_E_INTERNAL;
+        if (err) err->code = ENPU_E_INTERNAL; /* the compiler's bug: exit 4 */
         goto out;
     }
     if (rep && (rc = report(&c, prog, rep))) goto out;
