@@ -26,6 +26,9 @@ fi
 ALL="onnx npy npz pb arch program asm qjson tflite wav"
 TARGETS=${*:-$ALL}
 NICE="nice -n 19"
+# libFuzzer's random seed: $ENPU_FUZZ_SEED, else one from the commit (as CI's
+# graph fuzzing, scripts/ci_graph_seed.sh), so that a run can be repeated
+SEED=${ENPU_FUZZ_SEED:-$(( $(sh scripts/ci_graph_seed.sh) / 1000 % 2147483647 ))}
 JOBS=${JOBS:-2}
 
 # ---- build ----------------------------------------------------------------
@@ -148,7 +151,7 @@ for t in $TARGETS; do
     ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1} \
     UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
         $NICE "$B/fuzz_$t" -max_total_time="$SECONDS_PER" -timeout=25 -rss_limit_mb=2560 \
-        -malloc_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$B/artifacts/$t/" $maxlen $dict \
+        -malloc_limit_mb=2048 -seed="$SEED" -print_final_stats=1 -artifact_prefix="$B/artifacts/$t/" $maxlen $dict \
         "$B/corpus/$t" "fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
     end=$(date +%s)
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
@@ -162,7 +165,7 @@ for t in $TARGETS; do
     else
         result=ok
     fi
-    line="fuzz_$t: $((end - start))s execs=${execs:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} $result"
+    line="fuzz_$t: $((end - start))s seed=$SEED execs=${execs:-?} cov=${cov:-?} ft=${ft:-?} corpus=${corp:-?} $result"
     echo "$line"
     echo "$(date -u +%FT%TZ) $line" >>"$B/logs/summary.txt"
     if [ "$rc" -ne 0 ]; then
