@@ -485,12 +485,16 @@ static int plan_memory(plan *pl) {
             int64_t wb = enpu_arch_word_bytes(a);
             int64_t need = fit_need(al, n, bad, cap, busy) * wb;
             cc_fit_hint(a, "main_dtcm_bytes", need, hint, sizeof hint);
+            /* a layer that is not cut into strips (cc_strip_ok) holds whole maps */
+            bool whole = who >= 0 && !st->strip_ok;
             rc = enpu_fail(c->err, ENPU_E_NOFIT,
-                           "layer '%s': even with its tensors in DRAM and one output row per strip, "
+                           "layer '%s': even with its tensors in DRAM%s, "
                            "its %s buffer (%" PRId64 " bytes) does not fit beside the buffers and "
                            "tensors live with it: they need at least %" PRId64 " bytes of main DTCM; arch '%s' "
                            "has %" PRId64 "; %s",
                            nst > 0 ? c->L[st->head].name : "-",
+                           whole ? " (it is not cut into row strips: its buffers hold whole maps)"
+                                 : " and one output row per strip",
                            al[bad].kind == 1 ? "input" : al[bad].kind == 2 ? "output" : "tensor",
                            al[bad].words * wb, need, a->name, a->main_dtcm_bytes, hint);
             break;
@@ -538,14 +542,17 @@ static int plan_memory(plan *pl) {
             }
             int64_t wb = enpu_arch_word_bytes(a), need = fit_need(al, n, bad, scap, busy) * wb;
             int sk = al[bad].kind ? al[bad].who : -1;
+            bool whole = sk >= 0 && !pl->st[sk].strip_ok;
             rc = enpu_fail(c->err, ENPU_E_NOFIT,
                            "skip DTCM: %s%s%s (%" PRId64 " bytes) does not fit beside the constants, kept "
-                           "tensors and second-operand buffers live with it, even with one output row per "
-                           "strip: they need at least %" PRId64 " bytes; arch '%s' has %" PRId64
+                           "tensors and second-operand buffers live with it, %s: they need at least %" PRId64 " bytes; arch '%s' has %" PRId64
                            "; use skip_dtcm_bytes >= %" PRId64,
                            sk >= 0 ? "the second-operand buffer of layer '" : "tensor '",
                            sk >= 0 ? c->L[pl->st[sk].head].name : g_name(c, al[bad].who),
-                           "'", al[bad].words * wb, need, a->name, a->skip_dtcm_bytes, need);
+                           "'", al[bad].words * wb,
+                           whole ? "its layer not cut into row strips (a whole map)"
+                                 : "even with one output row per strip",
+                           need, a->name, a->skip_dtcm_bytes, need);
             break;
         }
         for (int i = 0; i < n; i++) {

@@ -249,6 +249,8 @@ static void test_campaign_findings(void **state) {
         {778135, GG_REFUSED, "the same, through a concat and a reshape (requant tflite)"},
         {780021, GG_PASS, "a host op reading a transpose's view before a copy layer of it"},
         {99102491, GG_PASS, "the same, the view read by an average pool on the host"},
+        {782442, GG_PASS, "a transpose's view read on the host and, later, copied (requant tflite)"},
+        {99104764, GG_REFUSED, "a reshaped operand: no strips, and whole maps do not fit the main DTCM"},
         {5553143, GG_PASS, "a whole map cut to the input rows its buffer holds (a stride skipping the last)"},
     };
     for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
