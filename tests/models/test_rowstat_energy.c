@@ -42,40 +42,44 @@ typedef struct figures {
 
 static const figures expect[4] = {
     {"rowstat", 8,
-     {"energy per inference 69.379 uJ (45 nm, 0.9 V; dynamic, counted actions), 17.725 pJ/MAC, average power "
-      "62.717 mW at 100 MHz, EDP 7.675e-08 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 1.566 (2.3%) alu 0.008 (0.0%) requant 0.129 (0.2%) psum 18.486 (26.6%) pe_fifo "
-      "0.732 (1.1%) ifmap_lb 2.576 (3.7%) filter_lb 7.297 (10.5%) glb 4.599 (6.6%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 3.725 (5.4%) psum_link 0.429 (0.6%) psum_net 4.926 (7.1%) dram 24.905 (35.9%)",
-      "energy by level (uJ): datapath 1.702 (2.5%) register file 29.091 (41.9%) global buffer 4.599 (6.6%) "
-      "network 9.081 (13.1%) dram 24.905 (35.9%)"},
+     {"energy per inference 96.187 uJ (45 nm, 0.9 V; dynamic, counted actions), 24.573 pJ/MAC, average "
+      "power 90.659 mW at 100 MHz, EDP 1.021e-07 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 1.566 (1.6%) alu 0.013 (0.0%) requant 0.129 (0.1%) psum 18.130 (18.8%) "
+      "pe_fifo 0.732 (0.8%) ifmap_lb 2.576 (2.7%) filter_lb 7.297 (7.6%) glb 6.628 (6.9%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 3.684 (3.8%) psum_link 0.570 (0.6%) psum_net 6.528 (6.8%) dram 48.334 "
+      "(50.2%)",
+      "energy by level (uJ): datapath 1.707 (1.8%) register file 28.735 (29.9%) global buffer 6.628 (6.9%) "
+      "network 10.783 (11.2%) dram 48.334 (50.2%)"},
      0},
     {"rowstat", 16,
-     {"energy per inference 92.689 uJ (45 nm, 0.9 V; dynamic, counted actions), 23.680 pJ/MAC, average power "
-      "78.571 mW at 100 MHz, EDP 1.093e-07 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 3.816 (4.1%) alu 0.016 (0.0%) requant 0.129 (0.1%) psum 17.938 (19.4%) pe_fifo "
-      "0.732 (0.8%) ifmap_lb 2.576 (2.8%) filter_lb 7.297 (7.9%) glb 8.717 (9.4%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 3.725 (4.0%) psum_link 0.645 (0.7%) psum_net 7.419 (8.0%) dram 39.679 (42.8%)",
-      "energy by level (uJ): datapath 3.960 (4.3%) register file 28.543 (30.8%) global buffer 8.717 (9.4%) "
-      "network 11.790 (12.7%) dram 39.679 (42.8%)"},
+     {"energy per inference 127.517 uJ (45 nm, 0.9 V; dynamic, counted actions), 32.577 pJ/MAC, average "
+      "power 116.871 mW at 100 MHz, EDP 1.391e-07 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 3.816 (3.0%) alu 0.022 (0.0%) requant 0.129 (0.1%) psum 17.415 (13.7%) "
+      "pe_fifo 0.732 (0.6%) ifmap_lb 2.576 (2.0%) filter_lb 7.297 (5.7%) glb 11.780 (9.2%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 3.684 (2.9%) psum_link 0.853 (0.7%) psum_net 9.760 (7.7%) dram 69.451 "
+      "(54.5%)",
+      "energy by level (uJ): datapath 3.967 (3.1%) register file 28.021 (22.0%) global buffer 11.780 "
+      "(9.2%) network 14.298 (11.2%) dram 69.451 (54.5%)"},
      0},
     {"eyeriss", 8,
-     {"energy per inference 45.861 uJ (45 nm, 0.9 V; dynamic, counted actions), 11.716 pJ/MAC, average power "
-      "156.866 mW at 200 MHz, EDP 1.341e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 1.566 (3.4%) alu 0.008 (0.0%) requant 0.129 (0.3%) psum 9.918 (21.6%) pe_fifo "
-      "0.147 (0.3%) ifmap_lb 0.546 (1.2%) filter_lb 2.413 (5.3%) glb 4.309 (9.4%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 1.024 (2.2%) psum_link 0.840 (1.8%) psum_net 2.046 (4.5%) dram 22.914 (50.0%)",
-      "energy by level (uJ): datapath 1.703 (3.7%) register file 13.024 (28.4%) global buffer 4.309 (9.4%) "
-      "network 3.911 (8.5%) dram 22.914 (50.0%)"},
+     {"energy per inference 47.734 uJ (45 nm, 0.9 V; dynamic, counted actions), 12.195 pJ/MAC, average "
+      "power 169.470 mW at 200 MHz, EDP 1.344e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 1.566 (3.3%) alu 0.009 (0.0%) requant 0.129 (0.3%) psum 9.854 (20.6%) "
+      "pe_fifo 0.129 (0.3%) ifmap_lb 0.544 (1.1%) filter_lb 2.413 (5.1%) glb 4.452 (9.3%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 1.003 (2.1%) psum_link 0.867 (1.8%) psum_net 2.094 (4.4%) dram 24.674 "
+      "(51.7%)",
+      "energy by level (uJ): datapath 1.703 (3.6%) register file 12.940 (27.1%) global buffer 4.452 (9.3%) "
+      "network 3.965 (8.3%) dram 24.674 (51.7%)"},
      0},
     {"eyeriss", 16,
-     {"energy per inference 67.350 uJ (45 nm, 0.9 V; dynamic, counted actions), 17.206 pJ/MAC, average power "
-      "214.636 mW at 200 MHz, EDP 2.113e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 3.816 (5.7%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.918 (14.7%) pe_fifo "
-      "0.198 (0.3%) ifmap_lb 0.551 (0.8%) filter_lb 2.413 (3.6%) glb 5.543 (8.2%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 1.094 (1.6%) psum_link 0.840 (1.2%) psum_net 2.050 (3.0%) dram 40.788 (60.6%)",
-      "energy by level (uJ): datapath 3.953 (5.9%) register file 13.080 (19.4%) global buffer 5.544 (8.2%) "
-      "network 3.985 (5.9%) dram 40.788 (60.6%)"},
+     {"energy per inference 75.244 uJ (45 nm, 0.9 V; dynamic, counted actions), 19.223 pJ/MAC, average "
+      "power 254.883 mW at 200 MHz, EDP 2.221e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 3.816 (5.1%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.854 (13.1%) "
+      "pe_fifo 0.180 (0.2%) ifmap_lb 0.549 (0.7%) filter_lb 2.413 (3.2%) glb 5.915 (7.9%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 1.201 (1.6%) psum_link 0.867 (1.2%) psum_net 2.098 (2.8%) dram 48.213 "
+      "(64.1%)",
+      "energy by level (uJ): datapath 3.954 (5.3%) register file 12.997 (17.3%) global buffer 5.915 (7.9%) "
+      "network 4.165 (5.5%) dram 48.213 (64.1%)"},
      0},
 };
 
