@@ -44,7 +44,7 @@ export ENPU_FUZZ_CFLAGS="-std=c11 -D_POSIX_C_SOURCE=200809L -g -O1 -fno-omit-fra
 $(pkg-config --cflags libprotobuf-c jansson fftw3 samplerate)"
 export ENPU_FUZZ_OBJ=$B/obj
 ls "$B/gen/onnx.pb-c.c" src/common/*.c src/ir/*.c src/frontend/*.c src/ref/*.c src/report/*.c \
-    src/isa/*.c src/quant/*.c src/audio/*.c 2>/dev/null |
+    src/isa/*.c src/quant/*.c src/audio/*.c src/numerics/*.c src/tensor/*.c 2>/dev/null |
     $NICE xargs -P "$JOBS" -I{} sh -c '
         o="$ENPU_FUZZ_OBJ/$(echo "{}" | tr / _).o"
         clang $ENPU_FUZZ_CFLAGS -c "{}" -o "$o" 2>"$o.log" ||

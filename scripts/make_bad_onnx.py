@@ -132,6 +132,10 @@ def main():
     save("bad_clip_dynamic.onnx",
          model([helper.make_node("Clip", ["x", "lo", "hi"], ["y"], name="clip0")],
                [vi("x", [1, 4]), vi("lo", []), vi("hi", [])], [vi("y", None)]))
+    # pads computed at run time: the output's shape would depend on them
+    save("bad_pad_dynamic.onnx",
+         model([helper.make_node("Pad", ["x", "p"], ["y"], name="pad0")],
+               [vi("x", [1, 1, 4, 4]), vi("p", [8], TensorProto.INT64)], [vi("y", None)]))
     save("bad_maxpool_indices.onnx",
          model([helper.make_node("MaxPool", ["x"], ["y", "idx"], name="pool0", kernel_shape=[2, 2])],
                [vi("x", [1, 1, 4, 4])], [vi("y", None), vi("idx", None, TensorProto.INT64)]))

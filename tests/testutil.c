@@ -473,11 +473,18 @@ uint64_t enpu_test_e2e_full(const char *name, const char *onnx, const struct enp
                             const enpu_compile_opts *co, int bits, enpu_test_e2e_result *out) {
     enpu_err err = {0};
     enpu_graph *qg = enpu_test_quantize_full(onnx, io, calib, arch_in, bits);
-    enpu_buf in;
-    assert_int_equal(enpu_tensor_read(input, &in, &err), 0);
-    assert_int_equal(enpu_buf_to_f32(&in, &err), 0);
-    uint64_t sim_cycles = e2e_run(name, qg, &in, NULL, 1, arch_in, co, out);
-    enpu_buf_free(&in);
+    /* one file per graph input, comma-separated */
+    enpu_buf in[8];
+    int n_in = 0;
+    char list[4096];
+    snprintf(list, sizeof list, "%s", input);
+    for (char *save = NULL, *f = strtok_r(list, ",", &save); f; f = strtok_r(NULL, ",", &save)) {
+        assert_true(n_in < 8);
+        assert_int_equal(enpu_tensor_read(f, &in[n_in], &err), 0);
+        assert_int_equal(enpu_buf_to_f32(&in[n_in++], &err), 0);
+    }
+    uint64_t sim_cycles = e2e_run(name, qg, in, NULL, n_in, arch_in, co, out);
+    for (int k = 0; k < n_in; k++) enpu_buf_free(&in[k]);
     enpu_graph_free(qg);
     return sim_cycles;
 }

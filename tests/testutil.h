@@ -139,7 +139,8 @@ uint64_t enpu_test_e2e_opts(const char *name, const char *onnx, const struct enp
 uint64_t enpu_test_e2e_bits(const char *name, const char *onnx, const char *calib, const char *input,
                             const enpu_arch *arch, const enpu_compile_opts *co, int bits,
                             enpu_test_e2e_result *out);
-/* All the options at once: importer options (io may be NULL) and bits. */
+/* All the options at once: importer options (io may be NULL) and bits;
+ * `input` names one file per graph input, comma-separated. */
 uint64_t enpu_test_e2e_full(const char *name, const char *onnx, const struct enpu_onnx_opts *io,
                             const char *calib, const char *input, const enpu_arch *arch,
                             const enpu_compile_opts *co, int bits, enpu_test_e2e_result *out);

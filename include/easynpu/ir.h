@@ -127,7 +127,13 @@ typedef enum enpu_layout {
     X(QUANTIZE_LINEAR, "QuantizeLinear")        \
     X(DEQUANTIZE_LINEAR, "DequantizeLinear")    \
     X(QLINEAR_CONV, "QLinearConv")              \
-    X(QLINEAR_MATMUL, "QLinearMatMul")
+    X(QLINEAR_MATMUL, "QLinearMatMul")          \
+    X(LSTM, "LSTM")                             \
+    X(GRU, "GRU")                               \
+    X(RNN, "RNN")                               \
+    X(IF, "If")                                 \
+    X(LOOP, "Loop")                             \
+    X(SCAN, "Scan")
 
 typedef enum enpu_op {
     ENPU_OP_NONE = 0,
@@ -295,6 +301,44 @@ typedef struct enpu_misc_attr {
     int axis;
 } enpu_misc_attr;
 
+/* LSTM, GRU and RNN: one layer over a sequence, forward, reverse or both
+ * ways.  act[] holds the gate functions per direction (LSTM f, g, h; GRU f,
+ * g; RNN f; the second direction's follow the first's), each with its
+ * alpha/beta (the ONNX defaults filled in at import). */
+#define ENPU_RNN_MAX_HIDDEN 1024
+typedef enum enpu_rnn_dir { ENPU_RNN_FORWARD = 0, ENPU_RNN_REVERSE, ENPU_RNN_BIDIRECTIONAL } enpu_rnn_dir;
+typedef enum enpu_rnn_act {
+    ENPU_RNN_SIGMOID = 0,
+    ENPU_RNN_TANH,
+    ENPU_RNN_RELU,
+    ENPU_RNN_AFFINE,
+    ENPU_RNN_LEAKY_RELU,
+    ENPU_RNN_THRESHOLDED_RELU,
+    ENPU_RNN_SCALED_TANH,
+    ENPU_RNN_HARD_SIGMOID,
+    ENPU_RNN_ELU,
+    ENPU_RNN_SOFTSIGN,
+    ENPU_RNN_SOFTPLUS,
+    ENPU_RNN_ACT_COUNT
+} enpu_rnn_act;
+typedef struct enpu_rnn_attr {
+    int hidden;               /* hidden_size */
+    int direction;            /* enpu_rnn_dir */
+    int layout;               /* 0: X [T, B, I]; 1: batch first, X [B, T, I] */
+    int act[6];               /* enpu_rnn_act, per gate function and direction */
+    float alpha[6], beta[6];
+    float clip;               /* > 0: gate inputs clipped to [-clip, clip]; 0: none */
+    bool input_forget;        /* LSTM: the forget gate is 1 - the input gate */
+    bool linear_before_reset; /* GRU */
+} enpu_rnn_attr;
+
+/* The ONNX defaults of op (LSTM, GRU, RNN): forward, layout 0, no clip,
+ * gate functions Sigmoid/Tanh/Tanh (LSTM), Sigmoid/Tanh (GRU), Tanh (RNN)
+ * in both directions, each function's own default alpha and beta. */
+void enpu_rnn_attr_default(enpu_op op, enpu_rnn_attr *a);
+/* The default alpha and beta of gate function f (LeakyRelu 0.01, ...). */
+void enpu_rnn_act_default(int f, float *alpha, float *beta);
+
 typedef union enpu_attr {
     enpu_conv_attr conv;
     enpu_pool_attr pool;
@@ -308,6 +352,7 @@ typedef union enpu_attr {
     enpu_reduce_attr reduce;
     enpu_norm_attr norm;
     enpu_misc_attr misc;
+    enpu_rnn_attr rnn;
 } enpu_attr;
 
 /* Quantization parameters of a tensor: per-tensor (axis < 0, count 1) or per

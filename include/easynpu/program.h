@@ -29,7 +29,7 @@ extern "C" {
 
 #define ENPU_PROG_MAGIC "ENPU"
 #define ENPU_PROG_VERSION_MAJOR 3
-#define ENPU_PROG_VERSION_MINOR 4
+#define ENPU_PROG_VERSION_MINOR 5
 #define ENPU_PROG_HEADER_BYTES 32
 #define ENPU_PROG_ENTRY_BYTES 24
 #define ENPU_PROG_ALIGN 16
@@ -44,7 +44,8 @@ extern "C" {
 #define ENPU_PROG_MAX_SOURCES (1 << 22)              /* ONNX node names over all layers */
 #define ENPU_PROG_MAX_STRINGS_BYTES ((size_t)64 << 20)
 #define ENPU_PROG_MAX_ARCH_BYTES ((size_t)64 << 10)
-#define ENPU_HOSTOP_MAX_IO 8
+#define ENPU_HOSTOP_MAX_IO 16 /* format 3.4; 8 before */
+#define ENPU_HOSTOP_MAX_IO_3_3 8
 #define ENPU_HOSTOP_IPARAMS 32 /* format 3.2; 8 in 3.0/3.1 */
 #define ENPU_HOSTOP_FPARAMS 32 /* format 3.2; 4 in 3.0/3.1 */
 #define ENPU_HOSTOP_IPARAMS_3_1 8
@@ -57,7 +58,8 @@ extern "C" {
 #define ENPU_PROG_TABLE_BYTES 16
 #define ENPU_PROG_IO_BYTES 96
 #define ENPU_PROG_IO_BYTES_3_0 88  /* format 3.0: no field row */
-#define ENPU_PROG_HOSTOP_BYTES 304
+#define ENPU_PROG_HOSTOP_BYTES 336
+#define ENPU_PROG_HOSTOP_BYTES_3_3 304 /* formats 3.2 and 3.3: 8 operands */
 #define ENPU_PROG_HOSTOP_BYTES_3_1 96 /* formats 3.0 and 3.1: 8 iparams, 4 fparams */
 
 /* X(ID, id, spelling in listings) in file order. */
@@ -122,7 +124,8 @@ typedef struct enpu_hostop {
     char *kind;          /* owned; ONNX op type, e.g. "Softmax" */
     char *name;          /* owned; ONNX node name (may be "") */
     int n_in, n_out;     /* n_in + n_out <= ENPU_HOSTOP_MAX_IO */
-    int io[ENPU_HOSTOP_MAX_IO]; /* IO descriptor indices: inputs, then outputs */
+    int io[ENPU_HOSTOP_MAX_IO]; /* IO descriptor indices: inputs, then outputs; -1 an
+                                   omitted optional operand (format 3.4) */
     int32_t iparam[ENPU_HOSTOP_IPARAMS]; /* e.g. Softmax axis in iparam[0] */
     float fparam[ENPU_HOSTOP_FPARAMS];
 } enpu_hostop;

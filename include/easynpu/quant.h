@@ -167,6 +167,11 @@ typedef enum enpu_calib_method {
     ENPU_CALIB_PERCENTILE
 } enpu_calib_method;
 
+/* The instruction limits of the target's window ops (enpu_quant_opts). */
+typedef struct enpu_npu_max {
+    int64_t kernel, stride, dilation, pad, dim;
+} enpu_npu_max;
+
 typedef struct enpu_quant_opts {
     enpu_calib_method method;
     double percentile;     /* e.g. 99.99, for ENPU_CALIB_PERCENTILE */
@@ -185,6 +190,11 @@ typedef struct enpu_quant_opts {
      * nodes become HOST, so the golden reference computes them as the host
      * will (the row-stationary engine runs CONV and MOVE only). */
     unsigned host_kinds;
+    /* The largest kernel, stride, dilation, pad and tensor dimension the
+     * target's instructions hold (0: no limit): a window op beyond them
+     * becomes HOST, computed in float by the host as the golden reference
+     * then does too (enpu_compile_quant_opts sets them from the ISA). */
+    enpu_npu_max npu_max;
 } enpu_quant_opts;
 
 /* 8 or 16: the activation width of a quantized graph (its inputs' dtype). */

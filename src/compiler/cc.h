@@ -126,6 +126,12 @@ typedef struct cc {
     enpu_compile_opts o;
     enpu_compile_cache *cache; /* o.cache, or the compile's own */
     bool no_lanes;        /* no lane groups (a retry: their weights did not fit) */
+    /* Host fallback (a retry, compile.c): nodes whose NPU form failed run
+     * on the host; fail_node names the node a failure can fall back for
+     * (set beside the error, -1 otherwise). */
+    const bool *force_host;   /* per quantized node, or NULL */
+    char *const *force_why;   /* per node: the NPU form's error, for the note */
+    int fail_node;
     enpu_err *err;
     int P;
     cc_layer *L;
@@ -308,7 +314,7 @@ typedef int (*cc_operand_fn)(void *ctx, int t, bool out);
 /* Adds the host op record of node n of g to p (every back end's rule):
  * kind and attributes from n, every input in its place (a constant as an
  * ENPU_IO_CONST descriptor with its bytes in HOST_INIT, one per tensor;
- * omitted optional inputs only at the end), then the outputs, each
+ * an omitted optional operand as -1), then the outputs, each
  * non-constant operand's descriptor from desc.  Returns its index or a
  * negative status (ENPU_E_UNSUPPORTED naming the node for operands the
  * record cannot hold). */

@@ -245,6 +245,17 @@ static int build_report(cc *c, const enpu_program *p, enpu_compile_report *r) {
 
 void enpu_compile_quant_opts(const enpu_arch *arch, enpu_quant_opts *o) {
     enpu_quant_opts_for_arch(o, arch);
+    enpu_isa_layout lay;
+    enpu_err e = {0};
+    if (arch->engine == ENPU_ENGINE_EASYNPU && enpu_isa_layout_make(arch, &lay, &e) == 0) {
+        /* the instruction's geometry fields (docs/isa.md) */
+        int64_t lo;
+        enpu_field_range(&lay, ENPU_F_wk, &lo, &o->npu_max.kernel);
+        enpu_field_range(&lay, ENPU_F_stride_w, &lo, &o->npu_max.stride);
+        enpu_field_range(&lay, ENPU_F_dil_w, &lo, &o->npu_max.dilation);
+        enpu_field_range(&lay, ENPU_F_pad_left, &lo, &o->npu_max.pad);
+        enpu_field_range(&lay, ENPU_F_wi, &lo, &o->npu_max.dim);
+    }
     if (arch->engine == ENPU_ENGINE_ROWSTAT) {
         o->host_kinds = enpu_rs_host_kinds();
         o->wide_acc_bits = (int)arch->rs_psum_bits;
@@ -259,8 +270,15 @@ int enpu_compile_arch_check(const enpu_arch *arch, enpu_err *err) {
     return 0;
 }
 
+/* The nodes a retry runs on the host, and why (compile.c's loop). */
+typedef struct hostfb {
+    bool *force;
+    char **why;
+} hostfb;
+
 static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
-                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes);
+                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes,
+                           const hostfb *fb, int *fail_node);
 
 int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                  enpu_program *prog, enpu_compile_report *rep, enpu_err *err) {
@@ -299,26 +317,54 @@ int enpu_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile
         if ((rc = enpu_acc_check(what, lo, hi, (int)arch->acc_bits, err)))
             return enpu_err_prefix(err, "arch '%s'", arch->name);
     }
-    rc = compile_easynpu(qg, arch, o, prog, rep, err, false);
-    if (rc == ENPU_E_NOFIT && arch->lane_groups_max > 1) {
-        /* lane groups replicate weights (docs/microarch.md §16): a model
-         * that fits without them is compiled without them */
+    /* host fallback: a data movement whose NPU form fails (an element order
+     * the NPU's reshape cannot copy) is compiled again as a host op, until
+     * none fails; each retry forces one more node, so there are at most as
+     * many as nodes.  A move is exact either way (int8 codes copied), so the
+     * golden reference needs no change. */
+    hostfb fb = {calloc((size_t)qg->n_nodes + 1, sizeof(bool)), calloc((size_t)qg->n_nodes + 1, sizeof(char *))};
+    if (!fb.force || !fb.why) {
+        free(fb.force), free(fb.why);
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    }
+    bool no_lanes = false;
+    for (;;) {
+        int fail_node = -1;
+        rc = compile_easynpu(qg, arch, o, prog, rep, err, no_lanes, &fb, &fail_node);
+        bool retry = false;
+        if (rc == ENPU_E_UNSUPPORTED && fail_node >= 0 && fail_node < qg->n_nodes && !fb.force[fail_node] &&
+            qg->nodes[fail_node].q && qg->nodes[fail_node].q->kind == ENPU_Q_MOVE) {
+            fb.force[fail_node] = true;
+            if (!(fb.why[fail_node] = cc_dupf("the NPU cannot: %s", err->msg))) {
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                break;
+            }
+            retry = true;
+        } else if (rc == ENPU_E_NOFIT && arch->lane_groups_max > 1 && !no_lanes) {
+            /* lane groups replicate weights (docs/microarch.md §16): a model
+             * that fits without them is compiled without them */
+            no_lanes = retry = true;
+        }
+        if (!retry) break;
         enpu_err_clear(err);
         enpu_program_free(prog);
         enpu_program_init(prog, arch);
         if (rep) memset(rep, 0, sizeof *rep);
-        rc = compile_easynpu(qg, arch, o, prog, rep, err, true);
     }
+    for (int i = 0; i < qg->n_nodes; i++) free(fb.why[i]);
+    free(fb.force), free(fb.why);
     return rc;
 }
 
 static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
-                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes) {
+                           enpu_program *prog, enpu_compile_report *rep, enpu_err *err, bool no_lanes,
+                           const hostfb *fb, int *fail_node) {
     int rc;
     cc c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err, c.P = (int)arch->pes;
     c.no_lanes = no_lanes;
+    c.force_host = fb->force, c.force_why = fb->why, c.fail_node = -1;
     if (o) c.o = *o;
     else enpu_compile_opts_default(&c.o);
     /* the compile's own cache when the caller shares none: row strips and
@@ -375,6 +421,7 @@ static int compile_easynpu(const enpu_graph *qg, const enpu_arch *arch, const en
     }
     if (rep && (rc = build_report(&c, prog, rep))) goto out;
 out:
+    *fail_node = rc ? c.fail_node : -1;
     free(wimg);
     free(simg);
     cc_free(&c);

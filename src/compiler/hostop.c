@@ -36,16 +36,15 @@ int cc_add_hostop(enpu_program *p, const enpu_graph *g, const enpu_node *n, cc_o
     if (n->n_in + n->n_out > ENPU_HOSTOP_MAX_IO)
         return enpu_fail(err, ENPU_E_UNSUPPORTED, "host op '%s': %d operands, more than %d", n->name,
                          n->n_in + n->n_out, ENPU_HOSTOP_MAX_IO);
-    /* every input in its place (an omitted optional one as the last ones
-     * only: the host reads the operands in order) */
-    for (int k = 0; k < n->n_in; k++) {
+    /* every input in its place: the host reads the operands in order (an
+     * omitted optional one is -1, format 3.4; trailing ones are left out) */
+    int n_in = n->n_in;
+    while (n_in > 0 && n->in[n_in - 1] < 0) n_in--;
+    for (int k = 0; k < n_in; k++) {
         int t = n->in[k];
         if (t < 0) {
-            for (int j = k + 1; j < n->n_in; j++)
-                if (n->in[j] >= 0)
-                    return enpu_fail(err, ENPU_E_UNSUPPORTED,
-                                     "host op '%s': input %d is omitted but input %d is not", n->name, k, j);
-            break;
+            h.io[h.n_in++] = -1;
+            continue;
         }
         int io = (g->tensors[t].flags & ENPU_T_CONST) ? const_desc(p, &g->tensors[t], err)
                                                        : desc(ctx, t, false);
@@ -53,6 +52,10 @@ int cc_add_hostop(enpu_program *p, const enpu_graph *g, const enpu_node *n, cc_o
         h.io[h.n_in++] = io;
     }
     for (int k = 0; k < n->n_out; k++) {
+        if (n->out[k] < 0) {
+            h.io[h.n_in + h.n_out++] = -1;
+            continue;
+        }
         int io = desc(ctx, n->out[k], true);
         if (io < 0) return io;
         h.io[h.n_in + h.n_out++] = io;

@@ -247,11 +247,13 @@ static int check_fields(cc *c, int li) {
     for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++) {
         int64_t lo, hi, v = enpu_instr_get(in, geo[i]);
         enpu_field_range(&lay, geo[i], &lo, &hi);
-        if (v < lo || v > hi)
+        if (v < lo || v > hi) {
+            c->fail_node = l->node;
             return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
                              "node '%s': %s %" PRId64 " does not fit the instruction's field '%s' "
                              "(%" PRId64 "..%" PRId64 ")",
                              l->src, enpu_field_get(geo[i])->name, v, enpu_field_get(geo[i])->name, lo, hi);
+        }
     }
     return 0;
 }
@@ -270,6 +272,12 @@ static int layer_output(cc *c, int li, int t) {
 
 static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store);
 
+/* The index of node n in the graph, -1 for a stand-in (a graph output). */
+static int consumer_index(const cc *c, const enpu_node *n) {
+    ptrdiff_t i = n - c->g->nodes;
+    return i >= 0 && i < c->g->n_nodes ? (int)i : -1;
+}
+
 /* Makes sure tensor t is stored in its natural layout and returns its
  * storage: a graph input gets its storage here; a permuted view gets a copy
  * layer. */
@@ -277,11 +285,13 @@ static int need_natural(cc *c, int t, const enpu_node *consumer) {
     cc_view *v = &c->tv[t];
     if (v->store < 0) {
         const enpu_tensor *x = T(c, t);
-        if (x->flags & ENPU_T_CONST)
+        if (x->flags & ENPU_T_CONST) {
+            c->fail_node = consumer_index(c, consumer);
             return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
                              "node '%s': constant input '%s' as a feature map is not supported on "
                              "the NPU",
                              consumer->name, x->name);
+        }
         if (!(x->flags & ENPU_T_INPUT) && x->producer >= 0)
             return enpu_fail(c->err, ENPU_E_INVALID, "node '%s': input '%s' is not computed before it",
                              consumer->name, x->name);
@@ -375,9 +385,11 @@ static int lower_conv(cc *c, int ni) {
     int rc = enpu_qconv_geom_of(c->g, n, &geo, c->err);
     if (rc) return rc;
     int x = n->in[0], y = n->out[0];
-    if (!batch_ok(T(c, x)) || geo.n > 1)
+    if (!batch_ok(T(c, x)) || geo.n > 1) {
+        c->fail_node = ni;
         return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch %" PRId64 " (the NPU runs batch 1)",
                          n->name, geo.n);
+    }
     int P = c->P;
     if (q->origin == ENPU_QO_FC) {
         /* FC over whatever storage its input is a view of. */
@@ -501,9 +513,14 @@ static int lower_maxpool(cc *c, int ni) {
     const enpu_qnode *q = n->q;
     int x = n->in[0], y = n->out[0];
     const enpu_tensor *xt = T(c, x), *yt = T(c, y);
-    if (xt->rank != 4 && xt->rank != 3)
+    if (xt->rank != 4 && xt->rank != 3) {
+        c->fail_node = ni;
         return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': MaxPool of rank %d", n->name, xt->rank);
-    if (!batch_ok(xt)) return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch > 1", n->name);
+    }
+    if (!batch_ok(xt)) {
+        c->fail_node = ni;
+        return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch > 1", n->name);
+    }
     int s = need_natural(c, x, n);
     if (s < 0) return s;
     int li = cc_add_layer(c, ENPU_OPC_MAXPOOL, ni, n->name);
@@ -615,7 +632,10 @@ static int lower_eltwise(cc *c, int ni) {
     const enpu_tensor *yt = T(c, y);
     int a = n->in[0], b = n->in[1];
     bool ka = T(c, a)->flags & ENPU_T_CONST, kb = T(c, b)->flags & ENPU_T_CONST;
-    if (!batch_ok(yt)) return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch > 1", n->name);
+    if (!batch_ok(yt)) {
+        c->fail_node = ni;
+        return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch > 1", n->name);
+    }
     /* in1 (the ifmap / fused psum path) must have the output's shape and not
      * be a constant; prefer the later-produced input as in1 (it is the one a
      * fused chain feeds). */
@@ -811,11 +831,14 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
         if (ok) found = perm;
     }
     const char *mover = tt->producer >= 0 ? c->g->nodes[tt->producer].name : tt->name;
-    if (found < 0)
+    if (found < 0) {
+        /* the move that made the view runs on the host instead (a retry) */
+        c->fail_node = tt->producer;
         return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
                          "tensor '%s' (from '%s'), read by '%s': its element order is not one the "
                          "NPU's reshape can copy (a permutation of h, w, c)",
                          tt->name, mover, why->name);
+    }
     char nm[ENPU_MAX_NAME + 16];
     snprintf(nm, sizeof nm, "%s copy", mover);
     int li = cc_add_layer(c, ENPU_OPC_RESHAPE, tt->producer, nm);
@@ -1027,6 +1050,14 @@ int cc_lower(cc *c) {
         if (!n->q)
             return enpu_fail(c->err, ENPU_E_INVALID, "node '%s': not quantized (no q block)", n->name);
         int rc;
+        if (c->force_host && c->force_host[i]) {
+            /* its NPU form failed in an earlier try: the host runs it */
+            if (n->q->kind == ENPU_Q_MOVE &&
+                (rc = add_move(c, n, ENPU_MOVE_HOST, "the host copies: %s", c->force_why[i])))
+                return rc;
+            if ((rc = lower_host(c, i, c->force_why[i]))) return rc;
+            continue;
+        }
         switch (n->q->kind) {
         case ENPU_Q_CONV: rc = lower_conv(c, i); break;
         case ENPU_Q_MAXPOOL: rc = lower_maxpool(c, i); break;

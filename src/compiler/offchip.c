@@ -149,7 +149,7 @@ static int64_t buffer_words(const plan *pl, const ost *st, int64_t r, int nb, in
  * second operand is in the skip DTCM, or it has none). */
 static int64_t op2_words(const plan *pl, const ost *st, int64_t r) {
     const cc *c = pl->c;
-    if (st->op2_s < 0 || pl->sres[st->op2_s] || c->S[st->op2_s].def == -2) return 0;
+    if (st->op2_s < 0 || pl->sres[st->op2_s]) return 0;
     const cc_store *o = &c->S[st->op2_s];
     return st->strip_ok ? r * o->w * cdiv(o->c, c->P) : o->words;
 }
@@ -364,6 +364,22 @@ static void live_range(const plan *pl, int s, int64_t *a, int64_t *b) {
 
 /* ---- the plan ------------------------------------------------------------------------ */
 
+/* The step, other than the failed allocation's, owning the largest buffer
+ * live with al[bad] that can still be cut into lower strips; -1 if none. */
+static int shrinkable_neighbour(const plan *pl, const alloc *al, int n, int bad) {
+    int best = -1;
+    int64_t words = 0;
+    int self = al[bad].kind ? al[bad].who : -1;
+    for (int i = 0; i < n; i++) {
+        if (!al[i].kind || al[i].who == self) continue;
+        if (al[i].t0 > al[bad].t1 || al[bad].t0 > al[i].t1) continue;
+        const ost *o = &pl->st[al[i].who];
+        if (!o->strip_ok || o->rows <= 1 || al[i].words <= words) continue;
+        best = al[i].who, words = al[i].words;
+    }
+    return best;
+}
+
 static int plan_memory(plan *pl) {
     cc *c = pl->c;
     const enpu_arch *a = c->a;
@@ -398,7 +414,7 @@ static int plan_memory(plan *pl) {
         memset(slive, 0, ((size_t)nst + 2) * sizeof *slive);
         for (int s = 0; s < ns; s++) {
             const cc_store *so = &c->S[s];
-            if (so->def == -2) kwords += so->words;
+            if (so->def == -2 && pl->sres[s]) kwords += so->words;
             else if (so->last_op2 >= 0 && pl->sres[s])
                 for (int64_t t = max64(pl->dstep[s], 0); t <= so->last_op2 && t < nst; t++) slive[t] += so->words;
         }
@@ -456,6 +472,14 @@ static int plan_memory(plan *pl) {
                 pl->st[who].shrink++;
                 continue;
             }
+            /* the steps around it may hold the room with their own buffers
+             * (each sized for its share alone): the largest of them that can
+             * still shrink does */
+            int other = shrinkable_neighbour(pl, al, n, bad);
+            if (other >= 0) {
+                pl->st[other].shrink++;
+                continue;
+            }
             const ost *st = &pl->st[who >= 0 ? who : 0];
             char hint[160];
             int64_t wb = enpu_arch_word_bytes(a);
@@ -482,7 +506,7 @@ static int plan_memory(plan *pl) {
         for (int s = 0; s < ns; s++) {
             const cc_store *st = &c->S[s];
             bool konst = st->def == -2;
-            if (!konst && (st->last_op2 < 0 || !pl->sres[s])) continue;
+            if (!pl->sres[s] || (!konst && st->last_op2 < 0)) continue;
             al[n++] = (alloc){konst ? -1 : pl->dstep[s], st->last_op2, st->words, -1, 0, s, 0};
         }
         for (int k = 0; k < nst; k++) {
@@ -494,12 +518,15 @@ static int plan_memory(plan *pl) {
         bad = fit(al, n, scap, busy);
         if (bad >= 0) {
             int64_t t0 = al[bad].t0, t1 = al[bad].t1;
+            /* the largest kept tensor live then goes to DRAM; failing one, the
+             * largest constant (its image streams from DRAM like a kept tensor) */
             int best = -1;
-            for (int i = 0; i < n; i++) {
-                if (al[i].kind || c->S[al[i].who].def == -2) continue;
-                if (al[i].t0 > t1 || t0 > al[i].t1) continue;
-                if (best < 0 || al[i].words > c->S[best].words) best = al[i].who;
-            }
+            for (int pass = 0; pass < 2 && best < 0; pass++)
+                for (int i = 0; i < n; i++) {
+                    if (al[i].kind || (c->S[al[i].who].def == -2) != (pass == 1)) continue;
+                    if (al[i].t0 > t1 || t0 > al[i].t1) continue;
+                    if (best < 0 || al[i].words > c->S[best].words) best = al[i].who;
+                }
             if (best >= 0) {
                 pl->sres[best] = false;
                 continue;
@@ -693,7 +720,7 @@ static int strip_chain(plan *pl, const ost *st, const strip *sp, int64_t o0, int
         if (ml->op2_store >= 0) {
             const cc_store *o2 = &c->S[ml->op2_store];
             ins[j].op2_mem = 1;
-            if (pl->sres[ml->op2_store] || o2->def == -2)
+            if (pl->sres[ml->op2_store])
                 ins[j].op2_addr = o2->skip_addr + (st->strip_ok ? sp->r0 * o2->w * cdiv(o2->c, P) : 0);
             else ins[j].op2_addr = st->opb[k];
         }
@@ -864,7 +891,7 @@ static int chain_items(plan *pl, int k) {
                 }
                 l->group = group;
             }
-            if (st->op2_s >= 0 && !pl->sres[st->op2_s] && c->S[st->op2_s].def != -2) {
+            if (st->op2_s >= 0 && !pl->sres[st->op2_s]) {
                 int64_t addr, len;
                 dram_rows(c, st->op2_s, !st->strip_ok, s->r0, s->r1, &addr, &len);
                 cc_item *l = cc_item_dma(c, st->head, CC_DMA_OP2, ENPU_DMA_LOAD, ENPU_MEM_SKIP, st->opb[kb], addr, 1,
@@ -1079,7 +1106,6 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
         memcpy(pl.dimg.p, pl.wimg.p, pl.wimg.len);
         pl.dimg.len = pl.wimg.len;
         if ((rc = cob_slices(&pl))) goto out;
-        pl.wdram = cc_dram_alloc(c, cdiv((int64_t)pl.dimg.len, c->P));
     }
     if (pl.wstream)
         rc = cc_note(c, "weights: %zu bytes of weights and parameters exceed the %" PRId64 "-byte weight "
@@ -1107,12 +1133,28 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
     }
     for (int s = 0; s < ns && !rc; s++) {
         const cc_store *st = &c->S[s];
-        if (st->last_op2 < 0 || pl.sres[s] || st->def == -2) continue;
-        rc = cc_note(c, "tensor '%s' (second operand of a later add/mul) kept in DRAM, not in the skip DTCM "
+        if (st->last_op2 < 0 || pl.sres[s]) continue;
+        rc = cc_note(c, "%s '%s' (second operand of a later add/mul) kept in DRAM, not in the skip DTCM "
                         "(%" PRId64 " bytes do not fit beside the others): the add loads its rows",
-                     g->tensors[st->tensor].name, st->words * enpu_arch_word_bytes(a));
+                     st->def == -2 ? "constant" : "tensor", g->tensors[st->tensor].name,
+                     st->words * enpu_arch_word_bytes(a));
     }
     if (rc) goto out;
+    /* the DRAM image: the streamed weights, then the constant second
+     * operands kept in DRAM; it comes first in DRAM */
+    for (int s = 0; s < ns && !rc; s++) {
+        cc_store *st = &c->S[s];
+        if (st->def != -2 || pl.sres[s]) continue;
+        int64_t at = cc_wb_block(c, &pl.dimg, st->cdata, (size_t)(st->words * c->P));
+        if (at < 0) rc = c->err->code;
+        st->dram_addr = at; /* relative to the image, placed below */
+    }
+    if (rc) goto out;
+    if (pl.dimg.len) {
+        pl.wdram = cc_dram_alloc(c, cdiv((int64_t)pl.dimg.len, c->P));
+        for (int s = 0; s < ns; s++)
+            if (c->S[s].def == -2 && !pl.sres[s]) c->S[s].dram_addr += pl.wdram;
+    }
     /* DRAM for the tensors that live there */
     for (int s = 0; s < ns; s++) {
         cc_store *st = &c->S[s];
@@ -1182,7 +1224,8 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
     if (!pl.wstream) {
         *wimg = pl.wimg.p, *wlen = pl.wimg.len;
         pl.wimg.p = NULL;
-    } else {
+    }
+    if (pl.dimg.len) {
         c->dram_img = pl.dimg.p, c->dram_img_len = pl.dimg.len;
         pl.dimg.p = NULL;
     }
@@ -1208,10 +1251,10 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
         for (int j = 0; j < pl.st[k].n; j++) {
             cc_layer *ml = &c->L[pl.st[k].lay[j]];
             int s = ml->op2_store;
-            if (s < 0 || pl.sres[s] || c->S[s].def == -2) continue;
+            if (s < 0 || pl.sres[s]) continue;
             char buf[ENPU_MAX_NAME + 96];
-            snprintf(buf, sizeof buf, "op2 '%s' from DRAM, its rows loaded strip by strip into a skip DTCM buffer",
-                     g->tensors[c->S[s].tensor].name);
+            snprintf(buf, sizeof buf, "op2 '%s'%s from DRAM, its rows loaded strip by strip into a skip DTCM buffer",
+                     g->tensors[c->S[s].tensor].name, c->S[s].def == -2 ? " (constant)" : "");
             add_note(ml, buf, true);
         }
     for (int k = 0; k < pl.nst; k++)

@@ -372,6 +372,11 @@ int enpu_graph_add_node(enpu_graph *g, const char *name, enpu_op op, int n_in, c
     case ENPU_OP_SOFTMAX:
         n->attr.shape.axis = -1;
         break;
+    case ENPU_OP_LSTM:
+    case ENPU_OP_GRU:
+    case ENPU_OP_RNN:
+        enpu_rnn_attr_default(op, &n->attr.rnn);
+        break;
     default:
         break;
     }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "easynpu/ir.h"
+#include "ir/shape_rnn.h"
 
 #define FAIL(code, ...) enpu_fail(err, code, __VA_ARGS__)
 
@@ -906,9 +907,14 @@ static int infer_node_impl(enpu_graph *g, enpu_node *n, enpu_err *err) {
         if (rc) return rc;
         set_dtype(g, n, n->attr.misc.to);
         return set_out(g, n, 0, &o, err);
+    case ENPU_OP_LSTM: case ENPU_OP_GRU: case ENPU_OP_RNN:
+        return enpu_infer_rnn(g, n, err);
     case ENPU_OP_SPLIT:
     case ENPU_OP_QLINEAR_CONV:
     case ENPU_OP_QLINEAR_MATMUL:
+    case ENPU_OP_IF:
+    case ENPU_OP_LOOP:
+    case ENPU_OP_SCAN:
         /* the importer expands them into other nodes */
         return FAIL(ENPU_E_INVALID, "node '%s': %s is expanded at import", n->name,
                     enpu_op_name(n->op));
@@ -1012,6 +1018,8 @@ int64_t enpu_node_macs(const enpu_graph *g, const enpu_node *n) {
         for (int i = 1; i < w->rank; i++) per *= w->dims[i];
         return enpu_tensor_numel(x) * per;
     }
+    case ENPU_OP_LSTM: case ENPU_OP_GRU: case ENPU_OP_RNN:
+        return enpu_rnn_macs(g, n);
     default: /* BatchNormalization, activations, Add, Mul, MaxPool, moves */
         return 0;
     }

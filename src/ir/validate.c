@@ -137,6 +137,10 @@ static void op_arity(enpu_op op, int *min, int *max) {
     case ENPU_OP_SPLIT: case ENPU_OP_REDUCE_SUM: *min = 1; *max = 2; break;
     case ENPU_OP_SLICE: *min = 1; *max = 5; break;
     case ENPU_OP_RESIZE: *min = 1; *max = 4; break;
+    /* bounds / value computed by the graph stay inputs (folded when constant) */
+    case ENPU_OP_CLIP: case ENPU_OP_PAD: *min = 1; *max = 3; break;
+    case ENPU_OP_LSTM: *min = 3; *max = 8; break;
+    case ENPU_OP_GRU: case ENPU_OP_RNN: *min = 3; *max = 6; break;
     case ENPU_OP_QLINEAR_CONV: *min = 8; *max = 9; break;
     case ENPU_OP_QLINEAR_MATMUL: *min = *max = 8; break;
     default: break;

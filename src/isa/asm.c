@@ -410,9 +410,9 @@ static int do_hostop(asmst *st) {
         } else if (strcmp(k->key, "name") == 0) {
             if (!(rc = want_str(st, k))) name = k->val;
         } else if (strcmp(k->key, "in") == 0) {
-            rc = want_list(st, k, 0, ENPU_PROG_MAX_IO, in, ENPU_HOSTOP_MAX_IO, &n_in);
+            rc = want_list(st, k, -1, ENPU_PROG_MAX_IO, in, ENPU_HOSTOP_MAX_IO, &n_in);
         } else if (strcmp(k->key, "out") == 0) {
-            rc = want_list(st, k, 0, ENPU_PROG_MAX_IO, out, ENPU_HOSTOP_MAX_IO, &n_out);
+            rc = want_list(st, k, -1, ENPU_PROG_MAX_IO, out, ENPU_HOSTOP_MAX_IO, &n_out);
         } else if (strcmp(k->key, "iparam") == 0) {
             rc = want_list(st, k, INT32_MIN, INT32_MAX, ip, ENPU_HOSTOP_IPARAMS, &n_ip);
         } else if (strcmp(k->key, "fparam") == 0) {

@@ -139,6 +139,19 @@ int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
             h->fparam[2 + ENPU_MAX_RANK + k] = r->roi[k];
         break;
     }
+    case ENPU_OP_LSTM:
+    case ENPU_OP_GRU:
+    case ENPU_OP_RNN: {
+        const enpu_rnn_attr *r = &a->rnn;
+        h->iparam[0] = r->hidden, h->iparam[1] = r->direction, h->iparam[2] = r->layout;
+        h->iparam[3] = r->input_forget, h->iparam[4] = r->linear_before_reset;
+        h->fparam[0] = r->clip;
+        for (int k = 0; k < 6; k++) {
+            h->iparam[5 + k] = r->act[k];
+            h->fparam[1 + k] = r->alpha[k], h->fparam[7 + k] = r->beta[k];
+        }
+        break;
+    }
     default: break; /* no attributes, or all of them in the operands' shapes */
     }
     for (int k = 0; k < ENPU_HOSTOP_FPARAMS; k++)
@@ -239,6 +252,19 @@ void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0) {
         for (int k = 0; k < r->n_roi; k++) r->roi[k] = h->fparam[2 + ENPU_MAX_RANK + k];
         break;
     }
+    case ENPU_OP_LSTM:
+    case ENPU_OP_GRU:
+    case ENPU_OP_RNN: {
+        enpu_rnn_attr *r = &a->rnn;
+        r->hidden = h->iparam[0], r->direction = h->iparam[1], r->layout = h->iparam[2];
+        r->input_forget = h->iparam[3] != 0, r->linear_before_reset = h->iparam[4] != 0;
+        r->clip = h->fparam[0];
+        for (int k = 0; k < 6; k++) {
+            r->act[k] = h->iparam[5 + k];
+            r->alpha[k] = h->fparam[1 + k], r->beta[k] = h->fparam[7 + k];
+        }
+        break;
+    }
     default: break;
     }
 }
@@ -286,6 +312,7 @@ void enpu_hostop_upgrade_3_1(enpu_hostop *h, int rank0) {
 enpu_host_class enpu_host_op_class(enpu_op op) {
     switch (op) {
     case ENPU_OP_CONV: case ENPU_OP_CONV_TRANSPOSE: case ENPU_OP_GEMM: case ENPU_OP_MATMUL:
+    case ENPU_OP_LSTM: case ENPU_OP_GRU: case ENPU_OP_RNN:
         return ENPU_HOST_MAC;
     case ENPU_OP_EXP: case ENPU_OP_LOG: case ENPU_OP_ERF: case ENPU_OP_POW: case ENPU_OP_SQRT:
     case ENPU_OP_SIGMOID: case ENPU_OP_TANH: case ENPU_OP_SILU: case ENPU_OP_GELU:
@@ -331,6 +358,7 @@ int64_t enpu_sync_host_cycles(const enpu_program *p, int instr) {
     enpu_op op = enpu_op_from_name(h->kind);
     int64_t elems = 0, int8 = 0;
     for (int k = 0; k < h->n_in + h->n_out; k++) {
+        if (h->io[k] < 0) continue;
         const enpu_io_desc *d = &p->io[h->io[k]];
         if (d->dir == ENPU_IO_CONST) continue;
         int64_t n = io_numel(d);

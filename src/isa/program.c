@@ -424,7 +424,9 @@ static int validate_hostops(const enpu_program *p, enpu_err *err) {
         if (h->n_in < 0 || h->n_out < 0 || h->n_in + h->n_out > ENPU_HOSTOP_MAX_IO)
             HFAIL("fields n_in=%d, n_out=%d: must be >= 0 with n_in + n_out <= %d", h->n_in, h->n_out,
                   ENPU_HOSTOP_MAX_IO);
+        if (h->n_out > 0 && h->io[h->n_in] < 0) HFAIL("field 'io[%d]': output 0 is omitted", h->n_in);
         for (int k = 0; k < h->n_in + h->n_out; k++) {
+            if (h->io[k] == -1) continue; /* an omitted optional operand */
             if (h->io[k] < 0 || h->io[k] >= p->n_io)
                 HFAIL("field 'io[%d]': value %d but there are %d IO descriptors", k, h->io[k], p->n_io);
             if (k >= h->n_in && p->io[h->io[k]].dir == ENPU_IO_CONST)

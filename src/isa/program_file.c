@@ -212,7 +212,7 @@ int enpu_program_serialize(const enpu_program *p, uint8_t **out, size_t *n, enpu
         put_u32(b, (uint32_t)h->n_in);
         put_u32(b, (uint32_t)h->n_out);
         for (int k = 0; k < ENPU_HOSTOP_MAX_IO; k++)
-            put_u32(b, k < h->n_in + h->n_out ? (uint32_t)h->io[k] : 0);
+            put_u32(b, k < h->n_in + h->n_out ? (h->io[k] < 0 ? UINT32_MAX : (uint32_t)h->io[k]) : 0);
         for (int k = 0; k < ENPU_HOSTOP_IPARAMS; k++) put_u32(b, (uint32_t)h->iparam[k]);
         for (int k = 0; k < ENPU_HOSTOP_FPARAMS; k++) put_f32(b, h->fparam[k]);
     }
@@ -306,7 +306,7 @@ typedef struct reader {
     const uint8_t *strings;
     uint64_t strings_len;
     uint32_t minor;        /* format minor version: 0 has 88-byte IO records, 0 and 1
-                              96-byte HOSTOPS records */
+                              96-byte HOSTOPS records, 2 and 3 304-byte ones (8 operands) */
     enpu_err *err;
 } reader;
 
@@ -501,8 +501,9 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
                              " over the limit of %" PRId64, i, row, (int64_t)ENPU_MAX_DIM);
         d->row = (int64_t)row;
     }
-    const bool wide = r->minor >= 2;
-    const uint64_t hb = wide ? ENPU_PROG_HOSTOP_BYTES : ENPU_PROG_HOSTOP_BYTES_3_1;
+    const bool wide = r->minor >= 2, io16 = r->minor >= 4;
+    const int nio = io16 ? ENPU_HOSTOP_MAX_IO : ENPU_HOSTOP_MAX_IO_3_3;
+    const uint64_t hb = io16 ? ENPU_PROG_HOSTOP_BYTES : wide ? ENPU_PROG_HOSTOP_BYTES_3_3 : ENPU_PROG_HOSTOP_BYTES_3_1;
     const int nip = wide ? ENPU_HOSTOP_IPARAMS : ENPU_HOSTOP_IPARAMS_3_1;
     const int nfp = wide ? ENPU_HOSTOP_FPARAMS : ENPU_HOSTOP_FPARAMS_3_1;
     rc = records(r, ENPU_SEC_HOSTOPS, hb, ENPU_PROG_MAX_HOSTOPS, &n);
@@ -522,21 +523,27 @@ static int parse_tables_io_hostops(reader *r, enpu_program *p) {
         p->n_hostops++;
         if (!h->kind || !h->name) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         uint32_t ni = get_u32(q + 8), no = get_u32(q + 12);
-        if (ni > ENPU_HOSTOP_MAX_IO || no > ENPU_HOSTOP_MAX_IO || ni + no > ENPU_HOSTOP_MAX_IO)
+        if (ni > (uint32_t)nio || no > (uint32_t)nio || ni + no > (uint32_t)nio)
             return FMT("section HOSTOPS: host op %" PRIu64 ": fields n_in=%" PRIu32 ", n_out=%" PRIu32
-                       ": more than %d operands", i, ni, no, ENPU_HOSTOP_MAX_IO);
+                       ": more than %d operands", i, ni, no, nio);
         h->n_in = (int)ni;
         h->n_out = (int)no;
-        for (int k = 0; k < ENPU_HOSTOP_MAX_IO; k++) {
+        for (int k = 0; k < nio; k++) {
             uint32_t v = get_u32(q + 16 + 4 * k);
             if ((uint32_t)k >= ni + no && v != 0)
                 return FMT("section HOSTOPS: host op %" PRIu64 ": field 'io[%d]': unused slot is not zero", i, k);
+            /* format 3.4: an omitted optional operand */
+            if (io16 && v == UINT32_MAX && (uint32_t)k < ni + no) {
+                h->io[k] = -1;
+                continue;
+            }
             if (v > INT32_MAX)
                 return FMT("section HOSTOPS: host op %" PRIu64 ": field 'io[%d]': %" PRIu32 " out of range", i, k, v);
             h->io[k] = (int)v;
         }
-        for (int k = 0; k < nip; k++) h->iparam[k] = (int32_t)get_u32(q + 48 + 4 * k);
-        for (int k = 0; k < nfp; k++) h->fparam[k] = get_f32(q + 48 + 4 * nip + 4 * k);
+        const uint8_t *pq = q + 16 + 4 * nio;
+        for (int k = 0; k < nip; k++) h->iparam[k] = (int32_t)get_u32(pq + 4 * k);
+        for (int k = 0; k < nfp; k++) h->fparam[k] = get_f32(pq + 4 * nip + 4 * k);
         if (!wide) {
             int io0 = ni + no > 0 ? h->io[0] : -1;
             enpu_hostop_upgrade_3_1(h, io0 >= 0 && (uint64_t)io0 < (uint64_t)p->n_io ? p->io[io0].rank : 0);

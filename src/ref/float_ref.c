@@ -134,6 +134,7 @@ bool enpu_fref_value_input(const enpu_node *n, int i) {
     case ENPU_OP_CONV_TRANSPOSE:
     case ENPU_OP_LAYER_NORM: return i < 3;
     case ENPU_OP_WHERE: return i == 1 || i == 2;
+    case ENPU_OP_LSTM: case ENPU_OP_GRU: case ENPU_OP_RNN: return true;
     default: return i == 0; /* Gather's indices, Expand's shape: read from the constant */
     }
 }
@@ -154,7 +155,10 @@ static int min_inputs(enpu_op op) {
     case ENPU_OP_LAYER_NORM:
     case ENPU_OP_GATHER:
     case ENPU_OP_EXPAND: return 2;
-    case ENPU_OP_WHERE: return 3;
+    case ENPU_OP_WHERE:
+    case ENPU_OP_LSTM:
+    case ENPU_OP_GRU:
+    case ENPU_OP_RNN: return 3;
     case ENPU_OP_BATCHNORM: return 5;
     default: return 1;
     }
@@ -167,7 +171,8 @@ bool enpu_fref_required_input(const enpu_node *n, int i) {
 
 bool enpu_fref_value_output(const enpu_node *n, int i) {
     /* LayerNormalization's Mean and InvStdDev are computed too */
-    return i == 0 || (n->op == ENPU_OP_LAYER_NORM && i < 3);
+    return i == 0 || (n->op == ENPU_OP_LAYER_NORM && i < 3) ||
+           n->op == ENPU_OP_LSTM || n->op == ENPU_OP_GRU || n->op == ENPU_OP_RNN;
 }
 
 typedef struct op_impl {
@@ -232,6 +237,9 @@ static const op_impl k_ops[ENPU_OP_COUNT] = {
     [ENPU_OP_EXPAND] = {enpu_fref_check_expand, enpu_fref_expand},
     [ENPU_OP_QUANTIZE_LINEAR] = {enpu_fref_check_qdq, enpu_fref_qdq},
     [ENPU_OP_DEQUANTIZE_LINEAR] = {enpu_fref_check_qdq, enpu_fref_qdq},
+    [ENPU_OP_LSTM] = {enpu_fref_check_rnn, enpu_fref_rnn},
+    [ENPU_OP_GRU] = {enpu_fref_check_rnn, enpu_fref_rnn},
+    [ENPU_OP_RNN] = {enpu_fref_check_rnn, enpu_fref_rnn},
 };
 
 static const op_impl *impl_of(const enpu_node *n) {

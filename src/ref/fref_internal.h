@@ -82,6 +82,11 @@ typedef int (*enpu_fref_check_fn)(const enpu_graph *g, const enpu_node *n, enpu_
 typedef void (*enpu_fref_kernel_fn)(const enpu_graph *g, const enpu_node *n,
                                     const float *const *in, float *const *out);
 
+/* fref_rnn.c: LSTM, GRU, RNN */
+int enpu_fref_check_rnn(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_rnn(const enpu_graph *g, const enpu_node *n, const float *const *in,
+                   float *const *out);
+
 /* fref_linear.c */
 int enpu_fref_check_conv(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_conv(const enpu_graph *g, const enpu_node *n, const float *const *in,

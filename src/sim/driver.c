@@ -422,6 +422,10 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
     if (!g) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     g->opset = 17;
     for (int i = 0; i < nio && !rc; i++) {
+        if (h->io[i] < 0) { /* an omitted optional operand */
+            ten[i] = -1;
+            continue;
+        }
         const enpu_io_desc *d = &p->io[h->io[i]];
         int64_t dims[ENPU_MAX_RANK], n;
         enpu_io_user_dims(d, dims);
@@ -445,7 +449,19 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
             }
             if (nb) memcpy(data, p->host_init + d->addr, nb);
             enpu_tensor_set_data(&g->tensors[ten[i]], data);
-            if (d->dtype == ENPU_DT_FLOAT32) val[i] = NULL, cval[i] = data;
+            if (d->dtype == ENPU_DT_FLOAT32) {
+                val[i] = NULL, cval[i] = data;
+            } else {
+                /* an integer constant the op computes on (an LSTM's
+                 * sequence_lens) is given as floats too, as the float
+                 * reference carries integers */
+                val[i] = malloc((size_t)(n ? n : 1) * sizeof(float));
+                if (!val[i]) {
+                    rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                    break;
+                }
+                for (int64_t k = 0; k < n; k++) val[i][k] = (float)enpu_dtype_value_at(d->dtype, data, k);
+            }
             continue;
         }
         val[i] = calloc((size_t)(n ? n : 1), sizeof(float));
@@ -471,7 +487,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         int k = enpu_graph_add_node(g, h->name, op, h->n_in, ten, h->n_out, ten + h->n_in, err);
         if (k < 0) rc = k;
         else {
-            enpu_hostop_get_attrs(h, &g->nodes[k], nio ? p->io[h->io[0]].rank : 0);
+            enpu_hostop_get_attrs(h, &g->nodes[k], nio && h->io[0] >= 0 ? p->io[h->io[0]].rank : 0);
             const float *in[ENPU_HOSTOP_MAX_IO];
             for (int i = 0; i < h->n_in; i++) in[i] = cval[i] ? cval[i] : val[i];
             rc = enpu_fref_node(g, &g->nodes[k], in, val + h->n_in, err);
@@ -479,6 +495,7 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         if (rc) enpu_err_prefix(err, "host op '%s' (instruction %d)", h->name, instr);
     }
     for (int i = h->n_in; i < nio && !rc; i++) {
+        if (h->io[i] < 0) continue;
         const enpu_io_desc *d = &p->io[h->io[i]];
         int64_t n = io_numel(d);
         if (in_npu(d)) {

@@ -440,10 +440,10 @@ static void test_header_errors(void **state) {
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "bad magic", NULL);
     memcpy(c, b, n);
     c[4] = 4; /* major 4 */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.4", NULL);
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.5", NULL);
     memcpy(c, b, n);
-    c[6] = 5; /* minor 5: newer than this reader */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.5", NULL);
+    c[6] = 6; /* minor 6: newer than this reader */
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.6", NULL);
     memcpy(c, b, n);
     wr32(c + 8, rd32(c + 8) ^ 1); /* arch fingerprint, header crc made consistent */
     fix_header_crc(c);
@@ -545,7 +545,7 @@ static void test_section_structure(void **state) {
         {ENPU_SEC_LAYERS, ENPU_E_FORMAT, "section LAYERS: length"},
         {ENPU_SEC_TABLES, ENPU_E_FORMAT, "section TABLES: length 15 is not a multiple"},
         {ENPU_SEC_IO, ENPU_E_FORMAT, "section IO: length 383 is not a multiple of the 96-byte"},
-        {ENPU_SEC_HOSTOPS, ENPU_E_FORMAT, "section HOSTOPS: length 303 is not a multiple of the 304-byte"},
+        {ENPU_SEC_HOSTOPS, ENPU_E_FORMAT, "section HOSTOPS: length 335 is not a multiple of the 336-byte"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         uint8_t *c = dup_buf(b, n);

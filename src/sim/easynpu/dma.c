@@ -65,6 +65,7 @@ int sim_hostop_accesses(const enpu_program *p, int instr, sim_access *out) {
     const enpu_hostop *h = &p->hostops[p->instr[instr].host_op];
     int k = 0;
     for (int i = 0; i < h->n_in + h->n_out; i++) {
+        if (h->io[i] < 0) continue; /* an omitted operand */
         const enpu_io_desc *d = &p->io[h->io[i]];
         if (d->mem == ENPU_MEM_HOST) continue;
         out[k++] = acc_block(d->mem, d->addr, enpu_io_words(&p->arch, d), i >= h->n_in);
