@@ -1,5 +1,5 @@
 # The two commands a user needs: `make demo` (the main job) and `make test`.
-# SANITIZE=1 builds everything with ASan+UBSan into build-asan/ (Debug).
+# SANITIZE=1 builds everything with ASan+UBSan into build-asan/ (Debug, at -O1).
 # BUILD_TYPE=Release|Debug|RelWithDebInfo (default RelWithDebInfo) and
 # CC=clang pick the build; give each its own folder with BUILD=, e.g.
 #   make test CC=clang BUILD=build-clang

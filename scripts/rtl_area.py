@@ -95,7 +95,8 @@ def main(stat, arch_txt, arch_json):
                     order.append(key)
         return count
 
-    top = by_unit["sya_top"]
+    enpu = "enpu_top" in by_unit
+    top = by_unit["enpu_top" if enpu else "sya_top"]
     inst = instances(top)
     scale = (45.0 / a.get("tech_nm", 45)) ** 2
     model = {}
@@ -107,24 +108,41 @@ def main(stat, arch_txt, arch_json):
         m = re.match(r"\s+(\w+)\s+(\d+)\s+um2", line)
         if in_area and m:
             model[m.group(1)] = float(m.group(2))
-    R = a["sya_rows"] * a["sya_bank_rows"]
-    C = a["sya_cols"] * (a["sya_banks"] // a["sya_bank_rows"])
-    print("synthesis of sya_top for arch '%s' (%d x %d PEs, %d banks %dx%d): Yosys generic cells, "
-          "area with Nangate 45 nm X1 cells%s" % (a["name"], R, C, a["sya_banks"], a["sya_bank_rows"],
-                                                   a["sya_banks"] // a["sya_bank_rows"],
-                                                   "" if scale == 1 else " scaled to %d nm" % a["tech_nm"]))
+    sfx = "" if scale == 1 else " scaled to %d nm" % a["tech_nm"]
+    if enpu:
+        print("synthesis of enpu_top for arch '%s' (%d PE row(s) x %d PEs, psum depth %d, pads %d / %d): "
+              "Yosys generic cells, area with Nangate 45 nm X1 cells%s" % (
+                  a["name"], a["pe_rows"], a["pes"], a["psum_depth"], a["ifmap_pad_depth"],
+                  a["weight_pad_depth"], sfx))
+        order = ["pe", "requant", "pe_array", "ifmap_pad", "weight_pad", "enpu_top"]
+        model_of = {
+            "pe": "mac + psum = %.0f" % (model.get("mac", 0) + model.get("psum", 0)),
+            "requant": "requant = %.0f" % model.get("requant", 0),
+            "pe_array": "(none: the entries' ready countdowns)",
+            "ifmap_pad": "ifmap_pad = %.0f" % model.get("ifmap_pad", 0),
+            "weight_pad": "weight_pad = %.0f" % model.get("weight_pad", 0),
+            "enpu_top": "(wiring only)",
+        }
+        dp_keys = ("mac", "psum", "requant", "ifmap_pad", "weight_pad")
+    else:
+        R = a["sya_rows"] * a["sya_bank_rows"]
+        C = a["sya_cols"] * (a["sya_banks"] // a["sya_bank_rows"])
+        print("synthesis of sya_top for arch '%s' (%d x %d PEs, %d banks %dx%d): Yosys generic cells, "
+              "area with Nangate 45 nm X1 cells%s" % (a["name"], R, C, a["sya_banks"], a["sya_bank_rows"],
+                                                       a["sya_banks"] // a["sya_bank_rows"], sfx))
+        order = ["pe", "pe_row", "pe_bank", "pe_array", "glb", "requant", "sync_shape", "sya_top"]
+        model_of = {
+            "pe": "mac + pe_reg + acc = %.0f" % (model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0)),
+            "pe_row": "(the output MUX is not counted)",
+            "requant": "requant = %.0f" % model.get("requant", 0),
+            "sync_shape": "shape = %.0f" % model.get("shape", 0),
+            "glb": "(none: the skew registers are not counted)",
+            "sya_top": "(none)",
+        }
+        dp_keys = ("mac", "pe_reg", "acc", "requant", "shape")
     hdr = "%-12s %9s %10s %9s %12s %12s  %s" % ("unit", "instances", "cells", "flops", "cells total", "um2 total", "area model (um2)")
     print(hdr)
     print("-" * len(hdr))
-    order = ["pe", "pe_row", "pe_bank", "pe_array", "glb", "requant", "sync_shape", "sya_top"]
-    model_of = {
-        "pe": "mac + pe_reg + acc = %.0f" % (model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0)),
-        "pe_row": "(the output MUX is not counted)",
-        "requant": "requant = %.0f" % model.get("requant", 0),
-        "sync_shape": "shape = %.0f" % model.get("shape", 0),
-        "glb": "(none: the skew registers are not counted)",
-        "sya_top": "(none)",
-    }
     tot_cells = tot_um2 = 0
     rows = {}
     for u in order:
@@ -138,22 +156,28 @@ def main(stat, arch_txt, arch_json):
         tot_um2 += um2 * n * scale
         print("%-12s %9d %10d %9d %12d %12.0f  %s" % (u, n, c, ffs, c * n, um2 * n * scale, model_of.get(u, "")))
     print("-" * len(hdr))
-    dp_model = sum(model.get(k, 0) for k in ("mac", "pe_reg", "acc", "requant", "shape"))
-    print("%-12s %9s %10s %9s %12d %12.0f  datapath (mac+pe_reg+acc+requant+shape) = %.0f" %
-          ("engine", "", "", "", tot_cells, tot_um2, dp_model))
-    sram = sum(model.get(k, 0) for k in ("main_dtcm", "weight_mem", "itcm"))
-    print("%-12s %9s %10s %9s %12s %12s  SRAMs (main_dtcm+weight_mem+itcm, not in the RTL) = %.0f" %
+    dp_model = sum(model.get(k, 0) for k in dp_keys)
+    print("%-12s %9s %10s %9s %12d %12.0f  datapath (%s) = %.0f" %
+          ("engine", "", "", "", tot_cells, tot_um2, "+".join(dp_keys), dp_model))
+    sram = sum(model.get(k, 0) for k in ("main_dtcm", "weight_mem", "itcm") + (("skip_dtcm",) if enpu else ()))
+    print("%-12s %9s %10s %9s %12s %12s  SRAMs (DTCMs, weight memory, ITCM: not in the RTL) = %.0f" %
           ("", "", "", "", "", "", sram))
     print("NAND2 equivalents: %.0f (engine area / %.3f um2)" % (tot_um2 / scale / NAND2, NAND2))
-    pe_rtl = rows["pe"][4] + rows.get("pe_row", (0, 0, 0, 0, 0))[4]
-    pe_model = model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0)
-    if pe_model:
-        print("PE array (pe + pe_row) against mac + pe_reg + acc: %.2fx" % (pe_rtl / pe_model))
-    if model.get("requant"):
-        print("requant against the model's requant: %.2fx" % (rows["requant"][4] / model["requant"]))
-    if model.get("shape"):
-        print("sync_shape against the model's shape: %.2fx" % (rows["sync_shape"][4] / model["shape"]))
 
+    def ratio(what, rtl, mdl):
+        if mdl:
+            print("%s: %.2fx" % (what, rtl / mdl))
+    if enpu:
+        ratio("pe (MAC and psum file) against mac + psum", rows["pe"][4], model.get("mac", 0) + model.get("psum", 0))
+        ratio("requant against the model's requant", rows["requant"][4], model.get("requant", 0))
+        ratio("ifmap_pad against the model's", rows["ifmap_pad"][4], model.get("ifmap_pad", 0))
+        ratio("weight_pad against the model's", rows["weight_pad"][4], model.get("weight_pad", 0))
+        return
+    pe_rtl = rows["pe"][4] + rows.get("pe_row", (0, 0, 0, 0, 0))[4]
+    ratio("PE array (pe + pe_row) against mac + pe_reg + acc", pe_rtl,
+          model.get("mac", 0) + model.get("pe_reg", 0) + model.get("acc", 0))
+    ratio("requant against the model's requant", rows["requant"][4], model.get("requant", 0))
+    ratio("sync_shape against the model's shape", rows["sync_shape"][4], model.get("shape", 0))
 
 if __name__ == "__main__":
     if len(sys.argv) != 4:

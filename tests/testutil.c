@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "easynpu/compiler.h"
+#include "easynpu/file.h"
 #include "easynpu/onnx.h"
 #include "easynpu/quant.h"
 #include "energy_check.h"
@@ -88,6 +89,14 @@ const char *enpu_test_shared_model(const char *rel) {
     return buf;
 }
 
+char *enpu_test_slurp(const char *path) {
+    uint8_t *b = NULL;
+    size_t n = 0;
+    enpu_err err = {0};
+    if (enpu_file_read(path, (size_t)1 << 24, &b, &n, &err)) fail_msg("%s", err.msg);
+    return (char *)b;
+}
+
 int enpu_test_run(const char *cmd, char **out) {
     char *full = malloc(strlen(cmd) + 8);
     if (!full) return -1;
@@ -112,40 +121,11 @@ int enpu_test_run(const char *cmd, char **out) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The systolic engine's: its model covers every instruction, activities and
- * the words of every memory. */
 static int assert_sya_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res) {
-    size_t n = (size_t)p->n_instr;
-    int64_t *act = calloc(n * ENPU_ACT_COUNT, sizeof *act);
-    int64_t *rd = calloc(n * ENPU_MEM_COUNT, sizeof *rd), *wr = calloc(n * ENPU_MEM_COUNT, sizeof *wr);
-    assert_true(act && rd && wr);
-    int64_t total = enpu_sya_model_program(p, act, rd, wr);
-    int bad = 0;
-    for (size_t i = 0; i < n; i++) {
-        const enpu_layer_stats *l = &res->layers[i];
-        for (int k = 0; k < ENPU_ACT_COUNT; k++) {
-            int64_t m = act[i * ENPU_ACT_COUNT + (size_t)k];
-            if ((uint64_t)m == l->activity[k]) continue;
-            if (!bad++) fprintf(stderr, "%s: the systolic cost model is not the simulator:\n", what);
-            fprintf(stderr, "  %4zu %-28.28s %-10s %-15s %10llu simulated %10lld modelled\n", i, l->name, l->op,
-                    enpu_activity_name((enpu_activity)k), (unsigned long long)l->activity[k], (long long)m);
-        }
-        for (int k = 0; k < ENPU_MEM_COUNT; k++) {
-            int64_t mr = rd[i * ENPU_MEM_COUNT + (size_t)k], mw = wr[i * ENPU_MEM_COUNT + (size_t)k];
-            if ((uint64_t)mr == l->reads[k] && (uint64_t)mw == l->writes[k]) continue;
-            if (!bad++) fprintf(stderr, "%s: the systolic cost model is not the simulator:\n", what);
-            fprintf(stderr, "  %4zu %-28.28s %-10s %-15s read %llu / %lld, written %llu / %lld (simulated / modelled)\n",
-                    i, l->name, l->op, enpu_memory_name((enpu_memory)k), (unsigned long long)l->reads[k],
-                    (long long)mr, (unsigned long long)l->writes[k], (long long)mw);
-        }
-    }
-    if (res->total_cycles != (uint64_t)total) {
-        bad++;
-        fprintf(stderr, "%s: %llu simulated cycles in all, %lld modelled\n", what,
-                (unsigned long long)res->total_cycles, (long long)total);
-    }
-    free(act), free(rd), free(wr);
-    if (bad) fail_msg("%s: the systolic cost model differs from the simulator in %d figure(s)", what, bad);
+    char first[512];
+    int bad = enpu_test_sya_cost_diff(what, p, res, first, sizeof first);
+    if (bad) fail_msg("%s: the systolic cost model differs from the simulator in %d figure(s), first: %s", what,
+                      bad, first);
     return 0;
 }
 
@@ -362,7 +342,7 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
     if (arch.engine == ENPU_ENGINE_SYSTOLIC) {
         int64_t *act = calloc((size_t)prog.n_instr * ENPU_ACT_COUNT, sizeof *act);
         assert_non_null(act);
-        model_total = enpu_sya_model_program(&prog, act, NULL, NULL);
+        model_total = enpu_sya_model_program(&prog, act, NULL, NULL, NULL);
         free(act);
     } else {
         model_total = enpu_cost_program(&prog, NULL, NULL);
@@ -420,15 +400,17 @@ static uint64_t e2e_run(const char *name, const enpu_graph *qg, const enpu_buf *
             enpu_test_assert_under_roof(name, &arch, &res);
             /* and the energy model counts, without simulating, what the
              * simulator counted (docs/energy.md) */
-            if (enpu_energy_modelled(&arch)) {
-                enpu_layer_stats *est = NULL, tot;
-                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
-                enpu_check_counts(name, &prog, &res, est, &tot, true);
-                free(est);
-            } else {
-                enpu_layer_stats *est = NULL, tot;
-                assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), ENPU_E_UNSUPPORTED);
-                assert_null(est);
+            enpu_layer_stats *est = NULL, tot;
+            assert_int_equal(enpu_estimate_program(&prog, &est, &tot, &err), 0);
+            enpu_check_counts(name, &prog, &res, est, &tot, true);
+            free(est);
+            if (out) {
+                enpu_energy_costs c;
+                enpu_energy es, ee;
+                enpu_energy_costs_of(&arch, &c);
+                enpu_energy_of(&c, res.reads, res.writes, res.uops, &es);
+                enpu_energy_of(&c, tot.reads, tot.writes, tot.uops, &ee);
+                out->energy_pj = es.total_pj, out->estimate_pj = ee.total_pj;
             }
             if (out) {
                 enpu_sim_npu_share(&res, &out->share);
@@ -721,4 +703,104 @@ uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p,
     ff_free(&y);
     assert_true(ok);
     return cycles;
+}
+
+/* ---- a run stopped early, on both paths ---------------------------------------------- */
+
+typedef struct stop_ctx {
+    int calls, stop_at;          /* the callback fails at call stop_at (0: never) */
+} stop_ctx;
+
+static int stop_cb(void *ctx, int layer, const enpu_layer_stats *st, const enpu_sim *sim, enpu_err *err) {
+    (void)st, (void)sim;
+    stop_ctx *c = ctx;
+    if (++c->calls == c->stop_at) return enpu_fail(err, ENPU_E_MISMATCH, "stopped by the test at layer %d", layer);
+    return 0;
+}
+
+static int stopped_run(const enpu_program *p, const enpu_arch *a, const enpu_buf *in, int n_in, bool per_cycle,
+                       uint64_t max_cycles, int stop_at, enpu_sim_result *res, char *msg, size_t n) {
+    enpu_err err = {0};
+    enpu_sim_opts o = {0};
+    stop_ctx c = {0, stop_at};
+    o.per_cycle = per_cycle;
+    o.max_cycles = max_cycles;
+    o.on_layer = stop_cb;
+    o.cb_ctx = &c;
+    enpu_sim *sim = NULL;
+    if (enpu_sim_new(p, a, &o, &sim, &err)) fail_msg("enpu_sim_new: %s", err.msg);
+    int rc = enpu_sim_run(sim, in, n_in, res, &err);
+    snprintf(msg, n, "%s", rc ? err.msg : "");
+    enpu_sim_free(sim);
+    return rc ? rc : c.calls;
+}
+
+int enpu_test_assert_ff_stops(const char *what, const enpu_program *p, const enpu_arch *a, const enpu_buf *in,
+                              int n_in, const uint64_t *limits, int n_limits) {
+    int stops = 0, calls = -1;
+    for (int k = 0; calls < 0 || k <= n_limits + calls; k++) {
+        /* first a whole run (its callbacks counted), then each limit, then
+         * a callback failing at each of its calls */
+        uint64_t max = k == 0 ? 0 : k <= n_limits ? limits[k - 1] : 0;
+        int stop_at = k > n_limits ? k - n_limits : 0;
+        enpu_sim_result x, y;
+        char mx[ENPU_ERR_MSG_MAX], my[ENPU_ERR_MSG_MAX], w[300];
+        int rx = stopped_run(p, a, in, n_in, true, max, stop_at, &x, mx, sizeof mx);
+        int ry = stopped_run(p, a, in, n_in, false, max, stop_at, &y, my, sizeof my);
+        snprintf(w, sizeof w, "%s, %s %llu", what, stop_at ? "callback failing at call" : "cycle limit",
+                 (unsigned long long)(stop_at ? (uint64_t)stop_at : max));
+        if (rx != ry || strcmp(mx, my)) fail_msg("%s: per-cycle path %d '%s', fast-forward %d '%s'", w, rx, mx, ry, my);
+        if (k == 0) {
+            if (rx < 0) fail_msg("%s: the whole run failed: %s", w, mx);
+            calls = rx;
+        } else {
+            stops += rx < 0;
+        }
+        bool ok = x.total_cycles == y.total_cycles && x.n_layers == y.n_layers;
+        for (int i = 0; ok && i < x.n_layers; i++) ok = same_stats(w, "instruction", i, &x.layers[i], &y.layers[i]);
+        if (!ok) fail_msg("%s: the statistics differ between the per-cycle path and fast-forward", w);
+        enpu_sim_result_free(&x);
+        enpu_sim_result_free(&y);
+    }
+    return stops;
+}
+
+void enpu_test_conv_program(const char *arch, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k,
+                            int64_t s, enpu_program *p, enpu_buf *in) {
+    enpu_err err = {0};
+    enpu_graph *g = enpu_graph_new("conv");
+    int64_t xd[] = {1, ci, h, w}, wd[] = {co, ci, k, k}, bd[] = {co};
+    int x = enpu_graph_add_tensor(g, "x", ENPU_DT_FLOAT32, 4, xd, &err);
+    int wt = enpu_graph_add_tensor(g, "w", ENPU_DT_FLOAT32, 4, wd, &err);
+    int b = enpu_graph_add_tensor(g, "b", ENPU_DT_FLOAT32, 1, bd, &err);
+    int y = enpu_graph_add_tensor(g, "y", ENPU_DT_FLOAT32, -1, NULL, &err);
+    assert_true(x >= 0 && wt >= 0 && b >= 0 && y >= 0);
+    const int64_t nw = co * ci * k * k;
+    float *wv = malloc((size_t)nw * sizeof *wv), *bv = malloc((size_t)co * sizeof *bv);
+    assert_true(wv && bv);
+    for (int64_t i = 0; i < nw; i++) wv[i] = (float)((i * 37) % 17 - 8) / 16.0f;
+    for (int64_t i = 0; i < co; i++) bv[i] = (float)(i % 5 - 2) / 8.0f;
+    enpu_tensor_set_data(&g->tensors[wt], wv);
+    enpu_tensor_set_data(&g->tensors[b], bv);
+    assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
+    int ins[3] = {x, wt, b};
+    int n = enpu_graph_add_node(g, "conv", ENPU_OP_CONV, 3, ins, 1, &y, &err);
+    assert_true(n >= 0);
+    enpu_conv_attr *a = &g->nodes[n].attr.conv;
+    a->group = 1;
+    for (int d = 0; d < 2; d++) a->w.stride[d] = s, a->w.dilation[d] = 1;
+    assert_int_equal(enpu_graph_add_output(g, y, &err), 0);
+    if (enpu_graph_toposort(g, &err) || enpu_graph_infer_shapes(g, &err) || enpu_graph_validate(g, &err))
+        fail_msg("%s", err.msg);
+    enpu_arch ar = enpu_test_preset(arch);
+    enpu_quant_opts qo;
+    enpu_compile_quant_opts(&ar, &qo);
+    qo.quiet = true;
+    enpu_graph *qg = NULL;
+    assert_int_equal(enpu_quantize_graph(g, NULL, 0, &qo, &qg, NULL, &err), 0);
+    if (enpu_compile(qg, &ar, NULL, p, NULL, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(enpu_buf_alloc(in, ENPU_DT_FLOAT32, 4, xd, &err), 0);
+    for (int64_t i = 0; i < enpu_buf_numel(in); i++) ((float *)in->data)[i] = (float)((i * 7) % 23 - 11) / 8.0f;
+    enpu_graph_free(qg);
+    enpu_graph_free(g);
 }

@@ -62,18 +62,32 @@ int enpu_test_have_shared_models(void);
 /* Runs a shell command, returns its exit status (-1 if it did not exit);
  * stdout+stderr go to *out (malloc'd, NUL-terminated) when out is non-NULL. */
 int enpu_test_run(const char *cmd, char **out);
+/* The whole file at path (up to 16 MiB), NUL-terminated, malloc'd; fails
+ * the test naming the file when it cannot be read. */
+char *enpu_test_slurp(const char *path);
 
 /* The compiler's cost model equals the simulator exactly (docs/microarch.md
  * §14; for a systolic arch enpu_sya_model_program's row of every
- * instruction, its activities and the words of every memory, and the total,
- * docs/systolic.md; for a row-stationary arch every figure of every
- * instruction, enpu_rs_model_diff, docs/rowstat.md): enpu_cost_program's row of every instruction of p, activity by
+ * instruction, its cycles, activities, reads and writes of every memory and
+ * datapath operations, and the total, docs/systolic.md; for a
+ * row-stationary arch every figure of every instruction,
+ * enpu_rs_model_diff, docs/rowstat.md): enpu_cost_program's row of every instruction of p, activity by
  * activity, against res, the statistics of a cycle-mode run of p, for every
  * chain enpu_cost_exact says the model covers, and the DRAM words each
  * instruction moves (enpu_model_program) for all.  On any difference prints
  * the differing rows (prefixed with `what`) and fails the test.  Returns the
  * number of instructions outside the model (not compared). */
 int enpu_test_assert_cost_exact(const char *what, const enpu_program *p, const enpu_sim_result *res);
+/* The systolic part of it, without failing: compares enpu_sya_model_program
+ * with res (a cycle-mode run of p on a systolic arch) -- per instruction
+ * its cycles, every activity, the reads and writes of every memory and
+ * every datapath operation, and the total cycles --, prints every
+ * difference (prefixed with `what`) and returns their number; `first`
+ * (first_n bytes, may be NULL) gets the first, naming the instruction and
+ * the figure ("instr 3 '/fc1/Gemm' (sya_fc) pe_reg writes: simulated ...").
+ * The mutation test shows with it that a miscount is caught. */
+int enpu_test_sya_cost_diff(const char *what, const enpu_program *p, const enpu_sim_result *res,
+                            char *first, size_t first_n);
 
 /* No layer of a cycle-mode run lies above its roofline's roof (the MACs
  * per cycle it achieved against min(MAC units, its MACs per DRAM byte x the
@@ -88,6 +102,12 @@ enpu_arch enpu_test_preset(const char *name);
  * files as `--calib` takes them; NULL: the fallback inputs) with the
  * numerics of arch a; fails the test on any error. */
 enpu_graph *enpu_test_quantize(const char *onnx, const char *calib, const enpu_arch *a);
+/* A one-layer program for preset `arch`: a k x k convolution (stride s) of
+ * ci channels into co over an h x w input, weights and bias from a fixed
+ * pattern, quantized without calibration data and compiled; *in gets its
+ * input (a fixed pattern too).  Fails the test on any error. */
+void enpu_test_conv_program(const char *arch, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k,
+                            int64_t s, enpu_program *p, enpu_buf *in);
 /* The same with importer options (--input-shape, --bind); io may be NULL. */
 enpu_graph *enpu_test_quantize_opts(const char *onnx, const struct enpu_onnx_opts *io,
                                     const char *calib, const enpu_arch *a);
@@ -112,6 +132,9 @@ typedef struct enpu_test_e2e_result {
     int64_t n_out8[ENPU_TEST_E2E_OUTPUTS];
     enpu_npu_share share;            /* the NPU's share of MACs and time, the host ops */
     uint64_t npu_macs, host_macs;
+    /* the energy of the simulator's counts and of the estimate's
+     * (enpu_estimate_program: the engine's cost model), pJ */
+    double energy_pj, estimate_pj;
 } enpu_test_e2e_result;
 
 /* End to end on a model, failing the test on any difference: import onnx,
@@ -163,5 +186,14 @@ uint64_t enpu_test_assert_ff_equal(const char *what, const enpu_program *p, cons
 uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p, const enpu_arch *a,
                                         const enpu_buf *in_f32, const int8_t *const *in_i8, int n_in,
                                         uint64_t *ff_cycles, uint64_t *compute_cycles);
+
+/* Runs that stop early, with and without fast-forward: p on arch a (float
+ * inputs) stopped by each cycle limit of limits[] and by a layer callback
+ * failing at each of its calls; fails the test unless both paths stop with
+ * the same status and message, after the same cycles, with the same
+ * statistics of every instruction (what the per-cycle path counted by
+ * then).  Returns the runs that stopped. */
+int enpu_test_assert_ff_stops(const char *what, const enpu_program *p, const enpu_arch *a, const enpu_buf *in,
+                              int n_in, const uint64_t *limits, int n_limits);
 
 #endif

@@ -333,7 +333,8 @@ char *enpu_arch_sya_table_md(void);
 char *enpu_arch_cost_table_md(void);
 
 /* Cost figure by key: its address in a (NULL if unknown); the sweep sets
- * fields by name.  enpu_arch_param_ref likewise for the integer parameters. */
+ * fields by name.  enpu_arch_param_ref likewise for the integer parameters
+ * (the systolic engine's sya_ ones included). */
 double *enpu_arch_cost_ref(enpu_arch *a, const char *key);
 int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key);
 

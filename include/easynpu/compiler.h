@@ -241,13 +241,16 @@ int64_t enpu_rs_model_stats(const enpu_program *p, enpu_layer_stats *rows);
 int enpu_rs_model_diff(const enpu_program *p, const enpu_layer_stats *sim, uint64_t sim_cycles, char *msg,
                        size_t n);
 /* The systolic engine's cost model of a whole program (docs/systolic.md
- * "Timing": the controller's rules unit by unit, with its hazard
- * scoreboard): the total cycles; per instruction the cycles of every
- * activity (act: n_instr x ENPU_ACT_COUNT, filled) and the words read and
- * written of every memory (reads, writes: n_instr x ENPU_MEM_COUNT, filled;
- * may be NULL), as the simulator's cycle engine counts them.  The program
- * must be valid for a systolic arch.  -1 when out of memory. */
-int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *reads, int64_t *writes);
+ * "Timing": the controller's rules unit by unit, with its own hazard
+ * scoreboard; "Statistics": every count in closed form): the total cycles;
+ * per instruction the cycles of every activity (act: n_instr x
+ * ENPU_ACT_COUNT, filled), the reads and writes of every memory (reads,
+ * writes: n_instr x ENPU_MEM_COUNT) and the datapath operations (uops:
+ * n_instr x ENPU_UOP_COUNT), filled, each may be NULL; as the simulator's
+ * cycle engine counts them.  The program must be valid for a systolic arch.
+ * -1 when out of memory. */
+int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *reads, int64_t *writes,
+                               int64_t *uops);
 
 /* Fills the tile fields (tile_x, tile_y, tile_xi, tile_yi, zs, band_h,
  * rows) of the chain's instructions with the tiling that minimises

@@ -108,6 +108,70 @@ const enpu_sya_shape *enpu_cosim_sya_shape(const void *engine, int instr);
 /* The parameter registers of instruction instr, output channel ch. */
 void enpu_cosim_sya_param(const void *engine, int instr, int64_t ch, int32_t *bias, uint32_t *M, int *S);
 
+/* ---- the EasyNPU engine (docs/microarch.md §11) --------------------------- *
+ * The hook gets the engine's core after every cycle of a chain.  The PE
+ * controller evaluates last in a cycle and reads only its own registers, the
+ * pads and the weight pad's head: what it issues in cycle t is decided by
+ * the state after cycle t - 1, which enpu_cosim_enpu_next reads. */
+
+typedef struct enpu_cosim_enpu_dims {
+    int P, rows, lg_max;        /* PEs per row, PE rows, most lane groups */
+    int dif, dw, depth;         /* ifmap pad, weight pad, psum file entries */
+    int acc_bits, rqmode;       /* accumulator width, the arch's requantizer */
+    int64_t D, Rq, Lw, Ld;      /* PE pipeline, requantizer, weight and DTCM latencies */
+} enpu_cosim_enpu_dims;
+
+/* The most virtual rows (PE rows x lane groups). */
+#define ENPU_COSIM_ENPU_MAX_VROWS 64
+
+/* One cycle's issue of the PE array as the PE controller's registers give
+ * it (valid false: the chain's last unit is done).  kind: the stage's
+ * sim_kind (0 conv/fc: broadcast MAC, 1 dwconv/avgpool: multicast MAC, 2 and
+ * up: the other stages).  Virtual row r (< nrows) reads pad entry[r]; it is
+ * PE row r / lg, lanes [(r % lg) * L, + L). */
+typedef struct enpu_cosim_enpu_issue {
+    bool valid;
+    int kind, stage, n_st;
+    bool first, final, weighted, op2;
+    int64_t e, lane, wdx;
+    int nrows, lg, L;
+    int64_t entry[ENPU_COSIM_ENPU_MAX_VROWS];
+    int nval;                   /* lanes holding a channel (a prefix) */
+    bool pops_weight;           /* the weight pad's head is freed after this cycle */
+} enpu_cosim_enpu_issue;
+
+/* The loader, the weight pad and the PE array's observable state after a
+ * cycle. */
+typedef struct enpu_cosim_enpu_state {
+    int64_t ld_unit, ld_j;      /* the loader's unit and next word (ld_done: past the last) */
+    bool ld_done, ld_busy;
+    int64_t bank_size;          /* pad entries per bank */
+    int ld_bank;
+    int w_head, w_count;        /* weight pad: head slot, slots used (or in flight) */
+    bool pe_valid;              /* the PE array issued in this cycle */
+    int64_t ps_addr;            /* ... at this psum entry */
+    const void *chain;          /* the executing chain's decode (reused by the next) */
+    uint64_t chain_t0;          /* the cycle the executing chain started in: identifies it */
+} enpu_cosim_enpu_state;
+
+void enpu_cosim_enpu_dims_of(const void *engine, enpu_cosim_enpu_dims *out);
+void enpu_cosim_enpu_state_of(const void *engine, enpu_cosim_enpu_state *out);
+/* What the PE controller issues next, if it can issue. */
+void enpu_cosim_enpu_next(const void *engine, enpu_cosim_enpu_issue *out);
+/* The ifmap pads' entry (P lanes) and its padding mark. */
+const int8_t *enpu_cosim_enpu_pad(const void *engine, int64_t entry, bool *mark);
+/* The weight pad's slot s (P lanes); *ready: the cycle it is usable from. */
+const int8_t *enpu_cosim_enpu_wslot(const void *engine, int s, uint64_t *ready);
+/* Psum file of PE row row, entry e (P lanes) and the requantized values
+ * fed back (sval). */
+const int64_t *enpu_cosim_enpu_psum(const void *engine, int row, int64_t e, const int8_t **sval);
+/* The cycle from which psum entry e's requantized output is ready. */
+uint64_t enpu_cosim_enpu_ready(const void *engine, int64_t e);
+/* Lane i of psum word wdx of stage `stage`: its bias (stage 0's), and the
+ * requantizer's multiplier, shift, zero point and clamp. */
+void enpu_cosim_enpu_lane(const void *engine, int stage, int64_t wdx, int i, int32_t *bias, uint32_t *M, int *S,
+                          int32_t *zp, int32_t *lo, int32_t *hi);
+
 #ifdef __cplusplus
 }
 #endif

@@ -126,12 +126,6 @@ typedef struct enpu_energy_costs {
     double area_scale;              /* tech_nm vs 45 nm */
 } enpu_energy_costs;
 
-/* Whether the energy and area model covers arch a's engine: its simulator
- * counts every action the cost rules price (docs/energy.md). */
-static inline bool enpu_energy_modelled(const enpu_arch *a) {
-    return a->engine == ENPU_ENGINE_EASYNPU || a->engine == ENPU_ENGINE_ROWSTAT;
-}
-
 /* Derives the per-action energies of arch a (valid) by the rules of
  * docs/energy.md. */
 void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c);
@@ -177,19 +171,20 @@ static inline double enpu_energy_per_mac(double pj, uint64_t macs) { return macs
  * loader's, weight reader's and writers' counts of a chain go to its head
  * (loads, weights) and to the stage that writes (the simulator gives them
  * to the stage the PE array is in at that cycle).  DRAM words are not
- * counted here (the schedule model has them).  For a row-stationary
- * program every count comes from its cost model, equal to the simulator's
- * per instruction (src/energy/access_rowstat.c).  The program must be
- * valid (enpu_program_validate).  ENPU_E_NOMEM, or ENPU_E_UNSUPPORTED for
- * an engine the energy model does not cover (enpu_energy_modelled). */
+ * counted here (the schedule model has them).  For a systolic or
+ * row-stationary program every count comes from its engine's cost model,
+ * equal to the simulator's per instruction (src/energy/access_systolic.c,
+ * access_rowstat.c).  The program must be valid (enpu_program_validate).
+ * ENPU_E_NOMEM only. */
 int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *err);
 
 /* The whole run without simulating: *rows (malloc'd, p->n_instr, freed by
  * the caller) get the name, op, instr, chain_head, cycles, activities and
  * DRAM words of the schedule model (enpu_model_program: equal to the
  * simulator's), the MACs of the program's LAYERS and the access counts;
- * *total the sums (name "total").  A row-stationary program's rows are its
- * cost model's (enpu_rs_model_stats).  The program must be valid. */
+ * *total the sums (name "total").  A systolic or row-stationary program's
+ * rows are its engine's cost model's (enpu_sya_model_program,
+ * enpu_rs_model_stats).  The program must be valid. */
 int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows,
                           enpu_layer_stats *total, enpu_err *err);
 /* The same, the chains' cycles through a compile cache (compiler.h; NULL:

@@ -29,8 +29,10 @@ typedef enum enpu_status {
     ENPU_E_NOFIT = -9,       /* model does not fit the architecture */
     ENPU_E_INCOMPATIBLE = -10, /* inputs that do not belong together: a program compiled for
                                   another arch, the .qjson of another model */
-    ENPU_E_ACCURACY = -11     /* bit-exact, but int8 misses an accuracy gate the user set
+    ENPU_E_ACCURACY = -11,    /* bit-exact, but int8 misses an accuracy gate the user set
                                  (--min-sqnr, --require-top1, --min-top1, --min-agreement) */
+    ENPU_E_INTERNAL = -12     /* a bug in EasyNPU that it caught: a simulator that stopped
+                                 making progress (its watchdog, docs/hardening.md) */
 } enpu_status;
 
 #define ENPU_ERR_MSG_MAX 2048 /* room for an importer error listing every problem */
@@ -55,7 +57,8 @@ void enpu_err_clear(enpu_err *err);
 const char *enpu_status_name(enpu_status code);
 
 /* Process exit code for a status: 0 ok, 1 a failed check (not bit-exact),
- * 2 bad input/usage, 3 an accuracy gate missed. */
+ * 2 bad input/usage, 3 an accuracy gate missed, 4 an internal error (a bug
+ * in EasyNPU, not in the input: worth a report). */
 int enpu_exit_code(enpu_status code);
 
 #define ENPU_ASSERT(x)                                                                    \

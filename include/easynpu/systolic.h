@@ -21,7 +21,13 @@
  *   bias   co int32 (little-endian), from bias_addr
  *   quant  co x (uint32 M, uint32 S), from quant_addr (as EasyNPU's)
  * The accumulator of a PE holds sum_k A*W (sya_acc_bits signed); the bias is
- * added in the output path, then enpu_requant (numerics.h). */
+ * added in the output path, then enpu_requant (numerics.h).
+ *
+ * Only what defines an instruction is here: its shape, units and addresses.
+ * What a unit reads and writes, and when, the simulator counts where it
+ * happens and the cost model computes by its own rules (docs/systolic.md
+ * "Statistics"), each with its own hazard scoreboard, so that their
+ * equality (tested) checks both. */
 #ifndef EASYNPU_SYSTOLIC_H
 #define EASYNPU_SYSTOLIC_H
 
@@ -84,25 +90,6 @@ static inline int64_t enpu_sya_out_channel(const enpu_sya_shape *s, const enpu_s
     return u->gi * s->F + u->o0 + c;
 }
 
-/* The words a unit reads from the main DTCM, row by row: fn(ctx, word,
- * row) for every word of every row's window (a word two rows read is
- * visited twice; padding reads none).  Returns the count visited. */
-int64_t enpu_sya_unit_reads(const enpu_arch *a, const enpu_instr *in, const enpu_sya_shape *s,
-                            const enpu_sya_unit *u, void (*fn)(void *ctx, int64_t word, int64_t row),
-                            void *ctx);
-/* The words a unit writes: fn(ctx, word, row, c_last, lane0, n) for each
- * output word of each row; c_last is the column whose result completes the
- * word (the word is written when it arrives), lanes [lane0, lane0 + n) are
- * the unit's.  Returns the count visited. */
-int64_t enpu_sya_unit_writes(const enpu_arch *a, const enpu_instr *in, const enpu_sya_shape *s,
-                             const enpu_sya_unit *u,
-                             void (*fn)(void *ctx, int64_t word, int64_t row, int64_t c_last,
-                                        int lane0, int n),
-                             void *ctx);
-/* Weight-memory words a unit's weight stream reads. */
-int64_t enpu_sya_unit_wgt_words(const enpu_arch *a, const enpu_instr *in, const enpu_sya_shape *s,
-                                const enpu_sya_unit *u);
-
 /* Words of an instruction's blocks (docs/isa.md "Memory blocks"). */
 int64_t enpu_sya_weight_words(const enpu_arch *a, const enpu_instr *in);
 
@@ -115,38 +102,6 @@ int enpu_sya_instr_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *
 int enpu_sya_instr_blocks(const enpu_arch *a, const enpu_instr *in, enpu_mem_block *out);
 /* Its MACs (enpu_instr_macs): G * N * F * K. */
 int64_t enpu_sya_instr_macs(const enpu_instr *in);
-
-/* ---- the hazard scoreboard (docs/systolic.md "Chaining") -------------------
- * The controller starts a unit only when the words it reads have been
- * written (RAW) and the words it writes are no longer read or written by an
- * earlier instruction's units (WAR, WAW).  It keeps per main-DTCM word the
- * last cycle a started unit reads it and the last cycle one writes it, with
- * the instruction; the simulator's controller and the cost model use this
- * one board. */
-typedef struct enpu_sya_board {
-    int64_t words;
-    int64_t *rd, *wr;           /* last read / write cycle, -1: none */
-    int32_t *rd_by, *wr_by;     /* the instruction of that read / write */
-} enpu_sya_board;
-
-int enpu_sya_board_init(enpu_sya_board *b, int64_t words, enpu_err *err);
-void enpu_sya_board_reset(enpu_sya_board *b);
-void enpu_sya_board_free(enpu_sya_board *b);
-
-/* The earliest cycle unit u of instruction `instr` may enter the array:
- * *raw from the words it reads (their last write + dtcm_read_latency + 1),
- * *war from the words it writes (their last read or write by another
- * instruction, less the unit's first write offset K + requant_latency, + 1);
- * both -1 when nothing constrains it. */
-void enpu_sya_board_ready(const enpu_sya_board *b, const enpu_arch *a, const enpu_instr *in,
-                          int instr, const enpu_sya_shape *s, const enpu_sya_unit *u,
-                          int64_t *raw, int64_t *war);
-/* Records unit u entering the array at cycle t: its reads (the last one at
- * t + rows + K - 2 - dtcm_read_latency) and its writes (word of row r
- * completed by column c at t + K + r + c + requant_latency).  Returns the
- * cycle of its last write. */
-int64_t enpu_sya_board_commit(enpu_sya_board *b, const enpu_arch *a, const enpu_instr *in,
-                              int instr, const enpu_sya_shape *s, const enpu_sya_unit *u, int64_t t);
 
 #ifdef __cplusplus
 }

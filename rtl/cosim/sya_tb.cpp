@@ -43,6 +43,7 @@
 #include "easynpu/tensor_io.h"
 
 #include "sya_gen.h"
+#include "tb_args.h"
 
 namespace {
 
@@ -508,33 +509,16 @@ void report(Totals &tot, const char *cfg, const std::string &name, const CaseRes
     }
 }
 
-int usage() {
-    std::fprintf(stderr, "usage: sya_tb --arch ARCH.json [--model ONNX CALIB INPUT]... [--random N] [--seed S]\n"
-                         "              [--vcd-dir DIR] [--verbose]\n");
-    return 2;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
-    const char *arch_path = nullptr, *vcd_dir = nullptr;
-    std::vector<std::array<const char *, 3>> models;
-    int n_random = 0;
-    uint64_t seed = 1;
-    bool verbose = false;
-    for (int i = 1; i < argc; i++) {
-        std::string s = argv[i];
-        if (s == "--arch" && i + 1 < argc) arch_path = argv[++i];
-        else if (s == "--model" && i + 3 < argc) {
-            models.push_back({argv[i + 1], argv[i + 2], argv[i + 3]});
-            i += 3;
-        } else if (s == "--random" && i + 1 < argc) n_random = std::atoi(argv[++i]);
-        else if (s == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 0);
-        else if (s == "--vcd-dir" && i + 1 < argc) vcd_dir = argv[++i];
-        else if (s == "--verbose") verbose = true;
-        else return usage();
-    }
-    if (!arch_path) return usage();
+    TbArgs args;
+    if (!tb_parse_args(argc, argv, "sya_tb", &args)) return 2;
+    const char *arch_path = args.arch_path, *vcd_dir = args.vcd_dir;
+    const std::vector<std::array<const char *, 3>> &models = args.models;
+    const int n_random = args.n_random;
+    const uint64_t seed = args.seed;
+    const bool verbose = args.verbose;
     enpu_err err{};
     enpu_arch base;
     if (enpu_arch_load(arch_path, &base, &err)) {

@@ -2,7 +2,8 @@
 // src/sim/systolic/pe.c).  An activation register fed from the west, a
 // weight register fed from the north, a signed accumulator of ACC_W bits.
 // The operands are registered as they pass (the east / south neighbours read
-// a_*/w_*); the accumulator takes the product of the operands arriving this
+// a_*/w_*), inside the unit's span only: an activation stops after the
+// unit's last column, a weight after its last row; the accumulator takes the product of the operands arriving this
 // cycle, so that a PE's registers after a clock edge are the C model's PE
 // state after the same cycle.  `done` and `nacc` are combinational: the row's
 // output MUX registers the finished dot product in the same edge (the C
@@ -45,8 +46,11 @@ module pe #(
             w_vld <= 1'b0;
             acc <= {ACC_W{1'b0}};
         end else begin
-            a_vld <= in_a_vld;
-            w_vld <= in_w_vld;
+            // an operand is latched only inside its unit's rows and columns
+            // (the configuration enables the registers; C: pe_row.c's span):
+            // there, and only there, both operands of a step arrive together
+            a_vld <= fire;
+            w_vld <= fire;
             if (fire) acc <= nacc;
         end
         // operand values need no reset: they are only read when valid

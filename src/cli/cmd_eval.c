@@ -76,7 +76,8 @@ static const char *HELP =
     "\n"
     "A progress bar is drawn on stderr when it is a terminal.  Exit status: 0 done;\n"
     "1 the simulator differed from the golden reference; 2 bad input or usage; 3 an\n"
-    "accuracy gate missed (category `accuracy`).\n";
+    "accuracy gate missed (category `accuracy`); 4 an internal error (category\n"
+    "`internal`: a bug in EasyNPU, e.g. the simulator's watchdog).\n";
 
 static int parse_count(const char *s, long lo, long hi, long *out) {
     char *end;

@@ -53,7 +53,8 @@ static const char *HELP =
     "  --scores FILE      every window's int8 scores and the smoothed top class, CSV\n"
     "  --json FILE        detections and figures as JSON\n"
     "\n"
-    "Exit status: 0 every window bit-exact; 1 a mismatch; 2 bad input or usage.\n";
+    "Exit status: 0 every window bit-exact; 1 a mismatch; 2 bad input or usage;\n"
+    "4 an internal error (category `internal`: a bug in EasyNPU).\n";
 
 static int parse_int(const char *opt, const char *v, int lo, int hi, int *out) {
     char *end;
@@ -145,13 +146,11 @@ static int one_window(listen_run *L, int64_t w, enpu_sim_mode mode, FILE *text, 
         st->cycles += res.total_cycles;
         if (st->windows == 0 || res.total_cycles < st->cycles_min) st->cycles_min = res.total_cycles;
         if (res.total_cycles > st->cycles_max) st->cycles_max = res.total_cycles;
-        if (enpu_energy_modelled(&L->arch)) {
-            enpu_energy_costs c;
-            enpu_energy e;
-            enpu_energy_costs_of(&L->arch, &c);
-            enpu_energy_of(&c, res.reads, res.writes, res.uops, &e);
-            st->energy_pj += e.total_pj;
-        }
+        enpu_energy_costs c;
+        enpu_energy e;
+        enpu_energy_costs_of(&L->arch, &c);
+        enpu_energy_of(&c, res.reads, res.writes, res.uops, &e);
+        st->energy_pj += e.total_pj;
     }
     st->windows++;
     /* the scores: int8 as the model gives them (a class vector: the same
@@ -238,8 +237,7 @@ static void report(const listen_run *L, enpu_sim_mode mode, FILE *text) {
             fprintf(text, " (..%llu)", (unsigned long long)st->cycles_max);
         fprintf(text, " on arch '%s'; busy %.0f cycles per second of audio = duty cycle %.2f%% at %g "
                 "MHz\n", a->name, busy, 100.0 * busy / (a->clock_mhz * 1e6), a->clock_mhz);
-        if (enpu_energy_modelled(a))
-            fprintf(text, "NPU energy: %.3f uJ per inference, %.1f uJ per second of audio = %.3f mW "
+        fprintf(text, "NPU energy: %.3f uJ per inference, %.1f uJ per second of audio = %.3f mW "
                     "average (%g nm, %g V; dynamic, counted actions)\n",
                     st->energy_pj / (double)st->windows / 1e6,
                     st->energy_pj / (double)st->windows * rate / 1e6,

@@ -21,6 +21,7 @@
 #include "easynpu/sim.h"
 #include "easynpu/tflite.h"
 #include "report/sim_report.h"
+#include "report/energy_compare.h"
 #include "report/svg_chart.h"
 
 static const char *HELP =
@@ -57,8 +58,9 @@ static const char *HELP =
     "  --arch A         preset (easynpu, large, systolic, systolic-1x4,\n"
     "                   systolic-4x1, rowstat, eyeriss) or JSON file; default\n"
     "                   easynpu.  Given several times, the model runs on each and\n"
-    "                   tables compare the per-layer cycles, utilization and\n"
-    "                   memory traffic (also at every level) side by side\n"
+    "                   tables compare the per-layer cycles, utilization,\n"
+    "                   memory traffic (also at every level) and energy side by\n"
+    "                   side, with each arch's pJ/MAC, power, EDP and area\n"
     "  --bits N         quantize to 8 (default) or 16 bits (16: the row-stationary\n"
     "                   engine, docs/rowstat.md)\n"
     "  --qformat        with --bits 16: power-of-two scales (Q-format fixed point)\n"
@@ -72,7 +74,9 @@ static const char *HELP =
     "  --vcd FILE       VCD of the PE control signals (first arch), cycles\n"
     "                   --window A:B (default 0:100000)\n"
     "  --svg FILE       per-layer chart: cycles split by activity, utilization;\n"
-    "                   one chart per --arch, one below the other\n"
+    "                   one chart per --arch, one below the other, and with\n"
+    "                   several, the cycles and the energy by level of all on\n"
+    "                   one scale\n"
     "  --quiet          no quantizer warnings\n"
     "  --per-cycle      cycle mode: step every unit in every cycle, no\n"
     "                   fast-forward (docs/microarch.md §15; same results, slower)\n"
@@ -98,7 +102,8 @@ static const char *HELP =
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
     "check; 2 bad input or usage (including a model that does not fit); 3\n"
     "bit-exact, but an accuracy gate (--min-sqnr, --require-top1) is missed\n"
-    "(category `accuracy`).\n";
+    "(category `accuracy`); 4 an internal error (category `internal`: a bug in\n"
+    "EasyNPU, e.g. the simulator's watchdog saw it stop making progress).\n";
 
 #define MAX_FILES 64
 #define MAX_ARCHS 8
@@ -428,6 +433,10 @@ static void print_comparison(FILE *text, const arch_run *runs, int n) {
     for (int a = 0; a < n; a++)
         if (!runs[a].ran) fprintf(text, "%s: %s\n", runs[a].spec, runs[a].error);
     print_levels(text, runs, n, brows, nb);
+    const enpu_arch *archs[MAX_ARCHS];
+    const enpu_sim_result *res[MAX_ARCHS];
+    for (int a = 0; a < n; a++) archs[a] = &runs[a].arch, res[a] = runs[a].ran ? &runs[a].res : NULL;
+    enpu_report_energy_compare(text, archs, res, n);
 }
 
 static int write_json(const char *path, const char *model, const arch_run *runs, int n, int batch,

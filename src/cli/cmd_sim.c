@@ -58,7 +58,9 @@ static const char *HELP =
     "                    provably computes (docs/microarch.md §15): the same\n"
     "                    results, slower; a debug switch\n"
     "\n"
-    "Exit status: 0 success; 1 the check found a mismatch; 2 bad input or usage.\n";
+    "Exit status: 0 success; 1 the check found a mismatch; 2 bad input or usage;\n"
+    "4 an internal error (category `internal`: a bug in EasyNPU, e.g. the\n"
+    "simulator's watchdog saw it stop making progress).\n";
 
 #define MAX_FILES 64
 

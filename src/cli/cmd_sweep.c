@@ -74,8 +74,9 @@ static const char *HELP =
     "\n"
     "Under MPI: mpirun -np N easynpu sweep ... (rank 0 writes the files; a build\n"
     "without MPI sweeps on one machine).  Exit status: 0 done (points that do not\n"
-    "fit are results, not errors); 2 bad usage or input; 130 interrupted (resume\n"
-    "by running the same command again).\n";
+    "fit are results, not errors); 2 bad usage or input; 4 an internal error (a\n"
+    "bug in EasyNPU, e.g. a simulated point that stopped making progress); 130\n"
+    "interrupted (resume by running the same command again).\n";
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) {
@@ -456,9 +457,6 @@ static int setup(const opts *o, sweep_cli *c, enpu_sweep_space *space, char id[9
     enpu_err err = {0};
     enpu_arch base;
     int rc = enpu_arch_load(o->arch, &base, &err);
-    if (!rc && !enpu_energy_modelled(&base))
-        rc = enpu_fail(&err, ENPU_E_UNSUPPORTED, "--arch %s: engine '%s': the sweep's energy and area model "
-                       "covers the easynpu and rowstat engines only", o->arch, enpu_engine_name(base.engine));
     enpu_sweep_space_init(space, &base);
     if (!rc && o->space_file) {
         uint8_t *buf = NULL;

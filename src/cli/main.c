@@ -168,7 +168,8 @@ static void usage(FILE *f) {
     fprintf(f, "\n'easynpu <command> --help' describes each command.\n"
                "A file name '-' is stdout for an output (the report then goes to stderr) and\n"
                "stdin for an input.\n"
-               "Exit codes: 0 success, 1 a check failed (e.g. a mismatch), 2 bad input or usage.\n");
+               "Exit codes: 0 success, 1 a check failed (e.g. a mismatch), 2 bad input or usage,\n"
+               "3 an accuracy gate missed, 4 an internal error (a bug in EasyNPU: please report it).\n");
 }
 
 int main(int argc, char **argv) {

@@ -77,6 +77,7 @@ const char *enpu_status_name(enpu_status code) {
     case ENPU_E_NOFIT: return "nofit";
     case ENPU_E_INCOMPATIBLE: return "incompatible";
     case ENPU_E_ACCURACY: return "accuracy";
+    case ENPU_E_INTERNAL: return "internal";
     }
     return "unknown";
 }
@@ -85,5 +86,6 @@ int enpu_exit_code(enpu_status code) {
     if (code == ENPU_OK) return 0;
     if (code == ENPU_E_MISMATCH) return 1;
     if (code == ENPU_E_ACCURACY) return 3;
+    if (code == ENPU_E_INTERNAL) return 4;
     return 2;
 }

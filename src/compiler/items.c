@@ -156,8 +156,17 @@ bool cc_host_in_dram(const cc *c, int t) {
 bool cc_strip_ok(const cc *c, int head) {
     int op = c->L[head].opcode;
     if (op == CC_HOST || op == ENPU_OPC_FC || op == ENPU_OPC_RESHAPE) return false;
-    for (int m = c->L[head].next; m >= 0; m = c->L[m].next)
-        if (c->L[m].opcode == ENPU_OPC_RESHAPE) return false;
+    for (int m = head; m >= 0; m = c->L[m].next) {
+        const cc_layer *l = &c->L[m];
+        if (m != head && l->opcode == ENPU_OPC_RESHAPE) return false;
+        /* a strip's rows are the layer's: a second operand stored with
+         * another row length (a reshape that moves no data between them)
+         * has no rows of its own to cut */
+        if (l->op2_store >= 0) {
+            const cc_store *o = &c->S[l->op2_store];
+            if (o->w != l->ins.wo || cdiv(o->c, c->P) != cdiv(l->ins.co, c->P)) return false;
+        }
+    }
     return true;
 }
 

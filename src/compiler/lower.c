@@ -831,6 +831,21 @@ static int copy_layer(cc *c, int t, const enpu_node *why, int *out_store) {
         if (ok) found = perm;
     }
     const char *mover = tt->producer >= 0 ? c->g->nodes[tt->producer].name : tt->name;
+    /* a host op lowered earlier reads t as this view, in its stored order
+     * (lower_host): the copy, placed after it, would become where it reads t
+     * before the copy is written, so the move runs on the host instead */
+    for (int li = 0; li < c->nl; li++) {
+        if (c->L[li].opcode != CC_HOST || c->L[li].node < 0) continue;
+        const enpu_node *hn = &c->g->nodes[c->L[li].node];
+        for (int k = 0; k < hn->n_in; k++)
+            if (hn->in[k] == t) {
+                c->fail_node = tt->producer;
+                return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
+                                 "tensor '%s' (from '%s') is read in its stored order by host op '%s' and in "
+                                 "another layout by '%s': a copy layer would come after the host op",
+                                 tt->name, mover, hn->name, why->name);
+            }
+    }
     if (found < 0) {
         /* the move that made the view runs on the host instead (a retry) */
         c->fail_node = tt->producer;

@@ -490,7 +490,7 @@ static int plan_memory(plan *pl) {
                            "its %s buffer (%" PRId64 " bytes) does not fit beside the buffers and "
                            "tensors live with it: they need at least %" PRId64 " bytes of main DTCM; arch '%s' "
                            "has %" PRId64 "; %s",
-                           c->L[st->head].name,
+                           nst > 0 ? c->L[st->head].name : "-",
                            al[bad].kind == 1 ? "input" : al[bad].kind == 2 ? "output" : "tensor",
                            al[bad].words * wb, need, a->name, a->main_dtcm_bytes, hint);
             break;
@@ -1125,11 +1125,17 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
         live_range(&pl, s, &t0, &t1);
         char sh[64];
         enpu_shape_str(&g->tensors[st->tensor], sh, sizeof sh);
-        rc = cc_note(c, "tensor '%s' %s (%" PRId64 " bytes) kept in DRAM: with it in the main DTCM, the "
-                        "tensors and buffers live around layer '%s' would not fit; its writer stores it and "
-                        "its readers load it row strip by row strip",
-                     g->tensors[st->tensor].name, sh, st->words * enpu_arch_word_bytes(a),
-                     c->L[pl.st[t0 >= 0 && t0 < pl.nst ? t0 : 0].head].name);
+        if (pl.nst == 0)
+            /* no NPU layer at all (the host runs every node): nothing to name */
+            rc = cc_note(c, "tensor '%s' %s (%" PRId64 " bytes) kept in DRAM: it does not fit the %" PRId64
+                            "-byte main DTCM, and only the host reads and writes it",
+                         g->tensors[st->tensor].name, sh, st->words * enpu_arch_word_bytes(a), a->main_dtcm_bytes);
+        else
+            rc = cc_note(c, "tensor '%s' %s (%" PRId64 " bytes) kept in DRAM: with it in the main DTCM, the "
+                            "tensors and buffers live around layer '%s' would not fit; its writer stores it and "
+                            "its readers load it row strip by row strip",
+                         g->tensors[st->tensor].name, sh, st->words * enpu_arch_word_bytes(a),
+                         c->L[pl.st[t0 >= 0 && t0 < pl.nst ? t0 : 0].head].name);
     }
     for (int s = 0; s < ns && !rc; s++) {
         const cc_store *st = &c->S[s];

@@ -417,7 +417,7 @@ int64_t enpu_model_program_cached(const enpu_program *p, enpu_compile_cache *cac
         if (dram_rd) memset(dram_rd, 0, n * sizeof *dram_rd);
         if (dram_wr) memset(dram_wr, 0, n * sizeof *dram_wr);
         int64_t *a = act ? act : calloc(n * ENPU_ACT_COUNT + 1, sizeof *a);
-        int64_t t = a ? enpu_sya_model_program(p, a, NULL, NULL) : -1;
+        int64_t t = a ? enpu_sya_model_program(p, a, NULL, NULL, NULL) : -1;
         if (!act) free(a);
         return t;
     }

@@ -18,7 +18,7 @@
 #include "easynpu/compiler.h"
 #include "easynpu/energy.h"
 #include "easynpu/isa.h"
-#include "energy/access_rowstat.h"
+#include "energy/access_engines.h"
 #include "isa/isa_internal.h"
 
 typedef enum { S_CONV, S_DW, S_MAX, S_BN, S_RELU, S_ACT, S_ADD, S_MUL, S_MOVE } skind;
@@ -298,10 +298,9 @@ static void count_chain(const chain *c) {
 
 int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *err) {
     const enpu_arch *a = &p->arch;
-    if (a->engine == ENPU_ENGINE_ROWSTAT) return enpu_rs_access_counts(p, rows, err); /* access_rowstat.c */
-    if (!enpu_energy_modelled(a))
-        return enpu_fail(err, ENPU_E_UNSUPPORTED, "arch '%s': engine '%s': access counts model the easynpu and rowstat engines only",
-                         a->name, enpu_engine_name(a->engine));
+    /* the other engines' counts are their cost models' (access_engines.h) */
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) return enpu_energy_sya_counts(p, rows, err);
+    if (a->engine == ENPU_ENGINE_ROWSTAT) return enpu_rs_access_counts(p, rows, err);
     const uint64_t itcm_words = (uint64_t)enpu_ceil_div(ENPU_INSTR_BITS, a->bus_bits);
     /* a program longer than the ITCM is streamed into it from DRAM (§13.5) */
     const bool streamed = (int64_t)p->n_instr > a->itcm_bytes / ENPU_INSTR_BYTES;
@@ -340,6 +339,23 @@ int enpu_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_err *
     return 0;
 }
 
+void enpu_energy_total_of(const enpu_layer_stats *rows, int n, uint64_t units, enpu_layer_stats *total) {
+    memset(total, 0, sizeof *total);
+    snprintf(total->name, sizeof total->name, "total");
+    for (int i = 0; i < n; i++) {
+        const enpu_layer_stats *r = &rows[i];
+        total->cycles += r->cycles;
+        total->macs += r->macs;
+        for (int k = 0; k < ENPU_ACT_COUNT; k++) total->activity[k] += r->activity[k];
+        for (int m = 0; m < ENPU_MEM_COUNT; m++) {
+            total->reads[m] += r->reads[m];
+            total->writes[m] += r->writes[m];
+        }
+        for (int o = 0; o < ENPU_UOP_COUNT; o++) total->uops[o] += r->uops[o];
+    }
+    total->ideal_cycles = (total->macs + units - 1) / units;
+}
+
 int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out,
                           enpu_layer_stats *total, enpu_err *err) {
     return enpu_estimate_program_cached(p, NULL, rows_out, total, err);
@@ -348,12 +364,10 @@ int enpu_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out,
 int enpu_estimate_program_cached(const enpu_program *p, enpu_compile_cache *cache,
                                  enpu_layer_stats **rows_out, enpu_layer_stats *total, enpu_err *err) {
     if (p->arch.engine == ENPU_ENGINE_ROWSTAT) return enpu_rs_estimate_program(p, rows_out, total, err);
+    if (p->arch.engine == ENPU_ENGINE_SYSTOLIC) return enpu_energy_sya_estimate(p, rows_out, total, err);
     const int n = p->n_instr;
     const uint64_t units = (uint64_t)(p->arch.pes * p->arch.pe_rows);
     *rows_out = NULL;
-    if (!enpu_energy_modelled(&p->arch))
-        return enpu_fail(err, ENPU_E_UNSUPPORTED, "arch '%s': engine '%s': access counts model the easynpu and rowstat engines only",
-                         p->arch.name, enpu_engine_name(p->arch.engine));
     enpu_layer_stats *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
     int64_t *act = calloc((size_t)(n > 0 ? n : 1) * ENPU_ACT_COUNT, sizeof *act);
     int64_t *drd = calloc((size_t)(n > 0 ? n : 1), sizeof *drd);
@@ -385,20 +399,7 @@ int enpu_estimate_program_cached(const enpu_program *p, enpu_compile_cache *cach
         r->writes[ENPU_MEM_OFFCHIP] = (uint64_t)dwr[i];
     }
     if ((rc = enpu_access_counts(p, rows, err))) goto done;
-    memset(total, 0, sizeof *total);
-    snprintf(total->name, sizeof total->name, "total");
-    for (int i = 0; i < n; i++) {
-        const enpu_layer_stats *r = &rows[i];
-        total->cycles += r->cycles;
-        total->macs += r->macs;
-        for (int k = 0; k < ENPU_ACT_COUNT; k++) total->activity[k] += r->activity[k];
-        for (int m = 0; m < ENPU_MEM_COUNT; m++) {
-            total->reads[m] += r->reads[m];
-            total->writes[m] += r->writes[m];
-        }
-        for (int o = 0; o < ENPU_UOP_COUNT; o++) total->uops[o] += r->uops[o];
-    }
-    total->ideal_cycles = (total->macs + units - 1) / units;
+    enpu_energy_total_of(rows, n, units, total);
     *rows_out = rows;
     rows = NULL;
 done:

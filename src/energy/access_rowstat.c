@@ -5,11 +5,10 @@
  * tests hold the two equal: enpu_rs_model_diff), so the energy of a
  * compiled program is the model's counts times the costs -- what `easynpu
  * sweep` evaluates for a rowstat point.  EasyNPU's counts are access.c's. */
-#include "energy/access_rowstat.h"
+#include "energy/access_engines.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "easynpu/compiler.h"
 #include "easynpu/isa.h"
@@ -33,21 +32,11 @@ int enpu_rs_access_counts(const enpu_program *p, enpu_layer_stats *rows, enpu_er
     return 0;
 }
 
-int enpu_rs_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out, enpu_layer_stats *total,
-                             enpu_err *err) {
-    const int n = p->n_instr;
+void enpu_energy_finish_rows(const enpu_program *p, enpu_layer_stats *rows, enpu_layer_stats *total) {
     const uint64_t units = (uint64_t)enpu_arch_mac_units(&p->arch);
-    *rows_out = NULL;
-    enpu_layer_stats *rows = calloc((size_t)(n > 0 ? n : 1), sizeof *rows);
-    if (!rows || enpu_rs_model_stats(p, rows) < 0) {
-        free(rows);
-        return enpu_fail(err, ENPU_E_NOMEM, "out of memory estimating the program");
-    }
-    memset(total, 0, sizeof *total);
-    snprintf(total->name, sizeof total->name, "total");
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < p->n_instr; i++) {
         /* the fields the simulator's driver gives every row (no fused
-         * chains on this engine: each instruction is its own head) */
+         * chains on these engines: each instruction is its own head) */
         enpu_layer_stats *r = &rows[i];
         const enpu_layer_info *li = &p->layers[i];
         const char *mn = enpu_opcode_mnemonic(p->instr[i].opcode);
@@ -59,16 +48,19 @@ int enpu_rs_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out,
         r->host = p->instr[i].opcode == ENPU_OPC_SYNC;
         r->macs = r->host ? 0 : (uint64_t)li->macs;
         r->ideal_cycles = (r->macs + units - 1) / units;
-        total->cycles += r->cycles;
-        total->macs += r->macs;
-        for (int k = 0; k < ENPU_ACT_COUNT; k++) total->activity[k] += r->activity[k];
-        for (int m = 0; m < ENPU_MEM_COUNT; m++) {
-            total->reads[m] += r->reads[m];
-            total->writes[m] += r->writes[m];
-        }
-        for (int o = 0; o < ENPU_UOP_COUNT; o++) total->uops[o] += r->uops[o];
     }
-    total->ideal_cycles = (total->macs + units - 1) / units;
+    enpu_energy_total_of(rows, p->n_instr, units, total);
+}
+
+int enpu_rs_estimate_program(const enpu_program *p, enpu_layer_stats **rows_out, enpu_layer_stats *total,
+                             enpu_err *err) {
+    *rows_out = NULL;
+    enpu_layer_stats *rows = calloc((size_t)(p->n_instr > 0 ? p->n_instr : 1), sizeof *rows);
+    if (!rows || enpu_rs_model_stats(p, rows) < 0) {
+        free(rows);
+        return enpu_fail(err, ENPU_E_NOMEM, "out of memory estimating the program");
+    }
+    enpu_energy_finish_rows(p, rows, total);
     *rows_out = rows;
     return 0;
 }

@@ -197,10 +197,15 @@ void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
     if (a->engine == ENPU_ENGINE_SYSTOLIC) {
         /* an operand register is one byte; the accumulator one entry; the
          * re-shaping buffer a word per array row, written a byte at a time
-         * and read a word at a time (below) */
+         * and read a word at a time (below).  Each row assembles its own
+         * word from its own MUX's results and writes it on its own
+         * (sync_shape.c), so an access touches that row's word register,
+         * not the buffer of all rows: priced as a register file of one word
+         * (was the whole rows x word buffer, sqrt(rows) = 5.7 times dearer
+         * on the presets) */
         mem[ENPU_MEM_PE_REG] = storage_pj(a, 1, 8);
         mem[ENPU_MEM_ACC] = storage_pj(a, acc / 8, acc);
-        mem[ENPU_MEM_SHAPE] = storage_pj(a, (double)enpu_arch_sya_rows(a) * wbits / 8, 8);
+        mem[ENPU_MEM_SHAPE] = storage_pj(a, wbits / 8, 8);
         pe_um2 = sya_pe_um2(a);
     } else if (a->engine == ENPU_ENGINE_ROWSTAT) {
         mem[ENPU_MEM_PSUM] = storage_pj(a, (double)a->rs_psum_depth * acc / 8, acc);
@@ -219,10 +224,13 @@ void enpu_energy_costs_of(const enpu_arch *a, enpu_energy_costs *c) {
     c->pe_pitch_mm = sqrt(pe_um2 * c->area_scale) / 1000.0;
     const double wire = a->wire_pj * c->wire_scale; /* pJ per bit and mm */
     if (a->engine == ENPU_ENGINE_SYSTOLIC) {
-        /* the re-shaping buffer's word read; a result crosses its bank's row
-         * to the MUX (counted once, as a read); an operand value one PE */
-        c->read_pj[ENPU_MEM_SHAPE] = storage_pj(a, (double)enpu_arch_sya_rows(a) * wbits / 8, wbits) * es;
-        c->read_pj[ENPU_MEM_MUX] = wire * (double)a->sya_cols * c->pe_pitch_mm * acc;
+        /* the re-shaping buffer's word read (one row's word, above); a
+         * result travels from its PE to the row's MUX at the bank's edge
+         * (counted once, as a read): column c of the bank's NUM_COL is c
+         * pitches away, half a bank row on average (was the whole row, twice
+         * the mean); an operand value one PE */
+        c->read_pj[ENPU_MEM_SHAPE] = storage_pj(a, wbits / 8, wbits) * es;
+        c->read_pj[ENPU_MEM_MUX] = wire * (double)a->sya_cols / 2 * c->pe_pitch_mm * acc;
         c->write_pj[ENPU_MEM_MUX] = 0;
         c->hop_pj = wire * c->pe_pitch_mm * 8;
     } else if (a->engine == ENPU_ENGINE_ROWSTAT) {

@@ -128,6 +128,9 @@ double *enpu_arch_cost_ref(enpu_arch *a, const char *key) {
 int64_t *enpu_arch_param_ref(enpu_arch *a, const char *key) {
     for (int i = 0; i < N_PARAMS; i++)
         if (strcmp(params[i].key, key) == 0) return param_ref(a, i);
+    /* the systolic engine's too: a sweep over its arrays and schemes */
+    for (int i = 0; i < N_SYA; i++)
+        if (strcmp(sya_params[i].key, key) == 0) return sya_ref(a, i);
     return NULL;
 }
 

@@ -1,11 +1,11 @@
-/* The systolic engine's instructions: shapes, units, addressing, the words
- * each unit reads and writes, validation, blocks, and the hazard scoreboard
- * (include/easynpu/systolic.h, docs/systolic.md). */
+/* The systolic engine's instructions: shapes, units, addressing, validation
+ * and blocks (include/easynpu/systolic.h, docs/systolic.md).  What a unit
+ * reads and writes, when and how often, is not here: the simulator counts it
+ * where it happens (src/sim/systolic/) and the cost model computes it by its
+ * own rules (src/compiler/systolic/), so that their equality checks both. */
 #include "easynpu/systolic.h"
 
 #include <inttypes.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "isa/isa_internal.h"
@@ -81,46 +81,6 @@ int64_t enpu_sya_wgt_at(const enpu_arch *a, const enpu_instr *in, const enpu_sya
     int64_t wb = wbytes(a);
     if (s->dw) return in->weight_addr * wb + u->gi * cdiv(s->K, wb) * wb + k;
     return in->weight_addr * wb + (u->gi * s->K + k) * cdiv(s->F, wb) * wb + u->o0 + c;
-}
-
-int64_t enpu_sya_unit_reads(const enpu_arch *a, const enpu_instr *in, const enpu_sya_shape *s,
-                            const enpu_sya_unit *u, void (*fn)(void *ctx, int64_t word, int64_t row),
-                            void *ctx) {
-    int64_t wb = wbytes(a), wpp = cdiv(in->ci, wb), n = 0;
-    int64_t ch0 = s->dw ? u->gi : u->gi * s->cpg, ch1 = ch0 + s->cpg;
-    for (int64_t r = 0; r < u->rows; r++)
-        for (int64_t t = 0; t < s->taps; t++) {
-            int64_t pix = in_pixel(in, s, u->p0 + r, t);
-            if (pix < 0) continue;
-            for (int64_t w = ch0 / wb; w <= (ch1 - 1) / wb; w++, n++)
-                if (fn) fn(ctx, in->ifmap_addr + pix * wpp + w, r);
-        }
-    return n;
-}
-
-int64_t enpu_sya_unit_writes(const enpu_arch *a, const enpu_instr *in, const enpu_sya_shape *s,
-                             const enpu_sya_unit *u,
-                             void (*fn)(void *ctx, int64_t word, int64_t row, int64_t c_last,
-                                        int lane0, int n),
-                             void *ctx) {
-    int64_t wb = wbytes(a), wpp = cdiv(in->co, wb), n = 0;
-    int64_t og0 = enpu_sya_out_channel(s, u, 0), og1 = og0 + u->cols;
-    for (int64_t r = 0; r < u->rows; r++)
-        for (int64_t w = og0 / wb; w <= (og1 - 1) / wb; w++, n++) {
-            int64_t lo = og0 > w * wb ? og0 : w * wb, hi = og1 < (w + 1) * wb ? og1 : (w + 1) * wb;
-            if (fn)
-                fn(ctx, in->ofmap_addr + (u->p0 + r) * wpp + w, r, hi - 1 - og0, (int)(lo - w * wb),
-                   (int)(hi - lo));
-        }
-    return n;
-}
-
-int64_t enpu_sya_unit_wgt_words(const enpu_arch *a, const enpu_instr *in, const enpu_sya_shape *s,
-                                const enpu_sya_unit *u) {
-    (void)in;
-    int64_t wb = wbytes(a);
-    if (s->dw) return cdiv(s->K, wb);
-    return s->K * ((u->o0 + u->cols - 1) / wb - u->o0 / wb + 1);
 }
 
 int64_t enpu_sya_weight_words(const enpu_arch *a, const enpu_instr *in) {
@@ -227,93 +187,4 @@ int enpu_sya_instr_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *
              ", %" PRId64 ") in the main DTCM",
              b[1].addr, b[1].addr + b[1].words, b[0].addr, b[0].addr + b[0].words);
     return 0;
-}
-
-/* ---- the hazard scoreboard ------------------------------------------------ */
-
-int enpu_sya_board_init(enpu_sya_board *b, int64_t words, enpu_err *err) {
-    memset(b, 0, sizeof *b);
-    size_t n = (size_t)(words > 0 ? words : 1);
-    b->words = words;
-    b->rd = malloc(n * sizeof *b->rd);
-    b->wr = malloc(n * sizeof *b->wr);
-    b->rd_by = malloc(n * sizeof *b->rd_by);
-    b->wr_by = malloc(n * sizeof *b->wr_by);
-    if (!b->rd || !b->wr || !b->rd_by || !b->wr_by) {
-        enpu_sya_board_free(b);
-        return enpu_fail(err, ENPU_E_NOMEM, "out of memory for the systolic controller's scoreboard");
-    }
-    enpu_sya_board_reset(b);
-    return 0;
-}
-
-void enpu_sya_board_reset(enpu_sya_board *b) {
-    for (int64_t i = 0; i < b->words; i++) b->rd[i] = b->wr[i] = -1, b->rd_by[i] = b->wr_by[i] = -1;
-}
-
-void enpu_sya_board_free(enpu_sya_board *b) {
-    free(b->rd), free(b->wr), free(b->rd_by), free(b->wr_by);
-    memset(b, 0, sizeof *b);
-}
-
-typedef struct board_ctx {
-    enpu_sya_board *b;
-    const enpu_arch *a;
-    int instr;
-    int64_t t, K, rows, v;
-} board_ctx;
-
-static void raw_of(void *ctx, int64_t w, int64_t row) {
-    board_ctx *c = ctx;
-    (void)row;
-    if (w < 0 || w >= c->b->words || c->b->wr[w] < 0 || c->b->wr_by[w] == c->instr) return;
-    int64_t t = c->b->wr[w] + c->a->dtcm_read_latency + 1;
-    if (t > c->v) c->v = t;
-}
-
-static void war_of(void *ctx, int64_t w, int64_t row, int64_t c_last, int lane0, int n) {
-    board_ctx *c = ctx;
-    (void)row, (void)c_last, (void)lane0, (void)n;
-    if (w < 0 || w >= c->b->words) return;
-    int64_t off = c->K + c->a->requant_latency;
-    if (c->b->rd[w] >= 0 && c->b->rd_by[w] != c->instr && c->b->rd[w] - off + 1 > c->v)
-        c->v = c->b->rd[w] - off + 1;
-    if (c->b->wr[w] >= 0 && c->b->wr_by[w] != c->instr && c->b->wr[w] - off + 1 > c->v)
-        c->v = c->b->wr[w] - off + 1;
-}
-
-void enpu_sya_board_ready(const enpu_sya_board *b, const enpu_arch *a, const enpu_instr *in,
-                          int instr, const enpu_sya_shape *s, const enpu_sya_unit *u,
-                          int64_t *raw, int64_t *war) {
-    board_ctx c = {(enpu_sya_board *)b, a, instr, 0, s->K, u->rows, -1};
-    enpu_sya_unit_reads(a, in, s, u, raw_of, &c);
-    *raw = c.v;
-    c.v = -1;
-    enpu_sya_unit_writes(a, in, s, u, war_of, &c);
-    *war = c.v;
-}
-
-static void commit_rd(void *ctx, int64_t w, int64_t row) {
-    board_ctx *c = ctx;
-    (void)row;
-    if (w < 0 || w >= c->b->words) return;
-    int64_t t = c->t + c->rows + c->K - 2 - c->a->dtcm_read_latency;
-    if (t >= c->b->rd[w]) c->b->rd[w] = t, c->b->rd_by[w] = c->instr;
-}
-
-static void commit_wr(void *ctx, int64_t w, int64_t row, int64_t c_last, int lane0, int n) {
-    board_ctx *c = ctx;
-    (void)lane0, (void)n;
-    if (w < 0 || w >= c->b->words) return;
-    int64_t t = c->t + c->K + row + c_last + c->a->requant_latency;
-    if (t >= c->b->wr[w]) c->b->wr[w] = t, c->b->wr_by[w] = c->instr;
-    if (t > c->v) c->v = t;
-}
-
-int64_t enpu_sya_board_commit(enpu_sya_board *b, const enpu_arch *a, const enpu_instr *in,
-                              int instr, const enpu_sya_shape *s, const enpu_sya_unit *u, int64_t t) {
-    board_ctx c = {b, a, instr, t, s->K, u->rows, -1};
-    enpu_sya_unit_reads(a, in, s, u, commit_rd, &c);
-    enpu_sya_unit_writes(a, in, s, u, commit_wr, &c);
-    return c.v;
 }

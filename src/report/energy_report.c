@@ -101,7 +101,13 @@ void enpu_report_energy_costs(FILE *f, const enpu_arch *a) {
     for (int m = 0; m < ENPU_MEM_COUNT; m++) {
         if (!enpu_memory_of_engine((enpu_memory)m, a->engine)) continue;
         const char *u = count_unit((enpu_memory)m);
-        if (c.read_pj[m] == c.write_pj[m])
+        if (m == ENPU_MEM_SHAPE) /* the systolic re-shaping unit's buffer */
+            fprintf(f, "  %-20s %12.4f  pJ per word read, %.4f per byte written\n", enpu_memory_name((enpu_memory)m),
+                    c.read_pj[m], c.write_pj[m]);
+        else if (m == ENPU_MEM_MUX)
+            fprintf(f, "  %-20s %12.4f  pJ per result passed to the requantizer\n", enpu_memory_name((enpu_memory)m),
+                    c.read_pj[m]);
+        else if (c.read_pj[m] == c.write_pj[m])
             fprintf(f, "  %-20s %12.4f  pJ per %s read or written\n", enpu_memory_name((enpu_memory)m),
                     c.read_pj[m], u);
         else

@@ -54,6 +54,15 @@ void enpu_report_levels(const enpu_arch *a, const uint64_t *rd, const uint64_t *
                                          rd[ENPU_MEM_PSUM] + wr[ENPU_MEM_PSUM]);
         return;
     }
+    if (a->engine == ENPU_ENGINE_SYSTOLIC) {
+        /* the array: operand values latched, each over one PE link; local:
+         * what the PEs read of their operand registers and accumulators */
+        out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_MAIN_DTCM] + wr[ENPU_MEM_MAIN_DTCM] + rd[ENPU_MEM_WEIGHT_MEM] +
+                                          wr[ENPU_MEM_WEIGHT_MEM]) * wb;
+        out[ENPU_LEVEL_ARRAY] = (double)wr[ENPU_MEM_PE_REG];
+        out[ENPU_LEVEL_LOCAL] = (double)(rd[ENPU_MEM_PE_REG] + rd[ENPU_MEM_ACC] + wr[ENPU_MEM_ACC]);
+        return;
+    }
     out[ENPU_LEVEL_BUFFER] = (double)(rd[ENPU_MEM_MAIN_DTCM] + wr[ENPU_MEM_MAIN_DTCM] + rd[ENPU_MEM_SKIP_DTCM] +
                                       wr[ENPU_MEM_SKIP_DTCM] + rd[ENPU_MEM_WEIGHT_MEM] + wr[ENPU_MEM_WEIGHT_MEM]) * wb;
     out[ENPU_LEVEL_ARRAY] = (double)(wr[ENPU_MEM_IFMAP_PAD] + wr[ENPU_MEM_WEIGHT_PAD]);
@@ -167,22 +176,20 @@ void enpu_report_sim_table(FILE *f, const enpu_arch *a, const enpu_sim_result *r
                                               ? "dram, itcm: words; glb: bytes; noc: values sent/passed "
                                                 "by a row node; the PE's fifo, loop buffers and psum RAM: "
                                                 "entries; psum_link, psum_net: psums"
+                                          : a->engine == ENPU_ENGINE_SYSTOLIC
+                                              ? "the SRAMs and itcm: words; pe_reg: operand values; acc: "
+                                                "entries; mux: results; shape: words read, bytes written"
                                               : "words; pads and psum: entries");
         for (int m = 0; m < ENPU_MEM_COUNT; m++)
             if (enpu_memory_of_engine((enpu_memory)m, a->engine))
                 fprintf(f, " %s %llu/%llu", enpu_memory_name((enpu_memory)m),
                     (unsigned long long)r->reads[m], (unsigned long long)r->writes[m]);
         fprintf(f, " (read/written)\n");
-        if (enpu_energy_modelled(a)) {
-            enpu_energy_costs c;
-            enpu_energy e;
-            enpu_energy_costs_of(a, &c);
-            enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
-            enpu_report_energy_lines(f, a, &e, r->total_cycles, r->total_macs);
-        } else {
-            fprintf(f, "energy: not modelled for engine '%s' (the energy model's units are EasyNPU's)\n",
-                    enpu_engine_name(a->engine));
-        }
+        enpu_energy_costs c;
+        enpu_energy e;
+        enpu_energy_costs_of(a, &c);
+        enpu_energy_of(&c, r->reads, r->writes, r->uops, &e);
+        enpu_report_energy_lines(f, a, &e, r->total_cycles, r->total_macs);
     }
     if (r->checked)
         fprintf(f, "check: %s\n", r->bit_exact ? "bit-exact with the functional reference, layer by layer"
@@ -252,7 +259,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
     int64_t wb = enpu_arch_word_bytes(a);
     json_object_set_new(tot, "dram_read_bytes", json_integer((json_int_t)(r->reads[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
     json_object_set_new(tot, "dram_write_bytes", json_integer((json_int_t)(r->writes[ENPU_MEM_OFFCHIP] * (uint64_t)wb)));
-    const bool counted = r->mode == ENPU_SIM_CYCLE && enpu_energy_modelled(a);
+    const bool counted = r->mode == ENPU_SIM_CYCLE;
     if (counted) {
         enpu_energy_costs ec;
         enpu_energy e;
@@ -267,7 +274,7 @@ char *enpu_report_sim_json_text(const char *program, const enpu_arch *a, const e
         json_object_set_new(tot, "edp_js", json_real(es.edp_js));
     }
     json_object_set_new(root, "total", tot);
-    if (enpu_energy_modelled(a)) json_object_set_new(root, "area", enpu_area_json(a));
+    json_object_set_new(root, "area", enpu_area_json(a));
     int nrows;
     const enpu_layer_stats *rows = enpu_sim_result_rows(r, &nrows);
     json_object_set_new(root, "layers", layer_array(a, rows, nrows, true, counted));

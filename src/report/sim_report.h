@@ -26,9 +26,11 @@ void enpu_report_roofline(const enpu_arch *a, const enpu_layer_stats *st, enpu_r
 
 /* The memory hierarchy's levels, for comparing engines: the DRAM, the
  * on-chip buffer (EasyNPU: its DTCMs and weight memory; rowstat: the global
- * buffer), the array's networks (values delivered into the PEs' scratch
- * pads / FIFOs and loop buffers) and the PEs' local buffers (pads or loop
- * buffers, FIFO, psum registers or RAM: entries read and written). */
+ * buffer; systolic: its two SRAMs), the array's networks (values delivered
+ * into the PEs' scratch pads / FIFOs and loop buffers; systolic: operand
+ * values latched from PE to PE) and the PEs' local buffers (pads or loop
+ * buffers, FIFO, psum registers or RAM: entries read and written;
+ * systolic: operand registers read, accumulator entries read and written). */
 typedef enum enpu_level {
     ENPU_LEVEL_DRAM = 0, ENPU_LEVEL_BUFFER, ENPU_LEVEL_ARRAY, ENPU_LEVEL_LOCAL, ENPU_LEVEL_COUNT
 } enpu_level;

@@ -118,15 +118,15 @@ static int layers_panel(svg_buf *b, const enpu_arch *const *archs, const enpu_si
     return 40 + plot_h + label_h;
 }
 
-/* The energy panel at y0 (the architectures whose engine is modelled);
- * returns its height, 0 when none is. */
+/* The energy panel at y0 (the architectures run in cycle mode: the others
+ * counted nothing); returns its height, 0 when none was. */
 static int energy_panel(svg_buf *b, const enpu_arch *const *archs, const enpu_sim_result *const *res, int n,
                         int y0, int *width) {
     const int left = 80, plot_h = 220, bar = 48, gap = 40;
     double lv[ENPU_MAX_ARCH_CMP][8] = {{0}}, hi = 0;
     bool any = false;
     for (int a = 0; a < n && a < ENPU_MAX_ARCH_CMP; a++) {
-        if (!enpu_energy_modelled(archs[a]) || res[a]->mode != ENPU_SIM_CYCLE) continue;
+        if (res[a]->mode != ENPU_SIM_CYCLE) continue;
         enpu_energy_costs c;
         enpu_energy e;
         enpu_energy_costs_of(archs[a], &c);
@@ -161,7 +161,7 @@ static int energy_panel(svg_buf *b, const enpu_arch *const *archs, const enpu_si
         }
         char t[32];
         if (drawn) svg_fmt(t, sizeof t, acc);
-        else snprintf(t, sizeof t, "not modelled");
+        else snprintf(t, sizeof t, "not counted");
         svg_printf(b, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", x + bar / 2,
                    ypos(&ax, acc) - 4, t);
         svg_printf(b, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", x + bar / 2, ax.y0 + plot_h + 16);

@@ -286,6 +286,7 @@ int enpu_sim_new(const enpu_program *prog, const enpu_arch *arch, const enpu_sim
         if (!sim->host[i]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", d->name);
     }
     if (!rc) rc = eng->create(sim, &sim->es, err);
+    if (!rc && sim_fault_hook) sim_fault_hook(sim);
     if (rc) {
         enpu_sim_free(sim);
         return rc;

@@ -90,6 +90,17 @@ static inline uint64_t *sim_mem_wc(const sim_mem *m, int mem) {
 
 typedef struct enpu_sim_engine enpu_sim_engine;
 
+/* One count of one instruction off by delta (kind NONE: no fault); index
+ * is an enpu_memory (READS, WRITES), an enpu_unit_op (UOPS) or an
+ * enpu_activity (ACTIVITY: delta of its controller cycles given to it
+ * instead, so that the cycles still add up). */
+typedef enum { SIM_FAULT_NONE = 0, SIM_FAULT_READS, SIM_FAULT_WRITES, SIM_FAULT_UOPS, SIM_FAULT_ACTIVITY } sim_fault_kind;
+typedef struct sim_fault {
+    sim_fault_kind kind;
+    int instr, index;
+    int64_t delta;
+} sim_fault;
+
 struct enpu_sim {
     const enpu_program *prog;
     enpu_arch arch;
@@ -106,9 +117,11 @@ struct enpu_sim {
     enpu_sim_mismatch mismatch;
     bool checked;
     struct sim_obs *obs;         /* trace / VCD record (observe.h), or NULL */
-    /* white-box tests: called after every executed cycle of a chain with the
-     * engine's own signal struct */
-    void (*cycle_hook)(void *ctx, uint64_t t, const void *signals);
+    /* white-box tests and co-simulation (include/easynpu/cosim.h): called
+     * after every executed cycle of a chain (EasyNPU: its core, core.h),
+     * a cycle (systolic: its engine) or a pass's cycle (row-stationary: its
+     * engine) with the engine's own state */
+    void (*cycle_hook)(void *ctx, uint64_t t, const void *engine);
     void *hook_ctx;
     /* white-box tests: evaluate every unit in every cycle, even where the
      * cycle engine knows that nothing can happen (it must not matter) */
@@ -119,6 +132,10 @@ struct enpu_sim {
     /* white-box tests: the fast-forward's portable datapath even where the
      * SSE2 one is compiled in */
     bool ff_portable;
+    /* white-box tests: a miscount the engine applies to its statistics at
+     * the end of a run (the systolic engine: cycle.c), to show that the
+     * cost model's comparison catches it */
+    sim_fault fault;
     /* the roofline's DRAM bytes per instruction (span.h): engines that time
      * DRAM add the owner of every cycle they attribute (sim_own) and set
      * their channel's log to dram_log */
@@ -144,4 +161,41 @@ int sim_mismatch_fail(const enpu_sim *sim, enpu_err *err);
 /* An instruction of an engine without fused chains (the row-stationary
  * one) finished: its row's MACs and ideal cycles, then the layer callback. */
 int sim_layer_done(enpu_sim *sim, int instr, enpu_err *err);
+
+/* ---- the progress watchdog (watchdog.c) ---------------------------------- */
+
+/* A run in which no unit makes progress (what counts is each engine's: a
+ * MAC, a memory write, a handshake, a DRAM beat) for longer than the
+ * longest wait the program can legally have is a simulator bug: the engine
+ * stops it with ENPU_E_INTERNAL instead of spinning to max_cycles (2^40 by
+ * default, hours).  The engine records its progress and checks the bound;
+ * the core derives the bound and words the message, knowing no engine. */
+typedef struct sim_wd {
+    uint64_t bound;              /* cycles without progress that are a bug */
+    uint64_t last;               /* the last cycle with progress */
+} sim_wd;
+
+/* Arms w at cycle 0 with the bound of sim's program for an engine whose
+ * longest wait of its own (pipeline depths, handshakes, a unit's stream) is
+ * `pipeline` cycles: watchdog.c states the derivation. */
+void sim_wd_start(sim_wd *w, const enpu_sim *sim, uint64_t pipeline);
+static inline void sim_wd_progress(sim_wd *w, uint64_t t) {
+    if (t > w->last) w->last = t;
+}
+/* The first cycle at which the run has gone too long without progress:
+ * stretches and skips stop there (they may not jump past a hang). */
+static inline uint64_t sim_wd_deadline(const sim_wd *w) { return w->last + w->bound + 1; }
+static inline bool sim_wd_expired(const sim_wd *w, uint64_t t) { return t >= sim_wd_deadline(w); }
+/* ENPU_E_INTERNAL: "simulator internal error: the ENGINE engine made no
+ * progress for N cycles (the program's longest legal wait: B) at cycle T, in
+ * instruction I (layer 'L'); still busy: BUSY (a bug in src/sim)". */
+int sim_wd_fail(const enpu_sim *sim, const sim_wd *w, uint64_t t, int instr, const char *busy,
+                enpu_err *err);
+/* Appends ", unit" (or "unit" first) to the busy list buf of size n. */
+void sim_wd_busy(char *buf, size_t n, const char *unit);
+/* White-box tests only (tests/unit/test_watchdog.c, the CLI built for
+ * tests/cli/test_watchdog_cli.c): called with every simulator right after
+ * its engine's state is created, to plant a fault in it (sim->es); NULL,
+ * and so nothing, in every other program. */
+extern void (*sim_fault_hook)(enpu_sim *sim);
 #endif

@@ -4,6 +4,8 @@
  * listing of a rowstat program assembling back to the same bytes, `sim
  * --per-cycle` printing and writing the same bytes as without it, and the
  * refusals. */
+#include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +63,12 @@ static void test_run_int8_int16(void **state) {
 static void test_comparison(void **state) {
     (void)state;
     int st;
-    char *out = cli("run " KWS " --arch easynpu --arch systolic --arch rowstat --arch eyeriss", &st);
+    char args[512], js[128], svg[128];
+    snprintf(js, sizeof js, "%s/cmp.json", dir);
+    snprintf(svg, sizeof svg, "%s/cmp.svg", dir);
+    snprintf(args, sizeof args, "run " KWS " --arch easynpu --arch systolic --arch rowstat --arch eyeriss --json %s --svg %s",
+             js, svg);
+    char *out = cli(args, &st);
     if (st) fail_msg("exit %d:\n%s", st, out);
     /* every row docs/rowstat.md "The default model on the engines" quotes */
     has(out, "/features/features.0/Conv            9994  90.8%   291.5K          743  19.1%   185.4K         5522  36.5%    40.8K         7213  12.0%    40.6K");
@@ -73,14 +80,72 @@ static void test_comparison(void **state) {
     has(out, "total                              245819  99.5%  2566.8K         8461  45.2%   639.8K       106098  51.2%   290.5K        56333  41.4%   148.3K");
     has(out, "engine, MAC units                             easynpu, 16               systolic, 1024                  rowstat, 72                 rowstat, 168");
     has(out, "time at clock (us)                                2458.19                        84.61                      1060.98                       281.67");
-    has(out, "/features/features.0/Conv    |     19.9    271.6    191.2    455.6 |      0.0    185.4      0.0      0.0 |     40.8     57.0     13.1    511.1 |     40.6     51.4     16.6    521.6");
-    has(out, "/features/features.3/Conv    |      0.0   1722.5   1740.3   9136.0 |      0.0    277.5      0.0      0.0 |    164.1    674.3    266.1  11962.4 |     43.4    626.4    177.4  10999.3");
-    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9      0.0      0.0 |     42.8    385.2     66.2   2740.8 |     28.4    156.8     66.2   2664.0");
-    has(out, "/features/features.9/Conv    |      0.0    145.3    145.2    403.5 |      0.0     36.2      0.0      0.0 |      9.3    106.1     35.7    535.7 |      6.1     52.0     21.1    450.4");
-    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7      0.0      0.0 |     32.8     69.9     38.9    162.7 |     29.2     58.5     34.6    149.8");
-    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.0      0.0 |      0.7      1.9      0.7      2.8 |      0.6      1.3      0.7      2.8");
-    has(out, "total                        |     19.9   2546.9   2490.0  12194.8 |      0.0    639.8      0.0      0.0 |    290.5   1294.5    420.8  15915.4 |    148.3    946.5    316.7  14787.9");
+    has(out, "/features/features.0/Conv    |     19.9    271.6    191.2    455.6 |      0.0    185.4    290.3    580.6 |     40.8     57.0     13.1    511.1 |     40.6     51.4     16.6    521.6");
+    has(out, "/features/features.3/Conv    |      0.0   1722.5   1740.3   9136.0 |      0.0    277.5   5854.5  11708.9 |    164.1    674.3    266.1  11962.4 |     43.4    626.4    177.4  10999.3");
+    has(out, "/features/features.6/Conv    |      0.0    378.3    384.0   2113.6 |      0.0    109.9   1382.4   2764.8 |     42.8    385.2     66.2   2740.8 |     28.4    156.8     66.2   2664.0");
+    has(out, "/features/features.9/Conv    |      0.0    145.3    145.2    403.5 |      0.0     36.2    248.8    497.7 |      9.3    106.1     35.7    535.7 |      6.1     52.0     21.1    450.4");
+    has(out, "/fc1/Gemm                    |      0.0     28.5     28.8     84.6 |      0.0     29.7     51.8    103.7 |     32.8     69.9     38.9    162.7 |     29.2     58.5     34.6    149.8");
+    has(out, "/fc2/Gemm                    |      0.0      0.7      0.5      1.5 |      0.0      1.2      0.7      1.4 |      0.7      1.9      0.7      2.8 |      0.6      1.3      0.7      2.8");
+    has(out, "total                        |     19.9   2546.9   2490.0  12194.8 |      0.0    639.8   7828.6  15657.1 |    290.5   1294.5    420.8  15915.4 |    148.3    946.5    316.7  14787.9");
+    /* energy side by side, per layer and in total (docs/energy.md "Engines
+     * side by side"): each column the figures of its arch's own energy lines */
+    static const char *const energy[] = {
+        "layer                               easynpu       systolic        rowstat        eyeriss\n",
+        "/features/features.0/Conv             4.911          2.966          9.340          8.096\n",
+        "/features/features.3/Conv            14.317          5.384         59.514         23.336\n",
+        "/features/features.6/Conv             3.244          1.885         16.782          8.831\n",
+        "/features/features.9/Conv             0.948          0.572          3.761          1.883\n",
+        "/fc1/Gemm                             0.192          0.357          6.650          5.478\n",
+        "/fc2/Gemm                             0.007          0.014          0.140          0.109\n",
+        "total (uJ)                           23.619         11.177         96.187         47.734\n",
+        "pJ/MAC                                6.034          2.855         24.573         12.195\n",
+        "average power (mW)                    9.608        132.100         90.659        169.470\n",
+        "EDP (J*s)                         5.806e-08      9.457e-10      1.021e-07      1.344e-08\n",
+        "area (mm2)                            1.835         16.209          8.931          4.206\n",
+        "datapath (uJ)                         1.242          1.156          1.707          1.703\n",
+        "register file (uJ)                    7.315          0.856         28.735         12.940\n",
+        "global buffer (uJ)                    9.222          8.328          6.628          4.452\n",
+        "network (uJ)                          2.526          0.837         10.783          3.965\n",
+        "dram (uJ)                             3.315          0.000         48.334         24.674\n",
+    };
+    for (size_t i = 0; i < sizeof energy / sizeof energy[0]; i++) has(out, energy[i]);
     free(out);
+    /* the JSON: every engine's energy per layer, adding up to its total */
+    static const struct {
+        const char *name;
+        double total_pj, area_mm2;
+    } want[] = {{"easynpu", 23619239.988701984, 1.835274608},
+                {"systolic", 11176964.04151722, 16.20873246},
+                {"rowstat", 96187092.56554323, 8.931336384},
+                {"eyeriss", 47733759.060104966, 4.206296648}};
+    json_error_t je;
+    json_t *root = json_load_file(js, 0, &je), *archs = json_object_get(root, "archs");
+    assert_int_equal(json_array_size(archs), 4);
+    for (size_t a = 0; a < 4; a++) {
+        json_t *o = json_array_get(archs, a), *layers = json_object_get(o, "layers");
+        double tot = json_real_value(json_object_get(json_object_get(o, "total"), "energy_pj")), sum = 0;
+        for (size_t l = 0; l < json_array_size(layers); l++)
+            sum += json_real_value(json_object_get(json_array_get(layers, l), "energy_pj"));
+        assert_string_equal(json_string_value(json_object_get(o, "arch_name")), want[a].name);
+        assert_int_equal(json_array_size(layers), 7);
+        if (fabs(tot - want[a].total_pj) > 1e-3 || fabs(sum - tot) > 1e-9 * tot)
+            fail_msg("%s: energy_pj %.9g, layers %.9g, want %.9g", want[a].name, tot, sum, want[a].total_pj);
+        assert_true(fabs(json_real_value(json_object_get(json_object_get(o, "area"), "total_mm2")) - want[a].area_mm2) < 1e-9);
+    }
+    json_decref(root);
+    /* the SVG: every engine's energy by level on one scale */
+    uint8_t *text;
+    size_t n;
+    enpu_err err = {0};
+    assert_int_equal(enpu_file_read(svg, 1 << 24, &text, &n, &err), 0);
+    static const char *const bars[] = {"easynpu: dram 3.315 uJ", "systolic: global buffer 8.328 uJ",
+                                       "rowstat: register file 28.735 uJ", "eyeriss: dram 24.674 uJ"};
+    has((const char *)text, "Energy per inference by level, one scale");
+    for (size_t i = 0; i < sizeof bars / sizeof bars[0]; i++) has((const char *)text, bars[i]);
+    assert_null(strstr((const char *)text, "not counted"));
+    free(text);
+    unlink(js);
+    unlink(svg);
     /* 16 bits: EasyNPU cannot run it; the row-stationary engines can */
     out = cli("run " KWS " --bits 16 --arch rowstat --arch easynpu", &st);
     assert_int_equal(st, 2);

@@ -1284,8 +1284,46 @@ static int compare_paths(const enpu_sim_result *a, const enpu_sim_result *b, cha
     return 0;
 }
 
+/* The systolic engine's counts per instruction (every memory's reads and
+ * writes, the datapath operations) against its cost model's
+ * (enpu_sya_model_program, docs/systolic.md "Statistics"). */
+static int compare_sya_counts(const enpu_program *p, const enpu_sim_result *res, char *msg, size_t n) {
+    size_t ni = (size_t)p->n_instr;
+    int64_t *act = calloc(ni * ENPU_ACT_COUNT + 1, sizeof *act);
+    int64_t *rd = calloc(ni * ENPU_MEM_COUNT + 1, sizeof *rd), *wr = calloc(ni * ENPU_MEM_COUNT + 1, sizeof *wr);
+    int64_t *op = calloc(ni * ENPU_UOP_COUNT + 1, sizeof *op);
+    int rc = 0;
+    if (!act || !rd || !wr || !op || enpu_sya_model_program(p, act, rd, wr, op) < 0) {
+        snprintf(msg, n, "out of memory");
+        rc = ENPU_E_NOMEM;
+    }
+    for (size_t i = 0; i < ni && i < (size_t)res->n_layers && !rc; i++) {
+        const enpu_layer_stats *l = &res->layers[i];
+        for (int k = 0; k < ENPU_MEM_COUNT && !rc; k++) {
+            int64_t mr = rd[i * ENPU_MEM_COUNT + (size_t)k], mw = wr[i * ENPU_MEM_COUNT + (size_t)k];
+            if ((uint64_t)mr != l->reads[k] || (uint64_t)mw != l->writes[k]) {
+                rc = ENPU_E_MISMATCH;
+                snprintf(msg, n, "instr %zu '%s' (%s) %s: simulated %llu read, %llu written; modelled %lld, %lld", i,
+                         l->name, l->op, enpu_memory_name((enpu_memory)k), (unsigned long long)l->reads[k],
+                         (unsigned long long)l->writes[k], (long long)mr, (long long)mw);
+            }
+        }
+        for (int k = 0; k < ENPU_UOP_COUNT && !rc; k++) {
+            int64_t m = op[i * ENPU_UOP_COUNT + (size_t)k];
+            if ((uint64_t)m != l->uops[k]) {
+                rc = ENPU_E_MISMATCH;
+                snprintf(msg, n, "instr %zu '%s' (%s) %s operations: simulated %llu, modelled %lld", i, l->name, l->op,
+                         enpu_unit_op_name((enpu_unit_op)k), (unsigned long long)l->uops[k], (long long)m);
+            }
+        }
+    }
+    free(act), free(rd), free(wr), free(op);
+    return rc;
+}
+
 /* Simulated cycles per instruction and activity against the cost model
- * (for a row-stationary arch also every count, enpu_rs_model_diff). */
+ * (on a systolic arch also every count, compare_sya_counts; on a
+ * row-stationary arch every figure, enpu_rs_model_diff). */
 static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char *msg, size_t n) {
     int ni = p->n_instr;
     int64_t *cyc = calloc((size_t)ni, sizeof *cyc);
@@ -1324,6 +1362,7 @@ static int compare_cost(const enpu_program *p, const enpu_sim_result *res, char 
         snprintf(msg, n, "total: simulated %llu, modelled %lld cycles",
                  (unsigned long long)res->total_cycles, (long long)total);
     }
+    if (!rc && p->arch.engine == ENPU_ENGINE_SYSTOLIC) rc = compare_sya_counts(p, res, msg, n);
     /* the row-stationary model also predicts every memory count and
      * datapath operation of every instruction */
     if (!rc && p->arch.engine == ENPU_ENGINE_ROWSTAT && enpu_rs_model_diff(p, res->layers, res->total_cycles, msg, n))

@@ -233,6 +233,35 @@ static void test_offchip_findings(void **state) {
     }
 }
 
+/* Seeds CI's and campaigns' new-seed runs found (docs/hardening.md
+ * "Random graphs"), each with the verdict it must now have: a pass is
+ * bit-exact in every mode, a refusal a clear nofit. */
+static void test_campaign_findings(void **state) {
+    (void)state;
+    static const struct {
+        uint64_t seed;
+        gg_verdict want;
+        const char *what;
+    } F[] = {
+        {1795834934, GG_PASS, "systolic, decode_cycles 0: a host op handing over to the next is progress"},
+        {777039, GG_PASS, "a tensor kept in DRAM where no NPU layer runs at all (a crash)"},
+        {99100041, GG_REFUSED, "a strip cut by the add's rows of an operand stored with other rows"},
+        {778135, GG_REFUSED, "the same, through a concat and a reshape (requant tflite)"},
+        {780021, GG_PASS, "a host op reading a transpose's view before a copy layer of it"},
+        {99102491, GG_PASS, "the same, the view read by an average pool on the host"},
+    };
+    for (size_t i = 0; i < sizeof F / sizeof F[0]; i++) {
+        gg_outcome o;
+        char desc[GG_DESC_MAX];
+        gg_run_seed(F[i].seed, &o, desc, sizeof desc);
+        if (o.verdict != F[i].want)
+            fail_msg("seed %llu (%s) [%s]: %s | %s", (unsigned long long)F[i].seed, F[i].what, o.stage, o.msg,
+                     desc);
+        if (o.verdict == GG_REFUSED && strstr(o.msg, "nofit") == NULL && strstr(o.msg, "does not fit") == NULL)
+            fail_msg("seed %llu refused for another reason: %s", (unsigned long long)F[i].seed, o.msg);
+    }
+}
+
 /* ---- off-chip tiling at every edge ---------------------------------------------------- */
 
 /* The default preset with `main` bytes of main DTCM and `weights` bytes of
@@ -843,6 +872,7 @@ int main(int argc, char **argv) {
     static const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample_seeds),
         cmocka_unit_test(test_offchip_findings),
+        cmocka_unit_test(test_campaign_findings),
         cmocka_unit_test(test_strips_halo),
         cmocka_unit_test(test_strips_stride_dilation),
         cmocka_unit_test(test_strips_padding),

@@ -21,6 +21,10 @@
  * - global-buffer bytes: 1.9 to 3.7 times the chip's (our psums are 64
  *   bits), 0.65 to 2.2 times with the psums counted at the chip's 16 bits.
  *
+ * Its energy per layer beside the chip's (power x latency), the model at the
+ * chip's 65 nm and 1 V without its DRAM, within 0.85x..1.6x; test_levels
+ * the cost of a level beside the paper's normalised ladder (ISCA 2016).
+ *
  * test_published checks the fixtures themselves: the table's total row and
  * the paper's abstract agree with its layers (a transcription error would
  * show), and preset eyeriss is the chip of its Table IV
@@ -134,6 +138,15 @@ static const char *const expect_energy[5] = {
     "9.480 pJ/MAC, 1063.107 uJ: 109.793 393.475 94.510 58.855 406.474",
     "9.710 pJ/MAC, 725.941 uJ: 73.196 262.524 63.801 40.058 286.361"};
 
+/* The model's energy on chip at the chip's 65 nm and 1 V beside the chip's
+ * measured energy per image (docs/rowstat.md "AlexNet beside the chip"). */
+static const char *const expect_chip[5] = {
+    "1098.0 uJ on chip at 65 nm, 1 V (DRAM 268.4); the chip 1734.7 uJ: 1.58x",
+    "2025.6 uJ on chip at 65 nm, 1 V (DRAM 424.0); the chip 3016.8 uJ: 1.49x",
+    "1463.5 uJ on chip at 65 nm, 1 V (DRAM 534.6); the chip 1569.4 uJ: 1.07x",
+    "1032.3 uJ on chip at 65 nm, 1 V (DRAM 406.5); the chip 1081.0 uJ: 1.05x",
+    "691.0 uJ on chip at 65 nm, 1 V (DRAM 286.4); the chip 619.5 uJ: 0.90x"};
+
 static uint64_t rng_s = 20161231;
 static double nrand(void) {
     rng_s = rng_s * 6364136223846793005ull + 1442695040888963407ull;
@@ -141,6 +154,43 @@ static double nrand(void) {
     rng_s = rng_s * 6364136223846793005ull + 1442695040888963407ull;
     double v = (double)(rng_s >> 11) / 9007199254740992.0;
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* conv1 beside Timeloop + Accelergy's Eyeriss-like example on the same
+ * layer (tests/data/published/timeloop_eyeriss_like_alexnet_conv1.csv,
+ * docs/rowstat.md "Beside Timeloop"): pJ/MAC by level, the model's (lv:
+ * pJ by level, pj its total) asserted exactly, its total within 0.8..1.25x
+ * Timeloop's. */
+static void timeloop_conv1(const double *lv, double pj, double macs, double dram_bytes) {
+    static table tl;
+    table_load(&tl, PUBLISHED "timeloop_eyeriss_like_alexnet_conv1.csv");
+#define TL(item) table_get(&tl, "item", item, "value")
+    assert_true(TL("macs") == macs); /* the same layer */
+    /* the fixture adds up: its levels to its total, as printed */
+    const double theirs[6] = {TL("mac"), TL("psum_spad") + TL("weights_spad") + TL("ifmap_spad"), TL("shared_glb"),
+                              TL("network"), TL("dram"), TL("total")};
+    assert_true(fabs(theirs[0] + theirs[1] + theirs[2] + theirs[3] + theirs[4] - theirs[5]) < 0.015);
+    assert_true(fabs(TL("energy") * 1e6 / macs - theirs[5]) < 0.005);
+    const double tl_dram = TL("dram_weight_reads") + TL("dram_input_reads") + TL("dram_output_writes");
+    assert_true(fabs(tl_dram * TL("dram_energy_per_access") / macs - theirs[4]) < 0.005);
+    /* its mapping moves 3.17 times the model's 16-bit values through DRAM
+     * (it fetches the weights once per output column) */
+    char r[16];
+    snprintf(r, sizeof r, "%.2f", tl_dram / (dram_bytes / 2));
+    assert_string_equal(r, "3.17");
+#undef TL
+    static const char *const names[6] = {"datapath", "register file", "global buffer", "network", "dram", "total"};
+    char line[320] = "", cell[64];
+    for (int k = 0; k < 6; k++) {
+        snprintf(cell, sizeof cell, "%s%s %.2f (%.2f)", k ? ", " : "", names[k], (k < 5 ? lv[k] : pj) / macs,
+                 theirs[k]);
+        strncat(line, cell, sizeof line - strlen(line) - 1);
+    }
+    fprintf(stderr, "\nconv1, pJ/MAC, the model (Timeloop's Eyeriss-like example): %s\n", line);
+    assert_string_equal(line, "datapath 0.99 (2.20), register file 3.64 (2.38), global buffer 0.72 (0.46), "
+                              "network 1.30 (0.00), dram 2.55 (3.18), total 9.20 (8.22)");
+    double ratio = pj / macs / theirs[5];
+    if (ratio < 0.8 || ratio > 1.25) fail_msg("conv1: %.2f pJ/MAC, %.2fx Timeloop's %.2f", pj / macs, ratio, theirs[5]);
 }
 
 static void test_alexnet(void **state) {
@@ -158,9 +208,15 @@ static void test_alexnet(void **state) {
     fprintf(stderr, "%-6s %10s %10s %6s %6s %9s | %9s %6s %7s %7s %7s | %9s %6s %6s %7s %7s\n", "layer", "MACs",
             "cycles", "fill%", "util%", "PEs used", "DRAM MB", "GLB MB", "psum MB", "NoC M", "local M", "Eyeriss",
             "util%", "PEs", "GLB MB", "DRAM MB");
-    enpu_energy_costs costs;
+    enpu_energy_costs costs, costs65;
     enpu_energy_costs_of(&a, &costs);
-    char energy_line[5][256];
+    /* the model at the chip's node and voltage (65 nm, 1 V: Table IV, Table V) */
+    enpu_arch a65 = a;
+    a65.tech_nm = table_get(&spec, "item", "technology", "value");
+    a65.vdd_v = 1.0;
+    enpu_energy_costs_of(&a65, &costs65);
+    char energy_line[5][256], chip_line[5][256];
+    double conv1_lv[5] = {0}, conv1_pj = 0, conv1_macs = 0, conv1_dram = 0; /* for Timeloop's conv1 */
     double vs[5][5]; /* against the chip: cycles, PEs, DRAM, global buffer, the same with 16-bit psums */
     for (int l = 0; l < 5; l++) {
         char path[512];
@@ -244,9 +300,26 @@ static void test_alexnet(void **state) {
         for (int pt = 0; pt < ENPU_EP_COUNT; pt++)
             for (int k = 0; k < 5; k++)
                 if (!strcmp(enpu_energy_part_level((enpu_energy_part)pt), enpu_energy_levels[k])) lv[k] += en.part_pj[pt];
+        if (l == 0) {
+            memcpy(conv1_lv, lv, sizeof lv);
+            conv1_pj = en.total_pj, conv1_macs = (double)res.total_macs, conv1_dram = (double)dram_b;
+        }
         snprintf(energy_line[l], sizeof energy_line[l], "%.3f pJ/MAC, %.3f uJ: %.3f %.3f %.3f %.3f %.3f",
                  enpu_energy_per_mac(en.total_pj, res.total_macs), en.total_pj / 1e6, lv[0] / 1e6, lv[1] / 1e6,
                  lv[2] / 1e6, lv[3] / 1e6, lv[4] / 1e6);
+
+        /* beside the chip's energy per image, power x latency / batch (mW x
+         * ms = uJ): the model's on-chip part at 65 nm and 1 V -- the chip's
+         * power leaves DRAM out */
+        enpu_energy e65;
+        enpu_energy_of(&costs65, res.reads, res.writes, res.uops, &e65);
+        double ours65 = (e65.total_pj - e65.part_pj[ENPU_EP_DRAM]) / 1e6;
+        double chip_uj = chip(&tv, l, "power_mw") * chip(&tv, l, "latency_ms") / batch;
+        snprintf(chip_line[l], sizeof chip_line[l], "%.1f uJ on chip at 65 nm, 1 V (DRAM %.1f); the chip %.1f uJ: %.2fx",
+                 ours65, e65.part_pj[ENPU_EP_DRAM] / 1e6, chip_uj, chip_uj / ours65);
+        if (chip_uj < 0.85 * ours65 || chip_uj > 1.6 * ours65)
+            fail_msg("%s: the chip's %.1f uJ is %.2fx the model's %.1f uJ on chip, outside 0.85x..1.6x", layer_names[l],
+                     chip_uj, chip_uj / ours65, ours65);
 
         /* against the chip, the bands docs/rowstat.md states */
         char what[64];
@@ -277,11 +350,52 @@ static void test_alexnet(void **state) {
         fprintf(stderr, "%-6s %s\n", layer_names[l], energy_line[l]);
         assert_string_equal(energy_line[l], expect_energy[l]);
     }
+    fprintf(stderr, "\nenergy beside the chip's (JSSC 2017 Table V: power x latency / 4, one image)\n");
+    for (int l = 0; l < 5; l++) fprintf(stderr, "%-6s %s\n", layer_names[l], chip_line[l]);
+    for (int l = 0; l < 5; l++) assert_string_equal(chip_line[l], expect_chip[l]);
+    timeloop_conv1(conv1_lv, conv1_pj, conv1_macs, conv1_dram);
     fprintf(stderr, "\nagainst the chip: %-6s %8s %5s %7s %7s %16s\n", "layer", "cycles", "PEs", "DRAM", "GLB",
             "GLB, 16-bit psums");
     for (int l = 0; l < 5; l++)
         fprintf(stderr, "%18s%-6s %+7.1f%% %+5.0f %6.2fx %6.2fx %15.2fx\n", "", layer_names[l], vs[l][0], vs[l][1],
                 vs[l][2], vs[l][3], vs[l][4]);
+}
+
+/* The cost of one 16-bit value at each level of preset eyeriss, relative
+ * to its 16-bit MAC, beside Eyeriss's normalised access energies (ISCA
+ * 2016, Table IV: tests/data/published/eyeriss_energy_levels.csv); the
+ * model's ratios are asserted exactly and docs/rowstat.md "The cost of a
+ * level" explains each difference.  The levels, in the model's units: a
+ * filter-scratchpad read (224 entries, 448 bytes: the paper's register file
+ * is 0.5-1.0 kB), a value multicast over the array (down the column of row
+ * nodes and along one row: the paper's inter-PE transfer), two bytes of the
+ * global buffer, two bytes of a DRAM word. */
+static void test_levels(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_arch a;
+    assert_int_equal(enpu_arch_preset("eyeriss", &a, &err), 0);
+    enpu_energy_costs c;
+    enpu_energy_costs_of(&a, &c);
+    static table lv;
+    table_load(&lv, PUBLISHED "eyeriss_energy_levels.csv");
+    const double mac = c.uop_pj[ENPU_UOP_MAC16];
+    const double model[5] = {1.0, c.read_pj[ENPU_MEM_FILTER_LB] / mac,
+                            (c.read_pj[ENPU_MEM_NOC] + c.write_pj[ENPU_MEM_NOC]) / mac, 2 * c.read_pj[ENPU_MEM_GLB] / mac,
+                            c.read_pj[ENPU_MEM_OFFCHIP] * 2 / (double)enpu_arch_word_bytes(&a) / mac};
+    static const char *const levels[5] = {"mac", "rf", "array_inter_pe", "global_buffer", "dram"};
+    char line[256] = "", cell[48];
+    for (int k = 0; k < 5; k++) {
+        double paper = table_get(&lv, "level", levels[k], "value");
+        snprintf(cell, sizeof cell, "%s%s %.2f (%g)", k ? ", " : "", levels[k], model[k], paper);
+        strncat(line, cell, sizeof line - strlen(line) - 1);
+    }
+    fprintf(stderr, "x a 16-bit MAC (%.3f pJ), the model (the paper): %s\n", mac, line);
+    assert_string_equal(line, "mac 1.00 (1), rf 0.60 (1), array_inter_pe 7.02 (2), global_buffer 9.42 (6), "
+                              "dram 333.33 (200)");
+    /* the nearest to the paper's neighbour transfer: a psum one PE down */
+    snprintf(cell, sizeof cell, "%.2f", c.read_pj[ENPU_MEM_PSUM_LINK] / mac);
+    assert_string_equal(cell, "1.07");
 }
 
 /* The fixtures against themselves and the preset: Table V's total row and
@@ -339,6 +453,7 @@ static void test_published(void **state) {
 }
 
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_published), cmocka_unit_test(test_alexnet)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_published), cmocka_unit_test(test_levels),
+                                       cmocka_unit_test(test_alexnet)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,14 +14,6 @@
 #include "easynpu/file.h"
 #include "testutil.h"
 
-static char *slurp(const char *path) {
-    uint8_t *b = NULL;
-    size_t n = 0;
-    enpu_err err = {0};
-    if (enpu_file_read(path, (size_t)1 << 24, &b, &n, &err)) fail_msg("%s", err.msg);
-    return (char *)b;
-}
-
 /* The fields of a CSV line, up to n (the last, a reason, may hold commas:
  * it is never split). */
 static int fields(char *line, char **f, int n) {
@@ -41,7 +33,7 @@ static int column(char **hdr, int n, const char *name) {
 
 /* Every point of results.csv against the fixture, field by field. */
 static void compare_points(const char *results) {
-    char *got = slurp(results), *want = slurp("tests/data/sweep_kws_points.csv");
+    char *got = enpu_test_slurp(results), *want = enpu_test_slurp("tests/data/sweep_kws_points.csv");
     char *gs = NULL, *ws = NULL;
     char *gl = strtok_r(got, "\n", &gs), *wl = strtok_r(want, "\n", &ws);
     char *hdr[64], *wf[8];
@@ -77,11 +69,18 @@ static void test_documented_sweep(void **state) {
     char *out = NULL;
     int st = enpu_test_run(cmd, &out);
     if (st != 0) fail_msg("exit %d:\n%s", st, out);
-    char *doc = slurp("docs/energy.md");
+    char *doc = enpu_test_slurp("docs/energy.md");
     assert_non_null(strstr(out, "results (point x model): ok 720 nofit 360"));
     char path[128];
     snprintf(path, sizeof path, "%s/kws.csv", dir);
     compare_points(path);
+    /* the CSV's bytes are the ones docs/energy.md gives the SHA-256 of */
+    snprintf(cmd, sizeof cmd, "sha256sum %s", path);
+    char *sha = NULL;
+    assert_int_equal(enpu_test_run(cmd, &sha), 0);
+    if (strncmp(sha, "b81b86b486462aad", 16) != 0) fail_msg("the sweep's CSV has SHA-256 %.64s", sha);
+    assert_non_null(strstr(doc, "`b81b86b486462aad…` since the row-stationary"));
+    free(sha);
     assert_non_null(strstr(doc, "720 configurations fit; 360 do not"));
     /* every line of the front's table is in the doc */
     const char *t = strstr(out, "     point ");
@@ -95,7 +94,7 @@ static void test_documented_sweep(void **state) {
         t = nl + 1;
     }
     snprintf(path, sizeof path, "%s/kws.svg", dir);
-    char *svg = slurp(path), *committed = slurp("docs/sweep_kws_pareto.svg");
+    char *svg = enpu_test_slurp(path), *committed = enpu_test_slurp("docs/sweep_kws_pareto.svg");
     if (strcmp(svg, committed) != 0)
         fail_msg("docs/sweep_kws_pareto.svg is not the picture the documented sweep draws: "
                  "regenerate it (%s)", cmd);

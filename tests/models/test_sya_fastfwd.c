@@ -62,6 +62,38 @@ static void test_kws_cnn(void **state) {
     enpu_graph_free(qg);
 }
 
+/* Runs stopped early (a cycle limit inside every layer, a callback failing
+ * after each layer): the same statistics on both paths, what the units in
+ * flight have counted by then included (sya_ff_settle) */
+static void test_stops(void **state) {
+    (void)state;
+    static const char *const presets[2] = {"systolic", "systolic-1x4"};
+    enpu_err err = {0};
+    enpu_arch a;
+    assert_int_equal(enpu_arch_preset(presets[0], &a, &err), 0);
+    enpu_graph *qg = enpu_test_quantize(REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), &a);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(enpu_arch_preset(presets[i], &a, &err), 0);
+        a.sya_scheme = i ? 3 : 1;
+        enpu_program p;
+        enpu_buf in;
+        if (enpu_compile(qg, &a, NULL, &p, NULL, &err) || enpu_tensor_read(REPO("models/kws_cnn/sample_0.npy"), &in, &err) ||
+            enpu_buf_to_f32(&in, &err))
+            fail_msg("%s", err.msg);
+        uint64_t limits[24];
+        for (int k = 0; k < 24; k++) limits[k] = 5 + (uint64_t)k * 373 + (uint64_t)(k % 5);
+        char what[64];
+        snprintf(what, sizeof what, "kws_cnn on %s", presets[i]);
+        int stops = enpu_test_assert_ff_stops(what, &p, &a, &in, 1, limits, 24);
+        fprintf(stderr, "%s: %d runs stopped early, the same statistics with and without fast-forward\n", what,
+                stops);
+        assert_true(stops >= 24);
+        enpu_buf_free(&in);
+        enpu_program_free(&p);
+    }
+    enpu_graph_free(qg);
+}
+
 static void real_model(const char *name, const char *onnx, const char *calib, const char *input, bool trace) {
     enpu_err err = {0};
     enpu_arch a;
@@ -95,6 +127,7 @@ static void test_vww(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws_cnn),
+        cmocka_unit_test(test_stops),
     };
     const struct CMUnitTest shared[] = {
         cmocka_unit_test(test_mnist),

@@ -4,7 +4,11 @@
  * array L cycles later), and what it reads agrees with the engine's rules:
  * an accumulator that finished sits in its row's MUX register the cycle
  * after, the words counted as written in a cycle are those whose
- * write-cycle entry says so, and attaching changes no result. */
+ * write-cycle entry says so, and attaching changes no result.  On preset
+ * easynpu: the hook sees a chain's cycles one after the other, and every
+ * issue of the PE array is the one enpu_cosim_enpu_next read from the
+ * state after the cycle before (its psum entry; a weighted pass with a word
+ * in the weight pad). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,7 +104,74 @@ static void test_hook_default_model(void **state) {
     enpu_graph_free(qg);
 }
 
+typedef struct ewatch {
+    uint64_t calls, issues, t0, last_t;
+    bool have;
+    enpu_cosim_enpu_issue nxt;
+    int w_count;
+    int bad;
+} ewatch;
+
+static void ehook(void *ctx, uint64_t t, const void *eng) {
+    ewatch *w = ctx;
+    enpu_cosim_enpu_state s;
+    enpu_cosim_enpu_state_of(eng, &s);
+    if (w->calls && s.chain_t0 == w->t0 && t != w->last_t + 1) w->bad++;
+    if (!w->calls || s.chain_t0 != w->t0) w->have = false;
+    w->calls++;
+    if (s.pe_valid) {
+        const enpu_cosim_enpu_issue *n = &w->nxt;
+        w->issues++;
+        if (!w->have || !n->valid || n->e != s.ps_addr || n->nrows < 1) w->bad++;
+        /* a weighted pass reads the weight pad's head: it held a word */
+        else if (n->weighted && w->w_count < 1) w->bad++;
+    }
+    enpu_cosim_enpu_next(eng, &w->nxt);
+    w->w_count = s.w_count;
+    w->have = true;
+    w->t0 = s.chain_t0;
+    w->last_t = t;
+}
+
+static void test_hook_easynpu(void **state) {
+    (void)state;
+    enpu_arch a = enpu_test_preset("easynpu");
+    enpu_graph *qg = enpu_test_quantize("models/kws_cnn.onnx", "models/kws_cnn/calib", &a);
+    enpu_err err = {0};
+    enpu_program prog;
+    assert_int_equal(enpu_compile(qg, &a, NULL, &prog, NULL, &err), 0);
+    enpu_buf in;
+    assert_int_equal(enpu_tensor_read("models/kws_cnn/sample_0.npy", &in, &err), 0);
+    uint64_t cycles[2];
+    for (int with = 0; with < 2; with++) {
+        enpu_sim_opts o = {0};
+        o.mode = ENPU_SIM_CYCLE, o.check = true;
+        enpu_sim *sim = NULL;
+        assert_int_equal(enpu_sim_new(&prog, &a, &o, &sim, &err), 0);
+        ewatch *w = calloc(1, sizeof *w);
+        if (with) enpu_cosim_attach(sim, ehook, w);
+        enpu_sim_result res;
+        if (enpu_sim_run(sim, &in, 1, &res, &err)) fail_msg("%s", err.msg);
+        assert_true(res.bit_exact);
+        cycles[with] = res.total_cycles;
+        if (with) {
+            assert_int_equal(w->bad, 0);
+            /* the PE array issues in the compute cycles `easynpu compile` reports */
+            assert_int_equal(w->issues, 244758);
+            assert_true(w->calls > w->issues && w->calls < res.total_cycles);
+        }
+        free(w);
+        enpu_sim_result_free(&res);
+        enpu_sim_free(sim);
+    }
+    assert_int_equal(cycles[0], cycles[1]);
+    enpu_buf_free(&in);
+    enpu_program_free(&prog);
+    enpu_graph_free(qg);
+}
+
 int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_hook_default_model)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_hook_default_model),
+                                       cmocka_unit_test(test_hook_easynpu)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,49 +10,13 @@
 #include <string.h>
 
 #include "easynpu/compiler.h"
-#include "easynpu/quant.h"
 #include "sim/rowstat/rs_sim.h"
 #include "testutil.h"
 
 /* A 3x3 convolution of one channel into 12 over a 20x16 input, for arch
  * rowstat: every PE's window is 3 values, so its 24 columns produce a psum
  * each every few cycles. */
-static void program(enpu_program *p, enpu_buf *in) {
-    enpu_err err = {0};
-    enpu_graph *g = enpu_graph_new("conv");
-    int64_t xd[] = {1, 1, 20, 16}, wd[] = {12, 1, 3, 3}, bd[] = {12};
-    int x = enpu_graph_add_tensor(g, "x", ENPU_DT_FLOAT32, 4, xd, &err);
-    int w = enpu_graph_add_tensor(g, "w", ENPU_DT_FLOAT32, 4, wd, &err);
-    int b = enpu_graph_add_tensor(g, "b", ENPU_DT_FLOAT32, 1, bd, &err);
-    int y = enpu_graph_add_tensor(g, "y", ENPU_DT_FLOAT32, -1, NULL, &err);
-    assert_true(x >= 0 && w >= 0 && b >= 0 && y >= 0);
-    float *wv = malloc(108 * sizeof *wv), *bv = malloc(12 * sizeof *bv);
-    for (int i = 0; i < 108; i++) wv[i] = (float)((i * 37) % 17 - 8) / 16.0f;
-    for (int i = 0; i < 12; i++) bv[i] = (float)(i % 5 - 2) / 8.0f;
-    enpu_tensor_set_data(&g->tensors[w], wv);
-    enpu_tensor_set_data(&g->tensors[b], bv);
-    assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
-    int ins[3] = {x, w, b};
-    int k = enpu_graph_add_node(g, "conv", ENPU_OP_CONV, 3, ins, 1, &y, &err);
-    assert_true(k >= 0);
-    enpu_conv_attr *a = &g->nodes[k].attr.conv;
-    a->group = 1;
-    for (int d = 0; d < 2; d++) a->w.stride[d] = 1, a->w.dilation[d] = 1;
-    assert_int_equal(enpu_graph_add_output(g, y, &err), 0);
-    if (enpu_graph_toposort(g, &err) || enpu_graph_infer_shapes(g, &err) || enpu_graph_validate(g, &err))
-        fail_msg("%s", err.msg);
-    enpu_arch arch = enpu_test_preset("rowstat");
-    enpu_quant_opts qo;
-    enpu_compile_quant_opts(&arch, &qo);
-    qo.quiet = true;
-    enpu_graph *qg = NULL;
-    assert_int_equal(enpu_quantize_graph(g, NULL, 0, &qo, &qg, NULL, &err), 0);
-    if (enpu_compile(qg, &arch, NULL, p, NULL, &err)) fail_msg("%s", err.msg);
-    assert_int_equal(enpu_buf_alloc(in, ENPU_DT_FLOAT32, 4, xd, &err), 0);
-    for (int64_t i = 0; i < enpu_buf_numel(in); i++) ((float *)in->data)[i] = (float)((i * 7) % 23 - 11) / 8.0f;
-    enpu_graph_free(qg);
-    enpu_graph_free(g);
-}
+static void program(enpu_program *p, enpu_buf *in) { enpu_test_conv_program("rowstat", 1, 12, 20, 16, 3, 1, p, in); }
 
 enum { NARROW_PSUM_NET, SHALLOW_FIFO, SHALLOW_FILTER_LB, UNCHANGED };
 

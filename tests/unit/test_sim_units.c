@@ -283,8 +283,8 @@ typedef struct obs {
     int violations;
 } obs;
 
-static void hook(void *ctx, uint64_t t, const void *signals) {
-    const sim_signals *s = signals;
+static void hook(void *ctx, uint64_t t, const void *engine) {
+    const sim_signals *s = &((const core *)engine)->sig;
     obs *o = ctx;
     o->cycles++;
     int used = s->of_ready + s->if_ready + s->op2_ready;

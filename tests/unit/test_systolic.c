@@ -358,6 +358,36 @@ static void test_random_networks(void **state) {
                     "simulator\n", runs, compared);
 }
 
+/* A random network on a random systolic arch, compiled, and a random input. */
+typedef struct rcase {
+    enpu_arch a;
+    enpu_graph *g, *qg;
+    enpu_program p;
+    enpu_buf in;
+    char what[160];
+} rcase;
+
+static void rcase_new(rcase *c, int it) {
+    c->a = random_arch();
+    int y;
+    c->qg = NULL, c->g = random_net(&y);
+    finish(c->g, y, &c->a, &c->qg);
+    enpu_err err = {0};
+    if (enpu_compile(c->qg, &c->a, NULL, &c->p, NULL, &err)) fail_msg("case %d: compile: %s", it, err.msg);
+    const enpu_tensor *xt = &c->g->tensors[c->g->inputs[0]];
+    assert_int_equal(enpu_buf_alloc(&c->in, ENPU_DT_FLOAT32, xt->rank, xt->dims, &err), 0);
+    float *x = c->in.data;
+    for (int64_t i = 0; i < enpu_buf_numel(&c->in); i++) x[i] = (float)nrand();
+    snprintf(c->what, sizeof c->what, "case %d on %s", it, c->a.name);
+}
+
+static void rcase_free(rcase *c) {
+    enpu_buf_free(&c->in);
+    enpu_program_free(&c->p);
+    enpu_graph_free(c->qg);
+    enpu_graph_free(c->g);
+}
+
 /* The fast-forward (docs/systolic.md "Fast-forward") against the per-cycle
  * path on random networks on random systolic archs: every statistic, the
  * memories and their write cycles, the trace and VCD windows
@@ -368,33 +398,41 @@ static void test_fast_forward(void **state) {
     uint64_t ff_sum = 0, compute_sum = 0;
     int runs = 0;
     for (int it = 0; it < 100; it++) {
-        enpu_arch a = random_arch();
-        int y;
-        enpu_graph *qg = NULL, *g = random_net(&y);
-        finish(g, y, &a, &qg);
-        enpu_err err = {0};
-        enpu_program p;
-        if (enpu_compile(qg, &a, NULL, &p, NULL, &err)) fail_msg("case %d: compile: %s", it, err.msg);
-        const enpu_tensor *xt = &g->tensors[g->inputs[0]];
-        enpu_buf in;
-        assert_int_equal(enpu_buf_alloc(&in, ENPU_DT_FLOAT32, xt->rank, xt->dims, &err), 0);
-        float *x = in.data;
-        for (int64_t i = 0; i < enpu_buf_numel(&in); i++) x[i] = (float)nrand();
-        char what[160];
-        snprintf(what, sizeof what, "case %d on %s", it, a.name);
+        rcase c;
+        rcase_new(&c, it);
         uint64_t ff = 0, compute = 0;
-        enpu_test_assert_ff_equal(what, &p, &a, &in, NULL, 1, it % 4 == 0, &ff, &compute);
+        enpu_test_assert_ff_equal(c.what, &c.p, &c.a, &c.in, NULL, 1, it % 4 == 0, &ff, &compute);
         ff_sum += ff, compute_sum += compute;
         runs++;
-        enpu_buf_free(&in);
-        enpu_program_free(&p);
-        enpu_graph_free(qg);
-        enpu_graph_free(g);
+        rcase_free(&c);
     }
     fprintf(stderr, "%d random networks on random systolic archs: the same with and without fast-forward "
                     "(%llu cycles fast-forwarded, %llu compute cycles)\n",
             runs, (unsigned long long)ff_sum, (unsigned long long)compute_sum);
     assert_true(ff_sum > compute_sum / 2);
+}
+
+/* Runs stopped early on random networks and archs (cycle limits spread over
+ * the run, a layer callback failing at each call): the same statistics with
+ * and without fast-forward (enpu_test_assert_ff_stops), the counts of the
+ * units in flight included. */
+static void test_ff_stops(void **state) {
+    (void)state;
+    rs = 0x5709F0F5ull;
+    int stops = 0;
+    for (int it = 0; it < 40; it++) {
+        rcase c;
+        rcase_new(&c, it);
+        int64_t *act = calloc((size_t)c.p.n_instr * ENPU_ACT_COUNT, sizeof *act);
+        int64_t total = enpu_sya_model_program(&c.p, act, NULL, NULL, NULL);
+        free(act);
+        uint64_t limits[8];
+        for (int k = 0; k < 8; k++) limits[k] = 1 + (uint64_t)rr(0, (int)(total > 1 ? total - 1 : 1));
+        stops += enpu_test_assert_ff_stops(c.what, &c.p, &c.a, &c.in, 1, limits, 8);
+        rcase_free(&c);
+    }
+    fprintf(stderr, "40 random networks on random systolic archs: %d runs stopped early, the same statistics "
+                    "with and without fast-forward\n", stops);
 }
 
 /* SCALE-Sim v2's output-stationary compute cycles (scalesim/compute/
@@ -617,6 +655,7 @@ int main(void) {
         cmocka_unit_test(test_presets),
         cmocka_unit_test(test_random_networks),
         cmocka_unit_test(test_fast_forward),
+        cmocka_unit_test(test_ff_stops),
         cmocka_unit_test(test_scalesim),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_compile_report),

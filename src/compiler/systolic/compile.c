@@ -37,7 +37,7 @@ static int report(sc *c, const enpu_program *p, enpu_compile_report *r) {
         free(act);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
     }
-    int64_t total = enpu_sya_model_program(p, act, NULL, NULL);
+    int64_t total = enpu_sya_model_program(p, act, NULL, NULL, NULL);
     if (total < 0) {
         free(act);
         return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");

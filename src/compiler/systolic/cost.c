@@ -1,8 +1,11 @@
 /* The systolic engine's cost model: the controller's rules (docs/systolic.md
- * "Timing") applied unit by unit in closed form, with the same hazard
- * scoreboard as the simulator's controller.  enpu_sya_model_program must
- * equal the cycle engine cycle for cycle, activity by activity and word by
- * word (tests/unit/test_systolic.c holds it to that). */
+ * "Timing") applied unit by unit in closed form, with the model's own hazard
+ * scoreboard (hazard.c), and every count in closed form per instruction
+ * (traffic.c).  enpu_sya_model_program must equal the cycle engine cycle for
+ * cycle, activity by activity and count by count; it shares nothing with
+ * it but the instruction's definition (include/easynpu/systolic.h), so that
+ * the tests holding it to that (tests/unit/test_systolic.c,
+ * enpu_test_assert_cost_exact) check both. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,39 +73,45 @@ int64_t sc_cost_layer(const enpu_arch *a, const enpu_instr *in) {
 /* ---- the whole program ---------------------------------------------------- */
 
 typedef struct model {
-    const enpu_program *p;
-    const enpu_arch *a;
-    int64_t *act, *rd, *wr;
+    int64_t *act;
 } model;
 
 static void add(model *m, int row, int a, int64_t n) {
     if (n > 0) m->act[(size_t)row * ENPU_ACT_COUNT + (size_t)a] += n;
-}
-static void rd(model *m, int row, int mem, int64_t n) {
-    if (m->rd) m->rd[(size_t)row * ENPU_MEM_COUNT + (size_t)mem] += n;
 }
 
 static bool is_sya(const enpu_program *p, int i) {
     return i >= 0 && i < p->n_instr && enpu_opcode_class(p->instr[i].opcode) == ENPU_CLASS_SYA;
 }
 
-
-static void count_w(void *ctx, int64_t w, int64_t r, int64_t c, int l, int n) {
-    (void)w, (void)r, (void)c, (void)l, (void)n;
-    (*(int64_t *)ctx)++;
+/* Every instruction's counts: its fetch (every instruction is fetched once,
+ * end and sync included) and a systolic one's units (traffic.c). */
+static void counts(const enpu_program *p, int64_t *reads, int64_t *writes, int64_t *uops) {
+    const size_t n = (size_t)p->n_instr;
+    int64_t rd[ENPU_MEM_COUNT], wr[ENPU_MEM_COUNT], op[ENPU_UOP_COUNT];
+    if (reads) memset(reads, 0, n * ENPU_MEM_COUNT * sizeof *reads);
+    if (writes) memset(writes, 0, n * ENPU_MEM_COUNT * sizeof *writes);
+    if (uops) memset(uops, 0, n * ENPU_UOP_COUNT * sizeof *uops);
+    for (size_t i = 0; i < n; i++) {
+        memset(rd, 0, sizeof rd), memset(wr, 0, sizeof wr), memset(op, 0, sizeof op);
+        rd[ENPU_MEM_ITCM] = sc_itcm_words(&p->arch);
+        if (is_sya(p, (int)i)) sc_count_instr(&p->arch, &p->instr[i], rd, wr, op);
+        if (reads) memcpy(reads + i * ENPU_MEM_COUNT, rd, sizeof rd);
+        if (writes) memcpy(writes + i * ENPU_MEM_COUNT, wr, sizeof wr);
+        if (uops) memcpy(uops + i * ENPU_UOP_COUNT, op, sizeof op);
+    }
 }
 
-int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *reads, int64_t *writes) {
+int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *reads, int64_t *writes,
+                               int64_t *uops) {
     const enpu_arch *a = &p->arch;
-    model m = {p, a, act, reads, writes};
+    model m = {act};
     memset(act, 0, (size_t)p->n_instr * ENPU_ACT_COUNT * sizeof *act);
-    if (reads) memset(reads, 0, (size_t)p->n_instr * ENPU_MEM_COUNT * sizeof *reads);
-    if (writes) memset(writes, 0, (size_t)p->n_instr * ENPU_MEM_COUNT * sizeof *writes);
-    enpu_sya_board b;
-    enpu_err e = {0};
+    counts(p, reads, writes, uops);
+    sc_board b;
     enpu_sya_shape *sh = calloc((size_t)p->n_instr + 1, sizeof *sh);
     int64_t *last_w = malloc(((size_t)p->n_instr + 1) * sizeof *last_w);
-    if (!sh || !last_w || enpu_sya_board_init(&b, enpu_arch_words(a, a->main_dtcm_bytes), &e)) {
+    if (!sh || !last_w || sc_board_init(&b, enpu_arch_words(a, a->main_dtcm_bytes))) {
         free(sh), free(last_w);
         return -1;
     }
@@ -110,12 +119,11 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
         last_w[i] = -1;
         if (is_sya(p, i)) enpu_sya_shape_of(&p->instr[i], &sh[i]);
     }
-    const int64_t L = lat(a), wb = enpu_arch_word_bytes(a);
+    const int64_t L = lat(a);
     int64_t t = a->instr_fetch_cycles + a->decode_cycles, mux_free = 0, max_write = -1;
     int pc = 0, last_instr = -1;
     add(&m, 0, ENPU_ACT_CONTROLLER, t);
     for (;;) {
-        rd(&m, pc, ENPU_MEM_ITCM, ENPU_INSTR_BYTES / 16);
         const enpu_instr *in = &p->instr[pc];
         if (in->opcode == ENPU_OPC_END) break;
         if (in->opcode == ENPU_OPC_SYNC) {
@@ -137,7 +145,7 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
             enpu_sya_unit u;
             enpu_sya_unit_at(s, unit, &u);
             int64_t raw, war, ctx = -1;
-            enpu_sya_board_ready(&b, a, ci, pc, s, &u, &raw, &war);
+            sc_board_ready(&b, a, ci, pc, s, &u, &raw, &war);
             if (is_sya(p, pc - 1) && is_sya(p, pc - 2)) ctx = last_w[pc - 2] + 1;
             int64_t tau = t, mux = mux_free - s->K; /* the MUXes through with the last unit */
             if (mux > tau) tau = mux;
@@ -154,17 +162,9 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
                 add(&m, pc, ENPU_ACT_IFMAP_LOAD, ifl);
                 add(&m, pc, ENPU_ACT_BUS_CONFLICT, tau - a0 - ifl);
             }
-            if (unit == 0) rd(&m, pc, ENPU_MEM_WEIGHT_MEM, (ci->co * 4 + wb - 1) / wb + (ci->co * 8 + wb - 1) / wb);
-            int64_t lw = enpu_sya_board_commit(&b, a, ci, pc, s, &u, tau + L);
+            int64_t lw = sc_board_commit(&b, a, ci, pc, s, &u, tau + L);
             if (lw > last_w[pc]) last_w[pc] = lw;
             if (lw > max_write) max_write = lw;
-            rd(&m, pc, ENPU_MEM_MAIN_DTCM, enpu_sya_unit_reads(a, ci, s, &u, NULL, NULL));
-            rd(&m, pc, ENPU_MEM_WEIGHT_MEM, enpu_sya_unit_wgt_words(a, ci, s, &u));
-            if (writes) {
-                int64_t nw = 0;
-                enpu_sya_unit_writes(a, ci, s, &u, count_w, &nw);
-                writes[(size_t)pc * ENPU_MEM_COUNT + ENPU_MEM_MAIN_DTCM] += nw;
-            }
             mux_free = tau + s->K + mux_of(a, &u);
             /* the next unit: of this instruction or the next systolic one */
             int npc = pc;
@@ -185,7 +185,6 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
             t = tau + s->K + tail;
             last_instr = pc;
             if (has_next) {
-                if (npc != pc) rd(&m, npc, ENPU_MEM_ITCM, ENPU_INSTR_BYTES / 16);
                 pc = npc, unit = nunit, cfg = ncfg;
                 continue;
             }
@@ -200,7 +199,7 @@ int64_t enpu_sya_model_program(const enpu_program *p, int64_t *act, int64_t *rea
             break;
         }
     }
-    enpu_sya_board_free(&b);
+    sc_board_free(&b);
     free(sh), free(last_w);
     return t;
 }

@@ -5,8 +5,9 @@
  *             array cannot do, data movement as views where it is free;
  *   tile.c    per layer, the unit size and loop order that minimise the
  *             cost model;
- *   cost.c    the cost model: the controller's timing rules unit by unit,
- *             with the hazard scoreboard (include/easynpu/systolic.h);
+ *   cost.c    the cost model: the controller's timing rules unit by unit;
+ *   hazard.c  its hazard scoreboard;
+ *   traffic.c its counts of every read, write and operation, closed form;
  *   plan.c    main DTCM (by lifetime) and weight memory;
  *   emit.c    the program;
  *   compile.c the driver and the mapping report.
@@ -88,6 +89,32 @@ int sc_tile(sc *c);
  * the last write), by the controller's rules without hazards: the tiling
  * search's objective. */
 int64_t sc_cost_layer(const enpu_arch *a, const enpu_instr *in);
+/* hazard.c: the cost model's scoreboard (the controller's rule, docs/systolic.md
+ * "Timing" step 4; the simulator keeps its own).  sc_board_ready: the
+ * earliest cycles unit u of instruction `instr` may enter the array, *raw
+ * for its inputs (their last write by another instruction +
+ * dtcm_read_latency + 1), *war for its outputs (their last read or write
+ * by another instruction - K - requant_latency + 1), -1: none.
+ * sc_board_commit books u entering at T (its reads at its last read cycle,
+ * T + rows + K - 2 - dtcm_read_latency; row r's word completed by column c
+ * at T + K + r + c + requant_latency) and returns its last write's cycle.
+ * sc_board_init: -1 when out of memory. */
+typedef struct sc_board {
+    int64_t n;
+    int64_t *rd, *wr;
+    int32_t *rd_by, *wr_by;
+} sc_board;
+int sc_board_init(sc_board *b, int64_t words);
+void sc_board_free(sc_board *b);
+void sc_board_ready(const sc_board *b, const enpu_arch *a, const enpu_instr *in, int instr,
+                    const enpu_sya_shape *s, const enpu_sya_unit *u, int64_t *raw, int64_t *war);
+int64_t sc_board_commit(sc_board *b, const enpu_arch *a, const enpu_instr *in, int instr,
+                        const enpu_sya_shape *s, const enpu_sya_unit *u, int64_t T);
+/* traffic.c: adds systolic instruction in's counts (docs/systolic.md
+ * "Statistics") to rd, wr (ENPU_MEM_COUNT) and uops (ENPU_UOP_COUNT), its
+ * fetch aside; sc_itcm_words: the ITCM words one instruction is fetched in. */
+void sc_count_instr(const enpu_arch *a, const enpu_instr *in, int64_t *rd, int64_t *wr, int64_t *uops);
+int64_t sc_itcm_words(const enpu_arch *a);
 /* plan.c */
 int sc_plan(sc *c);
 /* emit.c */

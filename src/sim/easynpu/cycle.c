@@ -19,9 +19,6 @@
 #include "sim/easynpu/dma.h"
 #include "sim/engine.h"
 
-/* A run that makes no progress for this many cycles is a simulator bug. */
-#define DEADLOCK_CYCLES 1000000u
-
 enum { DP_IDLE = 0, DP_HELD, DP_EXEC, DP_SYNC };
 /* Waits shown on the top controller's track (§13.7 rules 2, 4, 5). */
 enum { RUN_NONE = 0, RUN_FETCH, RUN_TOKENS, RUN_QUEUE };
@@ -57,7 +54,11 @@ typedef struct cyc_state {
     frontend fe;
     datapath dp;
     uint64_t wake;               /* while a chain executes: next cycle for steps (1)-(4) */
-    uint64_t progress;           /* last cycle something happened outside a chain */
+    /* the watchdog (sim_internal.h): its last progress is the last cycle
+     * something happened outside a chain (a fetch, a decode, a DMA step, a
+     * sync, a chain's end); a chain's own is k.stall_guard (its units'
+     * issues and writes) */
+    sim_wd wd;
     sim_access acc[SIM_CHAIN_MAX_ACCESS]; /* the executing chain's words (race checks) */
     int n_acc;
     int run, run_row;            /* the current wait on the top controller's track */
@@ -410,7 +411,7 @@ static int chain_finish(cyc_state *es, enpu_sim *sim, uint64_t t_end, enpu_err *
                      sim->rows[head].op);
     }
     es->dp.state = DP_IDLE;
-    es->progress = t_end;
+    sim_wd_progress(&es->wd, t_end);
     if (es->offchip) sim_tok_push(&es->dma.tok, sim->prog->instr[head].push, ENPU_QUEUE_COMPUTE);
     return sim_chain_done(sim, &es->x, &es->chain, err);
 }
@@ -430,7 +431,7 @@ static void take(cyc_state *es, enpu_sim *sim, uint64_t t) {
     f->buf = -1;
     f->dec = i;
     f->dec_end = t + Dc;
-    es->progress = t;
+    sim_wd_progress(&es->wd, t);
     if (in->opcode == ENPU_OPC_DMA) {
         sim_dma_enqueue(&es->dma, i, t + Dc);
         return;
@@ -464,7 +465,7 @@ static void frontend_step(cyc_state *es, enpu_sim *sim, uint64_t t) {
         f->buf_ready = t + F;
         sim->rows[i].reads[ENPU_MEM_ITCM] += (uint64_t)((ENPU_INSTR_BITS + a->bus_bits - 1) / a->bus_bits);
         if (es->offchip) sim_dma_fetched(&es->dma, i, t + F);
-        es->progress = t;
+        sim_wd_progress(&es->wd, t);
     }
 }
 
@@ -482,7 +483,7 @@ static int sync_complete(cyc_state *es, enpu_sim *sim, uint64_t t, enpu_err *err
     if ((rc = sim_host_op(sim, i, err))) return rc;
     if (es->offchip) sim_tok_push(&es->dma.tok, sim->prog->instr[i].push, ENPU_QUEUE_COMPUTE);
     es->dp.state = DP_IDLE;
-    es->progress = t;
+    sim_wd_progress(&es->wd, t);
     return 0;
 }
 
@@ -511,7 +512,7 @@ static int ctrl_start(cyc_state *es, enpu_sim *sim, uint64_t t, bool *ended, enp
     dp->state = DP_SYNC;
     dp->sync_done = t + H;
     dp->sync_host = (uint64_t)enpu_sync_host_cycles(p, dp->instr);
-    es->progress = t;
+    sim_wd_progress(&es->wd, t);
     return H == 0 ? sync_complete(es, sim, t, err) : 0;
 }
 
@@ -535,7 +536,7 @@ static int top_steps(cyc_state *es, enpu_sim *sim, uint64_t t, bool *ended, enpu
                                 dp->t0, err)))
             return rc;
         sim_dma_grant(&es->dma, t);
-        if (es->dma.progress) es->progress = t;
+        if (es->dma.progress) sim_wd_progress(&es->wd, t);
     }
     return 0;
 }
@@ -558,6 +559,27 @@ static uint64_t next_wake(const cyc_state *es, uint64_t t) {
         if (d < w) w = d;
     }
     return w;
+}
+
+/* ---- the watchdog ------------------------------------------------------------------------ */
+
+/* ENPU_E_INTERNAL for a run without progress up to cycle t (sim_wd_fail),
+ * naming the units with work left. */
+static int wd_fail(const cyc_state *es, const enpu_sim *sim, uint64_t t, int instr, enpu_err *err) {
+    const core *k = &es->k;
+    char busy[256] = "";
+    if (es->dp.state == DP_EXEC) {
+        if (!k->pe_done) sim_wd_busy(busy, sizeof busy, "PE array");
+        if (k->ld_busy) sim_wd_busy(busy, sizeof busy, "loader");
+        if (k->ws_on && !k->ws_done) sim_wd_busy(busy, sizeof busy, "weight reader");
+        if (k->wq[0].count) sim_wd_busy(busy, sizeof busy, "main write queue");
+        if (k->wq[1].count) sim_wd_busy(busy, sizeof busy, "skip write queue");
+    }
+    if (es->dp.state == DP_HELD) sim_wd_busy(busy, sizeof busy, "top controller (instruction held)");
+    if (es->dp.state == DP_SYNC) sim_wd_busy(busy, sizeof busy, "host op");
+    if (es->fe.buf >= 0) sim_wd_busy(busy, sizeof busy, "fetch unit");
+    if (es->offchip && !sim_dma_idle(&es->dma)) sim_wd_busy(busy, sizeof busy, "DMA engines");
+    return sim_wd_fail(sim, &es->wd, t, instr < 0 ? 0 : instr, busy, err);
 }
 
 /* ---- the executing chain ---------------------------------------------------------------- */
@@ -609,17 +631,16 @@ static int chain_run(cyc_state *es, enpu_sim *sim, uint64_t *tp, enpu_err *err) 
                 if (offchip) sample_all(es, sim->obs, t, &k->sig);
                 else sample(sim->obs, t, &k->sig);
             }
-            if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, &k->sig);
+            if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, k);
         }
         if (k->pe_done && sim_sched_queues_empty(k)) {
             *tp = t + 1;
             return chain_finish(es, sim, t, err);
         }
-        if (t - k->stall_guard > DEADLOCK_CYCLES)
-            return enpu_fail(err, ENPU_E_INVALID,
-                             "simulator internal error: no progress for %u cycles at cycle %" PRIu64
-                             " in instruction %d (a bug in src/sim)",
-                             DEADLOCK_CYCLES, t, k->cur_row);
+        if (t - k->stall_guard > es->wd.bound) {
+            sim_wd_progress(&es->wd, k->stall_guard);
+            if (sim_wd_expired(&es->wd, t)) return wd_fail(es, sim, t, k->cur_row, err);
+        }
         if (++t >= limit)
             return enpu_fail(err, ENPU_E_LIMIT,
                              "simulation stopped at cycle %" PRIu64 " (max_cycles) in instruction %d",
@@ -640,7 +661,13 @@ static int cyc_run(cyc_state *es, enpu_sim *sim, enpu_err *err) {
     memset(&es->dp, 0, sizeof es->dp);
     es->fe.buf = es->fe.dec = -1;
     es->wake = 0;
-    es->progress = 0;
+    /* the longest wait inside a chain: a word through the DTCM's and the
+     * weight memory's read ports, the PE pipeline and the requantizer, with
+     * the pads and the psum buffer filled or drained an entry a cycle */
+    const enpu_arch *a = &sim->arch;
+    sim_wd_start(&es->wd, sim,
+                 (uint64_t)(a->dtcm_read_latency + a->weight_mem_latency + a->pe_pipeline_depth +
+                            a->requant_latency + a->ifmap_pad_depth + a->weight_pad_depth + a->psum_depth));
     es->run = RUN_NONE;
     es->k.ff.on = !sim->opts.per_cycle && !sim->step_every_cycle && !sim->cycle_hook;
     es->k.ff.portable = sim->ff_portable;
@@ -675,12 +702,13 @@ static int cyc_run(cyc_state *es, enpu_sim *sim, enpu_err *err) {
         if (dp->state == DP_HELD && dp->from > t && dp->from < next) next = dp->from;
         if (es->fe.dec_end > t && es->fe.dec_end < next) next = es->fe.dec_end;
         if (next == NEVER || next > limit || (sim->obs && sim->obs->vcd)) next = t + 1;
+        /* no skip past the watchdog's deadline: a hang is reported where it
+         * is one, not wherever the next event lies */
+        if (next > sim_wd_deadline(&es->wd) && sim_wd_deadline(&es->wd) > t) next = sim_wd_deadline(&es->wd);
         attribute(es, sim, t, next - t);
         if (es->offchip && sim->obs) sample_all(es, sim->obs, t, &idle_signals);
-        if (t - es->progress > DEADLOCK_CYCLES && es->wake == NEVER && es->dp.state != DP_SYNC)
-            return enpu_fail(err, ENPU_E_INVALID,
-                             "simulator internal error: nothing can happen after cycle %" PRIu64
-                             " (a bug in src/sim)", t);
+        if (sim_wd_expired(&es->wd, next))
+            return wd_fail(es, sim, next, es->dp.state != DP_IDLE ? es->dp.instr : es->fe.dec, err);
         t = next;
     }
     flush_run(es, sim, t);

@@ -126,7 +126,9 @@ static void pass_start(rs_eng *e, int64_t k, int64_t t) {
             for (int64_t h = 0; h < ps->tu; h++)
                 for (int64_t j = 0; j < ps->ne; j++) {
                     int64_t c = h * ps->ne + j;
-                    e->ifmap_net.col_id[r * cols + c] = (int32_t)((g->gpar ? h : 0) * kmax + j * in->stride_h + i);
+                    const int64_t sh = e->fault.kind == RS_FAULT_MCAST_STRIDE && e->fault.instr == e->instr
+                                           ? 1 : in->stride_h; /* the planted bug (rs_sim.h) */
+                    e->ifmap_net.col_id[r * cols + c] = (int32_t)((g->gpar ? h : 0) * kmax + j * sh + i);
                     e->filter_net.col_id[r * cols + c] = (int32_t)h;
                     rs_pe *pe = rs_pe_at(e, r, c);
                     rs_pe_config(pe, true, e->qv[v], e->ph[h], in->wk, in->wo, in->stride_w, e->a->rs_pe_pipeline);
@@ -209,6 +211,35 @@ static void rs_fault_count(rs_eng *e) {
     else if (f->kind == RS_FAULT_UOP) e->st.uops[f->what]++;
 }
 
+/* What has moved in the instruction so far: every value written anywhere
+ * (a FIFO, a filter buffer, a psum link, the global buffer, a network) and
+ * every operation; it grows in every cycle with progress. */
+static uint64_t moved(const rs_eng *e) {
+    uint64_t n = e->dma.bursts + (uint64_t)e->dma.ci;
+    for (int m = 0; m < ENPU_MEM_COUNT; m++) n += e->st.writes[m] + e->st.reads[m];
+    for (int o = 0; o < ENPU_UOP_COUNT; o++) n += e->st.uops[o];
+    return n;
+}
+
+/* ENPU_E_INTERNAL: no progress up to cycle t (sim_wd_fail), naming what
+ * still has work. */
+static int wd_fail(const rs_eng *e, int64_t t, enpu_err *err) {
+    char busy[256] = "", what[96];
+    if (e->dma.ci < e->ncmd || e->dma.issuing) {
+        snprintf(what, sizeof what, "DMA engine (command %" PRId64 " of %" PRId64 ")", e->dma.ci, e->ncmd);
+        sim_wd_busy(busy, sizeof busy, what);
+    }
+    if (e->active) {
+        snprintf(what, sizeof what, "PE array (pass %" PRId64 ")", e->k);
+        sim_wd_busy(busy, sizeof busy, what);
+        if (e->ifs.n < e->ifs.total) sim_wd_busy(busy, sizeof busy, "ifmap network");
+        if (e->fls.n < e->fls.total) sim_wd_busy(busy, sizeof busy, "filter network");
+        snprintf(what, sizeof what, "output network (%" PRId64 " psums left)", e->psums_left);
+        if (e->psums_left) sim_wd_busy(busy, sizeof busy, what);
+    }
+    return sim_wd_fail(e->sim, &e->wd, (uint64_t)t, e->instr, busy, err);
+}
+
 /* Runs rs_conv `instr` from cycle B; *end gets the first cycle after it. */
 static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *err) {
     enpu_sim *sim = e->sim;
@@ -230,6 +261,8 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
     e->ff.done_at = -1;
     int64_t next = 0, prev = B, t = B, ci_need = 0;
     e->active = false;
+    sim_wd_progress(&e->wd, (uint64_t)B);
+    uint64_t mv = moved(e);
     for (;;) {
         if ((rc = rs_dma_step(&e->dma, e, t, err))) goto out;
         if (!e->active) {
@@ -248,13 +281,24 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 ci_need = ci;
                 account(sim, instr, ENPU_ACT_DMA_WAIT, prev, t - prev);
                 pass_start(e, next, t);
+                sim_wd_progress(&e->wd, (uint64_t)t);
                 e->ff.done_at = e->ff.on ? rs_ff_pass(e, t) : -1;
             }
         }
         if (e->active) {
             bool done = false;
-            if (e->ff.done_at >= 0) done = t == e->ff.done_at; /* fast-forwarded: its end */
-            else if ((rc = pass_cycle(e, t, &done, err))) goto out;
+            if (e->ff.done_at >= 0) {
+                done = t == e->ff.done_at; /* fast-forwarded: its end */
+                sim_wd_progress(&e->wd, (uint64_t)t);
+            } else {
+                if ((rc = pass_cycle(e, t, &done, err))) goto out;
+                const uint64_t mv1 = moved(e);
+                if (mv1 != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = mv1;
+                else if (sim_wd_expired(&e->wd, (uint64_t)t)) {
+                    rc = wd_fail(e, t, err);
+                    goto out;
+                }
+            }
             if (done) {
                 int64_t pd = e->last_write + 1;
                 e->pass_done[e->k] = pd;
@@ -288,6 +332,12 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 goto out;
             }
             n = t + 1;
+        }
+        const uint64_t mv1 = moved(e);
+        if (mv1 != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = mv1;
+        if ((uint64_t)n >= sim_wd_deadline(&e->wd)) { /* a wait longer than any legal one */
+            rc = wd_fail(e, (int64_t)sim_wd_deadline(&e->wd), err);
+            goto out;
         }
         if ((uint64_t)n > (sim->opts.max_cycles ? sim->opts.max_cycles : (uint64_t)1 << 40)) {
             rc = enpu_fail(err, ENPU_E_LIMIT, "instruction %d: past the cycle limit", instr);
@@ -349,6 +399,11 @@ static int engine_run(void *st, enpu_sim *sim, enpu_err *err) {
     e->ff.on = !sim->opts.per_cycle && !sim->step_every_cycle && !sim->cycle_hook;
     e->ff.portable = sim->ff_portable;
     sim->ff_cycles = 0;
+    /* the engine's own longest wait: a pass's configuration, a value
+     * through both network stages (RS_NET_LAT) and a psum down a PE column
+     * (rs_pe_pipeline a PE) and through the output network */
+    sim_wd_start(&e->wd, sim,
+                 (uint64_t)(a->rs_config_cycles + RS_NET_LAT + a->rs_pe_pipeline * a->rs_rows + a->rs_cols));
     if (sim->obs) {
         sim_obs_track(sim->obs, 1, "controller");
     }

@@ -243,7 +243,10 @@ typedef enum rs_fault_kind {
     RS_FAULT_READ,       /* reads[what] + 1 */
     RS_FAULT_WRITE,      /* writes[what] + 1 */
     RS_FAULT_UOP,        /* uops[what] + 1 */
-    RS_FAULT_DRAM_LATE   /* burst `burst` of the instruction one cycle late */
+    RS_FAULT_DRAM_LATE,  /* burst `burst` of the instruction one cycle late */
+    RS_FAULT_MCAST_STRIDE /* the ifmap network's column IDs ignore the stride
+                             (j + i for j*stride + i): PEs wait for rows never
+                             sent (test_watchdog.c; per-cycle path only) */
 } rs_fault_kind;
 
 typedef struct rs_fault {
@@ -292,6 +295,10 @@ struct rs_eng {
     uint64_t busy_cycles;
     rs_ff ff;                  /* the fast-forward's state */
     rs_fault fault;            /* white-box tests: a planted fault (none) */
+    /* the watchdog (sim_internal.h); progress: a DRAM burst or a command
+     * done, a pass configured, a value sent, delivered or moved in a PE, a
+     * MAC, a psum written; a fast-forwarded pass is progress to its end */
+    sim_wd wd;
 };
 
 /* The PE at array row `row` and column `col`. */

@@ -73,9 +73,10 @@ static int64_t cfg_first(const sya_engine *e) {
     return sc == 1 || sc == 4 ? e->a->sya_cfg_cycles : 0;
 }
 
-static void count_writes(void *ctx, int64_t w, int64_t r, int64_t c, int l, int n) {
-    (void)w, (void)r, (void)c, (void)l, (void)n;
-    (*(int64_t *)ctx)++;
+/* The ITCM words an instruction is fetched in (ENPU_INSTR_BITS over the
+ * SRAM word, as the energy model prices an ITCM access). */
+static uint64_t itcm_words(const sya_engine *e) {
+    return (uint64_t)((ENPU_INSTR_BITS + e->a->bus_bits - 1) / e->a->bus_bits);
 }
 
 /* Starts unit (pc, unit) at issue cycle t. */
@@ -89,6 +90,8 @@ static int issue(sya_engine *e, int64_t t) {
     if (!L->started) {
         L->started = true;
         L->first_issue = (uint64_t)t;
+        /* the configuration: the bias and requantization parameters of
+         * every output channel, read once */
         const int64_t wb = e->wb;
         st->reads[ENPU_MEM_WEIGHT_MEM] += (uint64_t)((in->co * 4 + wb - 1) / wb + (in->co * 8 + wb - 1) / wb);
         /* the check's reference runs in program order, ahead of the array */
@@ -108,13 +111,11 @@ static int issue(sya_engine *e, int64_t t) {
     j->instr = pc, j->seq = seq;
     enpu_sya_unit_at(&L->s, e->unit, &j->u);
     j->T = t + e->L, j->K = L->s.K;
-    enpu_sya_unit_writes(e->a, in, &L->s, &j->u, count_writes, &j->writes_left);
+    j->writes_left = j->u.rows * sya_out_words(e, pc, &j->u);
     e->jobs_n++;
-    int64_t lw = enpu_sya_board_commit(&e->board, e->a, in, pc, &L->s, &j->u, j->T);
+    int64_t lw = sya_board_commit(e, pc, &j->u, j->T);
     if (lw > L->sched_last) L->sched_last = lw;
     L->units_issued++;
-    st->reads[ENPU_MEM_MAIN_DTCM] += (uint64_t)enpu_sya_unit_reads(e->a, in, &L->s, &j->u, NULL, NULL);
-    st->reads[ENPU_MEM_WEIGHT_MEM] += (uint64_t)enpu_sya_unit_wgt_words(e->a, in, &L->s, &j->u);
     /* the rows' MUXes hand on this unit's results from t + K on, one column
      * per cycle: a later unit's first result may not come before they are
      * through (its K may be shorter) */
@@ -198,7 +199,7 @@ static const sya_layer *wait_inputs(const sya_engine *e, int64_t *raw, int64_t *
     const sya_layer *L = &e->lay[e->pc];
     enpu_sya_unit u;
     enpu_sya_unit_at(&L->s, e->unit, &u);
-    enpu_sya_board_ready(&e->board, e->a, &e->sim->prog->instr[e->pc], e->pc, &L->s, &u, raw, war);
+    sya_board_ready(e, e->pc, &u, raw, war);
     *ctx = ctx_free(e);
     return L;
 }
@@ -215,7 +216,7 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
                 attribute(e, e->pc, ENPU_ACT_CONTROLLER, t);
                 return 0;
             }
-            sim->rows[e->pc].reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
+            sim->rows[e->pc].reads[ENPU_MEM_ITCM] += itcm_words(e);
             if (p->instr[e->pc].opcode == ENPU_OPC_END) {
                 set_state(e, S_DONE, t);
                 return 0;
@@ -297,7 +298,7 @@ int sya_ccu_step(sya_engine *e, int64_t t) {
                     enpu_sya_unit_at(&e->lay[npc].s, nunit, &nu);
                     same = enpu_sya_same_tile(&e->last_u, &nu);
                 }
-                if (npc != e->pc) sim->rows[npc].reads[ENPU_MEM_ITCM] += ENPU_INSTR_BYTES / 16;
+                if (npc != e->pc) sim->rows[npc].reads[ENPU_MEM_ITCM] += itcm_words(e);
                 e->pc = npc, e->unit = nunit;
                 int64_t sc = e->a->sya_scheme;
                 e->cnt = sc == 1 || (sc == 4 && !same) ? e->a->sya_cfg_cycles : 0;

@@ -23,7 +23,7 @@ static void sya_free(void *st) {
     if (e->lay && e->sim)
         for (int i = 0; i < e->sim->prog->n_instr; i++) sya_layer_free(&e->lay[i]);
     free(e->lay);
-    enpu_sya_board_free(&e->board);
+    sya_board_free(&e->board);
     free(e->pe), free(e->edge_a), free(e->edge_w), free(e->mux_pend), free(e->mux_has);
     free(e->pipe), free(e->pipe_n);
     sya_ff_free(e);
@@ -78,7 +78,7 @@ static int sya_create(enpu_sim *sim, void **out, enpu_err *err) {
     for (int i = 0; i < e->njobs_cap && !rc; i++)
         if (!(e->jobs[i].buf = calloc((size_t)e->R * (size_t)e->wb, 1)))
             rc = enpu_fail(err, ENPU_E_NOMEM, "simulator: out of memory for the systolic array");
-    if (!rc) rc = enpu_sya_board_init(&e->board, sim->mem.main_words, err);
+    if (!rc) rc = sya_board_init(&e->board, sim->mem.main_words, err);
     /* the parameter blocks, checked now so that a bad program is refused
      * before it runs */
     if (!rc) {
@@ -101,9 +101,10 @@ static void sya_reset(sya_engine *e) {
     memset(e->mux_has, 0, RB * sizeof *e->mux_has);
     memset(e->pipe_n, 0, (size_t)(e->rq + 1) * sizeof *e->pipe_n);
     e->last_inject = -(int64_t)(e->R + e->C) - 2;
+    e->tally = (sya_tally){-1, 0, 0, 0, 0};
     e->jobs_head = e->jobs_n = 0;
     e->next_seq = 0;
-    enpu_sya_board_reset(&e->board);
+    sya_board_reset(&e->board);
     const enpu_program *p = e->sim->prog;
     for (int i = 0; i < p->n_instr; i++) {
         sya_layer *L = &e->lay[i];
@@ -158,6 +159,48 @@ static void idle_skip(sya_engine *e, int64_t *tp) {
     }
 }
 
+/* White-box tests (sim_internal.h sim_fault): one count of one instruction
+ * off by delta, as a miscounting unit would leave it, so that a test can
+ * show that the cost model's comparison catches it.  Never set outside
+ * tests. */
+static void inject_fault(enpu_sim *sim) {
+    const sim_fault *f = &sim->fault;
+    if (f->kind == SIM_FAULT_NONE || f->instr < 0 || f->instr >= sim->prog->n_instr) return;
+    enpu_layer_stats *row = &sim->rows[f->instr];
+    uint64_t d = (uint64_t)f->delta;
+    switch (f->kind) {
+    case SIM_FAULT_READS: row->reads[f->index] += d; break;
+    case SIM_FAULT_WRITES: row->writes[f->index] += d; break;
+    case SIM_FAULT_UOPS: row->uops[f->index] += d; break;
+    default: row->activity[f->index] += d, row->activity[ENPU_ACT_CONTROLLER] -= d; break;
+    }
+}
+
+/* The longest wait of the engine's own with no progress: a unit's reads
+ * through the SRAMs (L), its K steps and its skew through the array (rows +
+ * columns) and the requantizer (rq) before its first word is written, and
+ * a configuration handshake. */
+static uint64_t pipeline(const sya_engine *e) {
+    int64_t K = 0;
+    const enpu_program *p = e->sim->prog;
+    for (int i = 0; i < p->n_instr; i++)
+        if (enpu_opcode_class(p->instr[i].opcode) == ENPU_CLASS_SYA && e->lay[i].s.K > K) K = e->lay[i].s.K;
+    return (uint64_t)(e->L + K + e->R + e->C + e->rq + e->a->sya_cfg_cycles);
+}
+
+int sya_wd_fail(const sya_engine *e, int64_t t, enpu_err *err) {
+    static const char *const state[] = {"fetch", "configure", "wait", "stream", "tail", "drain", "host", "done"};
+    char busy[256] = "", what[96];
+    snprintf(what, sizeof what, "controller (%s)", state[e->state]);
+    sim_wd_busy(busy, sizeof busy, what);
+    if (e->jobs_n) {
+        snprintf(what, sizeof what, "array (%d units in flight)", e->jobs_n);
+        sim_wd_busy(busy, sizeof busy, what);
+    }
+    int instr = e->jobs_n ? e->jobs[e->jobs_head].instr : e->pc;
+    return sim_wd_fail(e->sim, &e->wd, (uint64_t)t, instr, busy, err);
+}
+
 static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     sya_engine *e = st;
     e->err = err;
@@ -166,15 +209,19 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
     if (sim->have_shadow) sim_mem_copy_fmaps(&sim->shadow, &sim->mem, false);
     observe_init(e);
     sim->ff_cycles = 0;
+    sim_wd_start(&e->wd, sim, pipeline(e));
     bool ff = false;
     int rc = sya_ff_begin(e, &ff);
     if (rc) return rc;
     const uint64_t max = sim->opts.max_cycles ? sim->opts.max_cycles : (uint64_t)1 << 40;
     int64_t t = 0;
     for (;;) {
-        if ((uint64_t)t >= max)
+        if ((uint64_t)t >= max) {
+            /* the counts of the units in flight as the per-cycle path has them */
+            if (ff) sya_ff_settle(e, t, false, 0);
             return enpu_fail(err, ENPU_E_LIMIT, "simulation stopped at the cycle limit of %llu",
                              (unsigned long long)max);
+        }
         if (ff) {
             int64_t n = 0;
             rc = sya_ff_stretch(e, t, (int64_t)max, &n);
@@ -182,13 +229,18 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             if (rc) return rc;
             if (n) {
                 t += n;
+                if (sim_wd_expired(&e->wd, (uint64_t)t)) return sya_wd_fail(e, t, err);
                 idle_skip(e, &t);
                 continue;
             }
         }
         e->t = t;
         e->mux_out = e->ofm_words = 0;
-        if ((rc = sya_ccu_step(e, t))) return rc;
+        const int s0 = e->state, pc0 = e->pc;
+        if ((rc = sya_ccu_step(e, t))) {
+            if (ff) sya_ff_settle(e, t, false, 0);
+            return rc;
+        }
         if (sya_ccu_done(e)) break;
         if (ff) {
             if ((rc = sya_ff_cycle(e, t))) return rc;
@@ -197,6 +249,12 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             if ((rc = sya_array_step(e, t))) return rc;
             if ((rc = sya_shape_step(e, t))) return rc;
         }
+        /* a new instruction is progress even where the state reads the same:
+         * with decode_cycles 0 one host op hands over to the next within a
+         * cycle (HOST -> FETCH -> HOST) */
+        if (e->ofm_words || e->state != s0 || e->pc != pc0 || e->state == SYA_S_STREAM)
+            sim_wd_progress(&e->wd, (uint64_t)t);
+        else if (sim_wd_expired(&e->wd, (uint64_t)t)) return sya_wd_fail(e, t, err);
         if (sim->obs) {
             e->sig[SIG_STATE] = e->state, e->sig[SIG_PC] = e->pc, e->sig[SIG_UNIT] = e->unit;
             e->sig[SIG_MUX_OUT] = e->mux_out, e->sig[SIG_OFM_WORDS] = e->ofm_words;
@@ -218,6 +276,7 @@ static int sya_run(void *st, enpu_sim *sim, enpu_err *err) {
             row->compute_model = (uint64_t)(e->lay[i].s.units * e->lay[i].s.K);
         if (row->end_cycle == 0 && row->cycles) row->end_cycle = row->start_cycle + row->cycles;
     }
+    inject_fault(sim);
     return 0;
 }
 

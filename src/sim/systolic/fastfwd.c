@@ -43,14 +43,26 @@
  *    order in which the MUXes fill the requantizer's pipeline (banks from the
  *    south-east, rows from the south): units retire, and layers complete
  *    (check, callback, trace span), in the same cycle and order.
- * 4. The counters.  Reads are counted at issue and activities by the
- *    controller, code both paths share; in a stretch the controller is in a
- *    branch of sya_ccu_step that only attributes (sya_ccu_quiet says which and
- *    until when), and its inputs change only when a unit issues (an acting
- *    cycle, never inside a stretch) or retires (a stretch ends with the cycle
- *    of a retirement), so n cycles of it are sya_ccu_idle(n).  An event
- *    inside a stretch is processed after its cycle's attribution, as in the
- *    per-cycle loop, so a layer callback sees the same statistics.
+ * 4. The counters.  Activities are the controller's, and so are the
+ *    configuration's and the ITCM's reads: code both paths share; in a
+ *    stretch the controller is in a branch of sya_ccu_step that only
+ *    attributes (sya_ccu_quiet says which and until when), and its inputs
+ *    change only when a unit issues (an acting cycle, never inside a
+ *    stretch) or retires (a stretch ends with the cycle of a retirement), so
+ *    n cycles of it are sya_ccu_idle(n).  An event inside a stretch is
+ *    processed after its cycle's attribution, as in the per-cycle loop, so a
+ *    layer callback sees the same statistics.  What the datapath counts
+ *    (SRAM reads as the rows and columns stream, operand registers, MACs,
+ *    accumulators, MUXes, the requantizer, the re-shaping unit and its SRAM
+ *    writes) happens, on the per-cycle path, in the cycles [T - L, the
+ *    unit's last write]: every operand of the unit is latched and used by
+ *    then (the PEs outside its rows and columns latch nothing, pe_row.c).
+ *    So its instruction's counts are complete when its last unit retires,
+ *    the only moment a layer callback looks at them, and the fast path adds
+ *    each unit's counts whole, in closed form (ffcount.c), just before it
+ *    retires.  A run that stops with units in flight (the cycle limit, an
+ *    error) gets exactly the events the per-cycle path made by then
+ *    (sya_ff_settle: ffcount.c's counts up to that cycle and pipeline key).
  * 5. Observers and limits.  The trace records at state changes and host ops
  *    (acting cycles, stepped) and at retirements (above); the VCD window is
  *    stepped cycle by cycle, its signals computed from the units' geometry,
@@ -73,6 +85,7 @@
 typedef struct ff_unit {
     int32_t seq;                /* the job computed here, -1: none */
     int64_t B;                  /* T + K + rq: row r's word with last column c is written at B + r + c */
+    int64_t rd_words;           /* the main-DTCM words its rows read (counted at its retirement) */
     int64_t og0, wbase;         /* first output channel, first channel of its word */
     int64_t qs;                 /* q's row stride */
     int8_t *q;                  /* [rows][qs]: requantized results, channel og at og - wbase */
@@ -238,8 +251,10 @@ static int unit_compute(sya_engine *e, sya_job *j) {
         f->wt_instr = j->instr, f->wt_gi = u->gi, f->wt_o0 = u->o0, f->wt_cols = cols;
     }
     /* activations [rows][Kp]: a window position's cpg channels are
-     * contiguous bytes of its pixel's words */
+     * contiguous bytes of its pixel's words (and the words glb.c's streams
+     * read, for the counts) */
     const int8_t *mem = (const int8_t *)e->sim->mem.main;
+    fu->rd_words = 0;
     for (int64_t r = 0; r < rows; r++) {
         int16_t *xr = f->x + r * Kp;
         for (int64_t tap = 0; tap < s->taps; tap++) {
@@ -252,6 +267,7 @@ static int unit_compute(sya_engine *e, sya_job *j) {
             } else {
                 const int8_t *src = mem + word * wb + lane;
                 for (int64_t i = 0; i < s->cpg; i++) xt[i] = src[i];
+                fu->rd_words += (lane + s->cpg - 1) / wb + 1;
             }
         }
         for (int64_t k = K; k < Kp; k++) xr[k] = 0;
@@ -303,6 +319,17 @@ static int64_t next_event(sya_engine *e, int64_t c) {
     return best;
 }
 
+/* The planted bug's cycle (sya.h fault_long): one in which a word is
+ * written and no unit's reads start, so that skipping it loses the write
+ * (the unit never retires) rather than a unit's data. */
+static bool lost_write(sya_engine *e, int64_t c) {
+    for (int n = 0; n < e->jobs_n; n++) {
+        const sya_job *j = ring(e, n);
+        if (j->writes_left >= 0 && e->ff->unit[j->seq % e->njobs_cap].seq != j->seq && j->T - e->La == c) return false;
+    }
+    return next_event(e, c) == c;
+}
+
 /* The VCD's datapath signals of cycle c (glb.c's act_vld and wgt_vld, the
  * MUXes' count), from each unit's geometry. */
 static void signals(sya_engine *e, int64_t c) {
@@ -348,8 +375,7 @@ static int datapath(sya_engine *e, int64_t c, bool sig, bool *retired) {
         for (int64_t wi = 0, nw = words_per_row(fu, j, wb); wi < nw; wi++) {
             int64_t cl = word_last_col(fu, j, wi, wb), r = c - fu->B - cl;
             if (r < 0 || r >= j->u.rows) continue;
-            int64_t br = r / e->NR, bc = cl / e->NC;
-            ff_write x = {(br * e->BC + bc) * e->NR + r % e->NR, j, r, fu->wbase / wb + wi};
+            ff_write x = {sya_pipe_key(e, r, cl), j, r, fu->wbase / wb + wi};
             int i = nwr++;
             ENPU_ASSERT(nwr <= e->R * e->BC);
             for (; i > 0 && f->wr[i - 1].key < x.key; i--) f->wr[i] = f->wr[i - 1];
@@ -366,14 +392,26 @@ static int datapath(sya_engine *e, int64_t c, bool sig, bool *retired) {
         memcpy(e->sim->mem.main + addr * wb + (lo - w * wb), fu->q + r * fu->qs + (lo - fu->wbase),
                (size_t)(hi - lo));
         if (e->sim->mem.main_wc) e->sim->mem.main_wc[addr] = (uint64_t)c + 1;
-        e->sim->rows[j->instr].writes[ENPU_MEM_MAIN_DTCM]++;
         e->ofm_words++;
         if (--j->writes_left == 0) {
             *retired = true;
-            if ((rc = sya_job_retire(e, j, c))) return rc;
+            sya_ff_count(e, j, INT64_MAX, false, 0, fu->rd_words);
+            if ((rc = sya_job_retire(e, j, c))) {
+                /* the per-cycle path stopped at this word, the cycle's
+                 * reads and array steps done */
+                sya_ff_settle(e, c, true, f->wr[i].key);
+                return rc;
+            }
         }
     }
     return 0;
+}
+
+void sya_ff_settle(sya_engine *e, int64_t x, bool part, int64_t kstop) {
+    for (int n = 0; n < e->jobs_n; n++) {
+        sya_job *j = ring(e, n);
+        if (j->writes_left >= 0) sya_ff_count(e, j, x, part, kstop, -1);
+    }
 }
 
 int sya_ff_cycle(sya_engine *e, int64_t t) {
@@ -399,11 +437,16 @@ int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n) {
     if (q.end < end) end = q.end;
     int64_t c = t;
     int rc = 0;
+    /* a stream's cycles are progress (MACs); other quiet stretches stop at
+     * the watchdog's deadline unless a write moves it (cycle.c then stops) */
+    const bool stream = e->state == SYA_S_STREAM;
     while (c < end) {
+        int64_t stop = end, dl = (int64_t)sim_wd_deadline(&e->wd);
+        if (!stream && dl < stop) stop = dl > c ? dl : c + 1;
         int64_t ev = next_event(e, c);
-        if (ev >= end) {
-            sya_ccu_idle(e, &q, c, end - c);
-            c = end;
+        if (ev >= stop) {
+            sya_ccu_idle(e, &q, c, stop - c);
+            c = stop;
             break;
         }
         /* the controller's part of cycle ev comes first, as in the loop */
@@ -411,8 +454,17 @@ int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n) {
         c = ev + 1;
         e->t = ev;
         bool retired = false;
-        if ((rc = datapath(e, ev, false, &retired)) || retired) break;
+        const int64_t w0 = e->ofm_words;
+        rc = datapath(e, ev, false, &retired);
+        if (e->ofm_words != w0) sim_wd_progress(&e->wd, (uint64_t)ev);
+        if (rc || retired) break;
+        if (e->fault_long && ev + 2 <= end && lost_write(e, ev + 1)) { /* the planted bug (sya.h) */
+            e->fault_long = false;
+            sya_ccu_idle(e, &q, c, 1);
+            c++;
+        }
     }
+    if (stream && c > t) sim_wd_progress(&e->wd, (uint64_t)(c - 1));
     *n = c - t;
     return rc;
 }

@@ -1,7 +1,10 @@
 /* One processing element (the design's pe.v): an activation register fed from
  * the west, a weight register fed from the north, a signed accumulator of
  * sya_acc_bits.  Output stationary: the PE keeps its dot product until the
- * unit's last step, then hands it to its row's output MUX. */
+ * unit's last step, then hands it to its row's output MUX.  A MAC reads both
+ * operand registers and writes the accumulator, which it reads too unless it
+ * is the dot product's first; handing the result on reads it once more
+ * (docs/systolic.md "Statistics"; its row tallies them, pe_row.c). */
 #include "sim/systolic/sya.h"
 
 int sya_pe_step(sya_engine *e, sya_pe *p, int r, int c, sya_res *out) {
@@ -19,7 +22,8 @@ int sya_pe_step(sya_engine *e, sya_pe *p, int r, int c, sya_res *out) {
         return sya_acc_error(e->sim, j->instr, j->u.p0 + r,
                              enpu_sya_out_channel(&e->lay[j->instr].s, &j->u, c), p->acc, e->err);
     }
-    if (!p->a.last) return 0;
+    const int flags = SYA_PE_MAC | (p->a.k == 0 ? SYA_PE_FIRST : 0);
+    if (!p->a.last) return flags;
     out->seq = p->a.seq, out->r = r, out->c = c, out->acc = p->acc;
-    return 1;
+    return flags | SYA_PE_RESULT;
 }

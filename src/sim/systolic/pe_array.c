@@ -18,6 +18,9 @@ void sya_mux_emit(sya_engine *e, const sya_res *r, int64_t t) {
     ENPU_ASSERT(e->pipe_n[slot] < cap);
     e->pipe[slot * cap + e->pipe_n[slot]++] = q;
     e->mux_out++;
+    /* the MUX passes one result, the requantizer scales it */
+    e->sim->rows[j->instr].reads[ENPU_MEM_MUX]++;
+    e->sim->rows[j->instr].uops[ENPU_UOP_REQUANT]++;
 }
 
 int sya_array_step(sya_engine *e, int64_t t) {
@@ -32,5 +35,7 @@ int sya_array_step(sya_engine *e, int64_t t) {
             int rc = sya_bank_step(e, br, bc);
             if (rc) return rc;
         }
+    /* the PEs' counts of this cycle, before the re-shaping unit's writes */
+    sya_tally_flush(e, &e->tally);
     return 0;
 }

@@ -7,9 +7,12 @@
  *   sync_shape.c the re-shaping unit: a point's channels into SRAM words
  *   glb.c        the SRAM read side: skewed activation and weight streams
  *   ccu.c        the controller: instructions, units, handshakes, hazards
+ *   board.c      its hazard scoreboard
  *   cycle.c      the clock loop (the engine table's cycle engine)
  *   fastfwd.c    its fast-forward: units computed whole, quiet stretches in
  *                one go (docs/systolic.md "Fast-forward")
+ *   ffcount.c    the fast-forward's counts: what the units count per cycle,
+ *                in closed form per unit
  *   functional.c the functional engine (and the check's reference)
  * Timing is in cycles t; a unit enters the array at cycle T (row 0, step 0
  * at PE(0,0)) and is issued at t = T - L, when the SRAM reads for it start
@@ -26,6 +29,8 @@
 typedef struct sya_tok {
     int32_t seq;                /* the unit (job sequence number) */
     int32_t k;                  /* its step */
+    int16_t span;               /* the PEs that latch it: an activation the unit's columns
+                                   (0 .. span-1 of its row), a weight the unit's rows */
     int8_t v;
     uint8_t last;               /* k == K - 1 */
 } sya_tok;
@@ -42,6 +47,16 @@ typedef struct sya_res {
     int64_t acc;
     int8_t q;                   /* requantized */
 } sya_res;
+
+/* What the PEs count in one cycle for one unit (pe_row.c): added to its
+ * instruction's row when another unit's value comes and when the array's
+ * step ends (sya_tally_flush), in the cycle the events happen.  (A unit's
+ * job stays until its last write, after its last value is used.) */
+typedef struct sya_tally {
+    int32_t seq;                /* the unit, -1: none */
+    uint64_t reg_w;             /* operand values latched */
+    uint64_t macs, firsts, results; /* MACs, those that began a dot product, those that ended one */
+} sya_tally;
 
 /* A decoded instruction: the CCU's configuration registers. */
 typedef struct sya_layer {
@@ -65,6 +80,15 @@ typedef struct sya_job {
     uint8_t *buf;               /* sync_shape: [rows][wb] word being assembled */
 } sya_job;
 
+/* The controller's hazard scoreboard (board.c; docs/systolic.md "Timing",
+ * step 4): per main-DTCM word the last cycle a started unit reads it and the
+ * last cycle one writes it, with the instruction. */
+typedef struct sya_board {
+    int64_t words;
+    int64_t *rd, *wr;           /* last read / write cycle, -1: none */
+    int32_t *rd_by, *wr_by;     /* the instruction of that read / write */
+} sya_board;
+
 /* Controller states (ccu.c). */
 enum { SYA_S_FETCH, SYA_S_CFG, SYA_S_WAIT, SYA_S_STREAM, SYA_S_TAIL, SYA_S_DRAIN, SYA_S_HOST, SYA_S_DONE };
 
@@ -81,7 +105,7 @@ typedef struct sya_engine {
     int wb, L, La, Lw, rq;      /* word bytes, read latencies, requantizer latency */
     int64_t acc_lo, acc_hi;     /* PE accumulator range */
     sya_layer *lay;             /* per instruction (SYA ones decoded) */
-    enpu_sya_board board;
+    sya_board board;
     /* the array */
     sya_pe *pe;                 /* [R][C] */
     sya_tok *edge_a, *edge_w;   /* [(La+1)][R], [(Lw+1)][C]: SRAM read pipelines */
@@ -90,6 +114,7 @@ typedef struct sya_engine {
     sya_res *pipe;              /* requantizer pipeline: [(rq+1)][R*BC] */
     int *pipe_n;
     int64_t last_inject;        /* last cycle a token entered the array */
+    sya_tally tally;
     /* units in flight */
     sya_job *jobs;
     int njobs_cap, jobs_head, jobs_n;
@@ -113,16 +138,28 @@ typedef struct sya_engine {
     struct sya_ff *ff;          /* fastfwd.c's state; NULL until first used */
     enpu_err *err;
     int rc;
+    /* the watchdog (sim_internal.h); progress: a controller state change (a
+     * handshake), a stream cycle (the array's MACs), a word written */
+    sim_wd wd;
+    /* white-box tests only (test_watchdog.c): the fast-forward's next
+     * stretch that can runs one cycle past a word write, which is lost -- a
+     * planted bug the watchdog must catch; nothing else sets it */
+    bool fault_long;
 } sya_engine;
 
-/* pe.c: one cycle of PE p with its new operand registers; a finished dot
- * product goes to *out (returns 1), 0 otherwise; a negative status when
- * the operands disagree or the accumulator leaves its range. */
+/* pe.c: one cycle of PE p with its new operand registers: SYA_PE_MAC when
+ * it multiplied them into its accumulator, with SYA_PE_FIRST when that began
+ * its dot product and SYA_PE_RESULT when it finished it (into *out); 0 for
+ * an idle PE; a negative status when the operands disagree or the
+ * accumulator leaves its range. */
+enum { SYA_PE_MAC = 1, SYA_PE_FIRST = 2, SYA_PE_RESULT = 4 };
 int sya_pe_step(sya_engine *e, sya_pe *p, int r, int c, sya_res *out);
 /* pe_row.c: row r of bank column bc: operands move one PE east (act) and
  * south (wgt, from row r-1's old registers) and every PE steps; the row's
  * MUX first hands on the result the row produced last cycle. */
 int sya_row_step(sya_engine *e, int r, int bc, const sya_tok *west);
+/* pe_row.c: the tally's counts into its unit's instruction row. */
+void sya_tally_flush(sya_engine *e, sya_tally *t);
 /* pe_bank.c: bank (br, bc), its rows from south to north. */
 int sya_bank_step(sya_engine *e, int br, int bc);
 /* pe_array.c: the array for cycle t: the banks from south-east to
@@ -136,6 +173,23 @@ int sya_shape_step(sya_engine *e, int64_t t);
 /* glb.c: the SRAM reads of cycle t: activation and weight elements for the
  * units entering at t + La and t + Lw, into the read pipelines. */
 void sya_glb_step(sya_engine *e, int64_t t);
+/* board.c.  sya_board_ready: the earliest cycle unit u of instruction
+ * instr may enter the array, *raw from the words it reads (their last write
+ * by another instruction + dtcm_read_latency + 1), *war from the words it
+ * writes (their last read or write by another instruction, less its first
+ * write offset K + requant_latency, + 1), -1 when nothing constrains it.
+ * sya_board_commit records u entering at cycle T: its reads (the last at
+ * T + rows + K - 2 - dtcm_read_latency, for all its words) and its writes
+ * (row r's word completed by column c at T + K + r + c + requant_latency);
+ * returns the cycle of its last write. */
+int sya_board_init(sya_board *b, int64_t words, enpu_err *err);
+void sya_board_reset(sya_board *b);
+void sya_board_free(sya_board *b);
+void sya_board_ready(const sya_engine *e, int instr, const enpu_sya_unit *u, int64_t *raw, int64_t *war);
+int64_t sya_board_commit(sya_engine *e, int instr, const enpu_sya_unit *u, int64_t T);
+/* The main-DTCM words each row of unit u writes: those its output channels
+ * touch (the re-shaping unit writes each once, its lanes of it). */
+int64_t sya_out_words(const sya_engine *e, int instr, const enpu_sya_unit *u);
 /* ccu.c */
 int sya_ccu_step(sya_engine *e, int64_t t);
 bool sya_ccu_done(const sya_engine *e);
@@ -174,7 +228,28 @@ int sya_job_retire(sya_engine *e, sya_job *j, int64_t t);
 int sya_ff_begin(sya_engine *e, bool *on);
 int sya_ff_stretch(sya_engine *e, int64_t t, int64_t max, int64_t *n);
 int sya_ff_cycle(sya_engine *e, int64_t t);
+/* ENPU_E_INTERNAL: no progress up to cycle t (cycle.c; sim_wd_fail). */
+int sya_wd_fail(const sya_engine *e, int64_t t, enpu_err *err);
 void sya_ff_free(sya_engine *e);
+/* A run on the fast path stopped (the cycle limit, an error) in cycle x:
+ * the counts of the units still in flight that the per-cycle path has
+ * made by then -- every event before cycle x, and when `part` those of
+ * cycle x up to the re-shaping unit's result of pipeline key kstop
+ * (exclusive: sya_ff_count). */
+void sya_ff_settle(sya_engine *e, int64_t x, bool part, int64_t kstop);
+/* ffcount.c: adds to job j's instruction row what its unit counts
+ * (docs/systolic.md "Statistics") in the cycles before x (INT64_MAX: all of
+ * it); when `part`, also its SRAM reads and array events of cycle x and
+ * the re-shaping unit's events of cycle x whose pipeline key (sya_pipe_key)
+ * is above kstop.  rd_words: the main-DTCM words its rows read in all (-1:
+ * count them). */
+void sya_ff_count(sya_engine *e, const sya_job *j, int64_t x, bool part, int64_t kstop, int64_t rd_words);
+/* The position of row r's result of column c in the requantizer's pipeline
+ * within a cycle: the MUXes emit in decreasing key order (banks from the
+ * south-east, rows from the south), the re-shaping unit takes them so. */
+static inline int64_t sya_pipe_key(const sya_engine *e, int64_t r, int64_t c) {
+    return ((r / e->NR) * e->BC + c / e->NC) * e->NR + r % e->NR;
+}
 
 /* functional.c: executes systolic instruction i on memories m (reading its
  * parameters from e's decoded layers, or from m when lay is NULL). */

@@ -3,7 +3,8 @@
  * SRAM word they belong to and writes the word (its lanes of this unit only,
  * byte-enabled) in the cycle its last channel arrives, so that a point's
  * channels lie in one word as the next layer (or a pooling host op) reads
- * them. */
+ * them.  Its word buffer counts a byte written per result and a word read
+ * per SRAM write (docs/systolic.md "Statistics"). */
 #include "sim/systolic/sya.h"
 
 int sya_shape_step(sya_engine *e, int64_t t) {
@@ -21,6 +22,8 @@ int sya_shape_step(sya_engine *e, int64_t t) {
         int64_t hi = og1 < (w + 1) * wb ? og1 : (w + 1) * wb;
         uint8_t *buf = j->buf + (int64_t)q->r * wb;
         buf[og % wb] = (uint8_t)q->q;
+        enpu_layer_stats *st = &e->sim->rows[j->instr];
+        st->writes[ENPU_MEM_SHAPE]++;
         if (og != hi - 1) continue;
         /* the word's last channel of this unit: write its lanes */
         int64_t addr = in->ofmap_addr + (j->u.p0 + q->r) * ((in->co + wb - 1) / wb) + w;
@@ -28,7 +31,8 @@ int sya_shape_step(sya_engine *e, int64_t t) {
         if (e->sim->mem.main_wc) e->sim->mem.main_wc[addr] = (uint64_t)t + 1;
         /* the controller scheduled this write (its hazard board) for exactly now */
         ENPU_ASSERT(t == j->T + j->K + q->r + (hi - 1 - og0) + e->rq);
-        e->sim->rows[j->instr].writes[ENPU_MEM_MAIN_DTCM]++;
+        st->reads[ENPU_MEM_SHAPE]++;
+        st->writes[ENPU_MEM_MAIN_DTCM]++;
         e->ofm_words++;
         if (--j->writes_left == 0) {
             int rc = sya_job_retire(e, j, t);
