@@ -42,44 +42,44 @@ typedef struct figures {
 
 static const figures expect[4] = {
     {"rowstat", 8,
-     {"energy per inference 96.187 uJ (45 nm, 0.9 V; dynamic, counted actions), 24.573 pJ/MAC, average "
-      "power 90.659 mW at 100 MHz, EDP 1.021e-07 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 1.566 (1.6%) alu 0.013 (0.0%) requant 0.129 (0.1%) psum 18.130 (18.8%) "
-      "pe_fifo 0.732 (0.8%) ifmap_lb 2.576 (2.7%) filter_lb 7.297 (7.6%) glb 6.628 (6.9%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 3.684 (3.8%) psum_link 0.570 (0.6%) psum_net 6.528 (6.8%) dram 48.334 "
-      "(50.2%)",
-      "energy by level (uJ): datapath 1.707 (1.8%) register file 28.735 (29.9%) global buffer 6.628 (6.9%) "
-      "network 10.783 (11.2%) dram 48.334 (50.2%)"},
+     {"energy per inference 83.282 uJ (45 nm, 0.9 V; dynamic, counted actions), 21.277 pJ/MAC, average "
+      "power 78.155 mW at 100 MHz, EDP 8.875e-08 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 1.566 (1.9%) alu 0.016 (0.0%) requant 0.129 (0.2%) psum 17.907 (21.5%) "
+      "pe_fifo 0.575 (0.7%) ifmap_lb 2.548 (3.1%) filter_lb 7.297 (8.8%) glb 7.654 (9.2%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 2.926 (3.5%) psum_link 0.659 (0.8%) psum_net 7.535 (9.0%) dram 34.471 "
+      "(41.4%)",
+      "energy by level (uJ): datapath 1.710 (2.1%) register file 28.327 (34.0%) global buffer 7.654 (9.2%) "
+      "network 11.120 (13.4%) dram 34.471 (41.4%)"},
      0},
     {"rowstat", 16,
-     {"energy per inference 127.517 uJ (45 nm, 0.9 V; dynamic, counted actions), 32.577 pJ/MAC, average "
-      "power 116.871 mW at 100 MHz, EDP 1.391e-07 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 3.816 (3.0%) alu 0.022 (0.0%) requant 0.129 (0.1%) psum 17.415 (13.7%) "
-      "pe_fifo 0.732 (0.6%) ifmap_lb 2.576 (2.0%) filter_lb 7.297 (5.7%) glb 11.780 (9.2%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 3.684 (2.9%) psum_link 0.853 (0.7%) psum_net 9.760 (7.7%) dram 69.451 "
-      "(54.5%)",
-      "energy by level (uJ): datapath 3.967 (3.1%) register file 28.021 (22.0%) global buffer 11.780 "
-      "(9.2%) network 14.298 (11.2%) dram 69.451 (54.5%)"},
+     {"energy per inference 113.123 uJ (45 nm, 0.9 V; dynamic, counted actions), 28.900 pJ/MAC, average "
+      "power 103.115 mW at 100 MHz, EDP 1.241e-07 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 3.816 (3.4%) alu 0.018 (0.0%) requant 0.129 (0.1%) psum 17.755 (15.7%) "
+      "pe_fifo 0.575 (0.5%) ifmap_lb 2.548 (2.3%) filter_lb 7.297 (6.5%) glb 9.647 (8.5%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 2.926 (2.6%) psum_link 0.719 (0.6%) psum_net 8.223 (7.3%) dram 59.470 "
+      "(52.6%)",
+      "energy by level (uJ): datapath 3.963 (3.5%) register file 28.176 (24.9%) global buffer 9.647 (8.5%) "
+      "network 11.867 (10.5%) dram 59.470 (52.6%)"},
      0},
     {"eyeriss", 8,
-     {"energy per inference 47.734 uJ (45 nm, 0.9 V; dynamic, counted actions), 12.195 pJ/MAC, average "
-      "power 169.470 mW at 200 MHz, EDP 1.344e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 1.566 (3.3%) alu 0.009 (0.0%) requant 0.129 (0.3%) psum 9.854 (20.6%) "
-      "pe_fifo 0.129 (0.3%) ifmap_lb 0.544 (1.1%) filter_lb 2.413 (5.1%) glb 4.452 (9.3%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 1.003 (2.1%) psum_link 0.867 (1.8%) psum_net 2.094 (4.4%) dram 24.674 "
-      "(51.7%)",
-      "energy by level (uJ): datapath 1.703 (3.6%) register file 12.940 (27.1%) global buffer 4.452 (9.3%) "
-      "network 3.965 (8.3%) dram 24.674 (51.7%)"},
+     {"energy per inference 45.112 uJ (45 nm, 0.9 V; dynamic, counted actions), 11.525 pJ/MAC, average "
+      "power 159.785 mW at 200 MHz, EDP 1.274e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 1.566 (3.5%) alu 0.008 (0.0%) requant 0.129 (0.3%) psum 9.918 (22.0%) "
+      "pe_fifo 0.109 (0.2%) ifmap_lb 0.541 (1.2%) filter_lb 2.413 (5.3%) glb 4.216 (9.3%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 0.829 (1.8%) psum_link 0.840 (1.9%) psum_net 2.044 (4.5%) dram 22.498 "
+      "(49.9%)",
+      "energy by level (uJ): datapath 1.703 (3.8%) register file 12.982 (28.8%) global buffer 4.216 (9.3%) "
+      "network 3.714 (8.2%) dram 22.498 (49.9%)"},
      0},
     {"eyeriss", 16,
-     {"energy per inference 75.244 uJ (45 nm, 0.9 V; dynamic, counted actions), 19.223 pJ/MAC, average "
-      "power 254.883 mW at 200 MHz, EDP 2.221e-08 J*s, area 4.206 mm2",
+     {"energy per inference 74.970 uJ (45 nm, 0.9 V; dynamic, counted actions), 19.153 pJ/MAC, average "
+      "power 253.806 mW at 200 MHz, EDP 2.215e-08 J*s, area 4.206 mm2",
       "energy by unit (uJ): mac 3.816 (5.1%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.854 (13.1%) "
-      "pe_fifo 0.180 (0.2%) ifmap_lb 0.549 (0.7%) filter_lb 2.413 (3.2%) glb 5.915 (7.9%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 1.201 (1.6%) psum_link 0.867 (1.2%) psum_net 2.098 (2.8%) dram 48.213 "
-      "(64.1%)",
-      "energy by level (uJ): datapath 3.954 (5.3%) register file 12.997 (17.3%) global buffer 5.915 (7.9%) "
-      "network 4.165 (5.5%) dram 48.213 (64.1%)"},
+      "pe_fifo 0.180 (0.2%) ifmap_lb 0.549 (0.7%) filter_lb 2.413 (3.2%) glb 5.906 (7.9%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 1.220 (1.6%) psum_link 0.867 (1.2%) psum_net 2.094 (2.8%) dram 47.932 "
+      "(63.9%)",
+      "energy by level (uJ): datapath 3.954 (5.3%) register file 12.997 (17.3%) global buffer 5.906 (7.9%) "
+      "network 4.181 (5.6%) dram 47.932 (63.9%)"},
      0},
 };
 

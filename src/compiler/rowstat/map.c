@@ -10,8 +10,11 @@
  * MACs, one after the other; or the layer's DRAM bytes at the channel's
  * rate), the candidates are timed by the cost model (cost.c, equal to the
  * simulator) in the order of their bounds, and the search stops when the
- * next bound cannot beat the second best: the best and the best alternative
- * are those of timing every candidate (EXHAUSTIVE does, the yardstick).
+ * next bound is past the time beyond which a mapping can be neither the
+ * choice nor the best alternative (pool_pick's threshold): the choice and
+ * the alternative are those of timing every candidate (EXHAUSTIVE does,
+ * the yardstick).  The choice: cycles first, then traffic (the objective
+ * below).
  * LEGACY is the previous search, kept for comparisons: whole-strip ifmaps
  * only, ranked by an estimate, the best 12 of it timed. */
 #include <inttypes.h>
@@ -255,73 +258,174 @@ static int variants(const enpu_arch *a, const enpu_instr *in, const base *b, enp
     return n;
 }
 
-/* Times candidate c and keeps the best two (strictly fewer cycles win, so
- * the first timed of equal ones stays). */
-static void consider(const enpu_arch *a, const cand *c, enpu_instr *in, int64_t *best, int64_t *alt,
-                     enpu_search mode, rs_map_info *info) {
-    /* a mapping that takes at least the alternative's cycles changes
-     * neither: FAST stops timing it there (EXHAUSTIVE times it whole) */
-    int64_t limit = mode != ENPU_SEARCH_EXHAUSTIVE && *alt >= 0 ? *alt : INT64_MAX;
-    int64_t t = rs_model_instr_limit(a, &c->in, limit, NULL);
-    info->n_timed++;
-    if (t < 0) return;
-    if (*best < 0 || t < *best) {
-        if (*best >= 0) *alt = *best, info->alt = *in;
-        *best = t;
-        *in = c->in;
-    } else if (*alt < 0 || t < *alt) {
-        *alt = t;
-        info->alt = c->in;
+/* The objective: cycles first, then traffic.  Mappings whose modelled
+ * cycles are within RS_SLACK_NUM / RS_SLACK_DEN of the fewest count as
+ * equally fast -- but never slower than the previous search's choice (the
+ * cap), so the search stays never worse in cycles; among them the search
+ * takes the one that moves the fewest DRAM words, then the fewest
+ * global-buffer bytes, then the fewest cycles.  Why: the fastest mapping
+ * is often an ifmap tiling that reloads the input for every filter block,
+ * a percent faster for a third more energy (DRAM is half of the engine's
+ * energy; docs/rowstat.md "The mapping's objective" has the measured
+ * trade-off).  The compiler sits below the energy model, so traffic stands
+ * in for energy. */
+#define RS_SLACK_NUM 10 /* 1%: the VGG layer keeps its cycles (docs/rowstat.md) */
+#define RS_SLACK_DEN 1000
+
+/* A timed mapping: its cycles, its traffic and its enumeration index (the
+ * last tie-break, the same in every mode, so FAST chooses what EXHAUSTIVE
+ * does). */
+typedef struct timed {
+    int64_t t, dram, glb, idx;
+    enpu_instr in;
+} timed;
+
+/* The mappings timed to their end so far (a growing array). */
+typedef struct pool {
+    timed *v;
+    size_t n, cap;
+} pool;
+
+/* Whether x goes before y among the equally fast: traffic, then cycles. */
+static bool less_traffic(const timed *x, const timed *y) {
+    if (x->dram != y->dram) return x->dram < y->dram;
+    if (x->glb != y->glb) return x->glb < y->glb;
+    if (x->t != y->t) return x->t < y->t;
+    return x->idx < y->idx;
+}
+
+/* Whether x goes before y by cycles, then traffic (the alternative outside
+ * the slack). */
+static bool fewer_cycles(const timed *x, const timed *y) {
+    if (x->t != y->t) return x->t < y->t;
+    return less_traffic(x, y);
+}
+
+/* The last cycle count within the slack of fewest-cycle count m. */
+static int64_t slack_cut(int64_t m) {
+    return m + m / RS_SLACK_DEN * RS_SLACK_NUM + m % RS_SLACK_DEN * RS_SLACK_NUM / RS_SLACK_DEN;
+}
+
+/* The choice (*best) and the best alternative (*alt, NULL when there is
+ * none) among the pool: the least traffic within the slack (no further
+ * than cap cycles, unless the fastest is slower still), and after it the
+ * next within the slack or else the fastest outside.  Returns the
+ * threshold: a mapping of more cycles changes neither. */
+static int64_t pool_pick(const pool *pl, int64_t cap, const timed **best, const timed **alt) {
+    *best = *alt = NULL;
+    if (pl->n == 0) return INT64_MAX;
+    int64_t m = INT64_MAX;
+    for (size_t i = 0; i < pl->n; i++) m = imin(m, pl->v[i].t);
+    const int64_t cut = imin(slack_cut(m), imax(m, cap));
+    const timed *out = NULL;
+    for (size_t i = 0; i < pl->n; i++) {
+        const timed *x = &pl->v[i];
+        if (x->t > cut) {
+            if (!out || fewer_cycles(x, out)) out = x;
+        } else if (!*best || less_traffic(x, *best)) {
+            *alt = *best, *best = x;
+        } else if (!*alt || less_traffic(x, *alt)) {
+            *alt = x;
+        }
     }
+    if (*alt) return cut; /* two within the slack: the alternative is one of them */
+    *alt = out;
+    return out ? imax(cut, out->t) : INT64_MAX;
+}
+
+/* Times candidate c into the pool (only if it may matter: FAST stops the
+ * model at the threshold, EXHAUSTIVE times every mapping whole).  -1 on no
+ * memory. */
+static int consider(const enpu_arch *a, const cand *c, pool *pl, int64_t thr, enpu_search mode,
+                    rs_map_info *info) {
+    int64_t limit = mode != ENPU_SEARCH_EXHAUSTIVE && thr < INT64_MAX ? thr + 1 : INT64_MAX;
+    rs_counts cnt;
+    int64_t t = rs_model_instr_limit(a, &c->in, limit, &cnt);
+    info->n_timed++;
+    if (t < 0 || t >= limit) return 0;
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? 2 * pl->cap : 64;
+        timed *p = realloc(pl->v, cap * sizeof *p);
+        if (!p) return -1;
+        pl->v = p, pl->cap = cap;
+    }
+    pl->v[pl->n++] = (timed){t, (int64_t)(cnt.reads[ENPU_MEM_OFFCHIP] + cnt.writes[ENPU_MEM_OFFCHIP]),
+                             (int64_t)(cnt.reads[ENPU_MEM_GLB] + cnt.writes[ENPU_MEM_GLB]), c->idx, c->in};
+    return 0;
 }
 
 int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const char *what,
                  rs_map_info *info, enpu_err *err) {
     size_t nb = 0;
+    int64_t cap = 0;
+    if (mode != ENPU_SEARCH_LEGACY) {
+        /* the previous search's cycles cap the slack (LEGACY itself has
+         * none: cap 0); it may find nothing where ifmap tiles fit */
+        rs_map_info li;
+        enpu_instr l = *in;
+        enpu_err e2 = {0};
+        int lr = rs_map_layer(a, &l, ENPU_SEARCH_LEGACY, what, &li, &e2);
+        if (lr && lr != ENPU_E_NOFIT) {
+            *err = e2;
+            return lr;
+        }
+        cap = lr ? INT64_MAX : li.cycles;
+    }
     memset(info, 0, sizeof *info);
     base *bs = shapes(a, in, &nb);
     if (!bs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     qsort(bs, nb, sizeof *bs, base_cmp);
     const enpu_instr orig = *in;
     const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
-    int64_t best = -1, alt = -1, nvalid = 0;
+    int64_t nvalid = 0, thr = INT64_MAX;
+    pool pl = {NULL, 0, 0};
+    const timed *best = NULL, *alt = NULL;
     cand v[N_VALS + 1];
     cand *leg = NULL;
     size_t nleg = 0, legcap = 0;
     int rc = 0;
     for (size_t i = 0; i < nb && !rc; i++) {
         /* every later shape's bound is at least this one's: no mapping of
-         * them can beat the best or the alternative */
-        if (mode == ENPU_SEARCH_FAST && alt >= 0 && ctl + bs[i].lb >= alt) break;
+         * them can be the choice or the alternative */
+        if (mode == ENPU_SEARCH_FAST && ctl + bs[i].lb > thr) break;
         int nv = variants(a, &orig, &bs[i], mode, v);
         nvalid += nv;
         if (mode == ENPU_SEARCH_LEGACY) {
             /* LEGACY ranks every mapping by its estimate first */
             if (nleg + (size_t)nv > legcap) {
-                size_t cap = legcap ? legcap * 2 : 1024;
-                while (cap < nleg + (size_t)nv) cap *= 2;
-                cand *p = realloc(leg, cap * sizeof *p);
+                size_t nc = legcap ? legcap * 2 : 1024;
+                while (nc < nleg + (size_t)nv) nc *= 2;
+                cand *p = realloc(leg, nc * sizeof *p);
                 if (!p) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-                else leg = p, legcap = cap;
+                else leg = p, legcap = nc;
             }
             for (int k = 0; k < nv && !rc; k++) leg[nleg++] = v[k];
             continue;
         }
         qsort(v, (size_t)nv, sizeof *v, cand_cmp);
-        for (int k = 0; k < nv; k++) {
-            if (mode == ENPU_SEARCH_FAST && alt >= 0 && v[k].key >= (double)alt) break;
-            consider(a, &v[k], in, &best, &alt, mode, info);
+        for (int k = 0; k < nv && !rc; k++) {
+            if (mode == ENPU_SEARCH_FAST && v[k].key > (double)thr) break;
+            if (consider(a, &v[k], &pl, thr, mode, info)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            else if (mode == ENPU_SEARCH_FAST) thr = pool_pick(&pl, cap, &best, &alt);
         }
     }
     if (!rc && mode == ENPU_SEARCH_LEGACY && nleg > 0) {
         qsort(leg, nleg, sizeof *leg, cand_cmp);
-        for (size_t k = 0; k < nleg && k < N_LEGACY; k++) consider(a, &leg[k], in, &best, &alt, mode, info);
+        for (size_t k = 0; k < nleg && k < N_LEGACY && !rc; k++) {
+            if (consider(a, &leg[k], &pl, thr, mode, info)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            else thr = pool_pick(&pl, cap, &best, &alt);
+        }
     }
     free(leg);
     free(bs);
     info->n_cand = (int64_t)nb;
-    if (rc) return rc;
+    pool_pick(&pl, cap, &best, &alt);
+    if (rc) {
+        free(pl.v);
+        return rc;
+    }
     if (nvalid == 0) {
+        free(pl.v);
         /* the smallest mapping says what does not fit */
         enpu_instr c = orig;
         c.rs_e = c.rs_p = c.rs_q = c.rs_r = c.rs_t = 1;
@@ -331,8 +435,14 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
         return enpu_fail(err, ENPU_E_NOFIT, "layer '%s': no mapping fits arch '%s' (the smallest: %s)",
                          what, a->name, e2.msg);
     }
-    if (best < 0) return enpu_fail(err, ENPU_E_NOMEM, "layer '%s': out of memory timing its mappings", what);
-    info->cycles = best;
-    info->alt_cycles = alt;
+    if (!best) {
+        free(pl.v);
+        return enpu_fail(err, ENPU_E_NOMEM, "layer '%s': out of memory timing its mappings", what);
+    }
+    *in = best->in;
+    info->cycles = best->t;
+    info->alt_cycles = alt ? alt->t : -1;
+    if (alt) info->alt = alt->in;
+    free(pl.v);
     return 0;
 }

@@ -3,8 +3,8 @@
  *            DRAM plan (tensors, weights) with their IO descriptors; the
  *            weight blocks, the program and its mapping report;
  *   map.c    per convolution, the mapping (rs_e, rs_p, rs_q, rs_r, rs_t,
- *            rs_hf, rs_gpar, rs_dbuf, rs_ict) with the fewest modelled cycles that
- *            fits the array and every buffer;
+ *            rs_hf, rs_gpar, rs_dbuf, rs_ict) that fits the array and every
+ *            buffer, by cycles first, then traffic;
  *   cost.c   the cost model: the engine's timing rules, event by event, for
  *            a pass, a layer and a whole program (the simulator,
  *            src/sim/rowstat/, implements the same rules cycle by cycle). */
@@ -66,10 +66,14 @@ typedef struct rs_map_info {
     int64_t n_cand, n_timed;
 } rs_map_info;
 
-/* Fills the mapping fields of *in (geometry, addresses and numerics set) with
- * the mapping of fewest modelled cycles (ties: the lower bound, then the
- * enumeration order) by search `mode` (map.c); *info says what it found.
- * ENPU_E_NOFIT naming `what` when no mapping fits the arch. */
+/* Fills the mapping fields of *in (geometry, addresses and numerics set)
+ * by search `mode` (map.c): among the mappings within 1% of the fewest
+ * modelled cycles, and no slower than LEGACY's choice, the one that moves
+ * the fewest DRAM words, then global-buffer bytes, then cycles (LEGACY
+ * itself: the fewest cycles, equal ones by that traffic); the enumeration
+ * order breaks what is left.  *info says what it found (alt: the next by
+ * the same rule, or the fastest outside the slack).  ENPU_E_NOFIT naming
+ * `what` when no mapping fits the arch. */
 int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const char *what,
                  rs_map_info *info, enpu_err *err);
 
