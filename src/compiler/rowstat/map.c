@@ -261,7 +261,9 @@ static int variants(const enpu_arch *a, const enpu_instr *in, const base *b, enp
 /* The objective: cycles first, then traffic.  Mappings whose modelled
  * cycles are within RS_SLACK_NUM / RS_SLACK_DEN of the fewest count as
  * equally fast -- but never slower than the previous search's choice (the
- * cap), so the search stays never worse in cycles; among them the search
+ * cap, asked of LEGACY only when the choice is slower than the fastest, as
+ * LEGACY enumerates every shape: sweeps stay near their speed), so the
+ * search stays never worse in cycles; among them the search
  * takes the one that moves the fewest DRAM words, then the fewest
  * global-buffer bytes, then the fewest cycles.  Why: the fastest mapping
  * is often an ifmap tiling that reloads the input for every filter block,
@@ -333,6 +335,13 @@ static int64_t pool_pick(const pool *pl, int64_t cap, const timed **best, const 
     return out ? imax(cut, out->t) : INT64_MAX;
 }
 
+/* Whether the pool's choice is slower than its fastest mapping. */
+static bool pool_traded(const pool *pl, const timed *best) {
+    for (size_t i = 0; i < pl->n; i++)
+        if (pl->v[i].t < best->t) return true;
+    return false;
+}
+
 /* Times candidate c into the pool (only if it may matter: FAST stops the
  * model at the threshold, EXHAUSTIVE times every mapping whole).  -1 on no
  * memory. */
@@ -357,20 +366,9 @@ static int consider(const enpu_arch *a, const cand *c, pool *pl, int64_t thr, en
 int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const char *what,
                  rs_map_info *info, enpu_err *err) {
     size_t nb = 0;
-    int64_t cap = 0;
-    if (mode != ENPU_SEARCH_LEGACY) {
-        /* the previous search's cycles cap the slack (LEGACY itself has
-         * none: cap 0); it may find nothing where ifmap tiles fit */
-        rs_map_info li;
-        enpu_instr l = *in;
-        enpu_err e2 = {0};
-        int lr = rs_map_layer(a, &l, ENPU_SEARCH_LEGACY, what, &li, &e2);
-        if (lr && lr != ENPU_E_NOFIT) {
-            *err = e2;
-            return lr;
-        }
-        cap = lr ? INT64_MAX : li.cycles;
-    }
+    /* LEGACY has no slack (cap 0); the others take the whole slack until
+     * their choice turns out slower than the fastest (below) */
+    int64_t cap = mode == ENPU_SEARCH_LEGACY ? 0 : INT64_MAX;
     memset(info, 0, sizeof *info);
     base *bs = shapes(a, in, &nb);
     if (!bs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
@@ -420,6 +418,23 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
     free(bs);
     info->n_cand = (int64_t)nb;
     pool_pick(&pl, cap, &best, &alt);
+    if (!rc && best && mode != ENPU_SEARCH_LEGACY && pool_traded(&pl, best)) {
+        /* the choice gave up cycles: no more than LEGACY's choice takes (the
+         * search stays never worse in cycles), which may find nothing where
+         * ifmap tiles fit.  Picking again from the same pool is exact: it
+         * holds every mapping up to the threshold of the wider slack, which
+         * covers the narrower one's choice and alternative. */
+        rs_map_info li;
+        enpu_instr l = orig;
+        enpu_err e2 = {0};
+        int lr = rs_map_layer(a, &l, ENPU_SEARCH_LEGACY, what, &li, &e2);
+        if (lr && lr != ENPU_E_NOFIT) {
+            *err = e2;
+            rc = lr;
+        } else if (!lr) {
+            pool_pick(&pl, li.cycles, &best, &alt);
+        }
+    }
     if (rc) {
         free(pl.v);
         return rc;
