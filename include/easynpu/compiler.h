@@ -57,8 +57,10 @@ void enpu_compile_cache_stats(enpu_compile_cache *c, uint64_t *hits, uint64_t *m
  * search"): FAST orders the candidates by a lower bound of their cycles
  * and costs only those whose bound can still win (branch and bound; the
  * same choice, proven); EXHAUSTIVE costs every candidate, without the
- * cache: the yardstick. */
-typedef enum enpu_search { ENPU_SEARCH_FAST = 0, ENPU_SEARCH_EXHAUSTIVE } enpu_search;
+ * cache: the yardstick.  LEGACY is the row-stationary engine's previous
+ * mapping search (docs/rowstat.md "The mapping search"), kept to compare
+ * with; the other engines take it as FAST without the cache. */
+typedef enum enpu_search { ENPU_SEARCH_FAST = 0, ENPU_SEARCH_EXHAUSTIVE, ENPU_SEARCH_LEGACY } enpu_search;
 
 typedef struct enpu_compile_opts {
     bool no_fuse;      /* keep every quantized node its own instruction */

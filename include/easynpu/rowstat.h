@@ -20,7 +20,15 @@
  * side on different filters (or, with rs_gpar, different groups).  Each PE
  * interleaves p filters and q channels.  A pass is one use of the array:
  * output rows [y0, y0+ne), up to p*t filters, up to q*r channels, kernel
- * rows [k0, k0+nk) (a fold: ceil(hk/hf) folds when hk > hf). */
+ * rows [k0, k0+nk) (a fold: ceil(hk/hf) folds when hk > hf).
+ *
+ * The global buffer holds the ifmap as loads: with rs_ict = 0 a strip's
+ * input rows with every channel (one load per strip); with rs_ict > 0 a
+ * tile of those rows with rs_ict channel blocks of one group, loaded for
+ * each output block (strip, group block, filter block) again, since the
+ * psums of one output block at a time fit the buffer, not the strip's
+ * channels: the layers whose strips do not fit can still take full-height
+ * PE sets. */
 #ifndef EASYNPU_ROWSTAT_H
 #define EASYNPU_ROWSTAT_H
 
@@ -62,6 +70,11 @@ typedef struct enpu_rs_geom {
     int64_t n_fblocks;          /* filter blocks in DRAM: n_gb * n_fb * n_cb * n_fold */
     int64_t block_ch;           /* output channels of a full output block: fb_size (x t with gpar) */
     int64_t strip_rows;         /* input rows a strip loads, at most */
+    int64_t ict;                /* channel blocks per ifmap tile (0: the strip, every channel) */
+    int64_t n_ct;               /* ifmap tiles per output block: ceil(n_cb / ict), 1 when ict = 0 */
+    int64_t tile_ch;            /* channels of an ifmap load's pixel in the buffer: ci, or ict*cb_size */
+    int64_t pix_bytes;          /* buffer bytes per pixel of an ifmap load */
+    int64_t n_iloads;           /* ifmap loads: n_strips, or n_blocks * n_ct */
     int64_t psum_bytes;         /* bytes of one psum in the global buffer (rs_psum_bits / 8) */
     bool multi;                 /* more than one pass per output block (psums kept in the buffer) */
     /* global buffer: regions, byte offsets (buffer 1 = buffer 0 when single) */
@@ -88,6 +101,8 @@ typedef struct enpu_rs_pass {
     int64_t c0, nc;             /* channels [c0, c0 + nc) of each group */
     int64_t k0, nk;             /* kernel rows [k0, k0 + nk) */
     int64_t tu, ru;             /* horizontal and vertical sets used */
+    int64_t iload;              /* the ifmap load it reads (its strip when rs_ict = 0) */
+    int ibuf;                   /* that load's buffer (0 or 1) */
     bool first, final;          /* first / last pass of its output block */
     bool strip_first, strip_last;
 } enpu_rs_pass;
@@ -145,6 +160,15 @@ void enpu_rs_weight_layout(const enpu_rs_geom *g, const enpu_instr *in,
 void enpu_rs_fblock_pass(const enpu_rs_geom *g, const enpu_instr *in, int64_t fblock,
                          enpu_rs_pass *out);
 
+/* Byte offset in the global buffer of input value (row, col, channel ch of
+ * the layer) for pass ps: in its ifmap load's buffer (row within its strip's
+ * rows, ch within its tile). */
+int64_t enpu_rs_ifmap_byte(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
+                           int64_t row, int64_t col, int64_t ch);
+
+/* The passes [*k0, *k1) that read ifmap load i. */
+void enpu_rs_iload_passes(const enpu_rs_geom *g, int64_t i, int64_t *k0, int64_t *k1);
+
 /* Input rows strip s loads: [*r0, *r1) of the unpadded input (clipped). */
 void enpu_rs_strip_rows(const enpu_rs_geom *g, const enpu_instr *in, int64_t s, int64_t *r0,
                         int64_t *r1);
@@ -152,7 +176,8 @@ void enpu_rs_strip_rows(const enpu_rs_geom *g, const enpu_instr *in, int64_t s, 
 /* ---- DMA commands (docs/rowstat.md "The controller") ---------------------- */
 
 typedef enum enpu_rs_cmd_kind {
-    ENPU_RS_LOAD_IFMAP = 0,     /* a strip's input rows, all channels -> ifmap buffer */
+    ENPU_RS_LOAD_IFMAP = 0,     /* an ifmap load: a strip's input rows, every channel or a
+                                   tile of them (rs_ict) -> ifmap buffer */
     ENPU_RS_LOAD_FILTERS,       /* a pass's filter block (+ its block's params on the block's
                                    first pass) -> filter buffer */
     ENPU_RS_STORE               /* an output block -> the ofmap in DRAM */
@@ -160,7 +185,7 @@ typedef enum enpu_rs_cmd_kind {
 
 typedef struct enpu_rs_cmd {
     enpu_rs_cmd_kind kind;
-    int64_t what;               /* strip, pass or output block */
+    int64_t what;               /* ifmap load, pass or output block */
     int64_t dep;                /* the pass that must be done before it starts, -1 none */
     int64_t need;               /* the first pass that waits for it (n_passes: the layer's end) */
     int buf;                    /* global-buffer region (0 or 1) */

@@ -16,7 +16,7 @@
 static const char *HELP =
     "usage: easynpu compile MODEL.onnx|MODEL.tflite|MODEL.qjson [--arch A] [--calib DIR|FILES]\n"
     "                       [-o PROG.enpu] [--json FILE] [--no-fuse] [--naive-tiling]\n"
-    "                       [--schedule list|serial] [--search fast|exhaustive]\n"
+    "                       [--schedule list|serial] [--search fast|exhaustive|legacy]\n"
     "                       [--bits 8|16 [--qformat]]\n"
     "                       [--bind NAME=FILE...] [--input-shape NAME=D0xD1x...]\n"
     "\n"
@@ -49,7 +49,9 @@ static const char *HELP =
     "                     one before it (the baseline the list schedule is measured against)\n"
     "  --search S         fast (default): the tiling search costs only the candidates\n"
     "                     whose lower bound can still win (branch and bound, the same\n"
-    "                     choice); exhaustive: costs every candidate (the yardstick)\n"
+    "                     choice); exhaustive: costs every candidate (the yardstick);\n"
+    "                     legacy: the row-stationary engine's previous mapping search\n"
+    "                     (whole-strip ifmaps, the best 12 by an estimate; others: fast)\n"
     "  --quiet            no quantizer warning on stderr\n"
     ENPU_CLI_BIND_HELP
     ENPU_CLI_SHAPE_HELP
@@ -104,8 +106,9 @@ int enpu_cmd_compile(int argc, char **argv) {
             break;
         case 'X':
             if (strcmp(optarg, "exhaustive") == 0) co.search = ENPU_SEARCH_EXHAUSTIVE;
+            else if (strcmp(optarg, "legacy") == 0) co.search = ENPU_SEARCH_LEGACY;
             else if (strcmp(optarg, "fast") != 0)
-                return enpu_cli_usage("compile", "--search: '%s' is not fast or exhaustive", optarg);
+                return enpu_cli_usage("compile", "--search: '%s' is not fast, exhaustive or legacy", optarg);
             break;
         case 'q': quiet = true; break;
         case 'b':

@@ -88,7 +88,21 @@ int enpu_rs_geom_of(const enpu_arch *a, const enpu_instr *in, enpu_rs_geom *g, e
     /* the first block of each kind is the largest */
     g->block_ch = ng_of(g, 0) * nf_of(g, 0);
     int64_t fvals = enpu_rs_fblock_values(g, in, 0);
-    g->ifmap_buf = g->strip_rows * in->wi * g->wpp_in * g->wb;
+    g->ict = in->rs_ict;
+    if (g->ict > 0) {
+        /* a tile's pixel holds its channels packed; the region stays whole words */
+        g->n_ct = enpu_ceil_div(g->n_cb, g->ict);
+        g->tile_ch = imin(g->ict * g->cb_size, g->cpg);
+        g->pix_bytes = g->tile_ch * g->es;
+        g->n_iloads = g->n_blocks * g->n_ct;
+        g->ifmap_buf = enpu_ceil_div(g->strip_rows * in->wi * g->pix_bytes, g->wb) * g->wb;
+    } else {
+        g->n_ct = 1;
+        g->tile_ch = in->ci;
+        g->pix_bytes = g->wpp_in * g->wb;
+        g->n_iloads = g->n_strips;
+        g->ifmap_buf = g->strip_rows * in->wi * g->pix_bytes;
+    }
     g->filt_buf = enpu_ceil_div(fvals * g->es, g->wb) * g->wb +
                   enpu_ceil_div(g->block_ch * ENPU_RS_PARAM_BYTES, g->wb) * g->wb;
     g->psum_buf = g->multi ? imin(g->e, in->ho) * in->wo * g->block_ch * g->psum_bytes : 0;
@@ -128,12 +142,34 @@ void enpu_rs_pass_of(const enpu_rs_geom *g, const enpu_instr *in, int64_t k, enp
     o->f0 = o->fb * g->fb_size, o->nf = nf_of(g, o->fb);
     o->c0 = o->cb * g->cb_size, o->nc = nc_of(g, o->cb);
     o->k0 = o->fold * g->hf, o->nk = nk_of(g, in, o->fold);
+    o->iload = g->ict > 0 ? o->block * g->n_ct + o->cb / g->ict : o->strip;
+    o->ibuf = (in->rs_dbuf & 1) ? (int)(o->iload % 2) : 0;
     o->tu = g->gpar ? o->ng : enpu_ceil_div(o->nf, g->p);
     o->ru = enpu_ceil_div(o->nc, g->q);
     o->first = o->cb == 0 && o->fold == 0;
     o->final = o->cb == g->n_cb - 1 && o->fold == g->n_fold - 1;
     o->strip_first = o->first && o->gb == 0 && o->fb == 0;
     o->strip_last = o->final && o->gb == g->n_gb - 1 && o->fb == g->n_fb - 1;
+}
+
+int64_t enpu_rs_ifmap_byte(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
+                           int64_t row, int64_t col, int64_t ch) {
+    int64_t r0, r1;
+    enpu_rs_strip_rows(g, in, ps->strip, &r0, &r1);
+    /* a tile holds channels [its first block's c0, ...) of the pass's group */
+    int64_t c0 = g->ict > 0 ? ps->g0 * g->cpg + (ps->cb / g->ict) * g->ict * g->cb_size : 0;
+    return g->ifmap_off[ps->ibuf] + ((row - r0) * in->wi + col) * g->pix_bytes + (ch - c0) * g->es;
+}
+
+void enpu_rs_iload_passes(const enpu_rs_geom *g, int64_t i, int64_t *k0, int64_t *k1) {
+    if (g->ict == 0) {
+        int64_t pps = g->n_gb * g->n_fb * g->n_cb * g->n_fold;
+        *k0 = i * pps, *k1 = (i + 1) * pps;
+        return;
+    }
+    int64_t blk = i / g->n_ct, ct = i % g->n_ct;
+    *k0 = (blk * g->n_cb + ct * g->ict) * g->n_fold;
+    *k1 = (blk * g->n_cb + imin(g->n_cb, (ct + 1) * g->ict)) * g->n_fold;
 }
 
 void enpu_rs_fblock_pass(const enpu_rs_geom *g, const enpu_instr *in, int64_t fblock,
@@ -322,6 +358,10 @@ int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err) {
     if (!g.gpar && g.t > enpu_ceil_div(g.opg, g.p))
         FAIL("field 'rs_t': value %" PRId64 " but %" PRId64 " filters per group fill %" PRId64
              " sets of rs_p=%" PRId64, g.t, g.opg, enpu_ceil_div(g.opg, g.p), g.p);
+    if (in->rs_ict > g.n_cb)
+        FAIL("field 'rs_ict': value %" PRId64 " over the %" PRId64 " channel blocks", in->rs_ict, g.n_cb);
+    if (in->rs_ict > 0 && g.gpar)
+        FAIL("field 'rs_ict': value %" PRId64 " with rs_gpar (a tile holds channels of one group)", in->rs_ict);
     if (in->rs_dbuf > 7) FAIL("field 'rs_dbuf': value %" PRId64 " out of range 0..7", in->rs_dbuf);
     /* the PE's buffers */
     if (g.q * in->wk > a->rs_ifmap_lb_depth)
@@ -381,20 +421,23 @@ static int cmd_cmp(const void *pa, const void *pb) {
 
 enpu_rs_cmd *enpu_rs_commands(const enpu_rs_geom *g, const enpu_instr *in, int64_t *n,
                               enpu_err *err) {
-    int64_t total = g->n_strips + g->n_passes + g->n_blocks;
+    int64_t total = g->n_iloads + g->n_passes + g->n_blocks;
     enpu_rs_cmd *c = malloc((size_t)total * sizeof *c);
     if (!c) {
         enpu_fail(err, ENPU_E_NOMEM, "out of memory for %" PRId64 " DMA commands", total);
         return NULL;
     }
-    int64_t pps = g->n_gb * g->n_fb * g->n_cb * g->n_fold, k = 0;
+    int64_t k = 0;
     int nbi = (in->rs_dbuf & 1) ? 2 : 1, nbf = (in->rs_dbuf & 2) ? 2 : 1, nbo = (in->rs_dbuf & 4) ? 2 : 1;
     /* Each command waits for the pass that frees its buffer and is issued
      * in the order the passes need them: the queue cannot deadlock, since a
      * pass needs only commands that wait for earlier passes. */
-    for (int64_t s = 0; s < g->n_strips; s++)
-        c[k++] = (enpu_rs_cmd){ENPU_RS_LOAD_IFMAP, s, s >= nbi ? (s - nbi + 1) * pps - 1 : -1, s * pps,
-                               (int)(s % nbi)};
+    for (int64_t i = 0; i < g->n_iloads; i++) {
+        int64_t k0, k1, d0, d1;
+        enpu_rs_iload_passes(g, i, &k0, &k1);
+        if (i >= nbi) enpu_rs_iload_passes(g, i - nbi, &d0, &d1);
+        c[k++] = (enpu_rs_cmd){ENPU_RS_LOAD_IFMAP, i, i >= nbi ? d1 - 1 : -1, k0, (int)(i % nbi)};
+    }
     for (int64_t p = 0; p < g->n_passes; p++)
         c[k++] = (enpu_rs_cmd){ENPU_RS_LOAD_FILTERS, p, p >= nbf ? p - nbf : -1, p, (int)(p % nbf)};
     for (int64_t o = 0; o < g->n_blocks; o++) {
@@ -434,11 +477,22 @@ void enpu_rs_cmd_runs(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs
                       void (*fn)(void *ctx, const enpu_rs_run *run), void *ctx) {
     run_acc acc = {.fn = fn, .ctx = ctx};
     const int64_t wb = g->wb;
-    if (c->kind == ENPU_RS_LOAD_IFMAP) {
+    if (c->kind == ENPU_RS_LOAD_IFMAP && g->ict == 0) {
         int64_t r0, r1;
         enpu_rs_strip_rows(g, in, c->what, &r0, &r1);
         int64_t words = (r1 - r0) * in->wi * g->wpp_in;
         acc_add(&acc, (in->rs_ifmap_addr + r0 * in->wi * g->wpp_in) * wb, g->ifmap_off[c->buf], words * wb);
+    } else if (c->kind == ENPU_RS_LOAD_IFMAP) {
+        /* a tile: the same channels of every pixel of the strip's rows */
+        int64_t k0, k1, r0, r1;
+        enpu_rs_iload_passes(g, c->what, &k0, &k1);
+        enpu_rs_pass ps;
+        enpu_rs_pass_of(g, in, k0, &ps);
+        enpu_rs_strip_rows(g, in, ps.strip, &r0, &r1);
+        int64_t c0 = ps.g0 * g->cpg + ps.c0, nch = imin(g->tile_ch, g->cpg - ps.c0);
+        for (int64_t pix = r0 * in->wi; pix < r1 * in->wi; pix++)
+            acc_add(&acc, (in->rs_ifmap_addr + pix * g->wpp_in) * wb + c0 * g->es,
+                    g->ifmap_off[c->buf] + (pix - r0 * in->wi) * g->pix_bytes, nch * g->es);
     } else if (c->kind == ENPU_RS_LOAD_FILTERS) {
         enpu_rs_pass ps;
         enpu_rs_pass_of(g, in, c->what, &ps);

@@ -42,40 +42,44 @@ typedef struct figures {
 
 static const figures expect[4] = {
     {"rowstat", 8,
-     {"energy per inference 69.379 uJ (45 nm, 0.9 V; dynamic, counted actions), 17.725 pJ/MAC, average power "
-      "62.717 mW at 100 MHz, EDP 7.675e-08 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 1.566 (2.3%) alu 0.008 (0.0%) requant 0.129 (0.2%) psum 18.486 (26.6%) pe_fifo "
-      "0.732 (1.1%) ifmap_lb 2.576 (3.7%) filter_lb 7.297 (10.5%) glb 4.599 (6.6%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 3.725 (5.4%) psum_link 0.429 (0.6%) psum_net 4.926 (7.1%) dram 24.905 (35.9%)",
-      "energy by level (uJ): datapath 1.702 (2.5%) register file 29.091 (41.9%) global buffer 4.599 (6.6%) "
-      "network 9.081 (13.1%) dram 24.905 (35.9%)"},
+     {"energy per inference 83.282 uJ (45 nm, 0.9 V; dynamic, counted actions), 21.277 pJ/MAC, average "
+      "power 78.155 mW at 100 MHz, EDP 8.875e-08 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 1.566 (1.9%) alu 0.016 (0.0%) requant 0.129 (0.2%) psum 17.907 (21.5%) "
+      "pe_fifo 0.575 (0.7%) ifmap_lb 2.548 (3.1%) filter_lb 7.297 (8.8%) glb 7.654 (9.2%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 2.926 (3.5%) psum_link 0.659 (0.8%) psum_net 7.535 (9.0%) dram 34.471 "
+      "(41.4%)",
+      "energy by level (uJ): datapath 1.710 (2.1%) register file 28.327 (34.0%) global buffer 7.654 (9.2%) "
+      "network 11.120 (13.4%) dram 34.471 (41.4%)"},
      0},
     {"rowstat", 16,
-     {"energy per inference 92.689 uJ (45 nm, 0.9 V; dynamic, counted actions), 23.680 pJ/MAC, average power "
-      "78.571 mW at 100 MHz, EDP 1.093e-07 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 3.816 (4.1%) alu 0.016 (0.0%) requant 0.129 (0.1%) psum 17.938 (19.4%) pe_fifo "
-      "0.732 (0.8%) ifmap_lb 2.576 (2.8%) filter_lb 7.297 (7.9%) glb 8.717 (9.4%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 3.725 (4.0%) psum_link 0.645 (0.7%) psum_net 7.419 (8.0%) dram 39.679 (42.8%)",
-      "energy by level (uJ): datapath 3.960 (4.3%) register file 28.543 (30.8%) global buffer 8.717 (9.4%) "
-      "network 11.790 (12.7%) dram 39.679 (42.8%)"},
+     {"energy per inference 113.123 uJ (45 nm, 0.9 V; dynamic, counted actions), 28.900 pJ/MAC, average "
+      "power 103.115 mW at 100 MHz, EDP 1.241e-07 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 3.816 (3.4%) alu 0.018 (0.0%) requant 0.129 (0.1%) psum 17.755 (15.7%) "
+      "pe_fifo 0.575 (0.5%) ifmap_lb 2.548 (2.3%) filter_lb 7.297 (6.5%) glb 9.647 (8.5%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 2.926 (2.6%) psum_link 0.719 (0.6%) psum_net 8.223 (7.3%) dram 59.470 "
+      "(52.6%)",
+      "energy by level (uJ): datapath 3.963 (3.5%) register file 28.176 (24.9%) global buffer 9.647 (8.5%) "
+      "network 11.867 (10.5%) dram 59.470 (52.6%)"},
      0},
     {"eyeriss", 8,
-     {"energy per inference 45.861 uJ (45 nm, 0.9 V; dynamic, counted actions), 11.716 pJ/MAC, average power "
-      "156.866 mW at 200 MHz, EDP 1.341e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 1.566 (3.4%) alu 0.008 (0.0%) requant 0.129 (0.3%) psum 9.918 (21.6%) pe_fifo "
-      "0.147 (0.3%) ifmap_lb 0.546 (1.2%) filter_lb 2.413 (5.3%) glb 4.309 (9.4%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 1.024 (2.2%) psum_link 0.840 (1.8%) psum_net 2.046 (4.5%) dram 22.914 (50.0%)",
-      "energy by level (uJ): datapath 1.703 (3.7%) register file 13.024 (28.4%) global buffer 4.309 (9.4%) "
-      "network 3.911 (8.5%) dram 22.914 (50.0%)"},
+     {"energy per inference 45.112 uJ (45 nm, 0.9 V; dynamic, counted actions), 11.525 pJ/MAC, average "
+      "power 159.785 mW at 200 MHz, EDP 1.274e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 1.566 (3.5%) alu 0.008 (0.0%) requant 0.129 (0.3%) psum 9.918 (22.0%) "
+      "pe_fifo 0.109 (0.2%) ifmap_lb 0.541 (1.2%) filter_lb 2.413 (5.3%) glb 4.216 (9.3%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 0.829 (1.8%) psum_link 0.840 (1.9%) psum_net 2.044 (4.5%) dram 22.498 "
+      "(49.9%)",
+      "energy by level (uJ): datapath 1.703 (3.8%) register file 12.982 (28.8%) global buffer 4.216 (9.3%) "
+      "network 3.714 (8.2%) dram 22.498 (49.9%)"},
      0},
     {"eyeriss", 16,
-     {"energy per inference 67.350 uJ (45 nm, 0.9 V; dynamic, counted actions), 17.206 pJ/MAC, average power "
-      "214.636 mW at 200 MHz, EDP 2.113e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 3.816 (5.7%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.918 (14.7%) pe_fifo "
-      "0.198 (0.3%) ifmap_lb 0.551 (0.8%) filter_lb 2.413 (3.6%) glb 5.543 (8.2%) itcm 0.000 (0.0%) bus 0.000 "
-      "(0.0%) noc 1.094 (1.6%) psum_link 0.840 (1.2%) psum_net 2.050 (3.0%) dram 40.788 (60.6%)",
-      "energy by level (uJ): datapath 3.953 (5.9%) register file 13.080 (19.4%) global buffer 5.544 (8.2%) "
-      "network 3.985 (5.9%) dram 40.788 (60.6%)"},
+     {"energy per inference 74.970 uJ (45 nm, 0.9 V; dynamic, counted actions), 19.153 pJ/MAC, average "
+      "power 253.806 mW at 200 MHz, EDP 2.215e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 3.816 (5.1%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.854 (13.1%) "
+      "pe_fifo 0.180 (0.2%) ifmap_lb 0.549 (0.7%) filter_lb 2.413 (3.2%) glb 5.906 (7.9%) itcm 0.000 "
+      "(0.0%) bus 0.000 (0.0%) noc 1.220 (1.6%) psum_link 0.867 (1.2%) psum_net 2.094 (2.8%) dram 47.932 "
+      "(63.9%)",
+      "energy by level (uJ): datapath 3.954 (5.3%) register file 12.997 (17.3%) global buffer 5.906 (7.9%) "
+      "network 4.181 (5.6%) dram 47.932 (63.9%)"},
      0},
 };
 

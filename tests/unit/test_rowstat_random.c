@@ -7,7 +7,10 @@
  * (the mapping search's choice), then run again under random other valid
  * mappings; every run, in cycle and functional mode, must write the golden
  * reference's output element by element, and the compiler's cost model must
- * predict the cycle engine's every cycle, activity and memory access. */
+ * predict the cycle engine's every cycle, activity and memory access.  The
+ * random mappings take ifmap tiles (rs_ict) half the time; the search's
+ * lower bound holds for each, and its branch and bound chooses what the
+ * exhaustive search chooses, never worse than the previous search. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,6 +151,8 @@ static int check_layer(void *ctx, int layer, const enpu_layer_stats *st, const e
 }
 
 static uint64_t n_ff, n_compute; /* cycles fast-forwarded, compute cycles (the cases so far) */
+static int n_tiled, n_searched;   /* random mappings with ifmap tiles; layers searched three ways */
+static int n_traded;              /* layers whose choice gave up cycles for traffic */
 
 /* Both modes against the golden reference; the cost model against the cycle
  * engine, every activity and memory count of every instruction; the cycle
@@ -210,9 +215,17 @@ static bool remap(rng *r, enpu_program *p, const enpu_graph *qg) {
         c.rs_q = irand(r, 1, in->ci / in->groups);
         c.rs_gpar = in->groups > 1 ? irand(r, 0, 1) : 0;
         c.rs_dbuf = irand(r, 0, 7);
-        if (enpu_rs_validate(a, &c, &err) != 0) continue;
+        c.rs_ict = 0;
         enpu_rs_geom g;
+        if (enpu_rs_geom_of(a, &c, &g, &err) != 0) continue;
+        /* ifmap tiles (rs_ict): half the time, any number of channel blocks */
+        if (!c.rs_gpar && irand(r, 0, 1)) c.rs_ict = irand(r, 1, g.n_cb);
+        if (enpu_rs_validate(a, &c, &err) != 0) continue;
         assert_int_equal(enpu_rs_geom_of(a, &c, &g, &err), 0);
+        /* the search's lower bound holds for every mapping */
+        int64_t lb = rs_map_bound(a, &c), t = rs_model_instr(a, &c, NULL);
+        if (lb > t) fail_msg("rs_map_bound %lld over the cost model's %lld cycles", (long long)lb, (long long)t);
+        n_tiled += c.rs_ict > 0;
         size_t len = (size_t)((c.rs_weight_addr + g.weight_words) * g.wb);
         uint8_t *img = calloc(len, 1);
         assert_non_null(img);
@@ -229,6 +242,61 @@ static bool remap(rng *r, enpu_program *p, const enpu_graph *qg) {
 }
 
 static int n_run, n_nofit, n_mappings;
+
+/* The objective (docs/rowstat.md "The mapping's objective"): an
+ * alternative faster than the choice is within 1% of it (the slack: the
+ * choice takes at most a hundredth of the fastest's cycles more), and moves
+ * at least the choice's DRAM words, and on equal words at least its
+ * global-buffer bytes -- each mapping's counts from the cost model. */
+static void traded(const char *what, const enpu_arch *a, const enpu_instr *choice, const rs_map_info *fi) {
+    if (fi->alt_cycles < 0 || fi->alt_cycles >= fi->cycles) return;
+    if (fi->cycles - fi->alt_cycles > fi->alt_cycles / 100)
+        fail_msg("%s: the choice's %lld cycles, an alternative's %lld: past the slack", what, (long long)fi->cycles,
+                 (long long)fi->alt_cycles);
+    rs_counts cc, ca;
+    assert_int_equal(rs_model_instr(a, choice, &cc), fi->cycles);
+    assert_int_equal(rs_model_instr(a, &fi->alt, &ca), fi->alt_cycles);
+    uint64_t dc = cc.reads[ENPU_MEM_OFFCHIP] + cc.writes[ENPU_MEM_OFFCHIP];
+    uint64_t da = ca.reads[ENPU_MEM_OFFCHIP] + ca.writes[ENPU_MEM_OFFCHIP];
+    uint64_t gc = cc.reads[ENPU_MEM_GLB] + cc.writes[ENPU_MEM_GLB], ga = ca.reads[ENPU_MEM_GLB] + ca.writes[ENPU_MEM_GLB];
+    if (da < dc || (da == dc && ga < gc))
+        fail_msg("%s: a faster alternative moves less: DRAM %llu against %llu words, buffer %llu against %llu bytes",
+                 what, (unsigned long long)da, (unsigned long long)dc, (unsigned long long)ga, (unsigned long long)gc);
+    n_traded++;
+}
+
+/* The mapping search (docs/rowstat.md "The mapping search"): its choice's
+ * lower bound is below its cycles; it is never worse than the previous
+ * search (LEGACY), and with `exhaustive` the branch and bound chooses what
+ * timing every mapping chooses, the same best alternative's cycles too. */
+static void search_check(const char *what, const enpu_arch *a, const enpu_program *p,
+                         bool exhaustive) {
+    const enpu_instr *in = NULL;
+    for (int i = 0; i < p->n_instr; i++)
+        if (p->instr[i].opcode == ENPU_OPC_RS_CONV) in = &p->instr[i];
+    assert_non_null(in);
+    int64_t t = rs_model_instr(a, in, NULL), lb = rs_map_bound(a, in);
+    if (lb > t) fail_msg("%s: rs_map_bound %lld over the model's %lld", what, (long long)lb, (long long)t);
+    enpu_err err = {0};
+    rs_map_info fi, oi;
+    enpu_instr f = *in, o = *in;
+    assert_int_equal(rs_map_layer(a, &f, ENPU_SEARCH_FAST, what, &fi, &err), 0);
+    assert_int_equal(fi.cycles, t);
+    assert_int_equal(rs_map_layer(a, &o, ENPU_SEARCH_LEGACY, what, &oi, &err), 0);
+    if (oi.cycles < fi.cycles)
+        fail_msg("%s: the search's %lld cycles, the previous search's %lld", what, (long long)fi.cycles,
+                 (long long)oi.cycles);
+    traded(what, a, &f, &fi);
+    if (!exhaustive) return;
+    rs_map_info xi;
+    enpu_instr x = *in;
+    assert_int_equal(rs_map_layer(a, &x, ENPU_SEARCH_EXHAUSTIVE, what, &xi, &err), 0);
+    assert_int_equal(xi.cycles, fi.cycles);
+    assert_int_equal(xi.alt_cycles, fi.alt_cycles);
+    assert_memory_equal(&x, &f, sizeof x);
+    assert_true(xi.n_timed >= fi.n_timed);
+    n_searched++;
+}
 
 static void random_case(uint64_t seed, int bits) {
     rng r = {seed};
@@ -254,6 +322,7 @@ static void random_case(uint64_t seed, int bits) {
         return;
     }
     if (rc) fail_msg("%s: %s", what, err.msg);
+    search_check(what, &a, &p, seed % 4 == 0);
     /* the input: random, beyond the calibration range at times */
     const enpu_tensor *xt = &g->tensors[g->inputs[0]];
     enpu_buf in;
@@ -282,7 +351,7 @@ static void random_case(uint64_t seed, int bits) {
 
 /* Most random layers must run: the check must not pass by refusing them. */
 static void run_cases(uint64_t first, int bits) {
-    n_run = n_nofit = n_mappings = 0;
+    n_run = n_nofit = n_mappings = n_tiled = n_searched = n_traded = 0;
     n_ff = n_compute = 0;
     const char *one = getenv("ENPU_RS_SEED"); /* a failing case on its own */
     if (one) {
@@ -294,8 +363,14 @@ static void run_cases(uint64_t first, int bits) {
                     "mappings of them, %d refused (no mapping fits the random engine); fast-forward equal to the "
                     "per-cycle path, %llu of their %llu compute cycles in fast-forwarded passes\n",
             bits, n_run, n_mappings, n_nofit, (unsigned long long)n_ff, (unsigned long long)n_compute);
+    fprintf(stderr, "%d-bit: %d of the random mappings with ifmap tiles; %d layers searched exhaustively too, "
+                    "the same choice; %d layers traded at most 1%% of cycles for less traffic\n", bits, n_tiled,
+            n_searched, n_traded);
     assert_true(n_run >= N_CASES * 3 / 4);
     assert_true(n_mappings >= n_run);
+    assert_true(n_tiled >= n_mappings / 4);
+    assert_true(n_searched >= n_run / 8);
+    assert_true(n_traded > 0); /* the objective's check ran */
 }
 
 static void test_random_int8(void **state) {

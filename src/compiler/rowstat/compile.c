@@ -45,6 +45,7 @@ typedef struct rc_ctx {
     int nl;
     int64_t dram_words;   /* bump allocation */
     int es;
+    enpu_search search;   /* the mapping search (opts) */
 } rc_ctx;
 
 
@@ -379,18 +380,27 @@ static int emit(rc_ctx *c, enpu_program *p) {
         rlayer *l = &c->L[i];
         if (l->host) continue;
         l->ins.rs_weight_addr = wbase;
-        int64_t cyc = 0;
-        rc = rs_map_layer(c->a, &l->ins, g->nodes[l->node].name, &cyc, c->err);
+        rs_map_info mi;
+        rc = rs_map_layer(c->a, &l->ins, c->search, g->nodes[l->node].name, &mi, c->err);
         if (rc) return rc;
         enpu_rs_geom geo;
         if ((rc = enpu_rs_geom_of(c->a, &l->ins, &geo, c->err))) return rc;
         wbase += geo.weight_words;
         free(l->note);
-        l->note = cc_dupf("e=%" PRId64 " p=%" PRId64 " q=%" PRId64 " r=%" PRId64 " t=%" PRId64
-                       " hf=%" PRId64 "%s dbuf=%" PRId64 ": %" PRId64 " passes, global buffer %" PRId64
-                       " of %" PRId64 " bytes",
-                       geo.e, geo.p, geo.q, geo.r, geo.t, geo.hf, geo.gpar ? " (groups side by side)" : "",
-                       l->ins.rs_dbuf, geo.n_passes, geo.glb_used, c->a->rs_glb_bytes);
+        char alt[256] = "no other mapping fits";
+        if (mi.alt_cycles >= 0) {
+            enpu_rs_geom ga;
+            enpu_err e2 = {0};
+            enpu_rs_geom_of(c->a, &mi.alt, &ga, &e2);
+            snprintf(alt, sizeof alt, "the best other: %s, %" PRId64 " cycles (+%.1f%%)",
+                     rs_map_params(&ga, &mi.alt).s, mi.alt_cycles,
+                     100.0 * (double)(mi.alt_cycles - mi.cycles) / (double)mi.cycles);
+        }
+        l->note = cc_dupf("%s: %" PRId64 " passes, global buffer %" PRId64 " of %" PRId64
+                          " bytes; %" PRId64 " cycles modelled, %" PRId64 " mappings of %" PRId64
+                          " PE-set shapes timed; %s",
+                          rs_map_params(&geo, &l->ins).s, geo.n_passes, geo.glb_used, c->a->rs_glb_bytes,
+                          mi.cycles, mi.n_timed, mi.n_cand, alt);
         if (!l->note) return oom(c);
     }
     int64_t wb = enpu_arch_word_bytes(c->a);
@@ -526,10 +536,10 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
 
 int enpu_rs_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                     enpu_program *prog, enpu_compile_report *rep, enpu_err *err) {
-    (void)o;
     rc_ctx c;
     memset(&c, 0, sizeof c);
     c.g = qg, c.a = arch, c.err = err;
+    c.search = o ? o->search : ENPU_SEARCH_FAST;
     c.es = enpu_qgraph_bits(qg) == 16 ? 2 : 1;
     c.t = calloc((size_t)(qg->n_tensors ? qg->n_tensors : 1), sizeof *c.t);
     int rc = c.t ? 0 : oom(&c);

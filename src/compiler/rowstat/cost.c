@@ -147,6 +147,10 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
  * engine's DMA is the channel's only requester, so there is no arbitration. */
 typedef struct dram_chan {
     int64_t burst, rate, lat, rowb, banks, miss;
+    /* log2 of burst, rate, rowb, banks when all four are powers of two, so
+     * that the divisions below are shifts (-1: divide); the mapping search
+     * times thousands of bursts per ifmap tile */
+    int lb, lr, lrow, lbank;
     int64_t free_at;  /* the first cycle the channel may grant again */
     int64_t *open;    /* per bank: its open row, -1 */
 } dram_chan;
@@ -161,6 +165,15 @@ static int chan_init(dram_chan *c, const enpu_arch *a) {
     c->banks = a->dram_banks > 0 ? a->dram_banks : 1;
     c->miss = a->dram_row_miss_cycles;
     c->free_at = 0;
+    const int64_t v[4] = {c->burst, c->rate, c->rowb, c->banks};
+    int l[4];
+    bool pow2 = true;
+    for (int i = 0; i < 4; i++) {
+        l[i] = 0;
+        while (((int64_t)1 << l[i]) < v[i] && l[i] < 62) l[i]++;
+        if (((int64_t)1 << l[i]) != v[i]) pow2 = false;
+    }
+    c->lb = pow2 ? l[0] : -1, c->lr = l[1], c->lrow = l[2], c->lbank = l[3];
     c->open = malloc((size_t)c->banks * sizeof *c->open);
     if (!c->open) return -1;
     for (int64_t b = 0; b < c->banks; b++) c->open[b] = -1;
@@ -169,8 +182,14 @@ static int chan_init(dram_chan *c, const enpu_arch *a) {
 
 /* The burst granted at t for bytes [x, x + b): its service cycles. */
 static int64_t chan_grant(dram_chan *c, int64_t x, int64_t b, int64_t t) {
-    const int64_t bank = (x / c->rowb) % c->banks, row = x / (c->rowb * c->banks);
-    int64_t s = (b + c->rate - 1) / c->rate;
+    int64_t bank, row, s;
+    if (c->lb >= 0) {
+        bank = (x >> c->lrow) & (c->banks - 1), row = x >> (c->lrow + c->lbank);
+        s = (b + c->rate - 1) >> c->lr;
+    } else {
+        bank = (x / c->rowb) % c->banks, row = x / (c->rowb * c->banks);
+        s = (b + c->rate - 1) / c->rate;
+    }
     if (c->open[bank] != row) s += c->miss, c->open[bank] = row;
     c->free_at = t + s;
     return s;
@@ -192,7 +211,8 @@ static void dma_run(void *ctx, const enpu_rs_run *r) {
     dma_acc *a = ctx;
     dram_chan *ch = a->ch;
     for (int64_t x = r->dram, end = r->dram + r->bytes; x < end;) {
-        const int64_t lim = (x / ch->burst + 1) * ch->burst, b = (lim < end ? lim : end) - x;
+        const int64_t lim = ch->lb >= 0 ? ((x >> ch->lb) + 1) << ch->lb : (x / ch->burst + 1) * ch->burst;
+        const int64_t b = (lim < end ? lim : end) - x;
         const int64_t g = max64(a->t, ch->free_at);
         a->t = g + chan_grant(ch, x, b, g);
         a->done = a->t + ch->lat;
@@ -279,8 +299,37 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
 
 /* The body of rs_conv `in` from cycle B (after its configuration) on DRAM
  * channel d: returns the first cycle after it; adds its counts to c. */
+/* The timing of pass ps by its shape, through the memo (at most 32 shapes:
+ * two values of each of the five keys); -1 when out of memory. */
+static const pass_time *pass_lookup(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in,
+                                    const enpu_rs_pass *ps, pass_time *memo, int *nmemo, pass_time *fresh) {
+    for (int i = 0; i < *nmemo; i++)
+        if (memo[i].ne == ps->ne && memo[i].nc == ps->nc && memo[i].nf == ps->nf && memo[i].ng == ps->ng &&
+            memo[i].nk == ps->nk)
+            return &memo[i];
+    *fresh = (pass_time){ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, 0, 0, 0};
+    if (pass_model(a, g, in, ps, fresh) != 0) return NULL;
+    if (*nmemo < 32) {
+        memo[(*nmemo)++] = *fresh;
+        return &memo[*nmemo - 1];
+    }
+    return fresh;
+}
+
+/* Pass k into *ps and its timing (pass_lookup). */
+static const pass_time *pass_at(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in, int64_t k,
+                                enpu_rs_pass *ps, pass_time *memo, int *nmemo, pass_time *fresh) {
+    enpu_rs_pass_of(g, in, k, ps);
+    return pass_lookup(a, g, in, ps, memo, nmemo, fresh);
+}
+
+/* A pass's cycles from its start to its done (its last psum in the buffer). */
+static int64_t pass_span(const enpu_arch *a, const enpu_rs_pass *ps, const pass_time *pt) {
+    return pt->s_last + 1 + (ps->final ? a->requant_latency : 0);
+}
+
 static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *d, int64_t B,
-                           rs_counts *c) {
+                           int64_t limit, rs_counts *c) {
     enpu_rs_geom g;
     enpu_err e = {0};
     if (enpu_rs_geom_of(a, in, &g, &e) != 0) return -1;
@@ -292,6 +341,25 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
     if (!cmd || !pd) {
         free(cmd), free(pd);
         return -1;
+    }
+    /* With a limit (the mapping search's branch and bound): the passes run
+     * one after the other, each at least its span, so the layer ends no
+     * earlier than the cycle a pass ends plus the spans of the passes after
+     * it; once that reaches the limit, the limit is the answer. */
+    int64_t rest = 0;
+    for (int64_t k = 0; limit < INT64_MAX && k < g.n_passes; k++) {
+        enpu_rs_pass ps;
+        pass_time fresh;
+        const pass_time *pt = pass_at(a, &g, in, k, &ps, memo, &nmemo, &fresh);
+        if (!pt) {
+            free(cmd), free(pd);
+            return -1;
+        }
+        rest += pass_span(a, &ps, pt);
+    }
+    if (limit < INT64_MAX && B + rest >= limit) {
+        free(cmd), free(pd);
+        return limit;
     }
     dma_acc da = {d, B, B, 0, 0, g.wb};
     int64_t ci = 0, prev = B, end = B, chan = B; /* chan: the DMA engine may issue from here */
@@ -323,23 +391,19 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
             break;
         }
         enpu_rs_pass ps;
-        enpu_rs_pass_of(&g, in, k, &ps);
-        const pass_time *pt = NULL;
-        for (int i = 0; i < nmemo && !pt; i++)
-            if (memo[i].ne == ps.ne && memo[i].nc == ps.nc && memo[i].nf == ps.nf && memo[i].ng == ps.ng &&
-                memo[i].nk == ps.nk)
-                pt = &memo[i];
-        pass_time fresh = {ps.ne, ps.nc, ps.nf, ps.ng, ps.nk, 0, 0, 0};
+        pass_time fresh;
+        const pass_time *pt = pass_at(a, &g, in, k, &ps, memo, &nmemo, &fresh);
         if (!pt) {
-            if (pass_model(a, &g, in, &ps, &fresh) != 0) {
-                free(cmd), free(pd);
-                return -1;
-            }
-            if (nmemo < 32) memo[nmemo++] = fresh;
-            pt = &fresh;
+            free(cmd), free(pd);
+            return -1;
         }
         int64_t T0 = ready;
-        int64_t PD = T0 + pt->s_last + 1 + (ps.final ? a->requant_latency : 0);
+        int64_t PD = T0 + pass_span(a, &ps, pt);
+        rest -= pass_span(a, &ps, pt);
+        if (limit < INT64_MAX && PD + rest >= limit) {
+            free(cmd), free(pd);
+            return limit;
+        }
         c->act[ENPU_ACT_DMA_WAIT] += T0 - prev;
         c->act[ENPU_ACT_PIPELINE_FILL] += pt->tc;
         c->act[ENPU_ACT_COMPUTE] += pt->tl - pt->tc + 1;
@@ -357,7 +421,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
 /* Instruction `in` from cycle t (its fetch), a sync's host op taking `host`
  * host CPU cycles (enpu_sync_host_cycles); returns the cycle after it. */
 static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, int64_t host, dram_chan *d, int64_t t,
-                           rs_counts *c) {
+                           int64_t limit, rs_counts *c) {
     int64_t ctl = a->instr_fetch_cycles + a->decode_cycles;
     /* the fetch reads the instruction's bus words out of the ITCM */
     c->reads[ENPU_MEM_ITCM] += (ENPU_INSTR_BITS + a->bus_bits - 1) / a->bus_bits;
@@ -369,7 +433,7 @@ static int64_t instr_model(const enpu_arch *a, const enpu_instr *in, int64_t hos
         return t + ctl + host;
     }
     if (in->opcode != ENPU_OPC_RS_CONV) return t + ctl;
-    return layer_model(a, in, d, t + ctl, c);
+    return layer_model(a, in, d, t + ctl, limit, c);
 }
 
 int64_t rs_model_program(const enpu_program *p, rs_counts *cnt) {
@@ -379,7 +443,7 @@ int64_t rs_model_program(const enpu_program *p, rs_counts *cnt) {
     for (int i = 0; i < p->n_instr && t >= 0; i++) {
         rs_counts c;
         memset(&c, 0, sizeof c);
-        t = instr_model(&p->arch, &p->instr[i], enpu_sync_host_cycles(p, i), &d, t, &c);
+        t = instr_model(&p->arch, &p->instr[i], enpu_sync_host_cycles(p, i), &d, t, INT64_MAX, &c);
         if (cnt) cnt[i] = c;
     }
     free(d.open);
@@ -387,13 +451,17 @@ int64_t rs_model_program(const enpu_program *p, rs_counts *cnt) {
 }
 
 int64_t rs_model_instr(const enpu_arch *a, const enpu_instr *in, rs_counts *c) {
+    return rs_model_instr_limit(a, in, INT64_MAX, c);
+}
+
+int64_t rs_model_instr_limit(const enpu_arch *a, const enpu_instr *in, int64_t limit, rs_counts *c) {
     enpu_err e = {0};
     if (enpu_rs_validate(a, in, &e) != 0) return -1;
     dram_chan d;
     if (chan_init(&d, a) != 0) return -1;
     rs_counts tmp;
     memset(&tmp, 0, sizeof tmp);
-    int64_t t = instr_model(a, in, 0, &d, 0, &tmp);
+    int64_t t = instr_model(a, in, 0, &d, 0, limit, &tmp);
     free(d.open);
     if (c) *c = tmp;
     return t;

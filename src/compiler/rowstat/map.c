@@ -1,9 +1,22 @@
 /* The mapping search of the row-stationary back end (docs/rowstat.md "The
- * mapping search"): every mapping of a convolution onto the PE array that
- * enpu_rs_validate accepts (array, loop buffers, psum RAM, input FIFO, output
- * network, global buffer) is ranked by a quick estimate, and the best few by
- * the estimate are timed by the cost model (cost.c, equal to the simulator):
- * the fewest modelled cycles win. */
+ * mapping search").  The space: every mapping enpu_rs_validate accepts --
+ * the PE set's shape (rs_hf kernel rows x rs_e output rows), its
+ * replication (rs_p filters and rs_q channels per PE, rs_r sets down the
+ * columns, rs_t side by side, rs_gpar), the kernel's folds, the ifmap tiles
+ * of the global buffer (rs_ict) and its double buffers (rs_dbuf).
+ *
+ * FAST (the default) is branch and bound: each candidate gets a lower bound
+ * of its cycles (bound(): the passes' filter loads and the busiest PE's
+ * MACs, one after the other; or the layer's DRAM bytes at the channel's
+ * rate), the candidates are timed by the cost model (cost.c, equal to the
+ * simulator) in the order of their bounds, and the search stops when the
+ * next bound is past the time beyond which a mapping can be neither the
+ * choice nor the best alternative (pool_pick's threshold): the choice and
+ * the alternative are those of timing every candidate (EXHAUSTIVE does,
+ * the yardstick).  The choice: cycles first, then traffic (the objective
+ * below).
+ * LEGACY is the previous search, kept for comparisons: whole-strip ifmaps
+ * only, ranked by an estimate, the best 12 of it timed. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,18 +25,23 @@
 #include "compiler/rowstat/rs.h"
 #include "isa/isa_internal.h"
 
-#define N_EXACT 12 /* mappings timed by the cost model */
-#define N_VALS 64  /* candidate values per mapping field, at most */
+#define N_LEGACY 12 /* mappings LEGACY times */
+#define N_VALS 64   /* candidate values per mapping field, at most */
 
 typedef struct cand {
     enpu_instr in;
-    double est;
+    double key;   /* LEGACY: the estimate; else the lower bound */
+    int64_t idx;  /* enumeration order: ties are broken by it, so every mode is deterministic */
 } cand;
 
 static int cand_cmp(const void *pa, const void *pb) {
     const cand *a = pa, *b = pb;
-    return a->est < b->est ? -1 : a->est > b->est;
+    if (a->key != b->key) return a->key < b->key ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
+
+static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* Distinct values ceil(n / k) for k = 1, 2, ... that are in [1, hi], largest
  * first: every way of cutting n into equal-ish blocks. */
@@ -38,9 +56,8 @@ static int block_sizes(int64_t n, int64_t hi, int64_t *out) {
     return cnt;
 }
 
-/* The cycles a mapping roughly takes: its passes (filters in, the first
- * window, its MACs, the chain's skew, the psums out), or its DRAM traffic
- * when that is longer. */
+/* LEGACY's estimate: its passes (filters in, the first window, its MACs,
+ * the chain's skew, the psums out), or its DRAM traffic when longer. */
 static double estimate(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
     int64_t L = g->q * in->wk, U = in->wo * g->p, C = g->r * g->hf;
     int64_t nf = g->p * g->t * g->q * g->r * g->hf * in->wk;
@@ -54,11 +71,124 @@ static double estimate(const enpu_arch *a, const enpu_instr *in, const enpu_rs_g
     return t > dram ? t : dram;
 }
 
-int rs_map_layer(const enpu_arch *a, enpu_instr *in, const char *what, int64_t *cycles,
-                 enpu_err *err) {
+/* A PE set's shape: the fields a pass's timing bound depends on. */
+typedef struct shape {
+    int64_t hf, e, p, q, r, t;
+    int gp;
+} shape;
+
+/* The passes' part of the bound: passes run one after the other, and a
+ * pass ends no earlier than each of
+ * - its filters in (NF values, (NF-1)/filter_net_values + 2 cycles after
+ *   its start: the network's two register stages), then the chain's skew
+ *   (a PE's first MAC of a unit takes the psum the PE above passed down,
+ *   rs_pe_pipeline cycles after that PE's L-th MAC, L = its channels x wk),
+ *   then the bottom PE's MACs, one a cycle; and the busiest PE's MACs after
+ *   the filters;
+ * - its ifmap stream's last value in its PE ((I-1)/ifmap_net_values + 2)
+ *   and a MAC that uses it;
+ * - its psums through the output network (rs_psum_net_values a cycle).
+ * A pass's rows, filters, channels and kernel rows depend only on whether
+ * its strip and block digits are the last of their dimension: the sum runs
+ * over those classes.  From the shape alone (the contract's block
+ * arithmetic written out), as the search calls it on every shape before
+ * validating any. */
+static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape *s) {
+    const int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G, wk = in->wk, wo = in->wo;
+    const int64_t fbs = s->gp ? s->p : s->p * s->t, cbs = s->q * s->r, D = a->rs_pe_pipeline;
+    const int64_t dg[5] = {enpu_ceil_div(in->ho, s->e), s->gp ? enpu_ceil_div(G, s->t) : G, enpu_ceil_div(opg, fbs),
+                           enpu_ceil_div(cpg, cbs), enpu_ceil_div(in->hk, s->hf)};
+    const int64_t ncols = in->stride_w <= wk ? (wo - 1) * in->stride_w + wk : wo * wk;
+    int64_t sum = 0;
+    for (int cls = 0; cls < 32; cls++) {
+        int64_t cnt = 1, idx[5];
+        for (int d = 0; d < 5; d++) {
+            bool last = (cls >> d) & 1;
+            idx[d] = last ? dg[d] - 1 : 0;
+            if (!last) cnt *= dg[d] - 1;
+        }
+        if (cnt <= 0) continue;
+        int64_t ne = imin(s->e, in->ho - idx[0] * s->e), ng = s->gp ? imin(s->t, G - idx[1] * s->t) : 1;
+        int64_t nf = imin(fbs, opg - idx[2] * fbs), nc = imin(cbs, cpg - idx[3] * cbs);
+        int64_t nk = imin(s->hf, in->hk - idx[4] * s->hf);
+        int64_t tu = s->gp ? ng : enpu_ceil_div(nf, s->p), ru = enpu_ceil_div(nc, s->q);
+        int64_t P = s->gp ? ng * nf : nf, pmax = s->gp ? nf : imin(s->p, nf);
+        int64_t qmax = imin(s->q, nc), qlast = nc - (ru - 1) * s->q;
+        int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
+        /* the skew: every PE of the chain but the bottom one, set by set */
+        int64_t skew = (ru - 1) * nk * (s->q * wk - 1 + D) + (nk - 1) * (qlast * wk - 1 + D);
+        int64_t t = imax(TF + wo * pmax * qmax * wk, TF + skew + wo * pmax * qlast * wk);
+        int64_t nK = in->stride_h <= nk ? (ne - 1) * in->stride_h + nk : ne * nk;
+        int64_t I = ncols * (s->gp ? tu : 1) * nK * nc;
+        t = imax(t, (I - 1) / a->rs_ifmap_net_values + 3);
+        t = imax(t, enpu_ceil_div(ne * wo * P, a->rs_psum_net_values));
+        sum += cnt * t;
+    }
+    return sum;
+}
+
+/* The DRAM's part: the DMA engine's bursts are served one after the
+ * other, each at most min(dram_bytes_per_cycle, word) bytes a cycle, so
+ * the bytes every command moves (the ifmap loads, the filter blocks and
+ * their parameters once per strip, the outputs once) take at least their
+ * bytes at that rate. */
+static int64_t dram_bound(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
+    int64_t ibytes = 0;
+    for (int64_t s = 0; s < g->n_strips; s++) {
+        int64_t r0, r1;
+        enpu_rs_strip_rows(g, in, s, &r0, &r1);
+        /* a tile's load per output block: each group's channels once per filter block */
+        ibytes += (r1 - r0) * in->wi * (g->ict ? in->ci * g->es * g->n_fb : g->wpp_in * g->wb);
+    }
+    int64_t bytes = ibytes + g->n_strips * g->weight_words * g->wb + in->ho * in->wo * in->co * g->es;
+    return bytes / imin(a->dram_bytes_per_cycle, g->wb);
+}
+
+int64_t rs_map_bound(const enpu_arch *a, const enpu_instr *in) {
+    enpu_rs_geom g;
+    enpu_err e = {0};
+    if (enpu_rs_geom_of(a, in, &g, &e) != 0) return -1;
+    const shape s = {g.hf, g.e, g.p, g.q, g.r, g.t, g.gpar};
+    const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
+    return ctl + imax(pass_bound(a, in, &s), dram_bound(a, in, &g));
+}
+
+rs_map_text rs_map_params(const enpu_rs_geom *g, const enpu_instr *in) {
+    rs_map_text t;
+    char tiles[48] = "whole strips";
+    if (g->ict > 0) snprintf(tiles, sizeof tiles, "tiles of %" PRId64 " channels", g->tile_ch);
+    snprintf(t.s, sizeof t.s,
+             "n=1 m=%" PRId64 " e=%" PRId64 " p=%" PRId64 " q=%" PRId64 " r=%" PRId64 " t=%" PRId64
+             "%s (sets %" PRId64 "x%" PRId64 ", %" PRId64 " fold%s, ifmap %s, dbuf=%" PRId64 ")",
+             g->fb_size, g->e, g->p, g->q, g->r, g->t, g->gpar ? " on groups" : "", g->hf, g->e, g->n_fold,
+             g->n_fold > 1 ? "s" : "", tiles, in->rs_dbuf);
+    return t;
+}
+
+typedef struct base {
+    shape s;
+    int64_t lb, idx;  /* pass_bound; enumeration order */
+} base;
+
+static int base_cmp(const void *pa, const void *pb) {
+    const base *a = pa, *b = pb;
+    if (a->lb != b->lb) return a->lb < b->lb ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Every PE-set shape of `in` inside the array and the PE's buffers' field
+ * ranges (the validator decides the rest): rs_hf the fewest folds and up
+ * to 3 more, rs_e, rs_p, rs_q every way of cutting the output rows,
+ * filters and channels into equal blocks, rs_t and rs_r every number of
+ * sets that fits, on filters or (rs_gpar) on groups.  NULL on no memory. */
+static base *shapes(const enpu_arch *a, const enpu_instr *in, size_t *n) {
     const int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G;
     int64_t hfs[8], es_[N_VALS], ps[N_VALS], qs[N_VALS], ts[N_VALS], rs[N_VALS];
     int nhf = 0;
+    size_t cap = 256;
+    base *b = malloc(cap * sizeof *b);
+    if (!b) return NULL;
+    *n = 0;
     int64_t hf0 = in->hk < a->rs_rows ? in->hk : a->rs_rows;
     for (int64_t f = enpu_ceil_div(in->hk, hf0); f <= enpu_ceil_div(in->hk, hf0) + 3 && nhf < 8; f++) {
         int64_t v = enpu_ceil_div(in->hk, f);
@@ -67,67 +197,267 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, const char *what, int64_t *
     int ne = block_sizes(in->ho, a->rs_cols, es_);
     int np = block_sizes(opg, a->rs_psum_depth, ps);
     int nq = block_sizes(cpg, a->rs_ifmap_lb_depth / in->wk, qs);
-    static const int dbufs[] = {7, 3, 6, 2, 5, 1, 4, 0};
-    cand *cs = NULL;
-    size_t n = 0, cap = 0;
     for (int gp = 0; gp < (G >= 2 ? 2 : 1); gp++)
         for (int ih = 0; ih < nhf; ih++)
             for (int ie = 0; ie < ne; ie++)
                 for (int ip = 0; ip < np; ip++)
                     for (int iq = 0; iq < nq; iq++) {
-                        int64_t hf = hfs[ih], e = es_[ie], p = ps[ip], q = qs[iq];
-                        int64_t tmax = a->rs_cols / e, rmax = a->rs_rows / hf;
-                        int nt = block_sizes(gp ? G : enpu_ceil_div(opg, p), tmax, ts);
-                        int nr = block_sizes(enpu_ceil_div(cpg, q), rmax, rs);
+                        int64_t tmax = a->rs_cols / es_[ie], rmax = a->rs_rows / hfs[ih];
+                        int nt = block_sizes(gp ? G : enpu_ceil_div(opg, ps[ip]), tmax, ts);
+                        int nr = block_sizes(enpu_ceil_div(cpg, qs[iq]), rmax, rs);
                         for (int it = 0; it < nt; it++)
                             for (int ir = 0; ir < nr; ir++) {
-                                enpu_instr c = *in;
-                                c.rs_e = e, c.rs_p = p, c.rs_q = q, c.rs_t = ts[it], c.rs_r = rs[ir];
-                                c.rs_hf = hf, c.rs_gpar = gp;
-                                enpu_err e2 = {0};
-                                int k = 0;
-                                for (; k < 8; k++) {
-                                    c.rs_dbuf = dbufs[k];
-                                    if (enpu_rs_validate(a, &c, &e2) == 0) break;
-                                }
-                                if (k == 8) continue;
-                                enpu_rs_geom g;
-                                enpu_rs_geom_of(a, &c, &g, &e2);
-                                if (n == cap) {
-                                    cap = cap ? cap * 2 : 256;
-                                    cand *nc = realloc(cs, cap * sizeof *nc);
-                                    if (!nc) {
-                                        free(cs);
-                                        return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                                if (*n == cap) {
+                                    base *nb = realloc(b, 2 * cap * sizeof *nb);
+                                    if (!nb) {
+                                        free(b);
+                                        return NULL;
                                     }
-                                    cs = nc;
+                                    b = nb, cap *= 2;
                                 }
-                                cs[n++] = (cand){c, estimate(a, &c, &g)};
+                                shape sh = {hfs[ih], es_[ie], ps[ip], qs[iq], rs[ir], ts[it], gp};
+                                b[*n] = (base){sh, pass_bound(a, in, &sh), (int64_t)*n};
+                                (*n)++;
                             }
                     }
-    if (n == 0) {
-        /* the smallest mapping says what does not fit */
+    return b;
+}
+
+/* The valid mappings of shape s (LEGACY: whole strips only) into v[]: each
+ * ifmap tiling (the whole strip, or ceil(n_cb / k) channel blocks for k =
+ * 2, 3, ...: one group's, so not with rs_gpar) with the first rs_dbuf that
+ * fits in the order below (the more regions double-buffered the better,
+ * the filters first); key: the bound (LEGACY: its estimate). */
+static int variants(const enpu_arch *a, const enpu_instr *in, const base *b, enpu_search mode, cand *v) {
+    static const int dbufs[] = {7, 3, 6, 2, 5, 1, 4, 0};
+    const shape *s = &b->s;
+    const int64_t cpg = in->ci / in->groups, ncb = enpu_ceil_div(cpg, s->q * s->r);
+    const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
+    int64_t is[N_VALS + 1];
+    int ni = 1, n = 0;
+    is[0] = 0;
+    if (mode != ENPU_SEARCH_LEGACY && !s->gp && ncb > 1) ni += block_sizes(ncb, ncb - 1, is + 1);
+    for (int ii = 0; ii < ni; ii++) {
         enpu_instr c = *in;
+        c.rs_e = s->e, c.rs_p = s->p, c.rs_q = s->q, c.rs_t = s->t, c.rs_r = s->r;
+        c.rs_hf = s->hf, c.rs_gpar = s->gp, c.rs_ict = is[ii];
+        enpu_err e2 = {0};
+        int k = 0;
+        for (; k < 8; k++) {
+            c.rs_dbuf = dbufs[k];
+            if (enpu_rs_validate(a, &c, &e2) == 0) break;
+        }
+        if (k == 8) continue;
+        enpu_rs_geom g;
+        enpu_rs_geom_of(a, &c, &g, &e2);
+        double key = mode == ENPU_SEARCH_LEGACY ? estimate(a, &c, &g)
+                                                : (double)(ctl + imax(b->lb, dram_bound(a, in, &g)));
+        v[n] = (cand){c, key, b->idx * (N_VALS + 1) + ii};
+        n++;
+    }
+    return n;
+}
+
+/* The objective: cycles first, then traffic.  Mappings whose modelled
+ * cycles are within RS_SLACK_NUM / RS_SLACK_DEN of the fewest count as
+ * equally fast -- but never slower than the previous search's choice (the
+ * cap, asked of LEGACY only when the choice is slower than the fastest, as
+ * LEGACY enumerates every shape: sweeps stay near their speed), so the
+ * search stays never worse in cycles; among them the search
+ * takes the one that moves the fewest DRAM words, then the fewest
+ * global-buffer bytes, then the fewest cycles.  Why: the fastest mapping
+ * is often an ifmap tiling that reloads the input for every filter block,
+ * a percent faster for a third more energy (DRAM is half of the engine's
+ * energy; docs/rowstat.md "The mapping's objective" has the measured
+ * trade-off).  The compiler sits below the energy model, so traffic stands
+ * in for energy. */
+#define RS_SLACK_NUM 10 /* 1%: the VGG layer keeps its cycles (docs/rowstat.md) */
+#define RS_SLACK_DEN 1000
+
+/* A timed mapping: its cycles, its traffic and its enumeration index (the
+ * last tie-break, the same in every mode, so FAST chooses what EXHAUSTIVE
+ * does). */
+typedef struct timed {
+    int64_t t, dram, glb, idx;
+    enpu_instr in;
+} timed;
+
+/* The mappings timed to their end so far (a growing array). */
+typedef struct pool {
+    timed *v;
+    size_t n, cap;
+} pool;
+
+/* Whether x goes before y among the equally fast: traffic, then cycles. */
+static bool less_traffic(const timed *x, const timed *y) {
+    if (x->dram != y->dram) return x->dram < y->dram;
+    if (x->glb != y->glb) return x->glb < y->glb;
+    if (x->t != y->t) return x->t < y->t;
+    return x->idx < y->idx;
+}
+
+/* Whether x goes before y by cycles, then traffic (the alternative outside
+ * the slack). */
+static bool fewer_cycles(const timed *x, const timed *y) {
+    if (x->t != y->t) return x->t < y->t;
+    return less_traffic(x, y);
+}
+
+/* The last cycle count within the slack of fewest-cycle count m. */
+static int64_t slack_cut(int64_t m) {
+    return m + m / RS_SLACK_DEN * RS_SLACK_NUM + m % RS_SLACK_DEN * RS_SLACK_NUM / RS_SLACK_DEN;
+}
+
+/* The choice (*best) and the best alternative (*alt, NULL when there is
+ * none) among the pool: the least traffic within the slack (no further
+ * than cap cycles, unless the fastest is slower still), and after it the
+ * next within the slack or else the fastest outside.  Returns the
+ * threshold: a mapping of more cycles changes neither. */
+static int64_t pool_pick(const pool *pl, int64_t cap, const timed **best, const timed **alt) {
+    *best = *alt = NULL;
+    if (pl->n == 0) return INT64_MAX;
+    int64_t m = INT64_MAX;
+    for (size_t i = 0; i < pl->n; i++) m = imin(m, pl->v[i].t);
+    const int64_t cut = imin(slack_cut(m), imax(m, cap));
+    const timed *out = NULL;
+    for (size_t i = 0; i < pl->n; i++) {
+        const timed *x = &pl->v[i];
+        if (x->t > cut) {
+            if (!out || fewer_cycles(x, out)) out = x;
+        } else if (!*best || less_traffic(x, *best)) {
+            *alt = *best, *best = x;
+        } else if (!*alt || less_traffic(x, *alt)) {
+            *alt = x;
+        }
+    }
+    if (*alt) return cut; /* two within the slack: the alternative is one of them */
+    *alt = out;
+    return out ? imax(cut, out->t) : INT64_MAX;
+}
+
+/* Whether the pool's choice is slower than its fastest mapping. */
+static bool pool_traded(const pool *pl, const timed *best) {
+    for (size_t i = 0; i < pl->n; i++)
+        if (pl->v[i].t < best->t) return true;
+    return false;
+}
+
+/* Times candidate c into the pool (only if it may matter: FAST stops the
+ * model at the threshold, EXHAUSTIVE times every mapping whole).  -1 on no
+ * memory. */
+static int consider(const enpu_arch *a, const cand *c, pool *pl, int64_t thr, enpu_search mode,
+                    rs_map_info *info) {
+    int64_t limit = mode != ENPU_SEARCH_EXHAUSTIVE && thr < INT64_MAX ? thr + 1 : INT64_MAX;
+    rs_counts cnt;
+    int64_t t = rs_model_instr_limit(a, &c->in, limit, &cnt);
+    info->n_timed++;
+    if (t < 0 || t >= limit) return 0;
+    if (pl->n == pl->cap) {
+        size_t cap = pl->cap ? 2 * pl->cap : 64;
+        timed *p = realloc(pl->v, cap * sizeof *p);
+        if (!p) return -1;
+        pl->v = p, pl->cap = cap;
+    }
+    pl->v[pl->n++] = (timed){t, (int64_t)(cnt.reads[ENPU_MEM_OFFCHIP] + cnt.writes[ENPU_MEM_OFFCHIP]),
+                             (int64_t)(cnt.reads[ENPU_MEM_GLB] + cnt.writes[ENPU_MEM_GLB]), c->idx, c->in};
+    return 0;
+}
+
+int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const char *what,
+                 rs_map_info *info, enpu_err *err) {
+    size_t nb = 0;
+    /* LEGACY has no slack (cap 0); the others take the whole slack until
+     * their choice turns out slower than the fastest (below) */
+    int64_t cap = mode == ENPU_SEARCH_LEGACY ? 0 : INT64_MAX;
+    memset(info, 0, sizeof *info);
+    base *bs = shapes(a, in, &nb);
+    if (!bs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    qsort(bs, nb, sizeof *bs, base_cmp);
+    const enpu_instr orig = *in;
+    const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
+    int64_t nvalid = 0, thr = INT64_MAX;
+    pool pl = {NULL, 0, 0};
+    const timed *best = NULL, *alt = NULL;
+    cand v[N_VALS + 1];
+    cand *leg = NULL;
+    size_t nleg = 0, legcap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < nb && !rc; i++) {
+        /* every later shape's bound is at least this one's: no mapping of
+         * them can be the choice or the alternative */
+        if (mode == ENPU_SEARCH_FAST && ctl + bs[i].lb > thr) break;
+        int nv = variants(a, &orig, &bs[i], mode, v);
+        nvalid += nv;
+        if (mode == ENPU_SEARCH_LEGACY) {
+            /* LEGACY ranks every mapping by its estimate first */
+            if (nleg + (size_t)nv > legcap) {
+                size_t nc = legcap ? legcap * 2 : 1024;
+                while (nc < nleg + (size_t)nv) nc *= 2;
+                cand *p = realloc(leg, nc * sizeof *p);
+                if (!p) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+                else leg = p, legcap = nc;
+            }
+            for (int k = 0; k < nv && !rc; k++) leg[nleg++] = v[k];
+            continue;
+        }
+        qsort(v, (size_t)nv, sizeof *v, cand_cmp);
+        for (int k = 0; k < nv && !rc; k++) {
+            if (mode == ENPU_SEARCH_FAST && v[k].key > (double)thr) break;
+            if (consider(a, &v[k], &pl, thr, mode, info)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            else if (mode == ENPU_SEARCH_FAST) thr = pool_pick(&pl, cap, &best, &alt);
+        }
+    }
+    if (!rc && mode == ENPU_SEARCH_LEGACY && nleg > 0) {
+        qsort(leg, nleg, sizeof *leg, cand_cmp);
+        for (size_t k = 0; k < nleg && k < N_LEGACY && !rc; k++) {
+            if (consider(a, &leg[k], &pl, thr, mode, info)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+            else thr = pool_pick(&pl, cap, &best, &alt);
+        }
+    }
+    free(leg);
+    free(bs);
+    info->n_cand = (int64_t)nb;
+    pool_pick(&pl, cap, &best, &alt);
+    if (!rc && best && mode != ENPU_SEARCH_LEGACY && pool_traded(&pl, best)) {
+        /* the choice gave up cycles: no more than LEGACY's choice takes (the
+         * search stays never worse in cycles), which may find nothing where
+         * ifmap tiles fit.  Picking again from the same pool is exact: it
+         * holds every mapping up to the threshold of the wider slack, which
+         * covers the narrower one's choice and alternative. */
+        rs_map_info li;
+        enpu_instr l = orig;
+        enpu_err e2 = {0};
+        int lr = rs_map_layer(a, &l, ENPU_SEARCH_LEGACY, what, &li, &e2);
+        if (lr && lr != ENPU_E_NOFIT) {
+            *err = e2;
+            rc = lr;
+        } else if (!lr) {
+            pool_pick(&pl, li.cycles, &best, &alt);
+        }
+    }
+    if (rc) {
+        free(pl.v);
+        return rc;
+    }
+    if (nvalid == 0) {
+        free(pl.v);
+        /* the smallest mapping says what does not fit */
+        enpu_instr c = orig;
         c.rs_e = c.rs_p = c.rs_q = c.rs_r = c.rs_t = 1;
-        c.rs_hf = hf0, c.rs_gpar = 0, c.rs_dbuf = 0;
+        c.rs_hf = in->hk < a->rs_rows ? in->hk : a->rs_rows, c.rs_gpar = 0, c.rs_dbuf = 0, c.rs_ict = 0;
         enpu_err e2 = {0};
         enpu_rs_validate(a, &c, &e2);
-        free(cs);
         return enpu_fail(err, ENPU_E_NOFIT, "layer '%s': no mapping fits arch '%s' (the smallest: %s)",
                          what, a->name, e2.msg);
     }
-    qsort(cs, n, sizeof *cs, cand_cmp);
-    int64_t best = -1;
-    for (size_t i = 0; i < n && i < N_EXACT; i++) {
-        int64_t t = rs_model_instr(a, &cs[i].in, NULL);
-        if (t < 0) continue;
-        if (best < 0 || t < best) {
-            best = t;
-            *in = cs[i].in;
-        }
+    if (!best) {
+        free(pl.v);
+        return enpu_fail(err, ENPU_E_NOMEM, "layer '%s': out of memory timing its mappings", what);
     }
-    free(cs);
-    if (best < 0) return enpu_fail(err, ENPU_E_NOMEM, "layer '%s': out of memory timing its mappings", what);
-    *cycles = best;
+    *in = best->in;
+    info->cycles = best->t;
+    info->alt_cycles = alt ? alt->t : -1;
+    if (alt) info->alt = alt->in;
+    free(pl.v);
     return 0;
 }

@@ -14,7 +14,7 @@
  *
  * Why that is exact:
  *
- * (1) A pass is alone.  Its inputs are its ifmap strip's buffer, its filter
+ * (1) A pass is alone.  Its inputs are its ifmap load's buffer, its filter
  *     buffer (with its output block's bias, M, S) and the block's psums; it
  *     writes the psums or the output block.  The one unit that runs beside
  *     it, the DMA engine, touches other regions: each command waits for the
@@ -301,7 +301,7 @@ static bool dma_clear(const rs_eng *e) {
     const enpu_rs_geom *g = &e->g;
     const enpu_rs_pass *ps = &e->ps;
     int64_t r0[4], rn[4], n = 0;
-    r0[n] = g->ifmap_off[(in->rs_dbuf & 1) ? ps->strip % 2 : 0], rn[n++] = g->ifmap_buf;
+    r0[n] = g->ifmap_off[ps->ibuf], rn[n++] = g->ifmap_buf;
     r0[n] = g->filt_off[(in->rs_dbuf & 2) ? ps->index % 2 : 0], rn[n++] = g->filt_buf;
     r0[n] = g->psum_off, rn[n++] = g->psum_buf;
     if (ps->final) r0[n] = g->out_off[(in->rs_dbuf & 4) ? ps->block % 2 : 0], rn[n++] = g->out_buf;
@@ -371,9 +371,7 @@ static bool pass_data(rs_eng *e) {
     f->par = grow(f->par, &f->par_cap, 3 * nch, sizeof *f->par, &ok);
     if (!ok) return false;
     /* the ifmap stream, a row per (set, input row): column by column, q channels each */
-    int64_t r0, r1, nonpad = 0;
-    enpu_rs_strip_rows(g, in, ps->strip, &r0, &r1);
-    const int64_t ioff = g->ifmap_off[(in->rs_dbuf & 1) ? ps->strip % 2 : 0];
+    int64_t nonpad = 0;
     for (int64_t hh = 0; hh < nhs; hh++)
         for (int64_t v = 0; v < ru; v++)
             for (int64_t kk = 0; kk < nK; kk++) {
@@ -387,7 +385,7 @@ static bool pass_data(rs_eng *e) {
                         for (int64_t c = 0; c < q; c++) dst[c] = (int16_t)in->rs_zp_in;
                         continue;
                     }
-                    int64_t off = ioff + ((y - r0) * in->wi + col) * g->wpp_in * g->wb + ch0 * es;
+                    int64_t off = enpu_rs_ifmap_byte(g, in, ps, y, col, ch0);
                     for (int64_t c = 0; c < q; c++) dst[c] = glb_value(e->glb, off, es, c);
                     nonpad += q;
                 }

@@ -1,5 +1,5 @@
 /* The global buffer (docs/rowstat.md "The global buffer"): rs_glb_bytes of
- * SRAM holding a layer's ifmap strips, the passes' filters with their
+ * SRAM holding a layer's ifmap strips (or tiles of them), the passes' filters with their
  * output blocks' (bias, M, S), the psums of the block being accumulated and
  * the output blocks, at the offsets include/easynpu/rowstat.h derives from
  * the instruction.  Its read ports feed the two multicast networks: the
@@ -42,11 +42,7 @@ void rs_glb_ifmap_value(const rs_eng *e, int64_t idx, rs_packet *pk, bool *pad) 
         pk->value = (int32_t)in->rs_zp_in;
         return;
     }
-    int64_t r0, r1;
-    enpu_rs_strip_rows(g, in, ps->strip, &r0, &r1);
-    int64_t ch = enpu_rs_in_channel(g, ps, hh, v, c);
-    int buf = (in->rs_dbuf & 1) ? (int)(ps->strip % 2) : 0;
-    int64_t off = g->ifmap_off[buf] + ((row - r0) * in->wi + col) * g->wpp_in * g->wb + ch * g->es;
+    int64_t off = enpu_rs_ifmap_byte(g, in, ps, row, col, enpu_rs_in_channel(g, ps, hh, v, c));
     pk->value = (int32_t)rs_glb_get(e->glb, off, (int)g->es);
 }
 
