@@ -72,6 +72,7 @@ struct PeSigs {
     Sig out_full, out_unit, out_val, out_rdy;
 };
 
+// One case's RTL model and what the testbench keeps between cycles.
 struct Tb : TbModel<Vrs_top> {
     uint64_t now = 0; // the cycle being clocked
     uint64_t last_t = 0;
@@ -82,6 +83,7 @@ struct Tb : TbModel<Vrs_top> {
     uint64_t cycles = 0, passes = 0, macs = 0, values = 0;
 };
 
+// The unit name of PE n (row-major) in a difference's report.
 std::string pe_name(int n) { return "pe (" + std::to_string(n / COLS) + ", " + std::to_string(n % COLS) + ")"; }
 // Every PE's signals, found by name once per model; false (and *missing
 // names the first) when the model lacks one.
@@ -116,6 +118,7 @@ bool find_sigs(Tb &tb, std::string *missing) {
     return true;
 }
 
+// The unit name of network net (0 ifmap, 1 filter).
 const char *net_name(int net) { return net ? "noc (filter)" : "noc (ifmap)"; }
 
 // One clock edge; cfg: the configuration edge before a pass (not a cycle
@@ -210,6 +213,7 @@ void drive_net(Tb &tb, uint64_t t, const void *eng, int net) {
     else p->if_in_vld = vld;
 }
 
+// An n-bit RTL value as the signed number the C model holds.
 int64_t sx(uint64_t v, int n) { return bits::sext(v, n); }
 
 // Before the edge: what each network delivers to each PE (the C PE's FIFO
@@ -342,6 +346,9 @@ void check_state(Tb &tb, uint64_t t, const void *eng, const std::vector<enpu_cos
     }
 }
 
+// The C engine's hook after cycle t of a pass (ctx: the Tb): a pass's
+// first cycle configures the RTL, every cycle drives its inputs, checks it
+// before the edge, clocks it and checks it after.
 void hook(void *ctx, uint64_t t, const void *eng) {
     Tb &tb = *(Tb *)ctx;
     if (tb.failed) return;
@@ -382,6 +389,7 @@ void hook(void *ctx, uint64_t t, const void *eng) {
     tb.last_t = t;
 }
 
+// One case: equal or its first difference, and its counts.
 struct CaseResult {
     bool ok = false, no_pass = false;
     uint64_t cycles = 0, sim_cycles = 0, checks = 0, passes = 0, macs = 0, values = 0, fail_cycle = 0;
@@ -431,6 +439,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
     return cr;
 }
 
+// The arch has the structure the RTL was built for (params.h).
 bool structural_match(const enpu_arch *a) {
     const int64_t want[][2] = {{a->rs_rows, RS_ROWS},
                                {a->rs_cols, RS_COLS},
@@ -456,11 +465,14 @@ enpu_arch vary(sya_rng &r, const enpu_arch &base) {
     return a;
 }
 
+// A configuration's cases summed (its last line).
 struct Totals {
     int cases = 0, equal = 0, differ = 0;
     uint64_t cycles = 0, checks = 0, passes = 0, macs = 0, values = 0;
 };
 
+// Counts case `name`'s result and says a difference (with its VCD window
+// when vcd_dir), an equal case only when verbose.
 void report(Totals &tot, const char *cfg, const std::string &name, const CaseResult &cr, const enpu_program *prog,
             const enpu_arch *a, const enpu_buf *x, const char *vcd_dir, bool verbose) {
     tot.cycles += cr.cycles, tot.checks += cr.checks, tot.passes += cr.passes, tot.macs += cr.macs;
@@ -483,6 +495,8 @@ void report(Totals &tot, const char *cfg, const std::string &name, const CaseRes
 
 } // namespace
 
+// rs_tb --arch ARCH.json [--model ...] [--random N] [--seed S]: the models'
+// cases, then N random ones; exit 1 when a case differs, 2 on bad arguments.
 int main(int argc, char **argv) {
     TbArgs args;
     if (!tb_parse_args(argc, argv, "rs_tb", &args)) return 2;

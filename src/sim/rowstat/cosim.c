@@ -40,6 +40,7 @@ void enpu_cosim_rs_pe_at(const void *engine, int r, int c, enpu_cosim_rs_pe *out
     out->fifo = pe->fifo, out->lb = pe->lb, out->flb = pe->flb, out->psum = pe->psum;
 }
 
+/* Network net of the engine: 0 ifmap, 1 filter. */
 static const rs_noc *net_of(const void *engine, int net) {
     const rs_eng *e = engine;
     return net ? &e->filter_net : &e->ifmap_net;
