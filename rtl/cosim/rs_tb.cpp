@@ -527,7 +527,10 @@ int main(int argc, char **argv) {
         enpu_buf x{};
         std::string name, e;
         CaseResult cr;
-        bool drawn = !sya_gen_random(rng, &a, &prog, &x, name, e);
+        // every other case 16-bit (docs/numerics.md §12): the DW-bit datapath's other half
+        const int bits = i % 2 ? 16 : 8;
+        bool drawn = !sya_gen_random(rng, &a, &prog, &x, name, e, bits);
+        if (bits == 16) name += ", 16-bit";
         if (drawn) {
             cr = cosim(&prog, &a, &x);
             if (cr.no_pass) drawn = false, e = cr.msg;
