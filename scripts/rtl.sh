@@ -3,18 +3,18 @@
 #   sh scripts/rtl.sh test    `make rtl-test`: builds the Verilator testbench of each
 #                             configuration, runs the default model and random layers
 #                             against the C simulator, then the mutation check
-#   sh scripts/rtl.sh mutate [systolic|easynpu]
+#   sh scripts/rtl.sh mutate [systolic|easynpu|rowstat]
 #                             only the mutation check (of one engine)
 #   sh scripts/rtl.sh synth [CFG...]
 #                             `make synth`: Yosys, cells and area per unit beside the
-#                             area model (of both engines' presets, or of CFG...)
+#                             area model (of the engines' presets, or of CFG...)
 #   sh scripts/rtl.sh lint    verilator --lint-only -Wall on every configuration
 # Everything is built in build-rtl/ (the library with cmake, the testbenches
 # in build-rtl/rtl/CFG/).  RTL_RANDOM (default 50) random cases per
 # configuration (the systolic engine's: 4 x RTL_RANDOM in all, see
 # NRAND_PRESET); RTL_JOBS (default 2) parallel compile jobs; RTL_FULL=1 every
-# preset and more random archs (see below); RTL_ONLY=systolic or easynpu one
-# engine's configurations and mutations.
+# preset and more random archs (see below); RTL_ONLY=systolic, easynpu or
+# rowstat one engine's configurations and mutations.
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -34,18 +34,29 @@ NRAND_PRESET=${RTL_RANDOM_PRESET:-10}
 # RTL_FULL=1: every preset and more seeds.
 # EasyNPU's PE array: its preset and random archs (enpu-rand-SEED: 1..3 PE
 # rows of 4..32 PEs, lane groups, pad and psum depths, latencies), all small.
+# The row-stationary array: preset eyeriss (12 x 14 PEs, 4 values a cycle on
+# each network: its PE buffers are the small ones; preset rowstat's 2048-entry
+# FIFO and filter buffer in RTL_FULL) and random archs (rs-rand-SEED: 2..6 x
+# 3..10 PEs, 1..4 values a cycle, buffer depths, pipeline): rs-rand-1 3 x 4
+# with 4 values a cycle (the mutation check's), rs-rand-2 2 x 4 with 3,
+# rs-rand-5 6 x 7 (chains of up to 6 PEs).
 if [ -n "${RTL_FULL:-}" ]; then
     PRESETS="systolic systolic-1x4 systolic-4x1"
     RSEEDS="${RTL_SEEDS:-11 12 13 21}"
     ESEEDS="${RTL_ENPU_SEEDS:-3 7 13 14 17 19}"
+    RS_PRESETS="eyeriss rowstat"
+    RS_SEEDS="${RTL_RS_SEEDS:-1 2 5 7}"
 else
     PRESETS="systolic"
     RSEEDS="${RTL_SEEDS:-11 12 21}"
     ESEEDS="${RTL_ENPU_SEEDS:-3 13 17}"
+    RS_PRESETS="eyeriss"
+    RS_SEEDS="${RTL_RS_SEEDS:-1 2 5}"
 fi
 MODEL="models/kws_cnn.onnx models/kws_cnn/calib models/kws_cnn/sample_0.npy"
 SRC_SYA="pe.v pe_row.v pe_bank.v pe_array.v glb.v requant.v sync_shape.v sya_top.v"
 SRC_ENPU="ifmap_pad.v weight_pad.v requant.v pe.v pe_array.v enpu_top.v"
+SRC_RS="pe.v noc.v rs_top.v"
 
 lib() {
     sh scripts/deps.sh --rtl
@@ -64,6 +75,9 @@ params() {
     enpu-rand-*)
         [ -f $O/easynpu.json ] || $B/easynpu arch easynpu --json >$O/easynpu.json
         python3 scripts/rtl_params.py --random "${cfg#enpu-rand-}" $O/easynpu.json $O/$cfg >/dev/null ;;
+    rs-rand-*)
+        [ -f $O/rowstat.json ] || $B/easynpu arch rowstat --json >$O/rowstat.json
+        python3 scripts/rtl_params.py --random "${cfg#rs-rand-}" $O/rowstat.json $O/$cfg >/dev/null ;;
     rand-*)
         [ -f $O/systolic.json ] || $B/easynpu arch systolic --json >$O/systolic.json
         python3 scripts/rtl_params.py --random "${cfg#rand-}" $O/systolic.json $O/$cfg >/dev/null ;;
@@ -77,6 +91,8 @@ params() {
 engine() {
     if grep -q '"engine": "easynpu"' $O/$1/arch.json; then
         dir=easynpu top=enpu_top exe=enpu_tb src=$SRC_ENPU
+    elif grep -q '"engine": "rowstat"' $O/$1/arch.json; then
+        dir=rowstat top=rs_top exe=rs_tb src=$SRC_RS
     else
         dir=systolic top=sya_top exe=sya_tb src=$SRC_SYA
     fi
@@ -152,7 +168,7 @@ run_cfg() {
     $O/$cfg/obj/$exe --arch $O/$cfg/arch.json "$@" >$O/$cfg/out.txt 2>&1
     rc=$?
     set -e
-    grep -Ev '^rtl-(sya|enpu) .*: random .*: equal' $O/$cfg/out.txt || true
+    grep -Ev '^rtl-(sya|enpu|rs) .*: random .*: equal' $O/$cfg/out.txt || true
     if [ $rc -ne 0 ]; then
         # the same cases again with tracing, for the VCD window of the difference
         tb "$cfg" rtl -trace
@@ -180,6 +196,10 @@ cfg_list() {
         echo easynpu
         for s in $ESEEDS; do echo "enpu-rand-$s"; done
     fi
+    if [ "${RTL_ONLY:-rowstat}" = rowstat ]; then
+        for c in $RS_PRESETS; do echo "$c"; done
+        for s in $RS_SEEDS; do echo "rs-rand-$s"; done
+    fi
 }
 
 cmd_test() {
@@ -203,7 +223,8 @@ cmd_test() {
     seed=1
     for c in $cfgs; do
         case $c in
-        enpu-rand-*) run_cfg "$c" --random "$NRAND" --seed "$seed" || fails=1 ;;
+        enpu-rand-* | rs-rand-*) run_cfg "$c" --random "$NRAND" --seed "$seed" || fails=1 ;;
+        eyeriss | rowstat) run_cfg "$c" --model $MODEL --random "$NRAND" --seed "$seed" || fails=1 ;;
         rand-*) run_cfg "$c" --random "$NSYA" --seed "$seed" || fails=1 ;;
         easynpu) run_cfg "$c" --model $MODEL --random "$NRAND" --seed "$seed" || fails=1 ;;
         *) run_cfg "$c" --model $MODEL --random "$NRAND_PRESET" --seed "$seed" || fails=1 ;;
@@ -212,7 +233,7 @@ cmd_test() {
     done
     cmd_mutate "${RTL_ONLY:-all}" || fails=1
     # one line per engine: cases, equal, differ, cycles (summed over its configurations)
-    for e in sya enpu; do
+    for e in sya enpu rs; do
         cat $O/*/result | grep -q "^rtl-$e " || continue
         cat $O/*/result | grep "^rtl-$e " | awk -v e=$e -v tb="$tb_s" -v all="$(($(date +%s) - t0))" '
             { gsub(/\(/, "")
@@ -221,7 +242,7 @@ cmd_test() {
                   if ($(i+1) == "differ,") df += $i; if ($(i+1) == "cycles,") cy += $i
                   if ($(i+1) == "random),") rn += $i; if ($(i+1) == "random,") rn += $i } }
             END { printf "rtl: %d cases, %d equal, %d differ (%s: %d random layers, %d cycles compared; builds %d s, all %d s)\n",
-                         cases, eq, df, e == "sya" ? "systolic" : "easynpu", rn, cy, tb, all }'
+                         cases, eq, df, e == "sya" ? "systolic" : e == "rs" ? "rowstat" : "easynpu", rn, cy, tb, all }'
     done
     return $fails
 }
@@ -240,6 +261,14 @@ pe.v|s/= first ? bias_u\[ACC_W-1:0\] : ps\[e\];/= first ? {ACC_W{1'"'"'b0}} : ps
 weight_pad.v|s/if (pop) head_idx <= head_n >= DW\[SW:0\]/if (pop) head_idx <= head_n >= DW[SW:0] - 1'"'"'b1/|the weight pad head wrapping one slot early|weight_pad,
 requant.v|s/<< (s - 6.d1));/<< s);/|the rounding term one bit too high|requant,
 pe_array.v|s/wait_cnt <= LAT > 0 ? LAT\[CW-1:0\] - 1.b1/wait_cnt <= LAT > 0 ? LAT[CW-1:0]/|a psum entry ready one cycle late|pe_array,'
+MUTATIONS_RS='pe.v|s/first ? (HAS_IN != 0 ? in_val : {PSW{1.b0}}) : ps/first ? {PSW{1'"'"'b0}} : ps/|a unit not adding the psum from the PE above|pe (
+pe.v|s/slot_s >= {1.b0, L} ? slot_s/slot_s > {1'"'"'b0, L} ? slot_s/|an off-by-one in the loop buffer window wrap|pe (
+pe.v|s/if (col_end) lb_head <= head_w\[CW-1:0\];/if (col_end) lb_head <= lb_head;/|the window head not advanced when its oldest values are replaced|pe (
+pe.v|s/cnt <= D - 1.b1;/cnt <= D;/|the link ready one cycle late|pe (
+pe.v|s/fifo_rdy = fn != 0 .. .if_vld;/fifo_rdy = fn != 0;/|no FIFO bypass (a value delivered in a cycle not usable in it)|pe (
+noc.v|s/== s0_rtag\[i\*TW+:TW\];/== s0_ctag[i*TW+:TW];/|a row node comparing the column tag|noc (
+noc.v|s/s1_pass\[gi\*ROWS+gr\] \&\& col_id\[ID+TW\] \&\&/s1_pass[gi*ROWS+gr] \&\&/|a column node ignoring that it takes nothing|noc ('
+
 
 # mutate_engine CFG DIR MUTATIONS ARGS...: the mutants of DIR's RTL on CFG
 mutate_engine() {
@@ -297,6 +326,10 @@ cmd_mutate() {
     case ${1:-all} in all | easynpu)
         mutate_engine easynpu easynpu "$MUTATIONS_ENPU" --model $MODEL --random 10 --seed 5 ;;
     esac
+    # shellcheck disable=SC2086
+    case ${1:-all} in all | rowstat)
+        mutate_engine rs-rand-${RTL_RS_MUT_SEED:-1} rowstat "$MUTATIONS_RS" --random 10 --seed 5 ;;
+    esac
     if [ -s $O/mut/fails ]; then
         rm -f $O/mut/fails
         return 1
@@ -313,12 +346,50 @@ cmd_lint() {
     echo "rtl lint: clean (verilator --lint-only -Wall): $(cfg_list | tr '\n' ' ')"
 }
 
+# synth_unit CFG MODULE NAME PARAM=VALUE...: Yosys on one module of CFG's
+# RTL as its own top, its stat to $B/synth/CFG-NAME.stat
+synth_unit() {
+    cfg=$1 mod=$2 name=$3
+    shift 3
+    {
+        echo "read_verilog -sv rtl/$dir/$mod.v"
+        echo "chparam $(for kv in "$@"; do printf -- '-set %s %s ' "${kv%%=*}" "${kv#*=}"; done)$mod"
+        echo "hierarchy -top $mod"
+        echo "synth -top $mod"
+        echo "tee -o $B/synth/$cfg-$name.stat stat"
+    } >$B/synth/$cfg-$name.ys
+    yosys -q -l $B/synth/$cfg-$name.log -s $B/synth/$cfg-$name.ys >/dev/null
+}
+
+# The row-stationary array is ROWS x COLS copies of one PE and two networks:
+# each is synthesized once as its own top (the whole array, every PE's
+# buffers in flip-flops, is more than Yosys does in minutes) and counted per
+# instance.
+synth_rs() {
+    cfg=$1
+    v() { tr ' ' '\n' <$O/$cfg/vflags | sed -n "s/^-G$1=//p"; }
+    start=$(date +%s)
+    synth_unit "$cfg" pe pe DW=$(v DW) PSW=$(v PSW) FD=$(v FD) LBD=$(v LBD) FLD=$(v FLD) PD=$(v PD) \
+        NVI=$(v NVI) NVF=$(v NVF) CW=$(v CW) UW=$(v UW) DPW=$(v DPW) HAS_IN=1
+    for n in ifmap:NVI filter:NVF; do
+        synth_unit "$cfg" noc "noc-${n%%:*}" ROWS=$(v ROWS) COLS=$(v COLS) NV=$(v "${n#*:}") DW=$(v DW) TW=$(v TW)
+    done
+    echo "yosys: $cfg synthesized in $(($(date +%s) - start)) s (logs: $B/synth/$cfg-*.log)"
+    $B/easynpu arch $O/$cfg/arch.json >$B/synth/$cfg.arch.txt
+    python3 scripts/rtl_area.py --rowstat $B/synth/$cfg-pe.stat $B/synth/$cfg-noc-ifmap.stat \
+        $B/synth/$cfg-noc-filter.stat $B/synth/$cfg.arch.txt $O/$cfg/arch.json
+}
+
 # synth_cfg CFG: Yosys on CFG's top, its cells and area beside the area model
 synth_cfg() {
     cfg=$1
     params "$cfg"
     engine "$cfg"
     mkdir -p $B/synth
+    if [ "$dir" = rowstat ]; then
+        synth_rs "$cfg"
+        return 0
+    fi
     {
         echo "read_verilog -sv $(for f in $src; do printf 'rtl/%s/%s ' "$dir" "$f"; done)"
         cat $O/$cfg/chparam.ys
@@ -333,8 +404,9 @@ synth_cfg() {
     python3 scripts/rtl_area.py $B/synth/$cfg.stat $B/synth/$cfg.arch.txt $O/$cfg/arch.json
 }
 
-# `make synth`: the systolic top (RTL_SYNTH_ARCH, default its preset) and
-# EasyNPU's (RTL_SYNTH_ENPU_ARCH, default its preset); or the configurations
+# `make synth`: the systolic top (RTL_SYNTH_ARCH, default its preset),
+# EasyNPU's (RTL_SYNTH_ENPU_ARCH, default its preset) and the row-stationary
+# array's units (RTL_SYNTH_RS_ARCH, default preset eyeriss); or the configurations
 # named (sh scripts/rtl.sh synth CFG...)
 cmd_synth() {
     lib
@@ -344,6 +416,7 @@ cmd_synth() {
     fi
     synth_cfg "${RTL_SYNTH_ARCH:-systolic}"
     synth_cfg "${RTL_SYNTH_ENPU_ARCH:-easynpu}"
+    synth_cfg "${RTL_SYNTH_RS_ARCH:-eyeriss}"
 }
 
 case "${1:-}" in

@@ -3,8 +3,11 @@
 figure (docs/rtl.md "Synthesis").
 
     rtl_area.py STAT.txt ARCH.txt ARCH.json
+    rtl_area.py --rowstat PE.stat NOC_IFMAP.stat NOC_FILTER.stat ARCH.txt ARCH.json
 
 STAT.txt is `stat` of a hierarchical `synth` (generic cells, no liberty);
+with --rowstat, the stats of the row-stationary PE and of its two networks,
+each synthesized as its own top, counted rs_rows x rs_cols and once each;
 ARCH.txt what `easynpu arch NAME` prints (its area lines, from
 src/energy/energy.c enpu_area_of); ARCH.json the description.  Each generic
 cell is given the area of the Nangate 45 nm Open Cell Library's X1 cell
@@ -99,15 +102,7 @@ def main(stat, arch_txt, arch_json):
     top = by_unit["enpu_top" if enpu else "sya_top"]
     inst = instances(top)
     scale = (45.0 / a.get("tech_nm", 45)) ** 2
-    model = {}
-    in_area = False
-    for line in open(arch_txt):
-        if line.startswith("area at"):
-            in_area = True
-            continue
-        m = re.match(r"\s+(\w+)\s+(\d+)\s+um2", line)
-        if in_area and m:
-            model[m.group(1)] = float(m.group(2))
+    model = area_model(arch_txt)
     sfx = "" if scale == 1 else " scaled to %d nm" % a["tech_nm"]
     if enpu:
         print("synthesis of enpu_top for arch '%s' (%d PE row(s) x %d PEs, psum depth %d, pads %d / %d): "
@@ -179,7 +174,64 @@ def main(stat, arch_txt, arch_json):
     ratio("requant against the model's requant", rows["requant"][4], model.get("requant", 0))
     ratio("sync_shape against the model's shape", rows["sync_shape"][4], model.get("shape", 0))
 
+def area_model(arch_txt):
+    """the area model's um2 per unit, from `easynpu arch`'s area lines"""
+    model, in_area = {}, False
+    for line in open(arch_txt):
+        if line.startswith("area at"):
+            in_area = True
+            continue
+        m = re.match(r"\s+(\w+)\s+(\d+)\s+um2", line)
+        if in_area and m:
+            model[m.group(1)] = float(m.group(2))
+    return model
+
+
+def rowstat(pe_stat, noci_stat, nocf_stat, arch_txt, arch_json):
+    a = json.load(open(arch_json))
+    scale = (45.0 / a.get("tech_nm", 45)) ** 2
+    model = area_model(arch_txt)
+    sfx = "" if scale == 1 else " scaled to %d nm" % a["tech_nm"]
+    n = a["rs_rows"] * a["rs_cols"]
+    print("synthesis of the row-stationary array's units for arch '%s' (%d x %d PEs; FIFO %d, ifmap LB %d, "
+          "filter LB %d, psum %d entries; %d / %d network values a cycle): Yosys generic cells, area with "
+          "Nangate 45 nm X1 cells%s" % (a["name"], a["rs_rows"], a["rs_cols"], a["rs_fifo_depth"],
+                                         a["rs_ifmap_lb_depth"], a["rs_filter_lb_depth"], a["rs_psum_depth"],
+                                         a["rs_ifmap_net_values"], a["rs_filter_net_values"], sfx))
+    pe_keys = ("mac", "psum", "pe_fifo", "ifmap_lb", "filter_lb")
+    units = [("pe", pe_stat, n, " + ".join(pe_keys) + " = %.0f" % sum(model.get(k, 0) for k in pe_keys)),
+             ("noc (ifmap)", noci_stat, 1, "(none)"), ("noc (filter)", nocf_stat, 1, "(none)")]
+    hdr = "%-12s %9s %10s %9s %12s %12s  %s" % ("unit", "instances", "cells", "flops", "cells total", "um2 total",
+                                               "area model (um2)")
+    print(hdr)
+    print("-" * len(hdr))
+    tot_cells = tot_um2 = 0
+    pe_um2 = 0
+    for name, path, k, mdl in units:
+        mods = parse_stat(path)
+        cells = um2 = ffs = 0
+        for m in mods.values():
+            cells += sum(c for t, c in m.items() if t.startswith("$_"))
+            um2 += sum(c * cell_um2(t) for t, c in m.items() if t.startswith("$_"))
+            ffs += sum(c for t, c in m.items() if "DFF" in t)
+        tot_cells += cells * k
+        tot_um2 += um2 * k * scale
+        if name == "pe":
+            pe_um2 = um2 * k * scale
+        print("%-12s %9d %10d %9d %12d %12.0f  %s" % (name, k, cells, ffs, cells * k, um2 * k * scale, mdl))
+    print("-" * len(hdr))
+    print("%-12s %9s %10s %9s %12d %12.0f  PE array (%s) = %.0f" % (
+        "array", "", "", "", tot_cells, tot_um2, "+".join(pe_keys), sum(model.get(k, 0) for k in pe_keys)))
+    print("NAND2 equivalents: %.0f (array area / %.3f um2)" % (tot_um2 / scale / NAND2, NAND2))
+    pm = sum(model.get(k, 0) for k in pe_keys)
+    if pm:
+        print("pe against the model's PE (%s): %.2fx" % (" + ".join(pe_keys), pe_um2 / pm))
+
+
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) == 7 and sys.argv[1] == "--rowstat":
+        rowstat(*sys.argv[2:])
+    elif len(sys.argv) == 4:
+        main(*sys.argv[1:])
+    else:
         sys.exit(__doc__)
-    main(*sys.argv[1:])

@@ -3,8 +3,8 @@
 
     rtl_params.py ARCH.json OUTDIR            the arch as `easynpu arch NAME --json` prints it
     rtl_params.py --random SEED BASE.json OUTDIR
-                                              a random arch of BASE's engine (systolic or
-                                              easynpu) drawn from SEED around BASE
+                                              a random arch of BASE's engine (systolic,
+                                              easynpu or rowstat) drawn from SEED around BASE
 
 OUTDIR gets arch.json (the description the testbench compiles for),
 vflags (Verilator -G parameters of the engine's top), chparam.ys (the same
@@ -64,6 +64,36 @@ def random_enpu_arch(seed, base):
     return a
 
 
+def random_rs_arch(seed, base):
+    # the array's structure; the controller's timing the testbench varies
+    # per case
+    r = random.Random(seed)
+    a = dict(base)
+    a["name"] = "rs-rand-%d" % seed
+    a["rs_rows"], a["rs_cols"] = r.randint(2, 6), r.randint(3, 10)
+    a["rs_ifmap_lb_depth"] = r.choice([12, 32, 64])
+    a["rs_filter_lb_depth"] = r.choice([224, 512])
+    a["rs_fifo_depth"] = r.choice([64, 256])
+    a["rs_psum_depth"] = r.choice([16, 24, 64])
+    a["rs_ifmap_net_values"], a["rs_filter_net_values"] = r.randint(1, 4), r.randint(1, 4)
+    a["rs_psum_net_values"] = r.randint(1, 4)
+    a["rs_pe_pipeline"] = r.randint(1, 3)
+    return a
+
+
+def rs_params(a):
+    deepest = max(a["rs_fifo_depth"], a["rs_ifmap_lb_depth"], a["rs_filter_lb_depth"], a["rs_psum_depth"])
+    return {
+        "ROWS": a["rs_rows"], "COLS": a["rs_cols"],
+        "NVI": a["rs_ifmap_net_values"], "NVF": a["rs_filter_net_values"],
+        "DW": 16, "PSW": a["rs_psum_bits"],
+        "FD": a["rs_fifo_depth"], "LBD": a["rs_ifmap_lb_depth"],
+        "FLD": a["rs_filter_lb_depth"], "PD": a["rs_psum_depth"],
+        "CW": clog2(deepest + 1), "UW": 24, "TW": 16,
+        "DPW": clog2(a["rs_pe_pipeline"] + 1),
+    }
+
+
 def enpu_params(a):
     p, lg = a["pes"], a["lane_groups_max"]
     nlg = lg.bit_length()  # lg = 1, 2, 4, ...: log2(lg) + 1 choices
@@ -104,7 +134,8 @@ def main(argv):
     if len(argv) == 4 and argv[0] == "--random":
         with open(argv[2]) as f:
             b = json.load(f)
-        a = (random_enpu_arch if b.get("engine") == "easynpu" else random_arch)(int(argv[1]), b)
+        gen = {"easynpu": random_enpu_arch, "rowstat": random_rs_arch}.get(b.get("engine"), random_arch)
+        a = gen(int(argv[1]), b)
         out = argv[3]
     elif len(argv) == 2:
         with open(argv[0]) as f:
@@ -113,10 +144,10 @@ def main(argv):
     else:
         sys.exit(__doc__)
     eng = a.get("engine")
-    if eng not in ("systolic", "easynpu"):
+    if eng not in ("systolic", "easynpu", "rowstat"):
         sys.exit("rtl_params: %s: no RTL of the %s engine is parameterised here" % (a.get("name"), eng))
-    p = sya_params(a) if eng == "systolic" else enpu_params(a)
-    top, pre = ("sya_top", "SYA_") if eng == "systolic" else ("enpu_top", "ENPU_")
+    p = {"systolic": sya_params, "easynpu": enpu_params, "rowstat": rs_params}[eng](a)
+    top, pre = {"systolic": ("sya_top", "SYA_"), "easynpu": ("enpu_top", "ENPU_"), "rowstat": ("rs_top", "RS_")}[eng]
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "arch.json"), "w") as f:
         json.dump(a, f, indent=1)

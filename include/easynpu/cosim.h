@@ -172,6 +172,61 @@ uint64_t enpu_cosim_enpu_ready(const void *engine, int64_t e);
 void enpu_cosim_enpu_lane(const void *engine, int stage, int64_t wdx, int i, int32_t *bias, uint32_t *M, int *S,
                           int32_t *zp, int32_t *lo, int32_t *hi);
 
+/* ---- the row-stationary engine (docs/rowstat.md) --------------------------- *
+ * The hook gets the engine after every cycle of a pass (the cycles between
+ * passes, in which the array holds still, are not stepped: a pass's first
+ * hook has t0 == t).  A pass's configuration (node IDs, PE registers) is
+ * loaded at its start and read from the state after any of its cycles. */
+
+typedef struct enpu_cosim_rs_dims {
+    int rows, cols;             /* PE array */
+    int nv[2];                  /* values per cycle: ifmap, filter network */
+    int fifo, ifmap_lb, filter_lb, psum_depth, psum_bits;
+    int64_t D;                  /* rs_pe_pipeline */
+} enpu_cosim_rs_dims;
+
+/* The pass running after cycle t. */
+typedef struct enpu_cosim_rs_pass {
+    bool active;
+    int instr;
+    int64_t k, t0;              /* pass index, its first cycle */
+    int64_t chain, ncol;        /* PEs down a column, columns used */
+    bool go;                    /* in cycle t the pass's filters were all in */
+} enpu_cosim_rs_pass;
+
+/* A PE after cycle t: its pass registers, cursors, and its buffers (the
+ * engine's own arrays, valid while the engine lives). */
+typedef struct enpu_cosim_rs_pe {
+    bool used;
+    int64_t L, p, wo, R, U;     /* window, filters, output columns, replaced values, units */
+    int64_t fh, fn;             /* input FIFO: head, count */
+    int64_t lb_head, lb_n, flb_n;
+    bool filled, done;
+    int64_t u, k, xo, m;        /* next MAC */
+    int64_t last_mac;           /* cycle of its last MAC (-1: none in this pass) */
+    bool out_full;              /* the psum link to the PE below */
+    int64_t out_unit, out_value, out_ready;
+    const int32_t *fifo, *lb, *flb;
+    const int64_t *psum;
+} enpu_cosim_rs_pe;
+
+typedef struct enpu_cosim_rs_pkt {
+    int32_t value, row_tag, col_tag;
+} enpu_cosim_rs_pkt;
+
+void enpu_cosim_rs_dims_of(const void *engine, enpu_cosim_rs_dims *out);
+void enpu_cosim_rs_pass_of(const void *engine, uint64_t t, enpu_cosim_rs_pass *out);
+void enpu_cosim_rs_pe_at(const void *engine, int r, int c, enpu_cosim_rs_pe *out);
+/* Network net (0 ifmap, 1 filter): the ID of row node r, of column node
+ * (r, c) (-1: takes nothing). */
+int32_t enpu_cosim_rs_row_id(const void *engine, int net, int r);
+int32_t enpu_cosim_rs_col_id(const void *engine, int net, int r, int c);
+/* Network net's register stage s after cycle t (0: the packets the global
+ * buffer sent in cycle t; 1: those that crossed the row nodes in cycle t,
+ * with pass[i * rows + r]: packet i passed row node r): up to dims.nv[net]
+ * packets into out; returns their count. */
+int enpu_cosim_rs_stage(const void *engine, int net, int s, enpu_cosim_rs_pkt *out, bool *pass);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,67 +40,33 @@
 
 #include "sya_gen.h"
 #include "tb_args.h"
+#include "tb_common.h"
 
 namespace {
 
 constexpr int P = ENPU_P, ROWS = ENPU_ROWS, NV = ENPU_ROWS * ENPU_LGMAX, ACC = ENPU_ACC_W;
 constexpr int K_CONV = 0, K_DW = 1; // sim_kind (src/sim/easynpu/chain.h)
 
-struct Tb {
-    std::unique_ptr<VerilatedContext> ctx;
-    std::unique_ptr<Venpu_top> top;
-#if VM_TRACE
-    std::unique_ptr<VerilatedVcdC> vcd;
-#endif
-    uint64_t vcd_from = 0, vcd_to = 0, now = 0; // now: the cycle being clocked
+struct Tb : TbModel<Venpu_top> {
+    uint64_t now = 0; // the cycle being clocked
     uint64_t chain_t0 = UINT64_MAX;
     uint64_t last_t = 0;
     bool have_prev = false; // prev / nxt hold the state after cycle last_t
     enpu_cosim_enpu_state prev{};
     enpu_cosim_enpu_issue nxt{};
-    bool failed = false, unsupported = false;
-    uint64_t fail_cycle = 0;
-    std::string msg;
-    uint64_t cycles = 0, issues = 0, checks = 0, chains = 0;
+    bool unsupported = false;
+    uint64_t cycles = 0, issues = 0, chains = 0;
 };
-
-template <typename... A> void fail(Tb &tb, uint64_t t, const char *fmt, A... args) {
-    if (tb.failed) return;
-    char b[512];
-    std::snprintf(b, sizeof b, fmt, args...);
-    tb.failed = true;
-    tb.fail_cycle = t;
-    tb.msg = "cycle " + std::to_string(t) + ": " + b;
-}
-
-#define EXPECT(tb, t, cond, unit, sig, rtl, cv)                                                               \
-    do {                                                                                                      \
-        (tb).checks++;                                                                                        \
-        if (!(cond)) {                                                                                        \
-            fail(tb, t, "unit %s, signal %s: rtl %" PRId64 ", C %" PRId64, unit, std::string(sig).c_str(), (int64_t)(rtl), \
-                 (int64_t)(cv));                                                                              \
-            return;                                                                                           \
-        }                                                                                                     \
-    } while (0)
-
-// The VCD's time: two steps per simulated cycle (the window's cycles only).
-void dump(Tb &tb, uint64_t time) {
-#if VM_TRACE
-    if (tb.vcd && time / 2 >= tb.vcd_from && time / 2 <= tb.vcd_to) tb.vcd->dump(time);
-#else
-    (void)tb, (void)time;
-#endif
-}
 
 void clock(Tb &tb, bool rst) {
     Venpu_top *p = tb.top.get();
     p->rst = rst;
     p->clk = 0;
     p->eval();
-    if (!rst) dump(tb, 2 * tb.now); // a chain's reset edge is not a cycle
+    if (!rst) tb.dump(2 * tb.now); // a chain's reset edge is not a cycle
     p->clk = 1;
     p->eval();
-    if (!rst) dump(tb, 2 * tb.now + 1);
+    if (!rst) tb.dump(2 * tb.now + 1);
     p->rst = 0;
     p->pad_we = 0, p->w_push = 0, p->w_pop = 0, p->iss = 0;
 }
@@ -320,19 +286,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
                  uint64_t vcd_from = 0, uint64_t vcd_to = 0) {
     CaseResult cr;
     Tb tb;
-    tb.ctx.reset(new VerilatedContext);
-    tb.top.reset(new Venpu_top(tb.ctx.get()));
-#if VM_TRACE
-    if (vcd_path) {
-        tb.ctx->traceEverOn(true);
-        tb.vcd.reset(new VerilatedVcdC);
-        tb.top->trace(tb.vcd.get(), 99);
-        tb.vcd->open(vcd_path);
-        tb.vcd_from = vcd_from, tb.vcd_to = vcd_to;
-    }
-#else
-    (void)vcd_path, (void)vcd_from, (void)vcd_to;
-#endif
+    tb.open(vcd_path, vcd_from, vcd_to);
     clock(tb, true);
     clock(tb, true);
     enpu_sim_opts o{};
@@ -363,10 +317,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
     cr.cycles = tb.cycles, cr.checks = tb.checks, cr.issues = tb.issues, cr.chains = tb.chains;
     enpu_sim_result_free(&res);
     enpu_sim_free(sim);
-#if VM_TRACE
-    if (tb.vcd) tb.vcd->close();
-#endif
-    tb.top->final();
+    tb.close();
     return cr;
 }
 
@@ -419,13 +370,9 @@ void report(Totals &tot, const char *cfg, const std::string &name, const CaseRes
     }
     tot.differ++;
     std::printf("rtl-enpu %s: %s: DIFFER: %s\n", cfg, name.c_str(), cr.msg.c_str());
-    if (vcd_dir && cr.fail_cycle) {
-        std::string path = std::string(vcd_dir) + "/" + cfg + "-" + std::to_string(tot.cases) + ".vcd";
-        uint64_t from = cr.fail_cycle > 20 ? cr.fail_cycle - 20 : 0;
-        cosim(prog, a, x, path.c_str(), from, cr.fail_cycle + 2);
-        std::printf("rtl-enpu %s: VCD of cycles %" PRIu64 "..%" PRIu64 " in %s\n", cfg, from, cr.fail_cycle + 2,
-                    path.c_str());
-    }
+    tb_vcd_window("rtl-enpu", cfg, vcd_dir, tot.cases, cr.fail_cycle, [&](const char *path, uint64_t from, uint64_t to) {
+        cosim(prog, a, x, path, from, to);
+    });
 }
 
 } // namespace
@@ -434,7 +381,6 @@ int main(int argc, char **argv) {
     TbArgs args;
     if (!tb_parse_args(argc, argv, "enpu_tb", &args)) return 2;
     const char *arch_path = args.arch_path, *vcd_dir = args.vcd_dir;
-    const std::vector<std::array<const char *, 3>> &models = args.models;
     const int n_random = args.n_random;
     const uint64_t seed = args.seed;
     const bool verbose = args.verbose;
@@ -451,19 +397,10 @@ int main(int argc, char **argv) {
     }
     const char *cfg = base.name;
     Totals tot;
-    for (auto &m : models) {
-        enpu_program prog{};
-        enpu_buf x{};
-        std::string e;
-        if (sya_gen_model(m[0], m[1], m[2], &base, &prog, &x, e)) {
-            std::printf("rtl-enpu %s: %s: cannot compile: %s\n", cfg, m[0], e.c_str());
-            tot.cases++, tot.differ++;
-            continue;
-        }
-        report(tot, cfg, m[0], cosim(&prog, &base, &x), &prog, &base, &x, vcd_dir, true);
-        enpu_buf_free(&x);
-        enpu_program_free(&prog);
-    }
+    int bad = tb_each_model(args, &base, "rtl-enpu", [&](const char *name, const enpu_program *prog, const enpu_buf *x) {
+        report(tot, cfg, name, cosim(prog, &base, x), prog, &base, x, vcd_dir, true);
+    });
+    tot.cases += bad, tot.differ += bad;
     sya_rng rng(seed);
     // a layer the compiler refuses on this arch (its weights do not fit a
     // small weight memory) is drawn again, and counted

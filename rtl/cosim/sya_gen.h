@@ -35,12 +35,15 @@ struct sya_rng {
     }
 };
 
+// Quantizes g (calibrated on cal, or on no data) with `bits`-bit data (8,
+// or 16 for the row-stationary engine) and compiles it for a.
 static inline int sya_gen_compile(enpu_graph *g, const enpu_buf *cal, int n_cal, const enpu_arch *a,
-                                  enpu_program *prog, std::string &e) {
+                                  enpu_program *prog, std::string &e, int bits = 8) {
     enpu_err err{};
     enpu_quant_opts qo;
     enpu_compile_quant_opts(a, &qo);
     qo.quiet = true;
+    qo.bits = bits;
     enpu_graph *qg = nullptr;
     int rc = enpu_quantize_graph(g, cal, n_cal, &qo, &qg, nullptr, &err);
     if (!rc) rc = enpu_compile(qg, a, nullptr, prog, nullptr, &err);
@@ -120,9 +123,10 @@ static inline int64_t extent(int64_t in, int k, int s, int p, int d) { return (i
 
 } // namespace sya_gen_detail
 
-// A random chain of 1..3 array layers on a random input; name describes it.
+// A random chain of 1..3 array layers on a random input, `bits`-bit data;
+// name describes it.
 static inline int sya_gen_random(sya_rng &r, const enpu_arch *a, enpu_program *prog, enpu_buf *x, std::string &name,
-                                 std::string &e) {
+                                 std::string &e, int bits = 8) {
     using namespace sya_gen_detail;
     enpu_graph *g = enpu_graph_new("rand");
     int64_t C = r.rr(1, 24), H = r.rr(1, 9), W = r.rr(1, 9);
@@ -187,7 +191,7 @@ static inline int sya_gen_random(sya_rng &r, const enpu_arch *a, enpu_program *p
     if (!rc) rc = enpu_graph_infer_shapes(g, &err);
     if (!rc) rc = enpu_graph_validate(g, &err);
     if (rc) e = err.msg;
-    if (!rc) rc = sya_gen_compile(g, nullptr, 0, a, prog, e);
+    if (!rc) rc = sya_gen_compile(g, nullptr, 0, a, prog, e, bits);
     if (!rc) {
         const enpu_tensor *xt = &g->tensors[g->inputs[0]];
         if ((rc = enpu_buf_alloc(x, ENPU_DT_FLOAT32, xt->rank, xt->dims, &err))) e = err.msg;

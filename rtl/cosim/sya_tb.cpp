@@ -44,6 +44,7 @@
 
 #include "sya_gen.h"
 #include "tb_args.h"
+#include "tb_common.h"
 
 namespace {
 
@@ -61,16 +62,10 @@ struct Desc {
     int zp_in = 0, zp_out = 0, lo = 0, hi = 0;
 };
 
-struct Tb {
+struct Tb : TbModel<Vsya_top> {
     const enpu_program *prog = nullptr;
     const enpu_arch *arch = nullptr;
     enpu_sim *sim = nullptr;
-    std::unique_ptr<VerilatedContext> ctx;
-    std::unique_ptr<Vsya_top> top;
-#if VM_TRACE
-    std::unique_ptr<VerilatedVcdC> vcd;
-#endif
-    uint64_t vcd_from = 0, vcd_to = 0;
     enpu_cosim_sya_dims d{};
     Desc desc[NTAG];
     std::vector<int32_t> streaming; // units whose addresses are still presented
@@ -78,38 +73,8 @@ struct Tb {
     // SRAM read data in flight: [slot][row][word bytes]
     std::vector<uint8_t> adata, wdata;
     std::vector<bool> aval, wval;
-    bool failed = false;
-    uint64_t fail_cycle = 0;
-    std::string msg;
-    uint64_t cycles = 0, checks = 0;
+    uint64_t cycles = 0;
 };
-
-template <typename... A> void fail(Tb &tb, uint64_t t, const char *fmt, A... args) {
-    if (tb.failed) return;
-    char b[512];
-    std::snprintf(b, sizeof b, fmt, args...);
-    tb.failed = true;
-    tb.fail_cycle = t;
-    tb.msg = "cycle " + std::to_string(t) + ": " + b;
-}
-
-#define EXPECT(tb, t, cond, unit, sig, rtl, cv)                                                               \
-    do {                                                                                                      \
-        (tb).checks++;                                                                                        \
-        if (!(cond)) {                                                                                        \
-            fail(tb, t, "unit %s, signal %s: rtl %" PRId64 ", C %" PRId64, unit, sig, (int64_t)(rtl),          \
-                 (int64_t)(cv));                                                                              \
-            return;                                                                                           \
-        }                                                                                                     \
-    } while (0)
-
-void dump(Tb &tb, uint64_t time) {
-#if VM_TRACE
-    if (tb.vcd && time / 2 >= tb.vcd_from && time / 2 <= tb.vcd_to) tb.vcd->dump(time);
-#else
-    (void)tb, (void)time;
-#endif
-}
 
 // The configuration and parameter registers the RTL reads this cycle (by
 // the tags on its ports), from the testbench's table of issued units.
@@ -386,12 +351,12 @@ void hook(void *vctx, uint64_t t, const void *eng) {
     p->rst = 0;
     p->eval();
     answer_cfg(tb, eng);
-    dump(tb, 2 * t);
+    tb.dump(2 * t);
     check_comb(tb, eng, ctl, issued, t, mem);
     take_reads(tb, t, mem);
     p->clk = 1;
     p->eval();
-    dump(tb, 2 * t + 1);
+    tb.dump(2 * t + 1);
     if (!tb.failed) check_regs(tb, eng, t);
     tb.cycles = t + 1;
 }
@@ -410,19 +375,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
     CaseResult cr;
     Tb tb;
     tb.prog = prog, tb.arch = a;
-    tb.ctx.reset(new VerilatedContext);
-    tb.top.reset(new Vsya_top(tb.ctx.get()));
-#if VM_TRACE
-    if (vcd_path) {
-        tb.ctx->traceEverOn(true);
-        tb.vcd.reset(new VerilatedVcdC);
-        tb.top->trace(tb.vcd.get(), 99);
-        tb.vcd->open(vcd_path);
-        tb.vcd_from = vcd_from, tb.vcd_to = vcd_to;
-    }
-#else
-    (void)vcd_path, (void)vcd_from, (void)vcd_to;
-#endif
+    tb.open(vcd_path, vcd_from, vcd_to);
     tb.adata.assign((size_t)(SYA_LA + 1) * R * WB, 0);
     tb.wdata.assign((size_t)(SYA_LW + 1) * C * WB, 0);
     // reset
@@ -462,10 +415,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
     cr.checks = tb.checks;
     enpu_sim_result_free(&res);
     enpu_sim_free(tb.sim);
-#if VM_TRACE
-    if (tb.vcd) tb.vcd->close();
-#endif
-    tb.top->final();
+    tb.close();
     return cr;
 }
 
@@ -500,13 +450,10 @@ void report(Totals &tot, const char *cfg, const std::string &name, const CaseRes
     }
     tot.differ++;
     std::printf("rtl-sya %s: %s: DIFFER: %s\n", cfg, name.c_str(), cr.msg.c_str());
-    if (vcd_dir && cr.ran && cr.fail_cycle) {
-        std::string path = std::string(vcd_dir) + "/" + cfg + "-" + std::to_string(tot.cases) + ".vcd";
-        uint64_t from = cr.fail_cycle > 20 ? cr.fail_cycle - 20 : 0;
-        cosim(prog, a, x, nx, path.c_str(), from, cr.fail_cycle + 2);
-        std::printf("rtl-sya %s: VCD of cycles %" PRIu64 "..%" PRIu64 " in %s\n", cfg, from, cr.fail_cycle + 2,
-                    path.c_str());
-    }
+    if (!cr.ran) return;
+    tb_vcd_window("rtl-sya", cfg, vcd_dir, tot.cases, cr.fail_cycle, [&](const char *path, uint64_t from, uint64_t to) {
+        cosim(prog, a, x, nx, path, from, to);
+    });
 }
 
 } // namespace
@@ -515,7 +462,6 @@ int main(int argc, char **argv) {
     TbArgs args;
     if (!tb_parse_args(argc, argv, "sya_tb", &args)) return 2;
     const char *arch_path = args.arch_path, *vcd_dir = args.vcd_dir;
-    const std::vector<std::array<const char *, 3>> &models = args.models;
     const int n_random = args.n_random;
     const uint64_t seed = args.seed;
     const bool verbose = args.verbose;
@@ -532,20 +478,11 @@ int main(int argc, char **argv) {
     }
     const char *cfg = base.name;
     Totals tot;
-    for (auto &m : models) {
-        enpu_program prog{};
-        enpu_buf x{};
-        std::string e;
-        if (sya_gen_model(m[0], m[1], m[2], &base, &prog, &x, e)) {
-            std::printf("rtl-sya %s: %s: cannot compile: %s\n", cfg, m[0], e.c_str());
-            tot.cases++, tot.differ++;
-            continue;
-        }
-        CaseResult cr = cosim(&prog, &base, &x, 1, nullptr, 0, 0);
-        report(tot, cfg, m[0], cr, &prog, &base, &x, 1, vcd_dir, true);
-        enpu_buf_free(&x);
-        enpu_program_free(&prog);
-    }
+    int bad = tb_each_model(args, &base, "rtl-sya", [&](const char *name, const enpu_program *prog, const enpu_buf *x) {
+        CaseResult cr = cosim(prog, &base, x, 1, nullptr, 0, 0);
+        report(tot, cfg, name, cr, prog, &base, x, 1, vcd_dir, true);
+    });
+    tot.cases += bad, tot.differ += bad;
     sya_rng rng(seed);
     int layers = 0;
     for (int i = 0; i < n_random; i++) {

@@ -8,7 +8,9 @@
  * easynpu: the hook sees a chain's cycles one after the other, and every
  * issue of the PE array is the one enpu_cosim_enpu_next read from the
  * state after the cycle before (its psum entry; a weighted pass with a word
- * in the weight pad). */
+ * in the weight pad).  On preset eyeriss (row-stationary): the hook sees
+ * each pass's cycles one after the other, the PEs the pass uses, every MAC
+ * once, and attaching it (the fast-forward off) changes no result. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,32 @@
 #include "easynpu/cosim.h"
 #include "easynpu/tensor_io.h"
 #include "testutil.h"
+
+/* The default model compiled for preset `preset`, and its input. */
+static void default_model(const char *preset, enpu_arch *a, enpu_graph **qg, enpu_program *prog, enpu_buf *in) {
+    enpu_err err = {0};
+    *a = enpu_test_preset(preset);
+    *qg = enpu_test_quantize("models/kws_cnn.onnx", "models/kws_cnn/calib", a);
+    assert_int_equal(enpu_compile(*qg, a, NULL, prog, NULL, &err), 0);
+    assert_int_equal(enpu_tensor_read("models/kws_cnn/sample_0.npy", in, &err), 0);
+}
+
+/* A simulator of the program in cycle mode with the functional check. */
+static enpu_sim *cycle_sim(const enpu_program *prog, const enpu_arch *a) {
+    enpu_err err = {0};
+    enpu_sim_opts o = {0};
+    o.mode = ENPU_SIM_CYCLE, o.check = true;
+    enpu_sim *sim = NULL;
+    assert_int_equal(enpu_sim_new(prog, a, &o, &sim, &err), 0);
+    return sim;
+}
+
+/* Runs sim on the input; its result must be bit exact. */
+static void run_checked(enpu_sim *sim, const enpu_buf *in, enpu_sim_result *res) {
+    enpu_err err = {0};
+    if (enpu_sim_run(sim, in, 1, res, &err)) fail_msg("%s", err.msg);
+    assert_true(res->bit_exact);
+}
 
 typedef struct watch {
     enpu_sim *sim;
@@ -65,25 +93,19 @@ static void hook(void *ctx, uint64_t t, const void *eng) {
 
 static void test_hook_default_model(void **state) {
     (void)state;
-    enpu_arch a = enpu_test_preset("systolic");
-    enpu_graph *qg = enpu_test_quantize("models/kws_cnn.onnx", "models/kws_cnn/calib", &a);
-    enpu_err err = {0};
+    enpu_arch a;
+    enpu_graph *qg;
     enpu_program prog;
-    assert_int_equal(enpu_compile(qg, &a, NULL, &prog, NULL, &err), 0);
     enpu_buf in;
-    assert_int_equal(enpu_tensor_read("models/kws_cnn/sample_0.npy", &in, &err), 0);
+    default_model("systolic", &a, &qg, &prog, &in);
     uint64_t cycles[2];
     for (int with = 0; with < 2; with++) {
-        enpu_sim_opts o = {0};
-        o.mode = ENPU_SIM_CYCLE, o.check = true;
-        enpu_sim *sim = NULL;
-        assert_int_equal(enpu_sim_new(&prog, &a, &o, &sim, &err), 0);
+        enpu_sim *sim = cycle_sim(&prog, &a);
         watch *w = calloc(1, sizeof *w);
         w->sim = sim;
         if (with) enpu_cosim_attach(sim, hook, w);
         enpu_sim_result res;
-        if (enpu_sim_run(sim, &in, 1, &res, &err)) fail_msg("%s", err.msg);
-        assert_true(res.bit_exact);
+        run_checked(sim, &in, &res);
         cycles[with] = res.total_cycles;
         if (with) {
             /* every cycle, none skipped */
@@ -135,24 +157,18 @@ static void ehook(void *ctx, uint64_t t, const void *eng) {
 
 static void test_hook_easynpu(void **state) {
     (void)state;
-    enpu_arch a = enpu_test_preset("easynpu");
-    enpu_graph *qg = enpu_test_quantize("models/kws_cnn.onnx", "models/kws_cnn/calib", &a);
-    enpu_err err = {0};
+    enpu_arch a;
+    enpu_graph *qg;
     enpu_program prog;
-    assert_int_equal(enpu_compile(qg, &a, NULL, &prog, NULL, &err), 0);
     enpu_buf in;
-    assert_int_equal(enpu_tensor_read("models/kws_cnn/sample_0.npy", &in, &err), 0);
+    default_model("easynpu", &a, &qg, &prog, &in);
     uint64_t cycles[2];
     for (int with = 0; with < 2; with++) {
-        enpu_sim_opts o = {0};
-        o.mode = ENPU_SIM_CYCLE, o.check = true;
-        enpu_sim *sim = NULL;
-        assert_int_equal(enpu_sim_new(&prog, &a, &o, &sim, &err), 0);
+        enpu_sim *sim = cycle_sim(&prog, &a);
         ewatch *w = calloc(1, sizeof *w);
         if (with) enpu_cosim_attach(sim, ehook, w);
         enpu_sim_result res;
-        if (enpu_sim_run(sim, &in, 1, &res, &err)) fail_msg("%s", err.msg);
-        assert_true(res.bit_exact);
+        run_checked(sim, &in, &res);
         cycles[with] = res.total_cycles;
         if (with) {
             assert_int_equal(w->bad, 0);
@@ -170,8 +186,77 @@ static void test_hook_easynpu(void **state) {
     enpu_graph_free(qg);
 }
 
+typedef struct rwatch {
+    uint64_t calls, passes, macs, last_t;
+    int bad;
+} rwatch;
+
+static void rhook(void *ctx, uint64_t t, const void *eng) {
+    rwatch *w = ctx;
+    enpu_cosim_rs_pass ps;
+    enpu_cosim_rs_pass_of(eng, t, &ps);
+    enpu_cosim_rs_dims d;
+    enpu_cosim_rs_dims_of(eng, &d);
+    if (!ps.active) w->bad++;
+    if (ps.t0 == (int64_t)t) w->passes++;
+    else if (t != w->last_t + 1) w->bad++; /* a pass's cycles, one after the other */
+    w->calls++;
+    for (int r = 0; r < d.rows; r++)
+        for (int c = 0; c < d.cols; c++) {
+            enpu_cosim_rs_pe pe;
+            enpu_cosim_rs_pe_at(eng, r, c, &pe);
+            w->macs += pe.last_mac == (int64_t)t;
+            /* a PE outside the pass's chains and columns does nothing */
+            if (pe.used != (r < ps.chain && c < ps.ncol)) w->bad++;
+        }
+    /* the networks carry at most their values a cycle */
+    for (int net = 0; net < 2; net++) {
+        enpu_cosim_rs_pkt pk[64];
+        bool pass[64 * 64];
+        if (enpu_cosim_rs_stage(eng, net, 0, pk, NULL) > d.nv[net]) w->bad++;
+        if (enpu_cosim_rs_stage(eng, net, 1, pk, pass) > d.nv[net]) w->bad++;
+    }
+    w->last_t = t;
+}
+
+/* The row-stationary engine: the hook sees each pass's cycles one after the
+ * other from its first, every MAC the PEs count once, and attaching it (the
+ * fast-forward off) changes neither the cycles nor the outputs. */
+static void test_hook_rowstat(void **state) {
+    (void)state;
+    enpu_arch a;
+    enpu_graph *qg;
+    enpu_program prog;
+    enpu_buf in;
+    default_model("eyeriss", &a, &qg, &prog, &in);
+    uint64_t cycles[2];
+    for (int with = 0; with < 2; with++) {
+        enpu_sim *sim = cycle_sim(&prog, &a);
+        rwatch *w = calloc(1, sizeof *w);
+        if (with) enpu_cosim_attach(sim, rhook, w);
+        enpu_sim_result res;
+        run_checked(sim, &in, &res);
+        cycles[with] = res.total_cycles;
+        if (with) {
+            assert_int_equal(w->bad, 0);
+            assert_int_equal(w->macs, res.uops[ENPU_UOP_MAC] + res.uops[ENPU_UOP_MAC16]);
+            assert_true(w->passes > 0 && w->calls < res.total_cycles);
+            fprintf(stderr, "cosim hook (rowstat): %llu pass cycles, %llu passes, %llu MACs\n",
+                    (unsigned long long)w->calls, (unsigned long long)w->passes, (unsigned long long)w->macs);
+        }
+        free(w);
+        enpu_sim_result_free(&res);
+        enpu_sim_free(sim);
+    }
+    assert_int_equal(cycles[0], cycles[1]);
+    enpu_buf_free(&in);
+    enpu_program_free(&prog);
+    enpu_graph_free(qg);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_hook_default_model),
-                                       cmocka_unit_test(test_hook_easynpu)};
+                                       cmocka_unit_test(test_hook_easynpu),
+                                       cmocka_unit_test(test_hook_rowstat)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

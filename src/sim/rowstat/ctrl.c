@@ -292,6 +292,9 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 sim_wd_progress(&e->wd, (uint64_t)t);
             } else {
                 if ((rc = pass_cycle(e, t, &done, err))) goto out;
+                /* co-simulation (include/easynpu/cosim.h): the array after
+                 * cycle t; the hook turned the fast-forward off */
+                if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, (uint64_t)t, e);
                 const uint64_t mv1 = moved(e);
                 if (mv1 != mv) sim_wd_progress(&e->wd, (uint64_t)t), mv = mv1;
                 else if (sim_wd_expired(&e->wd, (uint64_t)t)) {
