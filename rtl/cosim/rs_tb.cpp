@@ -511,11 +511,6 @@ int main(int argc, char **argv) {
                      args.arch_path);
         return 2;
     }
-    // The RTL has no filter banks yet (docs/rtl.md): the engine is
-    // co-simulated as it runs without them.  With them, the C model's
-    // per-cycle path streams the next pass's filters in a burst at the pass's
-    // start, which no network of the RTL's width can follow.
-    base.rs_filter_banks = 0;
     const char *cfg = base.name;
     Totals tot;
     int bad = tb_each_model(args, &base, "rtl-rs", [&](const char *name, const enpu_program *prog, const enpu_buf *x) {
