@@ -80,10 +80,7 @@ typedef struct shape {
 /* The passes' part of the bound: passes run one after the other, and a
  * pass ends no earlier than each of
  * - its filters in (NF values, (NF-1)/filter_net_values + 2 cycles after
- *   its start: the network's two register stages; with filter banks,
- *   enpu_rs_filter_banked, they may be in before it, and the 2 cycles an
- *   ifmap value takes to its PE bound its first MAC instead), then the
- *   chain's skew
+ *   its start: the network's two register stages), then the chain's skew
  *   (a PE's first MAC of a unit takes the psum the PE above passed down,
  *   rs_pe_pipeline cycles after that PE's L-th MAC, L = its channels x wk),
  *   then the bottom PE's MACs, one a cycle; and the busiest PE's MACs after
@@ -117,8 +114,7 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
         int64_t tu = s->gp ? ng : enpu_ceil_div(nf, s->p), ru = enpu_ceil_div(nc, s->q);
         int64_t P = s->gp ? ng * nf : nf, pmax = s->gp ? nf : imin(s->p, nf);
         int64_t qmax = imin(s->q, nc), qlast = nc - (ru - 1) * s->q;
-        const bool banked = a->rs_filter_banks && 2 * s->p * s->q * wk <= a->rs_filter_lb_depth;
-        int64_t TF = banked ? 2 : (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
+        int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
         /* the skew: every PE of the chain but the bottom one, set by set */
         int64_t skew = (ru - 1) * nk * (s->q * wk - 1 + D) + (nk - 1) * (qlast * wk - 1 + D);
         int64_t t = imax(TF + wo * pmax * qmax * wk, TF + skew + wo * pmax * qlast * wk);
