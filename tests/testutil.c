@@ -804,3 +804,22 @@ void enpu_test_conv_program(const char *arch, int64_t ci, int64_t co, int64_t h,
     enpu_graph_free(qg);
     enpu_graph_free(g);
 }
+
+int enpu_test_run_golden(const char *what, const enpu_program *p, const enpu_arch *a, const enpu_graph *qg,
+                         const enpu_buf *in, enpu_sim_result *res) {
+    enpu_err err = {0};
+    enpu_gexec *ex = NULL;
+    assert_int_equal(enpu_gexec_new(qg, &ex, &err), 0);
+    if (enpu_gexec_run(ex, in, &err)) fail_msg("%s: golden reference: %s", what, err.msg);
+    enpu_golden_check gc = {qg, ex, 0};
+    enpu_sim_opts o = {0};
+    o.mode = ENPU_SIM_CYCLE;
+    o.on_layer = enpu_golden_check_layer;
+    o.cb_ctx = &gc;
+    enpu_sim *sim = NULL;
+    if (enpu_sim_new(p, a, &o, &sim, &err) || enpu_sim_run(sim, in, 1, res, &err)) fail_msg("%s: %s", what, err.msg);
+    if (enpu_golden_check_outputs(&gc, res, &err)) fail_msg("%s: outputs: %s", what, err.msg);
+    enpu_sim_free(sim);
+    enpu_gexec_free(ex);
+    return gc.compared;
+}

@@ -196,4 +196,12 @@ uint64_t enpu_test_assert_ff_equal_once(const char *what, const enpu_program *p,
 int enpu_test_assert_ff_stops(const char *what, const enpu_program *p, const enpu_arch *a, const enpu_buf *in,
                               int n_in, const uint64_t *limits, int n_limits);
 
+/* Runs p (compiled from qg) on arch a in cycle mode with the float input
+ * in, every layer's output compared with the golden int8 reference right
+ * after it ran (enpu_golden_check_layer) and the outputs bit for bit; fails
+ * the test on any difference.  *res gets the run (enpu_sim_result_free);
+ * returns the layers compared. */
+int enpu_test_run_golden(const char *what, const enpu_program *p, const enpu_arch *a, const enpu_graph *qg,
+                         const enpu_buf *in, enpu_sim_result *res);
+
 #endif

@@ -239,20 +239,8 @@ static void test_alexnet(void **state) {
             double v = nrand();
             ((float *)in.data)[i] = (float)(v > 0 ? v : 0);
         }
-        enpu_gexec *ex = NULL;
-        assert_int_equal(enpu_gexec_new(qg, &ex, &err), 0);
-        assert_int_equal(enpu_gexec_run(ex, &in, &err), 0);
-        enpu_golden_check gc = {qg, ex, 0};
-        enpu_sim_opts o = {0};
-        o.mode = ENPU_SIM_CYCLE;
-        o.on_layer = enpu_golden_check_layer;
-        o.cb_ctx = &gc;
-        enpu_sim *sim = NULL;
         enpu_sim_result res;
-        if (enpu_sim_new(&p, &a, &o, &sim, &err) || enpu_sim_run(sim, &in, 1, &res, &err))
-            fail_msg("%s: %s", path, err.msg);
-        assert_int_equal(gc.compared, 1);
-        assert_int_equal(enpu_golden_check_outputs(&gc, &res, &err), 0);
+        assert_int_equal(enpu_test_run_golden(path, &p, &a, qg, &in, &res), 1);
         enpu_test_assert_cost_exact(layer_names[l], &p, &res);
         /* the PEs the layer's mapping keeps busy (its first pass) */
         enpu_rs_geom geo;
@@ -338,8 +326,6 @@ static void test_alexnet(void **state) {
         vs[l][0] = 100 * dc, vs[l][1] = pes - e_pes, vs[l][2] = dram / e_dram, vs[l][3] = glb / e_glb;
         vs[l][4] = glb16 / e_glb;
         enpu_sim_result_free(&res);
-        enpu_sim_free(sim);
-        enpu_gexec_free(ex);
         enpu_buf_free(&in);
         enpu_program_free(&p);
         enpu_graph_free(qg);

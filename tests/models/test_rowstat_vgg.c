@@ -133,19 +133,8 @@ static void test_vgg(void **state) {
         double v = (double)(int64_t)(s >> 33) / (double)(1ll << 30) - 1;
         ((float *)in.data)[i] = (float)(v > 0 ? 2 * v : 0);
     }
-    enpu_gexec *ex = NULL;
-    assert_int_equal(enpu_gexec_new(qg, &ex, &err), 0);
-    assert_int_equal(enpu_gexec_run(ex, &in, &err), 0);
-    enpu_golden_check gc = {qg, ex, 0};
-    enpu_sim_opts o = {0};
-    o.mode = ENPU_SIM_CYCLE;
-    o.on_layer = enpu_golden_check_layer;
-    o.cb_ctx = &gc;
-    enpu_sim *sim = NULL;
     enpu_sim_result res;
-    if (enpu_sim_new(&p, &a, &o, &sim, &err) || enpu_sim_run(sim, &in, 1, &res, &err)) fail_msg("%s: %s", path, err.msg);
-    assert_int_equal(gc.compared, 1);
-    assert_int_equal(enpu_golden_check_outputs(&gc, &res, &err), 0);
+    assert_int_equal(enpu_test_run_golden(path, &p, &a, qg, &in, &res), 1);
     enpu_test_assert_cost_exact("vgg conv3_1", &p, &res);
     enpu_rs_geom geo;
     assert_int_equal(enpu_rs_geom_of(&a, ci, &geo, &err), 0);
@@ -167,8 +156,6 @@ static void test_vgg(void **state) {
      * pass's filter loads are not hidden, "VGG conv3_1 beside Timeloop") */
     assert_true(vs > 0 && vs < 0.12);
     enpu_sim_result_free(&res);
-    enpu_sim_free(sim);
-    enpu_gexec_free(ex);
     enpu_buf_free(&in);
     enpu_program_free(&p);
     enpu_graph_free(qg);
