@@ -32,6 +32,14 @@ int enpu_model_load_batch(const enpu_model *m, const char *path, enpu_cli_binds 
     memset(out, 0, sizeof *out);
     int rc = enpu_cli_onnx_load(path, shapes, &out->g, err);
     if (rc) return rc;
+    /* every output image by image, as the one-image model's N runs give them
+     * (a Reshape to [1, ...] would mix the images) */
+    for (int k = 0; k < out->g->n_outputs; k++) {
+        const enpu_tensor *t = &out->g->tensors[out->g->outputs[k]];
+        if (t->rank < 1 || t->dims[0] != batch)
+            return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: output '%s' has dimension 0 of %lld, not the batch's %lld",
+                             path, t->name, t->rank < 1 ? 0LL : (long long)t->dims[0], (long long)batch);
+    }
     out->path = m->path, out->bits = m->bits, out->pow2 = m->pow2;
     int nb = m->n_calib * m->g->n_inputs;
     out->calib = calloc((size_t)(nb ? nb : 1), sizeof *out->calib);

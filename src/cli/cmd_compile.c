@@ -165,20 +165,28 @@ int enpu_cmd_compile(int argc, char **argv) {
     /* a batch on the row-stationary engine: one program of the N images
      * (the model loaded again at batch N, enpu_model_load_batch) */
     const int64_t batch = enpu_cli_batch("compile", &binds);
-    const bool batched = batch > 1 && enpu_model_batched_arch(&arch, batch) && strcmp(enpu_path_ext(model), ".onnx") == 0;
+    bool batched = batch > 1 && enpu_model_batched_arch(&arch, batch) && strcmp(enpu_path_ext(model), ".onnx") == 0;
     enpu_cli_binds bshapes = binds;
     enpu_model mb = {0};
     if (batched) {
         enpu_cli_one_image(&binds);
-        fprintf(text, "note: batch %lld: one program of the %lld images (rs_conv of several images per pass)\n",
-                (long long)batch, (long long)batch);
     } else if (enpu_cli_one_image_note("compile", &binds, text, "compiled")) {
         enpu_cli_binds_free(&binds);
         return 2;
     }
     int mrc = enpu_model_load(&m, model, calib, &binds, &err);
     m.bits = bits.bits, m.pow2 = bits.pow2;
-    if (!mrc && batched) mrc = enpu_model_load_batch(&m, model, &bshapes, batch, &mb, &err);
+    if (!mrc && batched && enpu_model_load_batch(&m, model, &bshapes, batch, &mb, &err)) {
+        /* a model that fixes batch 1 (a Reshape to [1, ...]) compiles for one image */
+        fprintf(text, "note: batch %lld: the model does not take the batch (%s); compiled for one image\n",
+                (long long)batch, err.msg);
+        enpu_model_free(&mb);
+        memset(&err, 0, sizeof err);
+        batched = false;
+    } else if (!mrc && batched) {
+        fprintf(text, "note: batch %lld: one program of the %lld images (rs_conv of several images per pass)\n",
+                (long long)batch, (long long)batch);
+    }
     if (mrc || enpu_model_quantize(batched ? &mb : &m, &arch, quiet, &qg, NULL, &err) ||
         enpu_model_fit_requant(qg, &arch, text, &err)) {
         rc = enpu_cli_fail("compile", &err);

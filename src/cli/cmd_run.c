@@ -523,8 +523,11 @@ int enpu_cmd_run(int argc, char **argv) {
     bool any_batched = false;
     for (int a = 0; a < n_arch; a++) any_batched |= enpu_model_batched_arch(&runs[a].arch, batch);
     if (any_batched && m.g && !m.tfl && enpu_model_load_batch(&m, model, &bshapes, batch, &mb, &err)) {
-        rc = enpu_cli_fail("run", &err);
-        goto done;
+        /* a model that fixes batch 1 (a Reshape to [1, ...]) runs image by image */
+        fprintf(text, "note: batch %lld: the model does not take the batch (%s); its images run through the "
+                      "one-image program one after the other\n", (long long)batch, err.msg);
+        enpu_model_free(&mb);
+        memset(&err, 0, sizeof err);
     }
     /* The float reference on the same input: the yardstick of the int8 run
      * (a batch: image after image, the outputs one after the other). */
