@@ -356,6 +356,23 @@ static void test_batch(void **state) {
     free(out);
     enpu_buf_free(&d);
     enpu_buf_free(&stack);
+    /* host ops (layer norm, GELU, matrix products) on the batched tensors */
+    assert_int_equal(enpu_tensor_read("models/import/lngelu/calib/calib_00.npy", &d, &err), 0);
+    assert_int_equal(enpu_buf_to_f32(&d, &err), 0);
+    const int64_t ld[3] = {2, 16, 32}, ln = enpu_buf_numel(&d);
+    assert_int_equal(enpu_buf_alloc(&stack, ENPU_DT_FLOAT32, 3, ld, &err), 0);
+    for (int k = 0; k < 2; k++) memcpy((float *)stack.data + k * ln, d.data, (size_t)ln * sizeof(float));
+    assert_int_equal(enpu_tensor_write(bpath, &stack, &err), 0);
+    snprintf(args, sizeof args, "run models/import/lngelu.onnx --calib models/import/lngelu/calib "
+             "--input-shape x=2x16x32 --input %s --arch eyeriss", bpath);
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "batch: 2 images in one program");
+    has(out, "bit-exact: yes");
+    has(out, "host ops: 9, 244648 cycles on the host CPU");
+    free(out);
+    enpu_buf_free(&d);
+    enpu_buf_free(&stack);
 }
 
 static int setup(void **state) {
