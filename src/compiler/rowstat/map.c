@@ -208,30 +208,33 @@ static base *shapes(const enpu_arch *a, const enpu_instr *in, int64_t N, enpu_se
     int ne = block_sizes(in->ho, a->rs_cols, es_);
     int np = block_sizes(opg, a->rs_psum_depth, ps);
     int nq = block_sizes(cpg, a->rs_ifmap_lb_depth / in->wk, qs);
-    for (int64_t ni = 1; ni <= (mode == ENPU_SEARCH_LEGACY ? 1 : N); ni++)
-    for (int gp = 0; gp < (G >= 2 ? 2 : 1) && N % ni == 0; gp++)
-        for (int ih = 0; ih < nhf; ih++)
-            for (int ie = 0; ie < ne; ie++)
-                for (int ip = 0; ip < np; ip++)
-                    for (int iq = 0; iq < nq; iq++) {
-                        int64_t tmax = a->rs_cols / es_[ie], rmax = a->rs_rows / hfs[ih];
-                        int nt = block_sizes(gp ? G : enpu_ceil_div(opg, ps[ip]), tmax, ts);
-                        int nr = block_sizes(enpu_ceil_div(cpg, qs[iq]), rmax, rs);
-                        for (int it = 0; it < nt; it++)
-                            for (int ir = 0; ir < nr; ir++) {
-                                if (*n == cap) {
-                                    base *nb = realloc(b, 2 * cap * sizeof *nb);
-                                    if (!nb) {
-                                        free(b);
-                                        return NULL;
+    const int64_t nmax = mode == ENPU_SEARCH_LEGACY ? 1 : N; /* images per pass: the divisors of N */
+    for (int64_t ni = 1; ni <= nmax; ni++) {
+        if (N % ni != 0) continue;
+        for (int gp = 0; gp < (G >= 2 ? 2 : 1); gp++)
+            for (int ih = 0; ih < nhf; ih++)
+                for (int ie = 0; ie < ne; ie++)
+                    for (int ip = 0; ip < np; ip++)
+                        for (int iq = 0; iq < nq; iq++) {
+                            int64_t tmax = a->rs_cols / es_[ie], rmax = a->rs_rows / hfs[ih];
+                            int nt = block_sizes(gp ? G : enpu_ceil_div(opg, ps[ip]), tmax, ts);
+                            int nr = block_sizes(enpu_ceil_div(cpg, qs[iq]), rmax, rs);
+                            for (int it = 0; it < nt; it++)
+                                for (int ir = 0; ir < nr; ir++) {
+                                    if (*n == cap) {
+                                        base *nb = realloc(b, 2 * cap * sizeof *nb);
+                                        if (!nb) {
+                                            free(b);
+                                            return NULL;
+                                        }
+                                        b = nb, cap *= 2;
                                     }
-                                    b = nb, cap *= 2;
+                                    shape sh = {hfs[ih], es_[ie], ps[ip], qs[iq], rs[ir], ts[it], gp, ni};
+                                    b[*n] = (base){sh, N / ni * pass_bound(a, in, &sh), (int64_t)*n};
+                                    (*n)++;
                                 }
-                                shape sh = {hfs[ih], es_[ie], ps[ip], qs[iq], rs[ir], ts[it], gp, ni};
-                                b[*n] = (base){sh, N / ni * pass_bound(a, in, &sh), (int64_t)*n};
-                                (*n)++;
-                            }
-                    }
+                        }
+    }
     return b;
 }
 

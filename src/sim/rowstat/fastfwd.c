@@ -87,7 +87,10 @@
  * its values xo*R .. xo*R + L-1 in order: the loop buffer starts with
  * values 0 .. L-1, and the last filter of column xo replaces the slots of
  * values xo*R + k (k < R) with values L + xo*R + k as it reads them, then
- * moves the window's head R slots on (pe.c). */
+ * moves the window's head R slots on (pe.c).  With n images (rs_n) each
+ * image's values are such a row of their own: the last filter of an
+ * image's last column replaces all L slots with the next image's first
+ * window, in order, and the head stays. */
 #include <stdlib.h>
 #include <string.h>
 
