@@ -469,8 +469,7 @@ static int emit(rc_ctx *c, enpu_program *p) {
         } else if (l->out >= 0) {
             io = c->t[l->out].desc;
         }
-        if (l->host) p->layers[p->n_instr - 1].macs = l->macs;
-        else p->layers[p->n_instr - 1].macs = l->macs / (l->batch / (l->ins.rs_n > 1 ? l->ins.rs_n : 1));
+        if (l->host) p->layers[p->n_instr - 1].macs = l->macs; /* an rs_conv's: above */
         rc = enpu_program_set_layer_output(p, p->n_instr - 1, l->out >= 0 ? T(c, l->out)->name : "", io,
                                            c->err);
     }
