@@ -316,6 +316,24 @@ static void test_instr(void **state) {
     expect_invalid(&small, &in, "over rs_glb_bytes=8192");
     small = a, small.rs_fifo_depth = 64;
     expect_invalid(&small, &in, "over rs_fifo_depth=64");
+    /* images per pass (rs_n): n images' DRAM maps and buffer regions, a
+     * PE's FIFO receiving every image's columns */
+    x = in, x.rs_n = 2, x.rs_dbuf = 0, x.rs_ofmap_addr = 100000, x.rs_weight_addr = 200000;
+    if (enpu_instr_validate(&a, &x, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(enpu_instr_macs(&x), 2 * 22 * 22 * 24 * 28 * 9);
+    enpu_rs_geom g1, g2;
+    assert_int_equal(enpu_rs_geom_of(&a, &in, &g1, &err), 0);
+    assert_int_equal(enpu_rs_geom_of(&a, &x, &g2, &err), 0);
+    assert_int_equal(g1.n, 1);
+    assert_int_equal(g2.nwo, 2 * 22);
+    assert_int_equal(g2.ifmap_words, 2 * g1.ifmap_words);
+    assert_int_equal(g2.ofmap_words, 2 * g1.ofmap_words);
+    assert_int_equal(g2.ifmap_buf, 2 * g1.ifmap_buf);
+    assert_int_equal(g2.out_buf, 2 * g1.out_buf);
+    assert_int_equal(g2.n_passes, g1.n_passes); /* the filters serve both images in each pass */
+    x.rs_n = 7;
+    expect_invalid(&a, &x, "field 'rs_n': a PE receives rs_q=14 x 24 columns x rs_n=7 images = 2352 values per pass, "
+                           "over rs_fifo_depth=2048");
 }
 
 /* The DMA queue: a command waits only for earlier passes than the first one
