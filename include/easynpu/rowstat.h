@@ -28,7 +28,19 @@
  * each output block (strip, group block, filter block) again, since the
  * psums of one output block at a time fit the buffer, not the strip's
  * channels: the layers whose strips do not fit can still take full-height
- * PE sets. */
+ * PE sets.
+ *
+ * Images (rs_n = n > 1, the Eyeriss paper's N per pass): a pass runs n
+ * images with the same filters in the PEs' filter loop buffers, so each
+ * filter load (from DRAM and into the PEs) serves n images.  The ifmap of
+ * the n images streams through the pass one after the other: a PE's output
+ * columns are the n images' columns (n * wo units per filter), its window
+ * refilled at each image's first column (the last unit of the image before
+ * replaces the whole window, as a stride wider than the kernel does).  The
+ * ifmap and ofmap in DRAM hold the n images one after the other (image i at
+ * i * ifmap_img_words), an ifmap load holds the n images' rows (image i at
+ * i * ifmap_img_bytes in its buffer), and the psum and output buffers hold
+ * every psum of the block for each image: row, then image, then column. */
 #ifndef EASYNPU_ROWSTAT_H
 #define EASYNPU_ROWSTAT_H
 
@@ -54,7 +66,9 @@ typedef struct enpu_rs_geom {
     int64_t G, cpg, opg;        /* groups, input and output channels per group */
     int64_t wpp_in, wpp_out;    /* DRAM words per pixel of the ifmap and the ofmap */
     int64_t wi_p;               /* padded input width pl + wi + pr */
-    int64_t ncols;              /* padded input columns some window uses (the ifmap stream's) */
+    int64_t ncols;              /* padded input columns some window uses, per image */
+    int64_t n;                  /* images per pass: rs_n, 1 when 0 */
+    int64_t nwo;                /* a pass's output columns per PE row: n * wo */
     /* mapping */
     int64_t e, p, q, r, t, hf;
     bool gpar;
@@ -74,6 +88,7 @@ typedef struct enpu_rs_geom {
     int64_t n_ct;               /* ifmap tiles per output block: ceil(n_cb / ict), 1 when ict = 0 */
     int64_t tile_ch;            /* channels of an ifmap load's pixel in the buffer: ci, or ict*cb_size */
     int64_t pix_bytes;          /* buffer bytes per pixel of an ifmap load */
+    int64_t ifmap_img_bytes;    /* buffer bytes of one image's share of an ifmap load */
     int64_t n_iloads;           /* ifmap loads: n_strips, or n_blocks * n_ct */
     int64_t psum_bytes;         /* bytes of one psum in the global buffer (rs_psum_bits / 8) */
     bool multi;                 /* more than one pass per output block (psums kept in the buffer) */
@@ -81,8 +96,9 @@ typedef struct enpu_rs_geom {
     int64_t ifmap_buf, filt_buf, psum_buf, out_buf;      /* bytes of one buffer of each */
     int64_t ifmap_off[2], filt_off[2], psum_off, out_off[2];
     int64_t glb_used;
-    /* DRAM words */
+    /* DRAM words: of the n images, and of one */
     int64_t ifmap_words, ofmap_words;
+    int64_t ifmap_img_words, ofmap_img_words;
     int64_t filt_words;         /* the filter blocks */
     int64_t param_words;        /* the (bias, M, S) blocks */
     int64_t weight_words;       /* filt_words + param_words */
@@ -161,10 +177,10 @@ void enpu_rs_fblock_pass(const enpu_rs_geom *g, const enpu_instr *in, int64_t fb
                          enpu_rs_pass *out);
 
 /* Byte offset in the global buffer of input value (row, col, channel ch of
- * the layer) for pass ps: in its ifmap load's buffer (row within its strip's
- * rows, ch within its tile). */
+ * the layer) of image img (< n) for pass ps: in its ifmap load's buffer
+ * (the image's share, row within its strip's rows, ch within its tile). */
 int64_t enpu_rs_ifmap_byte(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
-                           int64_t row, int64_t col, int64_t ch);
+                           int64_t img, int64_t row, int64_t col, int64_t ch);
 
 /* The passes [*k0, *k1) that read ifmap load i. */
 void enpu_rs_iload_passes(const enpu_rs_geom *g, int64_t i, int64_t *k0, int64_t *k1);
@@ -210,7 +226,8 @@ void enpu_rs_cmd_runs(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs
 /* The pass that is the last of output block o. */
 int64_t enpu_rs_block_last_pass(const enpu_rs_geom *g, int64_t o);
 
-/* MACs of an rs_conv (the model's: ho*wo*co*(ci/groups)*hk*wk). */
+/* MACs of an rs_conv (the model's: ho*wo*co*(ci/groups)*hk*wk, times its
+ * images). */
 int64_t enpu_rs_macs(const enpu_instr *in);
 
 #ifdef __cplusplus

@@ -56,7 +56,9 @@ static const char *HELP =
     ENPU_CLI_BIND_HELP
     ENPU_CLI_SHAPE_HELP
     "                     (a batch N > 1: the program computes one image; `easynpu\n"
-    "                     run` runs the N images through it one after the other)\n"
+    "                     run` runs the N images through it one after the other;\n"
+    "                     on a row-stationary arch one program computes the N images,\n"
+    "                     its rs_conv several images per pass)\n"
     "\n"
     "Exit status: 0 compiled; 2 bad input, or the model does not fit the arch (the\n"
     "message says what needs how much and which preset or parameter would fit); 4\n"
@@ -160,13 +162,32 @@ int enpu_cmd_compile(int argc, char **argv) {
         enpu_cli_binds_free(&binds);
         return enpu_cli_usage("compile", "--qformat needs --bits 16");
     }
-    if (enpu_cli_one_image_note("compile", &binds, text, "compiled")) {
+    /* a batch on the row-stationary engine: one program of the N images
+     * (the model loaded again at batch N, enpu_model_load_batch) */
+    const int64_t batch = enpu_cli_batch("compile", &binds);
+    bool batched = batch > 1 && enpu_model_batched_arch(&arch, batch) && strcmp(enpu_path_ext(model), ".onnx") == 0;
+    enpu_cli_binds bshapes = binds;
+    enpu_model mb = {0};
+    if (batched) {
+        enpu_cli_one_image(&binds);
+    } else if (enpu_cli_one_image_note("compile", &binds, text, "compiled")) {
         enpu_cli_binds_free(&binds);
         return 2;
     }
     int mrc = enpu_model_load(&m, model, calib, &binds, &err);
     m.bits = bits.bits, m.pow2 = bits.pow2;
-    if (mrc || enpu_model_quantize(&m, &arch, quiet, &qg, NULL, &err) ||
+    if (!mrc && batched && enpu_model_load_batch(&m, model, &bshapes, batch, &mb, &err)) {
+        /* a model that fixes batch 1 (a Reshape to [1, ...]) compiles for one image */
+        fprintf(text, "note: batch %lld: the model does not take the batch (%s); compiled for one image\n",
+                (long long)batch, err.msg);
+        enpu_model_free(&mb);
+        memset(&err, 0, sizeof err);
+        batched = false;
+    } else if (!mrc && batched) {
+        fprintf(text, "note: batch %lld: one program of the %lld images (rs_conv of several images per pass)\n",
+                (long long)batch, (long long)batch);
+    }
+    if (mrc || enpu_model_quantize(batched ? &mb : &m, &arch, quiet, &qg, NULL, &err) ||
         enpu_model_fit_requant(qg, &arch, text, &err)) {
         rc = enpu_cli_fail("compile", &err);
         goto done;
@@ -192,7 +213,9 @@ done:
     enpu_compile_report_free(&rep);
     enpu_program_free(&prog);
     enpu_model_free(&m);
+    enpu_model_free(&mb);
     enpu_graph_free(qg);
     enpu_cli_binds_free(&binds);
+    enpu_cli_binds_free(&bshapes);
     return rc;
 }

@@ -98,7 +98,10 @@ static const char *HELP =
     "                     A batch (NAME=Nx..., N > 1) is N images through the same\n"
     "                     program one after the other: each --input holds N\n"
     "                     images, each is checked against the golden reference,\n"
-    "                     the outputs are the N results and the time is N runs\n"
+    "                     the outputs are the N results and the time is N runs;\n"
+    "                     on a row-stationary arch one program computes the N\n"
+    "                     images (rs_conv of several images per pass): the\n"
+    "                     batch's cycles and the cycles per image\n"
     "\n"
     "Exit status: 0 bit-exact and every check passed; 1 a mismatch or failed\n"
     "check; 2 bad input or usage (including a model that does not fit); 3\n"
@@ -214,7 +217,8 @@ static int run_arch(arch_run *a, const enpu_model *m, const char *prog_path, con
         if (rc) return enpu_err_prefix(err, "%s", m->path);
     }
     /* a batch: the same program, image after image (the first one observed
-     * and reported in full) */
+     * and reported in full); or one program of the whole batch (batch 1
+     * here, a->batched) */
     rc = sim_one(a, ins, ins8, n_in, mode, base, true, &a->res, err);
     a->batch_cycles = a->res.total_cycles;
     for (int k = 1; k < batch && !rc; k++) {
@@ -310,8 +314,8 @@ int enpu_cmd_run(int argc, char **argv) {
         {"min-sqnr", required_argument, 0, 'G'},    {"require-top1", no_argument, 0, 'T'},
         {"wav", required_argument, 0, 'W'},         {"features", required_argument, 0, 'F'},
         {"labels", required_argument, 0, 'L'},      {0, 0, 0, 0}};
-    enpu_model bits = {0};
-    enpu_cli_binds binds = {0};
+    enpu_model bits = {0}, mb = {0}; /* mb: the model at batch N (enpu_model_load_batch) */
+    enpu_cli_binds binds = {0}, bshapes = {0};
     const char *ins[MAX_FILES], *outs[MAX_FILES], *archs[MAX_ARCHS];
     int n_in = 0, n_out = 0, n_arch = 0, c, mode = ENPU_SIM_CYCLE;
     const char *calib = NULL, *json = NULL, *trace = NULL, *vcd = NULL, *window = NULL, *svg = NULL;
@@ -381,7 +385,9 @@ int enpu_cmd_run(int argc, char **argv) {
     if (batch > 1 && n_in == 0)
         return enpu_cli_usage("run", "a batch of %lld images needs --input files holding them",
                               (long long)batch);
-    /* the program computes one image; a batch is N runs of it */
+    /* the program computes one image; a batch is N runs of it, or on the
+     * row-stationary engine one program of the batch (bshapes: its shapes) */
+    bshapes = binds;
     enpu_cli_one_image(&binds);
     uint64_t w0 = 0, w1 = 100000;
     if (window) {
@@ -514,6 +520,15 @@ int enpu_cmd_run(int argc, char **argv) {
         }
     }
     const enpu_buf *images = imgs ? imgs : bufs;
+    bool any_batched = false;
+    for (int a = 0; a < n_arch; a++) any_batched |= enpu_model_batched_arch(&runs[a].arch, batch);
+    if (any_batched && m.g && !m.tfl && enpu_model_load_batch(&m, model, &bshapes, batch, &mb, &err)) {
+        /* a model that fixes batch 1 (a Reshape to [1, ...]) runs image by image */
+        fprintf(text, "note: batch %lld: the model does not take the batch (%s); its images run through the "
+                      "one-image program one after the other\n", (long long)batch, err.msg);
+        enpu_model_free(&mb);
+        memset(&err, 0, sizeof err);
+    }
     /* The float reference on the same input: the yardstick of the int8 run
      * (a batch: image after image, the outputs one after the other). */
     if (m.g) {
@@ -558,9 +573,12 @@ int enpu_cmd_run(int argc, char **argv) {
         base.vcd_to = w1;
         enpu_err e = {0};
         runs[a].note = a == 0 ? text : NULL;
-        int st = run_arch(&runs[a], &m, is_prog ? model : NULL, images,
-                          m.tfl ? (const int8_t *const *)ins8 : NULL, n_in, (int)batch,
-                          (enpu_sim_mode)mode, &base, quiet || a > 0, a == 0 && m.g, &e);
+        /* the whole batch in one program: the unsplit input files */
+        runs[a].batched = mb.g && enpu_model_batched_arch(&runs[a].arch, batch);
+        int st = run_arch(&runs[a], runs[a].batched ? &mb : &m, is_prog ? model : NULL,
+                          runs[a].batched ? bufs : images, m.tfl ? (const int8_t *const *)ins8 : NULL, n_in,
+                          runs[a].batched ? 1 : (int)batch, (enpu_sim_mode)mode, &base, quiet || a > 0,
+                          a == 0 && m.g, &e);
         runs[a].status = st;
         if (st) {
             snprintf(runs[a].error, sizeof runs[a].error, "error [%s]: %s", enpu_status_name(e.code), e.msg);
@@ -580,11 +598,12 @@ int enpu_cmd_run(int argc, char **argv) {
     enpu_report_sim_table(text, &r0->arch, &r0->res);
     const int qbits = r0->qg ? enpu_qgraph_bits(r0->qg) : 8;
     if (batch > 1)
-        fprintf(text, "batch: %lld images through the program one after the other: %llu cycles = %.3f us "
-                      "at %g MHz (%llu per image)\n",
-                (long long)batch, (unsigned long long)r0->batch_cycles,
-                (double)r0->batch_cycles / r0->arch.clock_mhz, r0->arch.clock_mhz,
-                (unsigned long long)(r0->batch_cycles / (uint64_t)batch));
+        fprintf(text, "batch: %lld images %s: %llu cycles = %.3f us at %g MHz (%llu per image)\n",
+                (long long)batch,
+                r0->batched ? "in one program (rs_conv of several images per pass)"
+                            : "through the program one after the other",
+                (unsigned long long)r0->batch_cycles, (double)r0->batch_cycles / r0->arch.clock_mhz,
+                r0->arch.clock_mhz, (unsigned long long)(r0->batch_cycles / (uint64_t)batch));
     if (r0->golden_checked)
         fprintf(text, "bit-exact: yes (%d layer outputs and %d model output(s) equal the golden int%d "
                "reference, element by element)\n",
@@ -663,7 +682,9 @@ done:
     for (int i = 0; i < n_fouts; i++) enpu_buf_free(&fouts[i]);
     enpu_fexec_free(fx);
     enpu_model_free(&m);
+    enpu_model_free(&mb);
     enpu_cli_binds_free(&binds);
+    enpu_cli_binds_free(&bshapes);
     enpu_cli_audio_close(&audio);
     return rc;
 }

@@ -49,4 +49,19 @@ int enpu_model_quantize(const enpu_model *m, const enpu_arch *arch, bool quiet, 
  * easynpu graph on a tflite arch is ENPU_E_INCOMPATIBLE. */
 int enpu_model_fit_requant(const enpu_graph *qg, enpu_arch *arch, FILE *note, enpu_err *err);
 
+/* Whether a batch of `batch` images runs on arch a as one program (the
+ * row-stationary engine, whose rs_conv take several images per pass)
+ * rather than image after image through a one-image program. */
+bool enpu_model_batched_arch(const enpu_arch *a, int64_t batch);
+
+/* The .onnx model m (loaded for one image) at batch N for such archs: path
+ * imported again with `shapes` (the --input-shape values with the batch; its
+ * bound values are read into it), each calibration sample of m repeated N
+ * times along dimension 0, bits as m's.  Free with enpu_model_free.  Fails
+ * (naming the file) when the model does not load at batch N or an output's
+ * dimension 0 is not N (its images would be mixed): the caller then runs
+ * the one-image model. */
+int enpu_model_load_batch(const enpu_model *m, const char *path, enpu_cli_binds *shapes, int64_t batch, enpu_model *out,
+                    enpu_err *err);
+
 #endif

@@ -30,6 +30,7 @@ typedef struct arch_run {
     bool golden_checked;
     FILE *note;               /* where a requant switch is said (the first arch), or NULL */
     uint64_t batch_cycles;    /* all the images of a batch (= res.total_cycles for one) */
+    bool batched;             /* the batch ran as one program (enpu_model_batched_arch), not image by image */
     const char *trace, *vcd;  /* observation files to write after the run */
 } arch_run;
 

@@ -168,6 +168,10 @@ int run_write_json(const char *path, const char *model, const arch_run *runs, in
         json_t *b = json_object();
         json_object_set_new(b, "images", json_integer(batch));
         json_object_set_new(b, "cycles", json_integer((json_int_t)runs[0].batch_cycles));
+        json_object_set_new(b, "cycles_per_image", json_integer((json_int_t)(runs[0].batch_cycles / (uint64_t)batch)));
+        /* one program of the whole batch (the row-stationary engine), or the
+         * one-image program run image after image */
+        json_object_set_new(b, "one_program", json_boolean(runs[0].batched));
         json_object_set_new(root, "batch", b);
     }
     if (n_acc > 0) {

@@ -18,8 +18,8 @@ static int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 int64_t enpu_rs_macs(const enpu_instr *in) {
     int64_t g = in->groups > 0 ? in->groups : 1;
     int64_t v = 1;
-    const int64_t f[] = {in->ho, in->wo, in->co, in->ci / g, in->hk, in->wk};
-    for (int i = 0; i < 6; i++) {
+    const int64_t f[] = {in->ho, in->wo, in->co, in->ci / g, in->hk, in->wk, in->rs_n > 1 ? in->rs_n : 1};
+    for (int i = 0; i < 7; i++) {
         if (f[i] <= 0) return 0;
         if (v > INT64_MAX / f[i]) return INT64_MAX;
         v *= f[i];
@@ -66,6 +66,8 @@ int enpu_rs_geom_of(const enpu_arch *a, const enpu_instr *in, enpu_rs_geom *g, e
     g->wpp_out = enpu_ceil_div(in->co * g->es, g->wb);
     g->wi_p = in->wi + in->pad_left + in->pad_right;
     g->ncols = in->stride_w <= in->wk ? (in->wo - 1) * in->stride_w + in->wk : in->wo * in->wk;
+    g->n = in->rs_n > 1 ? in->rs_n : 1;
+    g->nwo = g->n * in->wo;
     g->e = in->rs_e, g->p = in->rs_p, g->q = in->rs_q, g->r = in->rs_r, g->t = in->rs_t;
     g->hf = in->rs_hf, g->gpar = in->rs_gpar != 0;
     g->fb_size = g->gpar ? g->p : g->p * g->t;
@@ -95,18 +97,19 @@ int enpu_rs_geom_of(const enpu_arch *a, const enpu_instr *in, enpu_rs_geom *g, e
         g->tile_ch = imin(g->ict * g->cb_size, g->cpg);
         g->pix_bytes = g->tile_ch * g->es;
         g->n_iloads = g->n_blocks * g->n_ct;
-        g->ifmap_buf = enpu_ceil_div(g->strip_rows * in->wi * g->pix_bytes, g->wb) * g->wb;
+        g->ifmap_img_bytes = enpu_ceil_div(g->strip_rows * in->wi * g->pix_bytes, g->wb) * g->wb;
     } else {
         g->n_ct = 1;
         g->tile_ch = in->ci;
         g->pix_bytes = g->wpp_in * g->wb;
         g->n_iloads = g->n_strips;
-        g->ifmap_buf = g->strip_rows * in->wi * g->pix_bytes;
+        g->ifmap_img_bytes = g->strip_rows * in->wi * g->pix_bytes;
     }
+    g->ifmap_buf = g->n * g->ifmap_img_bytes;
     g->filt_buf = enpu_ceil_div(fvals * g->es, g->wb) * g->wb +
                   enpu_ceil_div(g->block_ch * ENPU_RS_PARAM_BYTES, g->wb) * g->wb;
-    g->psum_buf = g->multi ? imin(g->e, in->ho) * in->wo * g->block_ch * g->psum_bytes : 0;
-    g->out_buf = imin(g->e, in->ho) * in->wo * g->block_ch * g->es;
+    g->psum_buf = g->multi ? imin(g->e, in->ho) * g->nwo * g->block_ch * g->psum_bytes : 0;
+    g->out_buf = imin(g->e, in->ho) * g->nwo * g->block_ch * g->es;
     int64_t off = 0;
     g->ifmap_off[0] = off, off += g->ifmap_buf;
     g->ifmap_off[1] = (in->rs_dbuf & 1) ? off : g->ifmap_off[0];
@@ -119,8 +122,10 @@ int enpu_rs_geom_of(const enpu_arch *a, const enpu_instr *in, enpu_rs_geom *g, e
     g->out_off[1] = (in->rs_dbuf & 4) ? off : g->out_off[0];
     if (in->rs_dbuf & 4) off += g->out_buf;
     g->glb_used = off;
-    g->ifmap_words = in->hi * in->wi * g->wpp_in;
-    g->ofmap_words = in->ho * in->wo * g->wpp_out;
+    g->ifmap_img_words = in->hi * in->wi * g->wpp_in;
+    g->ofmap_img_words = in->ho * in->wo * g->wpp_out;
+    g->ifmap_words = g->n * g->ifmap_img_words;
+    g->ofmap_words = g->n * g->ofmap_img_words;
     g->filt_words = enpu_rs_fblock_word(g, in, g->n_fblocks);
     g->param_words = enpu_rs_param_word(g, in, g->n_gb, 0);
     g->weight_words = g->filt_words + g->param_words;
@@ -153,12 +158,13 @@ void enpu_rs_pass_of(const enpu_rs_geom *g, const enpu_instr *in, int64_t k, enp
 }
 
 int64_t enpu_rs_ifmap_byte(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
-                           int64_t row, int64_t col, int64_t ch) {
+                           int64_t img, int64_t row, int64_t col, int64_t ch) {
     int64_t r0, r1;
     enpu_rs_strip_rows(g, in, ps->strip, &r0, &r1);
     /* a tile holds channels [its first block's c0, ...) of the pass's group */
     int64_t c0 = g->ict > 0 ? ps->g0 * g->cpg + (ps->cb / g->ict) * g->ict * g->cb_size : 0;
-    return g->ifmap_off[ps->ibuf] + ((row - r0) * in->wi + col) * g->pix_bytes + (ch - c0) * g->es;
+    return g->ifmap_off[ps->ibuf] + img * g->ifmap_img_bytes + ((row - r0) * in->wi + col) * g->pix_bytes +
+           (ch - c0) * g->es;
 }
 
 void enpu_rs_iload_passes(const enpu_rs_geom *g, int64_t i, int64_t *k0, int64_t *k1) {
@@ -373,9 +379,10 @@ int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err) {
              g.p, g.q, in->wk, g.p * g.q * in->wk, a->rs_filter_lb_depth);
     if (g.p > a->rs_psum_depth)
         FAIL("field 'rs_p': value %" PRId64 " psums, over rs_psum_depth=%" PRId64, g.p, a->rs_psum_depth);
-    if (g.q * g.ncols > a->rs_fifo_depth)
-        FAIL("field 'rs_q': a PE receives rs_q=%" PRId64 " x %" PRId64 " columns = %" PRId64
-             " values per pass, over rs_fifo_depth=%" PRId64, g.q, g.ncols, g.q * g.ncols, a->rs_fifo_depth);
+    if (g.n * g.q * g.ncols > a->rs_fifo_depth)
+        FAIL("field '%s': a PE receives rs_q=%" PRId64 " x %" PRId64 " columns x rs_n=%" PRId64 " images = %" PRId64
+             " values per pass, over rs_fifo_depth=%" PRId64, g.n > 1 ? "rs_n" : "rs_q", g.q, g.ncols, g.n,
+             g.n * g.q * g.ncols, a->rs_fifo_depth);
     /* the output network drains a psum of every column before the bottom PE
      * of that column has its next one (docs/rowstat.md "The output network") */
     int64_t nc_last = g.cpg - (g.n_cb - 1) * g.cb_size;
@@ -481,7 +488,9 @@ void enpu_rs_cmd_runs(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs
         int64_t r0, r1;
         enpu_rs_strip_rows(g, in, c->what, &r0, &r1);
         int64_t words = (r1 - r0) * in->wi * g->wpp_in;
-        acc_add(&acc, (in->rs_ifmap_addr + r0 * in->wi * g->wpp_in) * wb, g->ifmap_off[c->buf], words * wb);
+        for (int64_t img = 0; img < g->n; img++)
+            acc_add(&acc, (in->rs_ifmap_addr + img * g->ifmap_img_words + r0 * in->wi * g->wpp_in) * wb,
+                    g->ifmap_off[c->buf] + img * g->ifmap_img_bytes, words * wb);
     } else if (c->kind == ENPU_RS_LOAD_IFMAP) {
         /* a tile: the same channels of every pixel of the strip's rows */
         int64_t k0, k1, r0, r1;
@@ -490,9 +499,11 @@ void enpu_rs_cmd_runs(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs
         enpu_rs_pass_of(g, in, k0, &ps);
         enpu_rs_strip_rows(g, in, ps.strip, &r0, &r1);
         int64_t c0 = ps.g0 * g->cpg + ps.c0, nch = imin(g->tile_ch, g->cpg - ps.c0);
-        for (int64_t pix = r0 * in->wi; pix < r1 * in->wi; pix++)
-            acc_add(&acc, (in->rs_ifmap_addr + pix * g->wpp_in) * wb + c0 * g->es,
-                    g->ifmap_off[c->buf] + (pix - r0 * in->wi) * g->pix_bytes, nch * g->es);
+        for (int64_t img = 0; img < g->n; img++)
+            for (int64_t pix = r0 * in->wi; pix < r1 * in->wi; pix++)
+                acc_add(&acc, (in->rs_ifmap_addr + img * g->ifmap_img_words + pix * g->wpp_in) * wb + c0 * g->es,
+                        g->ifmap_off[c->buf] + img * g->ifmap_img_bytes + (pix - r0 * in->wi) * g->pix_bytes,
+                        nch * g->es);
     } else if (c->kind == ENPU_RS_LOAD_FILTERS) {
         enpu_rs_pass ps;
         enpu_rs_pass_of(g, in, c->what, &ps);
@@ -508,12 +519,14 @@ void enpu_rs_cmd_runs(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs
         enpu_rs_pass ps;
         enpu_rs_pass_of(g, in, enpu_rs_block_last_pass(g, c->what), &ps);
         int64_t nch = enpu_rs_block_channels(g, &ps);
+        /* the buffer's order: row, image, column; the DRAM's image, row, column */
         for (int64_t j = 0; j < ps.ne; j++)
-            for (int64_t x = 0; x < in->wo; x++) {
-                int64_t pix = in->rs_ofmap_addr + ((ps.y0 + j) * in->wo + x) * g->wpp_out;
+            for (int64_t X = 0; X < g->nwo; X++) {
+                int64_t img = X / in->wo, x = X % in->wo;
+                int64_t pix = in->rs_ofmap_addr + img * g->ofmap_img_words + ((ps.y0 + j) * in->wo + x) * g->wpp_out;
                 for (int64_t i = 0; i < nch; i++)
                     acc_add(&acc, pix * wb + enpu_rs_block_channel(g, &ps, i) * g->es,
-                            g->out_off[c->buf] + ((j * in->wo + x) * nch + i) * g->es, g->es);
+                            g->out_off[c->buf] + ((j * g->nwo + X) * nch + i) * g->es, g->es);
             }
     }
     acc_flush(&acc);

@@ -2,8 +2,8 @@
  * on arch rowstat in 8 and 16 bits, the comparison with EasyNPU by layer and
  * by memory level, quantize -> compile -> sim with a 16-bit .qjson, the
  * listing of a rowstat program assembling back to the same bytes, `sim
- * --per-cycle` printing and writing the same bytes as without it, and the
- * refusals. */
+ * --per-cycle` printing and writing the same bytes as without it, the
+ * refusals, and a batch as one program. */
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -259,6 +259,122 @@ static void test_refusals(void **state) {
     free(out);
 }
 
+/* A batch on the row-stationary engine (docs/rowstat.md "Batches"): run
+ * with --input-shape mfcc=2x... and the two images stacked compiles one
+ * program of both (rs_conv of two images per pass), bit-exact with the
+ * golden reference, its cycles per batch and per image in the text and the
+ * JSON; each image's output equals that image run alone through the
+ * one-image program; compile prints the images per pass.  A model that
+ * mixes its images at batch N runs image by image. */
+static void test_batch(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_buf img[2], stack = {0}, y = {0};
+    for (int k = 0; k < 2; k++) {
+        char p[64];
+        snprintf(p, sizeof p, "models/kws_cnn/sample_%d.npy", k);
+        assert_int_equal(enpu_tensor_read(p, &img[k], &err), 0);
+        assert_int_equal(enpu_buf_to_f32(&img[k], &err), 0);
+    }
+    const int64_t per = enpu_buf_numel(&img[0]), sd[4] = {2, 1, 26, 49};
+    assert_int_equal(per, 26 * 49);
+    assert_int_equal(enpu_buf_alloc(&stack, ENPU_DT_FLOAT32, 4, sd, &err), 0);
+    for (int k = 0; k < 2; k++) memcpy((float *)stack.data + k * per, img[k].data, (size_t)per * sizeof(float));
+    char bpath[128], json[128], ypath[128], args[1024];
+    snprintf(bpath, sizeof bpath, "%s/b.npy", dir);
+    snprintf(json, sizeof json, "%s/b.json", dir);
+    snprintf(ypath, sizeof ypath, "%s/by.npy", dir);
+    assert_int_equal(enpu_tensor_write(bpath, &stack, &err), 0);
+    snprintf(args, sizeof args,
+             "run models/kws_cnn.onnx --calib models/kws_cnn/calib --input-shape mfcc=2x1x26x49 --input %s "
+             "--arch eyeriss --json %s -o %s", bpath, json, ypath);
+    int st;
+    char *out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "mode cycle, arch eyeriss: 97292 cycles");
+    has(out, "batch: 2 images in one program (rs_conv of several images per pass): 97292 cycles = 486.460 us at "
+             "200 MHz (48646 per image)");
+    has(out, "bit-exact: yes (6 layer outputs and 1 model output(s) equal the golden int8 reference");
+    free(out);
+    json_error_t je;
+    json_t *root = json_load_file(json, 0, &je);
+    assert_non_null(root);
+    json_t *b = json_object_get(root, "batch");
+    assert_int_equal(json_integer_value(json_object_get(b, "images")), 2);
+    assert_int_equal(json_integer_value(json_object_get(b, "cycles")), 97292);
+    assert_int_equal(json_integer_value(json_object_get(b, "cycles_per_image")), 48646);
+    assert_true(json_is_true(json_object_get(b, "one_program")));
+    assert_true(json_is_true(json_object_get(root, "bit_exact")));
+    json_decref(root);
+    assert_int_equal(enpu_tensor_read(ypath, &y, &err), 0);
+    assert_int_equal(y.dims[0], 2);
+    const int64_t no = enpu_buf_numel(&y) / 2;
+    for (int k = 0; k < 2; k++) {
+        char one[128];
+        snprintf(one, sizeof one, "%s/y%d.npy", dir, k);
+        snprintf(args, sizeof args, "run models/kws_cnn.onnx --calib models/kws_cnn/calib --input "
+                 "models/kws_cnn/sample_%d.npy --arch eyeriss -o %s", k, one);
+        out = cli(args, &st);
+        if (st) fail_msg("exit %d:\n%s", st, out);
+        has(out, "mode cycle, arch eyeriss: 56466 cycles");
+        free(out);
+        enpu_buf yk = {0};
+        assert_int_equal(enpu_tensor_read(one, &yk, &err), 0);
+        assert_int_equal(enpu_buf_numel(&yk), no);
+        assert_memory_equal(yk.data, (const char *)y.data + (size_t)(k * no) * enpu_dtype_size(y.dtype),
+                            (size_t)no * enpu_dtype_size(y.dtype));
+        enpu_buf_free(&yk);
+    }
+    snprintf(args, sizeof args, "compile models/kws_cnn.onnx --calib models/kws_cnn/calib --input-shape "
+             "mfcc=2x1x26x49 --arch eyeriss");
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "note: batch 2: one program of the 2 images (rs_conv of several images per pass)");
+    has(out, "note 1 /features/features.3/Conv: n=2 m=12 e=11 p=12 q=2 r=4 t=1");
+    has(out, "(batch 2: 1 instruction of 2 images)");
+    free(out);
+    for (int k = 0; k < 2; k++) enpu_buf_free(&img[k]);
+    enpu_buf_free(&stack);
+    enpu_buf_free(&y);
+    /* a model whose Reshape to [1, ...] mixes the images at batch 2 (its
+     * output keeps dimension 0 of 1): image by image, said in a note */
+    enpu_buf d;
+    assert_int_equal(enpu_tensor_read("models/import/dethead/calib/calib_00.npy", &d, &err), 0);
+    assert_int_equal(enpu_buf_to_f32(&d, &err), 0);
+    const int64_t dd[4] = {2, 3, 64, 64}, dn = enpu_buf_numel(&d);
+    assert_int_equal(enpu_buf_alloc(&stack, ENPU_DT_FLOAT32, 4, dd, &err), 0);
+    for (int k = 0; k < 2; k++) memcpy((float *)stack.data + k * dn, d.data, (size_t)dn * sizeof(float));
+    assert_int_equal(enpu_tensor_write(bpath, &stack, &err), 0);
+    snprintf(args, sizeof args, "run models/import/dethead.onnx --calib models/import/dethead/calib "
+             "--input-shape x=2x3x64x64 --input %s --arch eyeriss", bpath);
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "note: batch 2: the model does not take the batch (models/import/dethead.onnx: output 'scores' has "
+             "dimension 0 of 1, not the batch's 2); its images run through the one-image program one after the other");
+    has(out, "batch: 2 images through the program one after the other");
+    has(out, "bit-exact: yes");
+    free(out);
+    enpu_buf_free(&d);
+    enpu_buf_free(&stack);
+    /* host ops (layer norm, GELU, matrix products) on the batched tensors */
+    assert_int_equal(enpu_tensor_read("models/import/lngelu/calib/calib_00.npy", &d, &err), 0);
+    assert_int_equal(enpu_buf_to_f32(&d, &err), 0);
+    const int64_t ld[3] = {2, 16, 32}, ln = enpu_buf_numel(&d);
+    assert_int_equal(enpu_buf_alloc(&stack, ENPU_DT_FLOAT32, 3, ld, &err), 0);
+    for (int k = 0; k < 2; k++) memcpy((float *)stack.data + k * ln, d.data, (size_t)ln * sizeof(float));
+    assert_int_equal(enpu_tensor_write(bpath, &stack, &err), 0);
+    snprintf(args, sizeof args, "run models/import/lngelu.onnx --calib models/import/lngelu/calib "
+             "--input-shape x=2x16x32 --input %s --arch eyeriss", bpath);
+    out = cli(args, &st);
+    if (st) fail_msg("exit %d:\n%s", st, out);
+    has(out, "batch: 2 images in one program");
+    has(out, "bit-exact: yes");
+    has(out, "host ops: 9, 244648 cycles on the host CPU");
+    free(out);
+    enpu_buf_free(&d);
+    enpu_buf_free(&stack);
+}
+
 static int setup(void **state) {
     (void)state;
     snprintf(dir, sizeof dir, "/tmp/enpu_rs_cli_XXXXXX");
@@ -279,6 +395,7 @@ int main(void) {
         cmocka_unit_test(test_qjson_flow),
         cmocka_unit_test(test_per_cycle),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_batch),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,6 +21,8 @@
  * - global-buffer bytes: 1.9 to 3.7 times the chip's (our psums are 64
  *   bits), 0.65 to 2.2 times with the psums counted at the chip's 16 bits.
  *
+ * test_alexnet_batch4 (long) runs them at the chip's batch of 4.
+ *
  * Its energy per layer beside the chip's (power x latency), the model at the
  * chip's 65 nm and 1 V without its DRAM, within 0.85x..1.6x; test_levels
  * the cost of a level beside the paper's normalised ladder (ISCA 2016).
@@ -193,6 +195,37 @@ static void timeloop_conv1(const double *lv, double pj, double macs, double dram
     if (ratio < 0.8 || ratio > 1.25) fail_msg("conv1: %.2f pJ/MAC, %.2fx Timeloop's %.2f", pj / macs, ratio, theirs[5]);
 }
 
+/* Layer l's graph g (from path) quantized to 16 bits on the quantizer's
+ * synthetic inputs, compiled for a, run in cycle mode on a post-ReLU-like
+ * input (half zeros, as AlexNet's own layers see) bit-exact against the
+ * golden reference element by element, the cost model exact: *qg, *p and
+ * *res for the caller to free, *geo its first instruction's geometry.
+ * Returns the PEs the mapping keeps busy (its first pass). */
+static int run_layer(const char *path, int l, const enpu_arch *a, enpu_graph *g, enpu_graph **qg, enpu_program *p,
+                     enpu_sim_result *res, enpu_rs_geom *geo) {
+    enpu_err err = {0};
+    enpu_quant_opts qo;
+    enpu_compile_quant_opts(a, &qo);
+    qo.bits = 16;
+    qo.quiet = true;
+    assert_int_equal(enpu_quantize_graph(g, NULL, 0, &qo, qg, NULL, &err), 0);
+    if (enpu_compile(*qg, a, NULL, p, NULL, &err)) fail_msg("%s: %s", path, err.msg);
+    const enpu_tensor *xt = &g->tensors[g->inputs[0]];
+    enpu_buf in;
+    assert_int_equal(enpu_buf_alloc(&in, ENPU_DT_FLOAT32, xt->rank, xt->dims, &err), 0);
+    for (int64_t i = 0; i < enpu_buf_numel(&in); i++) {
+        double v = nrand();
+        ((float *)in.data)[i] = (float)(v > 0 ? v : 0);
+    }
+    assert_int_equal(enpu_test_run_golden(path, p, a, *qg, &in, res), 1);
+    enpu_test_assert_cost_exact(layer_names[l], p, res);
+    enpu_buf_free(&in);
+    assert_int_equal(enpu_rs_geom_of(a, &p->instr[0], geo, &err), 0);
+    enpu_rs_pass ps;
+    enpu_rs_pass_of(geo, &p->instr[0], 0, &ps);
+    return (int)(ps.ne * ps.tu * ps.ru * ps.nk);
+}
+
 static void test_alexnet(void **state) {
     (void)state;
     enpu_err err = {0};
@@ -223,31 +256,10 @@ static void test_alexnet(void **state) {
         snprintf(path, sizeof path, ENPU_SOURCE_DIR "/models/alexnet/%s.onnx", layer_names[l]);
         enpu_graph *g = NULL, *qg = NULL;
         assert_int_equal(enpu_onnx_load(path, &g, &err), 0);
-        enpu_quant_opts qo;
-        enpu_compile_quant_opts(&a, &qo);
-        qo.bits = 16;
-        qo.quiet = true;
-        /* calibrated on the quantizer's synthetic inputs; run on a
-         * post-ReLU-like one (half zeros), as AlexNet's own layers see */
-        assert_int_equal(enpu_quantize_graph(g, NULL, 0, &qo, &qg, NULL, &err), 0);
         enpu_program p;
-        if (enpu_compile(qg, &a, NULL, &p, NULL, &err)) fail_msg("%s: %s", path, err.msg);
-        const enpu_tensor *xt = &g->tensors[g->inputs[0]];
-        enpu_buf in;
-        assert_int_equal(enpu_buf_alloc(&in, ENPU_DT_FLOAT32, xt->rank, xt->dims, &err), 0);
-        for (int64_t i = 0; i < enpu_buf_numel(&in); i++) {
-            double v = nrand();
-            ((float *)in.data)[i] = (float)(v > 0 ? v : 0);
-        }
         enpu_sim_result res;
-        assert_int_equal(enpu_test_run_golden(path, &p, &a, qg, &in, &res), 1);
-        enpu_test_assert_cost_exact(layer_names[l], &p, &res);
-        /* the PEs the layer's mapping keeps busy (its first pass) */
         enpu_rs_geom geo;
-        assert_int_equal(enpu_rs_geom_of(&a, &p.instr[0], &geo, &err), 0);
-        enpu_rs_pass ps;
-        enpu_rs_pass_of(&geo, &p.instr[0], 0, &ps);
-        int pes = (int)(ps.ne * ps.tu * ps.ru * ps.nk);
+        const int pes = run_layer(path, l, &a, g, &qg, &p, &res, &geo);
         const enpu_layer_stats *st = &res.layers[0];
         uint64_t local = st->reads[ENPU_MEM_PE_FIFO] + st->writes[ENPU_MEM_PE_FIFO] + st->reads[ENPU_MEM_IFMAP_LB] +
                          st->writes[ENPU_MEM_IFMAP_LB] + st->reads[ENPU_MEM_FILTER_LB] +
@@ -326,7 +338,6 @@ static void test_alexnet(void **state) {
         vs[l][0] = 100 * dc, vs[l][1] = pes - e_pes, vs[l][2] = dram / e_dram, vs[l][3] = glb / e_glb;
         vs[l][4] = glb16 / e_glb;
         enpu_sim_result_free(&res);
-        enpu_buf_free(&in);
         enpu_program_free(&p);
         enpu_graph_free(qg);
         enpu_graph_free(g);
@@ -345,6 +356,93 @@ static void test_alexnet(void **state) {
     for (int l = 0; l < 5; l++)
         fprintf(stderr, "%18s%-6s %+7.1f%% %+5.0f %6.2fx %6.2fx %15.2fx\n", "", layer_names[l], vs[l][0], vs[l][1],
                 vs[l][2], vs[l][3], vs[l][4]);
+}
+
+/* ---- a batch of 4, as the chip runs them ------------------------------------------------ */
+
+/* The five layers at the chip's batch of 4 (docs/rowstat.md "Batches"):
+ * each compiled into rs_conv of n images per pass (n the search's: the
+ * filters in the PEs serve n images), bit-exact against the golden
+ * reference, the cost model exact; its time per image and its PE activity
+ * beside Table V's.  Asserted exactly: n, the batch's cycles, the PEs the
+ * mapping uses; and the bands this engine achieves (docs/rowstat.md says
+ * why they are what they are): time per image within -17% .. +1% of the
+ * chip's latency (the target, 10%, met by conv5 only: the others are
+ * faster than the chip; within 10% of its processing latency on every
+ * layer), PEs at least the chip's, MAC utilisation at least 99% of the
+ * chip's (conv5's is 0.4 points below, the rest above). */
+typedef struct batch_ours {
+    int64_t n;          /* images per pass */
+    uint64_t cycles;    /* the batch's */
+    uint64_t fill;      /* cycles before each pass's first MAC */
+    int pes;
+} batch_ours;
+static const batch_ours expect_b4[5] = {{1, 3479437, 279936, 154},
+                                        {2, 7061347, 308256, 140},
+                                        {4, 4186467, 222208, 156},
+                                        {4, 3162235, 166656, 156},
+                                        {4, 2108785, 111120, 156}};
+
+static void test_alexnet_batch4(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_arch a;
+    assert_int_equal(enpu_arch_preset("eyeriss", &a, &err), 0);
+    static table tv;
+    table_load(&tv, PUBLISHED "eyeriss_alexnet.csv");
+    const double batch = 4, mhz = (double)a.clock_mhz;
+    fprintf(stderr, "\nAlexNet conv layers, 16-bit, on arch eyeriss, a batch of 4 (Eyeriss: JSSC 2017, Table V)\n");
+    fprintf(stderr, "%-6s %2s %10s %10s %8s %6s %6s %8s | %9s %8s %8s %6s %4s\n", "layer", "n", "cycles", "per image",
+            "fill", "fill%", "util%", "PEs", "Eyeriss", "vs", "vs proc", "util%", "PEs");
+    for (int l = 0; l < 5; l++) {
+        char path[512], spec[128];
+        snprintf(path, sizeof path, ENPU_SOURCE_DIR "/models/alexnet/%s.onnx", layer_names[l]);
+        /* the layer's input at batch 4: its one-image shape, dimension 0 four */
+        enpu_graph *g1 = NULL, *g = NULL, *qg = NULL;
+        assert_int_equal(enpu_onnx_load(path, &g1, &err), 0);
+        const enpu_tensor *x1 = &g1->tensors[g1->inputs[0]];
+        int k = snprintf(spec, sizeof spec, "%s=4", x1->name);
+        for (int d = 1; d < x1->rank; d++) k += snprintf(spec + k, sizeof spec - (size_t)k, "x%lld", (long long)x1->dims[d]);
+        enpu_graph_free(g1);
+        enpu_onnx_input_shape shape;
+        assert_int_equal(enpu_onnx_parse_input_shape(spec, &shape, &err), 0);
+        enpu_onnx_opts oo = {0, NULL, 0, &shape, 1};
+        assert_int_equal(enpu_onnx_load_opts(path, &oo, &g, &err), 0);
+        assert_int_equal(g->tensors[g->inputs[0]].dims[0], 4);
+        enpu_program p;
+        enpu_sim_result res;
+        enpu_rs_geom geo;
+        const int pes = run_layer(path, l, &a, g, &qg, &p, &res, &geo);
+        uint64_t fill = 0;
+        for (int i = 0; i < p.n_instr; i++) fill += res.layers[i].activity[ENPU_ACT_PIPELINE_FILL];
+        const double per = (double)res.total_cycles / batch;
+        const double e_cycles = chip(&tv, l, "latency_ms") * 1e-3 * mhz * 1e6 / batch;
+        const double e_proc = chip(&tv, l, "processing_latency_ms") * 1e-3 * mhz * 1e6 / batch;
+        const double util = (double)res.total_macs / ((double)res.total_cycles * 168);
+        const double e_util = (double)res.total_macs / (e_cycles * batch * 168);
+        const int e_pes = (int)chip(&tv, l, "active_pes");
+        const double dc = per / e_cycles - 1, dp = per / e_proc - 1;
+        fprintf(stderr, "%-6s %2lld %10llu %10.0f %8llu %6.1f %6.1f %4d/168 | %9.0f %+7.1f%% %+7.1f%% %6.1f %4d\n",
+                layer_names[l], (long long)geo.n, (unsigned long long)res.total_cycles, per, (unsigned long long)fill,
+                100.0 * (double)fill / (double)res.total_cycles, 100 * util, pes, e_cycles, 100 * dc, 100 * dp,
+                100 * e_util, e_pes);
+        const batch_ours *x = &expect_b4[l];
+        assert_int_equal(geo.n, x->n);
+        assert_int_equal(p.n_instr - 1, 4 / x->n); /* and the end */
+        assert_int_equal(res.total_cycles, x->cycles);
+        assert_int_equal(fill, x->fill);
+        assert_int_equal(pes, x->pes);
+        char what[64];
+        snprintf(what, sizeof what, "%s at batch 4 against Eyeriss (JSSC 2017, Table V)", layer_names[l]);
+        if (dc < -0.17 || dc > 0.01) fail_msg("%s: %+.1f%% of the chip's time per image, outside -17%%..+1%%", what, 100 * dc);
+        if (fabs(dp) > 0.10) fail_msg("%s: %+.1f%% of the chip's processing time per image, past 10%%", what, 100 * dp);
+        if (pes < e_pes || util < 0.99 * e_util)
+            fail_msg("%s: %d PEs, %.1f%% busy; the chip's %d, %.1f%%", what, pes, 100 * util, e_pes, 100 * e_util);
+        enpu_sim_result_free(&res);
+        enpu_program_free(&p);
+        enpu_graph_free(qg);
+        enpu_graph_free(g);
+    }
 }
 
 /* The cost of one 16-bit value at each level of preset eyeriss, relative
@@ -438,8 +536,9 @@ static void test_published(void **state) {
     assert_true(fabs(pes * hi / 1e3 - table_get(&spec, "item", "peak_throughput_max", "value")) < 0.05);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_published), cmocka_unit_test(test_levels),
-                                       cmocka_unit_test(test_alexnet)};
-    return cmocka_run_group_tests(tests, NULL, NULL);
+int main(int argc, char **argv) {
+    const struct CMUnitTest repo[] = {cmocka_unit_test(test_published), cmocka_unit_test(test_levels),
+                                      cmocka_unit_test(test_alexnet)};
+    const struct CMUnitTest slow[] = {cmocka_unit_test(test_alexnet_batch4)};
+    return ENPU_TEST_MAIN_TIERS(argc, argv, repo, ENPU_NO_TESTS, slow, ENPU_NO_TESTS);
 }

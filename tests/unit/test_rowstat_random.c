@@ -10,7 +10,10 @@
  * predict the cycle engine's every cycle, activity and memory access.  The
  * random mappings take ifmap tiles (rs_ict) half the time; the search's
  * lower bound holds for each, and its branch and bound chooses what the
- * exhaustive search chooses, never worse than the previous search. */
+ * exhaustive search chooses, never worse than the previous search.
+ * Batches (docs/rowstat.md "Batches"): layers of 2 to 4 images, compiled
+ * into rs_conv of n images per pass, n the search's (more than one in some
+ * of them), each image bit-exact. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,15 +59,15 @@ static int rand_const(enpu_graph *g, const char *name, int rank, const int64_t *
     return t;
 }
 
-/* A random conv (or fully connected) layer, as a float graph. */
-static enpu_graph *random_layer(rng *r, bool *fc) {
+/* A random conv (or fully connected) layer of `batch` images, as a float graph. */
+static enpu_graph *random_layer(rng *r, int64_t batch, bool *fc) {
     enpu_err err = {0};
     enpu_graph *g = enpu_graph_new("random");
     *fc = irand(r, 0, 5) == 0;
     int y;
     if (*fc) {
         int64_t k = irand(r, 1, 200), n = irand(r, 1, 40);
-        int64_t xd[] = {1, k}, wd[] = {n, k}, bd[] = {n};
+        int64_t xd[] = {batch, k}, wd[] = {n, k}, bd[] = {n};
         int x = tensor(g, "x", 2, xd);
         assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
         int in[3] = {x, rand_const(g, "w", 2, wd, r, 0.2), rand_const(g, "b", 1, bd, r, 0.3)};
@@ -79,7 +82,7 @@ static enpu_graph *random_layer(rng *r, bool *fc) {
         int64_t kh = irand(r, 1, 5), kw = irand(r, 1, 5);
         int64_t h = irand(r, 1, 16), w = irand(r, 1, 18);
         int x;
-        int64_t xd[] = {1, ci, h, w}, wd[] = {co, ci / group, kh, kw}, bd[] = {co};
+        int64_t xd[] = {batch, ci, h, w}, wd[] = {co, ci / group, kh, kw}, bd[] = {co};
         x = tensor(g, "x", 4, xd);
         assert_int_equal(enpu_graph_add_input(g, x, &err), 0);
         int in[3] = {x, rand_const(g, "w", 4, wd, r, 0.3), rand_const(g, "b", 1, bd, r, 0.3)};
@@ -196,13 +199,14 @@ static void run_and_check(const char *what, const enpu_program *p, const enpu_gr
     n_compute += compute;
 }
 
-/* A random valid mapping of the program's rs_conv, its weights laid out for
- * it; false when none was found. */
+/* A random valid mapping of the program's rs_conv (each of a batch's, with
+ * the images per pass they have), its weights laid out for it; false when
+ * none was found. */
 static bool remap(rng *r, enpu_program *p, const enpu_graph *qg) {
     const enpu_arch *a = &p->arch;
     enpu_instr *in = NULL;
     for (int i = 0; i < p->n_instr; i++)
-        if (p->instr[i].opcode == ENPU_OPC_RS_CONV) in = &p->instr[i];
+        if (p->instr[i].opcode == ENPU_OPC_RS_CONV && !in) in = &p->instr[i];
     assert_non_null(in);
     enpu_instr c = *in;
     enpu_err err = {0};
@@ -233,7 +237,12 @@ static bool remap(rng *r, enpu_program *p, const enpu_graph *qg) {
         for (int k = 0; k < qg->n_nodes; k++)
             if (qg->nodes[k].q->kind == ENPU_Q_CONV) qn = &qg->nodes[k];
         rs_lay_weights(a, qn->q, &c, img);
-        *in = c;
+        for (int i = 0; i < p->n_instr; i++)
+            if (p->instr[i].opcode == ENPU_OPC_RS_CONV) {
+                enpu_instr b = c;
+                b.rs_ifmap_addr = p->instr[i].rs_ifmap_addr, b.rs_ofmap_addr = p->instr[i].rs_ofmap_addr;
+                p->instr[i] = b;
+            }
         assert_int_equal(enpu_program_set_image(p, ENPU_SEC_DRAM_INIT, img, len, &err), 0);
         free(img);
         return true;
@@ -247,18 +256,23 @@ static int n_run, n_nofit, n_mappings;
  * alternative faster than the choice is within 1% of it (the slack: the
  * choice takes at most a hundredth of the fastest's cycles more), and moves
  * at least the choice's DRAM words, and on equal words at least its
- * global-buffer bytes -- each mapping's counts from the cost model. */
-static void traded(const char *what, const enpu_arch *a, const enpu_instr *choice, const rs_map_info *fi) {
+ * global-buffer bytes -- each mapping's counts from the cost model, for
+ * the batch (batch / n instructions of each). */
+static void traded(const char *what, const enpu_arch *a, int64_t batch, const enpu_instr *choice,
+                   const rs_map_info *fi) {
     if (fi->alt_cycles < 0 || fi->alt_cycles >= fi->cycles) return;
     if (fi->cycles - fi->alt_cycles > fi->alt_cycles / 100)
         fail_msg("%s: the choice's %lld cycles, an alternative's %lld: past the slack", what, (long long)fi->cycles,
                  (long long)fi->alt_cycles);
     rs_counts cc, ca;
-    assert_int_equal(rs_model_instr(a, choice, &cc), fi->cycles);
-    assert_int_equal(rs_model_instr(a, &fi->alt, &ca), fi->alt_cycles);
-    uint64_t dc = cc.reads[ENPU_MEM_OFFCHIP] + cc.writes[ENPU_MEM_OFFCHIP];
-    uint64_t da = ca.reads[ENPU_MEM_OFFCHIP] + ca.writes[ENPU_MEM_OFFCHIP];
-    uint64_t gc = cc.reads[ENPU_MEM_GLB] + cc.writes[ENPU_MEM_GLB], ga = ca.reads[ENPU_MEM_GLB] + ca.writes[ENPU_MEM_GLB];
+    const uint64_t kc = (uint64_t)(batch / (choice->rs_n > 1 ? choice->rs_n : 1));
+    const uint64_t ka = (uint64_t)(batch / (fi->alt.rs_n > 1 ? fi->alt.rs_n : 1));
+    assert_int_equal((uint64_t)rs_model_instr(a, choice, &cc) * kc, fi->cycles);
+    assert_int_equal((uint64_t)rs_model_instr(a, &fi->alt, &ca) * ka, fi->alt_cycles);
+    uint64_t dc = kc * (cc.reads[ENPU_MEM_OFFCHIP] + cc.writes[ENPU_MEM_OFFCHIP]);
+    uint64_t da = ka * (ca.reads[ENPU_MEM_OFFCHIP] + ca.writes[ENPU_MEM_OFFCHIP]);
+    uint64_t gc = kc * (cc.reads[ENPU_MEM_GLB] + cc.writes[ENPU_MEM_GLB]);
+    uint64_t ga = ka * (ca.reads[ENPU_MEM_GLB] + ca.writes[ENPU_MEM_GLB]);
     if (da < dc || (da == dc && ga < gc))
         fail_msg("%s: a faster alternative moves less: DRAM %llu against %llu words, buffer %llu against %llu bytes",
                  what, (unsigned long long)da, (unsigned long long)dc, (unsigned long long)ga, (unsigned long long)gc);
@@ -269,27 +283,37 @@ static void traded(const char *what, const enpu_arch *a, const enpu_instr *choic
  * lower bound is below its cycles; it is never worse than the previous
  * search (LEGACY), and with `exhaustive` the branch and bound chooses what
  * timing every mapping chooses, the same best alternative's cycles too. */
-static void search_check(const char *what, const enpu_arch *a, const enpu_program *p,
+static int n_batched; /* batched layers whose choice runs more than one image a pass */
+
+static void search_check(const char *what, const enpu_arch *a, const enpu_program *p, int64_t batch,
                          bool exhaustive) {
     const enpu_instr *in = NULL;
+    int k = 0; /* the batch's instructions */
     for (int i = 0; i < p->n_instr; i++)
-        if (p->instr[i].opcode == ENPU_OPC_RS_CONV) in = &p->instr[i];
+        if (p->instr[i].opcode == ENPU_OPC_RS_CONV) in = &p->instr[i], k++;
     assert_non_null(in);
+    const int64_t n = in->rs_n > 1 ? in->rs_n : 1;
+    assert_int_equal(k * n, batch);
+    n_batched += n > 1;
+    /* the search times the batch: its instructions' cycles */
     int64_t t = rs_model_instr(a, in, NULL), lb = rs_map_bound(a, in);
     if (lb > t) fail_msg("%s: rs_map_bound %lld over the model's %lld", what, (long long)lb, (long long)t);
+    t *= k;
     enpu_err err = {0};
     rs_map_info fi, oi;
     enpu_instr f = *in, o = *in;
+    f.rs_n = o.rs_n = batch > 1 ? batch : 0;
     assert_int_equal(rs_map_layer(a, &f, ENPU_SEARCH_FAST, what, &fi, &err), 0);
     assert_int_equal(fi.cycles, t);
     assert_int_equal(rs_map_layer(a, &o, ENPU_SEARCH_LEGACY, what, &oi, &err), 0);
     if (oi.cycles < fi.cycles)
         fail_msg("%s: the search's %lld cycles, the previous search's %lld", what, (long long)fi.cycles,
                  (long long)oi.cycles);
-    traded(what, a, &f, &fi);
+    traded(what, a, batch, &f, &fi);
     if (!exhaustive) return;
     rs_map_info xi;
     enpu_instr x = *in;
+    x.rs_n = batch > 1 ? batch : 0;
     assert_int_equal(rs_map_layer(a, &x, ENPU_SEARCH_EXHAUSTIVE, what, &xi, &err), 0);
     assert_int_equal(xi.cycles, fi.cycles);
     assert_int_equal(xi.alt_cycles, fi.alt_cycles);
@@ -298,11 +322,11 @@ static void search_check(const char *what, const enpu_arch *a, const enpu_progra
     n_searched++;
 }
 
-static void random_case(uint64_t seed, int bits) {
+static void random_case(uint64_t seed, int bits, int64_t batch) {
     rng r = {seed};
     enpu_err err = {0};
     bool fc;
-    enpu_graph *g = random_layer(&r, &fc);
+    enpu_graph *g = random_layer(&r, batch, &fc);
     enpu_arch a = random_arch(&r);
     enpu_quant_opts qo;
     enpu_compile_quant_opts(&a, &qo);
@@ -312,7 +336,7 @@ static void random_case(uint64_t seed, int bits) {
     assert_int_equal(enpu_quantize_graph(g, NULL, 0, &qo, &qg, NULL, &err), 0);
     enpu_program p;
     char what[160];
-    snprintf(what, sizeof what, "seed %llu, %d bits", (unsigned long long)seed, bits);
+    snprintf(what, sizeof what, "seed %llu, %d bits, batch %lld", (unsigned long long)seed, bits, (long long)batch);
     int rc = enpu_compile(qg, &a, NULL, &p, NULL, &err);
     if (rc == ENPU_E_NOFIT) { /* a random layer may not fit a random engine: said, never wrong */
         if (!strstr(err.msg, "no mapping fits")) fail_msg("%s: %s", what, err.msg);
@@ -322,7 +346,7 @@ static void random_case(uint64_t seed, int bits) {
         return;
     }
     if (rc) fail_msg("%s: %s", what, err.msg);
-    search_check(what, &a, &p, seed % 4 == 0);
+    search_check(what, &a, &p, batch, seed % 4 == 0);
     /* the input: random, beyond the calibration range at times */
     const enpu_tensor *xt = &g->tensors[g->inputs[0]];
     enpu_buf in;
@@ -348,45 +372,63 @@ static void random_case(uint64_t seed, int bits) {
 }
 
 #define N_CASES 120
+#define N_BATCH_CASES 40
 
-/* Most random layers must run: the check must not pass by refusing them. */
-static void run_cases(uint64_t first, int bits) {
-    n_run = n_nofit = n_mappings = n_tiled = n_searched = n_traded = 0;
+/* Most random layers must run: the check must not pass by refusing them.
+ * batched: layers of 2 to 4 images (the search choosing the images per pass). */
+static void run_cases(uint64_t first, int bits, bool batched) {
+    n_run = n_nofit = n_mappings = n_tiled = n_searched = n_traded = n_batched = 0;
     n_ff = n_compute = 0;
+    const int cases = batched ? N_BATCH_CASES : N_CASES;
     const char *one = getenv("ENPU_RS_SEED"); /* a failing case on its own */
     if (one) {
-        random_case(strtoull(one, NULL, 10), bits);
+        uint64_t s = strtoull(one, NULL, 10);
+        random_case(s, bits, batched ? 2 + (int64_t)(s % 3) : 1);
         return;
     }
-    for (uint64_t s = first; s < first + N_CASES; s++) random_case(s, bits);
-    fprintf(stderr, "%d-bit: %d random layers bit-exact in both modes with the cost model exact, %d more "
+    for (uint64_t s = first; s < first + (uint64_t)cases; s++) random_case(s, bits, batched ? 2 + (int64_t)(s % 3) : 1);
+    fprintf(stderr, "%d-bit%s: %d random layers bit-exact in both modes with the cost model exact, %d more "
                     "mappings of them, %d refused (no mapping fits the random engine); fast-forward equal to the "
                     "per-cycle path, %llu of their %llu compute cycles in fast-forwarded passes\n",
-            bits, n_run, n_mappings, n_nofit, (unsigned long long)n_ff, (unsigned long long)n_compute);
-    fprintf(stderr, "%d-bit: %d of the random mappings with ifmap tiles; %d layers searched exhaustively too, "
-                    "the same choice; %d layers traded at most 1%% of cycles for less traffic\n", bits, n_tiled,
-            n_searched, n_traded);
-    assert_true(n_run >= N_CASES * 3 / 4);
+            bits, batched ? " batches" : "", n_run, n_mappings, n_nofit, (unsigned long long)n_ff,
+            (unsigned long long)n_compute);
+    fprintf(stderr, "%d-bit%s: %d of the random mappings with ifmap tiles; %d layers searched exhaustively too, "
+                    "the same choice; %d layers traded at most 1%% of cycles for less traffic; %d run more than "
+                    "one image a pass\n", bits, batched ? " batches" : "", n_tiled, n_searched, n_traded, n_batched);
+    assert_true(n_run >= cases * 3 / 4);
     assert_true(n_mappings >= n_run);
     assert_true(n_tiled >= n_mappings / 4);
     assert_true(n_searched >= n_run / 8);
-    assert_true(n_traded > 0); /* the objective's check ran */
+    if (batched) assert_true(n_batched >= n_run / 4); /* the images per pass were chosen, not always 1 */
+    assert_true(n_traded > 0);                        /* the objective's check ran */
 }
 
 static void test_random_int8(void **state) {
     (void)state;
-    run_cases(1, 8);
+    run_cases(1, 8, false);
 }
 
 static void test_random_int16(void **state) {
     (void)state;
-    run_cases(1001, 16);
+    run_cases(1001, 16, false);
+}
+
+static void test_random_batch_int8(void **state) {
+    (void)state;
+    run_cases(5001, 8, true);
+}
+
+static void test_random_batch_int16(void **state) {
+    (void)state;
+    run_cases(6001, 16, true);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_int8),
         cmocka_unit_test(test_random_int16),
+        cmocka_unit_test(test_random_batch_int8),
+        cmocka_unit_test(test_random_batch_int16),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,19 +79,21 @@ static void test_noc_tags(void **state) {
 
 /* ---- the PE -------------------------------------------------------------------- */
 
-/* One PE computing a 1-D convolution of a q-channel row with p filters: its
- * psums equal the direct sum, MACs back to back once the window is in. */
-static void pe_case(int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw) {
+/* One PE computing a 1-D convolution of a q-channel row with p filters, for
+ * n images one after the other (rs_n): its psums equal the direct sum, MACs
+ * back to back once the first window is in (each next image's window comes
+ * in during the last unit of the image before). */
+static int32_t pe_x(int64_t img, int64_t c, int64_t ch) { return (int32_t)((c * 7 + ch * 3 + img * 5) % 11) - 5; }
+
+static void pe_case(int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw, int64_t n) {
     enpu_arch a;
     enpu_err err = {0};
     assert_int_equal(enpu_arch_preset("rowstat", &a, &err), 0);
     rs_pe pe;
     assert_int_equal(rs_pe_alloc(&pe, &a, &err), 0);
-    rs_pe_config(&pe, true, q, p, wk, wo, sw, 2);
-    int64_t ncols = sw <= wk ? (wo - 1) * sw + wk : wo * wk, wi = (wo - 1) * sw + wk;
-    int32_t x[64][8], w[8][16][8];
-    for (int64_t c = 0; c < wi; c++)
-        for (int64_t ch = 0; ch < q; ch++) x[c][ch] = (int32_t)((c * 7 + ch * 3) % 11) - 5;
+    rs_pe_config(&pe, true, q, p, wk, wo, n, sw, 2);
+    int64_t ncols = sw <= wk ? (wo - 1) * sw + wk : wo * wk;
+    int32_t w[8][16][8];
     for (int64_t m = 0; m < p; m++)
         for (int64_t s = 0; s < wk; s++)
             for (int64_t ch = 0; ch < q; ch++) w[m][s][ch] = (int32_t)((m * 5 + s * 2 + ch) % 7) - 3;
@@ -99,19 +101,20 @@ static void pe_case(int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw) {
     for (int64_t m = 0; m < p; m++)
         for (int64_t s = 0; s < wk; s++)
             for (int64_t ch = 0; ch < q; ch++) assert_true(rs_pe_push_filter(&pe, w[m][s][ch]));
-    for (int64_t cx = 0; cx < ncols; cx++) {
-        int64_t col = sw <= wk ? cx : (cx / wk) * sw + cx % wk;
-        for (int64_t ch = 0; ch < q; ch++) assert_true(rs_pe_push_ifmap(&pe, x[col][ch], 0));
-    }
+    for (int64_t img = 0; img < n; img++)
+        for (int64_t cx = 0; cx < ncols; cx++) {
+            int64_t col = sw <= wk ? cx : (cx / wk) * sw + cx % wk;
+            for (int64_t ch = 0; ch < q; ch++) assert_true(rs_pe_push_ifmap(&pe, pe_x(img, col, ch), 0));
+        }
     rs_stats st = {0};
     int64_t t = 0, macs = 0, u = 0;
     for (; !pe.done && t < 100000; t++) {
         int s = rs_pe_step(&pe, t, NULL, true, &st);
         macs += s == 1;
         if (pe.out.full) { /* the psum of unit u: take it as the PE below would */
-            int64_t xo = u / p, m = u % p, want = 0;
+            int64_t xo = (u / p) % wo, img = u / p / wo, m = u % p, want = 0;
             for (int64_t k = 0; k < wk; k++)
-                for (int64_t ch = 0; ch < q; ch++) want += (int64_t)x[xo * sw + k][ch] * w[m][k][ch];
+                for (int64_t ch = 0; ch < q; ch++) want += (int64_t)pe_x(img, xo * sw + k, ch) * w[m][k][ch];
             assert_int_equal(pe.out.value, want);
             assert_int_equal(pe.out.unit, u);
             assert_int_equal(pe.out.ready, t + 2);
@@ -120,12 +123,12 @@ static void pe_case(int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw) {
         }
     }
     assert_true(pe.done);
-    assert_int_equal(u, wo * p);
-    assert_int_equal(macs, wo * p * q * wk);
+    assert_int_equal(u, n * wo * p);
+    assert_int_equal(macs, n * wo * p * q * wk);
     /* the window takes q*wk cycles, then one MAC a cycle: no stall, the FIFO
      * holding every value */
-    assert_int_equal(t, q * wk + wo * p * q * wk);
-    assert_int_equal(st.reads[ENPU_MEM_PE_FIFO], ncols * q);
+    assert_int_equal(t, q * wk + n * wo * p * q * wk);
+    assert_int_equal(st.reads[ENPU_MEM_PE_FIFO], n * ncols * q);
     assert_int_equal(st.reads[ENPU_MEM_IFMAP_LB], macs);
     /* the psum RAM between a unit's MACs (not the first's addend, not the
      * last's result: the output register's), the output register per unit;
@@ -139,12 +142,15 @@ static void pe_case(int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw) {
 
 static void test_pe_conv1d(void **state) {
     (void)state;
-    pe_case(1, 1, 3, 5, 1);
-    pe_case(3, 2, 3, 6, 1);
-    pe_case(2, 3, 3, 5, 2); /* stride 2: the oldest 2 columns replaced */
-    pe_case(2, 1, 2, 4, 3); /* a stride wider than the kernel: the whole window */
-    pe_case(4, 4, 1, 7, 1);
-    pe_case(1, 5, 5, 3, 5);
+    for (int64_t n = 1; n <= 3; n++) {
+        pe_case(1, 1, 3, 5, 1, n);
+        pe_case(3, 2, 3, 6, 1, n);
+        pe_case(2, 3, 3, 5, 2, n); /* stride 2: the oldest 2 columns replaced */
+        pe_case(2, 1, 2, 4, 3, n); /* a stride wider than the kernel: the whole window */
+        pe_case(4, 4, 1, 7, 1, n);
+        pe_case(1, 5, 5, 3, 5, n);
+        pe_case(2, 2, 3, 1, 1, n); /* one column per image: every unit ends an image */
+    }
 }
 
 /* A unit's first MAC waits for the psum from above; the last MAC waits
@@ -156,7 +162,7 @@ static void test_pe_link(void **state) {
     assert_int_equal(enpu_arch_preset("rowstat", &a, &err), 0);
     rs_pe pe;
     assert_int_equal(rs_pe_alloc(&pe, &a, &err), 0);
-    rs_pe_config(&pe, true, 1, 2, 1, 1, 1, 2); /* L = 1: every MAC is a unit */
+    rs_pe_config(&pe, true, 1, 2, 1, 1, 1, 1, 2); /* L = 1: every MAC is a unit */
     assert_true(rs_pe_push_filter(&pe, 3) && rs_pe_push_filter(&pe, 5));
     assert_true(rs_pe_push_ifmap(&pe, 7, 0));
     rs_stats st = {0};
@@ -310,6 +316,24 @@ static void test_instr(void **state) {
     expect_invalid(&small, &in, "over rs_glb_bytes=8192");
     small = a, small.rs_fifo_depth = 64;
     expect_invalid(&small, &in, "over rs_fifo_depth=64");
+    /* images per pass (rs_n): n images' DRAM maps and buffer regions, a
+     * PE's FIFO receiving every image's columns */
+    x = in, x.rs_n = 2, x.rs_dbuf = 0, x.rs_ofmap_addr = 100000, x.rs_weight_addr = 200000;
+    if (enpu_instr_validate(&a, &x, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(enpu_instr_macs(&x), 2 * 22 * 22 * 24 * 28 * 9);
+    enpu_rs_geom g1, g2;
+    assert_int_equal(enpu_rs_geom_of(&a, &in, &g1, &err), 0);
+    assert_int_equal(enpu_rs_geom_of(&a, &x, &g2, &err), 0);
+    assert_int_equal(g1.n, 1);
+    assert_int_equal(g2.nwo, 2 * 22);
+    assert_int_equal(g2.ifmap_words, 2 * g1.ifmap_words);
+    assert_int_equal(g2.ofmap_words, 2 * g1.ofmap_words);
+    assert_int_equal(g2.ifmap_buf, 2 * g1.ifmap_buf);
+    assert_int_equal(g2.out_buf, 2 * g1.out_buf);
+    assert_int_equal(g2.n_passes, g1.n_passes); /* the filters serve both images in each pass */
+    x.rs_n = 7;
+    expect_invalid(&a, &x, "field 'rs_n': a PE receives rs_q=14 x 24 columns x rs_n=7 images = 2352 values per pass, "
+                           "over rs_fifo_depth=2048");
 }
 
 /* The DMA queue: a command waits only for earlier passes than the first one

@@ -2,7 +2,10 @@
  * per CONV-kind node, a host op (sync) per HOST node and per data movement
  * that is not a free view, every tensor in DRAM, then the mapping search,
  * the weight blocks, the program and its report (docs/rowstat.md "The
- * compiler"). */
+ * compiler").  A batch of N images (the graph's input batch) is stored
+ * image after image in every tensor; a convolution of the batch becomes
+ * N/n rs_conv of n images each, n chosen by the mapping search
+ * (docs/rowstat.md "Batches"). */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -34,6 +37,7 @@ typedef struct rlayer {
     int in, out;      /* graph tensors (in: the map it reads) */
     char *note;
     int64_t macs;
+    int64_t batch;    /* rs_conv: images of the batch (N) */
 } rlayer;
 
 typedef struct rc_ctx {
@@ -46,6 +50,7 @@ typedef struct rc_ctx {
     int64_t dram_words;   /* bump allocation */
     int es;
     enpu_search search;   /* the mapping search (opts) */
+    int *ilayer;          /* per instruction emitted: its layer in L */
 } rc_ctx;
 
 
@@ -53,11 +58,14 @@ static int oom(rc_ctx *c) { return enpu_fail(c->err, ENPU_E_NOMEM, "out of memor
 
 static const enpu_tensor *T(const rc_ctx *c, int t) { return &c->g->tensors[t]; }
 
-/* Words of tensor t stored [h][w][c] in DRAM words (docs/program.md, IO). */
+/* Images of tensor t: its first dimension (1 for a vector). */
+static int64_t tensor_batch(const enpu_tensor *t) { return t->rank >= 2 && t->dims[0] > 0 ? t->dims[0] : 1; }
+
+/* Words of tensor t stored [n][h][w][c] in DRAM words (docs/program.md, IO). */
 static int64_t tensor_words(const rc_ctx *c, int t) {
     int64_t h, w, ch;
     cc_tensor_grid(T(c, t), &h, &w, &ch);
-    return h * w * enpu_ceil_div(ch * c->es, enpu_arch_word_bytes(c->a));
+    return tensor_batch(T(c, t)) * h * w * enpu_ceil_div(ch * c->es, enpu_arch_word_bytes(c->a));
 }
 
 static int store(rc_ctx *c, int t) {
@@ -178,8 +186,8 @@ static int lower_conv(rc_ctx *c, int ni) {
     enpu_qconv_geom geo;
     int rc = enpu_qconv_geom_of(c->g, n, &geo, c->err);
     if (rc) return rc;
-    if (geo.n != 1)
-        return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch %" PRId64 " (the engine runs batch 1)",
+    if (geo.n < 1 || geo.n > 255)
+        return enpu_fail(c->err, ENPU_E_UNSUPPORTED, "node '%s': batch %" PRId64 " (the engine runs 1 to 255 images)",
                          n->name, geo.n);
     if (geo.dh != 1 || geo.dw != 1)
         return enpu_fail(c->err, ENPU_E_UNSUPPORTED,
@@ -235,6 +243,9 @@ static int lower_conv(rc_ctx *c, int ni) {
     in->rs_ofmap_addr = c->t[y].addr;
     in->rs_zp_in = q->zp_in[0], in->rs_zp_out = q->zp_out;
     in->rs_lo = q->lo, in->rs_hi = q->hi;
+    /* the batch, for the mapping search (which sets the images per pass) */
+    in->rs_n = geo.n > 1 ? geo.n : 0;
+    l->batch = geo.n;
     l->in = src;
     l->out = y;
     l->macs = enpu_node_macs(c->g, n);
@@ -396,10 +407,14 @@ static int emit(rc_ctx *c, enpu_program *p) {
                      rs_map_params(&ga, &mi.alt).s, mi.alt_cycles,
                      100.0 * (double)(mi.alt_cycles - mi.cycles) / (double)mi.cycles);
         }
-        l->note = cc_dupf("%s: %" PRId64 " passes, global buffer %" PRId64 " of %" PRId64
+        char batch[96] = "";
+        if (l->batch > 1)
+            snprintf(batch, sizeof batch, " (batch %" PRId64 ": %" PRId64 " instruction%s of %" PRId64 " images)",
+                     l->batch, l->batch / geo.n, l->batch / geo.n > 1 ? "s" : "", geo.n);
+        l->note = cc_dupf("%s%s: %" PRId64 " passes, global buffer %" PRId64 " of %" PRId64
                           " bytes; %" PRId64 " cycles modelled, %" PRId64 " mappings of %" PRId64
                           " PE-set shapes timed; %s",
-                          rs_map_params(&geo, &l->ins).s, geo.n_passes, geo.glb_used, c->a->rs_glb_bytes,
+                          rs_map_params(&geo, &l->ins).s, batch, geo.n_passes, geo.glb_used, c->a->rs_glb_bytes,
                           mi.cycles, mi.n_timed, mi.n_cand, alt);
         if (!l->note) return oom(c);
     }
@@ -430,8 +445,23 @@ static int emit(rc_ctx *c, enpu_program *p) {
             in.host_op = hi;
             if ((rc = enpu_program_add_instr(p, &in, n->name, 1, &src, c->err))) return rc;
         } else {
-            if ((rc = enpu_program_add_instr(p, &l->ins, n->name, 1, &src, c->err))) return rc;
+            /* N/n instructions of n images each, image after image */
+            enpu_rs_geom geo;
+            if ((rc = enpu_rs_geom_of(c->a, &l->ins, &geo, c->err))) return rc;
+            const int64_t k = l->batch / geo.n;
+            for (int64_t b = 0; b < k && !rc; b++) {
+                enpu_instr in = l->ins;
+                in.rs_ifmap_addr += b * geo.ifmap_words;
+                in.rs_ofmap_addr += b * geo.ofmap_words;
+                if ((rc = enpu_program_add_instr(p, &in, n->name, 1, &src, c->err))) return rc;
+                c->ilayer[p->n_instr - 1] = i;
+                p->layers[p->n_instr - 1].macs = l->macs / k;
+                /* the layer's output is whole after its last instruction */
+                if (b + 1 < k) rc = enpu_program_set_layer_output(p, p->n_instr - 1, "", -1, c->err);
+            }
+            if (rc) return rc;
         }
+        c->ilayer[p->n_instr - 1] = i;
         int io = -1;
         if (l->out >= 0 && !c->t[l->out].host_float) {
             io = io_desc(c, p, l->out, (T(c, l->out)->flags & ENPU_T_OUTPUT) ? ENPU_IO_OUTPUT : ENPU_IO_PROBE);
@@ -439,7 +469,7 @@ static int emit(rc_ctx *c, enpu_program *p) {
         } else if (l->out >= 0) {
             io = c->t[l->out].desc;
         }
-        p->layers[p->n_instr - 1].macs = l->macs;
+        if (l->host) p->layers[p->n_instr - 1].macs = l->macs; /* an rs_conv's: above */
         rc = enpu_program_set_layer_output(p, p->n_instr - 1, l->out >= 0 ? T(c, l->out)->name : "", io,
                                            c->err);
     }
@@ -484,7 +514,7 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
         L->op = cc_dups(enpu_opcode_mnemonic(in->opcode));
         L->src = cc_dups(p->layers[i].n_src ? p->layers[i].src[0] : "");
         L->fused = cc_dups("");
-        const rlayer *rl = i < c->nl ? &c->L[i] : NULL;
+        const rlayer *rl = c->ilayer[i] >= 0 ? &c->L[c->ilayer[i]] : NULL;
         L->note = cc_dups(rl && rl->note ? rl->note : "");
         if (!L->name || !L->op || !L->src || !L->fused || !L->note) {
             free(cnt);
@@ -534,6 +564,16 @@ static int report(rc_ctx *c, const enpu_program *p, enpu_compile_report *r) {
     return 0;
 }
 
+/* ENPU_E_NOFIT when n_instr instructions do not fit the arch's ITCM. */
+static int itcm_fit(const enpu_arch *arch, int n_instr, enpu_err *err) {
+    if ((int64_t)n_instr * ENPU_INSTR_BYTES <= arch->itcm_bytes) return 0;
+    char hint[160];
+    cc_fit_hint(arch, "itcm_bytes", (int64_t)n_instr * ENPU_INSTR_BYTES, hint, sizeof hint);
+    return enpu_fail(err, ENPU_E_NOFIT,
+                     "program: %d instructions (%d bytes) do not fit the ITCM of arch '%s' (%" PRId64 " bytes); %s",
+                     n_instr, n_instr * ENPU_INSTR_BYTES, arch->name, arch->itcm_bytes, hint);
+}
+
 int enpu_rs_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_compile_opts *o,
                     enpu_program *prog, enpu_compile_report *rep, enpu_err *err) {
     rc_ctx c;
@@ -544,15 +584,14 @@ int enpu_rs_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_comp
     c.t = calloc((size_t)(qg->n_tensors ? qg->n_tensors : 1), sizeof *c.t);
     int rc = c.t ? 0 : oom(&c);
     if (!rc) rc = lower(&c);
-    int n_instr = c.nl + 1;
-    if (!rc && (int64_t)n_instr * ENPU_INSTR_BYTES > arch->itcm_bytes) {
-        char hint[160];
-        cc_fit_hint(arch, "itcm_bytes", (int64_t)n_instr * ENPU_INSTR_BYTES, hint, sizeof hint);
-        rc = enpu_fail(err, ENPU_E_NOFIT,
-                       "program: %d instructions (%d bytes) do not fit the ITCM of arch '%s' (%" PRId64
-                       " bytes); %s", n_instr, n_instr * ENPU_INSTR_BYTES, arch->name, arch->itcm_bytes, hint);
-    }
+    /* the layers' instructions: one each at least, a batch's N/n once mapped */
+    int64_t most = 1;
+    for (int i = 0; !rc && i < c.nl; i++) most += c.L[i].host ? 1 : c.L[i].batch;
+    if (!rc && !(c.ilayer = malloc((size_t)most * sizeof *c.ilayer))) rc = oom(&c);
+    for (int64_t i = 0; !rc && i < most; i++) c.ilayer[i] = -1;
+    if (!rc) rc = itcm_fit(arch, c.nl + 1, err);
     if (!rc) rc = emit(&c, prog);
+    if (!rc) rc = itcm_fit(arch, prog->n_instr, err);
     if (!rc) {
         rc = enpu_program_validate(prog, err);
         if (rc) { /* the compiler's bug: exit 4 */
@@ -565,6 +604,7 @@ int enpu_rs_compile(const enpu_graph *qg, const enpu_arch *arch, const enpu_comp
     for (int i = 0; i < c.nl; i++) free(c.L[i].note);
     free(c.L);
     free(c.t);
+    free(c.ilayer);
     if (rc && rep) enpu_compile_report_free(rep);
     return rc;
 }

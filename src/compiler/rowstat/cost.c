@@ -70,7 +70,7 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
     const int64_t NF = sum_p * sumq * nk * wk, TF = (NF - 1) / fbw + NET_LAT;
     int64_t *F = malloc((size_t)C * sizeof *F), *E = malloc((size_t)C * sizeof *E);
     int64_t *pj = malloc((size_t)C * sizeof *pj), *base = malloc((size_t)C * sizeof *base);
-    int64_t np = ne * wo * sum_p;
+    int64_t np = ne * g->nwo * sum_p;
     prod *pr = malloc((size_t)(np ? np : 1) * sizeof *pr);
     if (!F || !E || !pj || !base || !pr) {
         free(kidx), free(F), free(E), free(pj), free(base), free(pr);
@@ -79,7 +79,7 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
     int64_t tc = INT64_MAX, tl = 0, npr = 0;
     for (int64_t h = 0; h < tu; h++)
         for (int64_t j = 0; j < ne; j++) {
-            const int64_t U = wo * ph[h];
+            const int64_t U = g->nwo * ph[h];
             /* value jj of PE rho arrives (poppable) in cycle A(rho, jj) */
             for (int64_t v = 0; v < ru; v++)
                 for (int64_t i = 0; i < nk; i++)
@@ -96,9 +96,11 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
             }
             for (int64_t u = 0; u < U; u++) {
                 const int64_t m = u % ph[h], xo = u / ph[h];
-                const bool trash = m == ph[h] - 1 && xo < wo - 1;
+                /* the last filter of a column replaces R0 columns of the
+                 * window, of an image's last column the whole window */
+                const bool trash = m == ph[h] - 1 && xo < g->nwo - 1, image_end = xo % wo == wo - 1;
                 for (int64_t r = 0; r < C; r++) {
-                    const int64_t q = qv[r / nk], L = q * wk, R = trash ? R0 * q : 0;
+                    const int64_t q = qv[r / nk], L = q * wk, R = trash ? (image_end ? L : R0 * q) : 0;
                     int64_t lb = u == 0 ? F[r] : E[r] + 1;
                     if (r > 0) lb = max64(lb, E[r - 1] + D); /* E[r-1] is already unit u's */
                     /* the last MAC writes the link below, which holds unit u-1's psum
@@ -235,8 +237,8 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
     /* a psum per output column and filter of each PE column; every PE of
      * the chain computes its share of it, a unit of q*wk MACs (its set's
      * channels by the kernel row's columns) */
-    const int64_t npsum = ne * wo * sum_p, units = npsum * chain;
-    const int64_t macs = ne * wo * sum_p * nk * sumq * wk;
+    const int64_t npsum = ne * g->nwo * sum_p, units = npsum * chain;
+    const int64_t macs = npsum * nk * sumq * wk;
     c->uops[es == 2 ? ENPU_UOP_MAC16 : ENPU_UOP_MAC] += macs;
     /* a unit's first MAC adds the psum from the link above (0 at the top),
      * its last puts the result in the PE's output register: the others
@@ -253,7 +255,7 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
      * each used input column's qv values of its input row (the window, then
      * the replacements) through its FIFO into its ifmap loop buffer, and its
      * set's filters' rows into its filter loop buffer */
-    const int64_t ideliv = ne * ps->tu * nk * g->ncols * sumq, fdeliv = ne * nk * wk * sum_p * sumq;
+    const int64_t ideliv = ne * ps->tu * nk * g->n * g->ncols * sumq, fdeliv = ne * nk * wk * sum_p * sumq;
     c->reads[ENPU_MEM_IFMAP_LB] += macs, c->writes[ENPU_MEM_IFMAP_LB] += ideliv;
     c->reads[ENPU_MEM_FILTER_LB] += macs, c->writes[ENPU_MEM_FILTER_LB] += fdeliv;
     c->reads[ENPU_MEM_PE_FIFO] += ideliv, c->writes[ENPU_MEM_PE_FIFO] += ideliv;
@@ -278,7 +280,7 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
             x = col;
             cok += col >= in->pad_left && col < in->pad_left + in->wi;
         }
-    const int64_t ni = g->ncols * nhs * nK * sumq, nf = sum_p * sumq * nk * wk;
+    const int64_t ni = g->n * g->ncols * nhs * nK * sumq, nf = sum_p * sumq * nk * wk;
     /* sent once by the global buffer (read); an ifmap value passes the row
      * nodes of its vertical set's nk rows, a filter value its PE row's
      * (written: that row's bus is driven) */
@@ -287,7 +289,7 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
     /* the global buffer: the ifmap values inside the input, the filters,
      * the psums of the earlier passes, and on the last pass the block's
      * (bias, M, S) and its outputs */
-    c->reads[ENPU_MEM_GLB] += (cok * nhs * kok * sumq + nf) * es;
+    c->reads[ENPU_MEM_GLB] += (g->n * cok * nhs * kok * sumq + nf) * es;
     if (!ps->first) c->reads[ENPU_MEM_GLB] += npsum * g->psum_bytes;
     if (ps->final) {
         c->reads[ENPU_MEM_GLB] += enpu_rs_block_channels(g, ps) * ENPU_RS_PARAM_BYTES;

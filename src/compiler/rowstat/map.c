@@ -16,7 +16,13 @@
  * the yardstick).  The choice: cycles first, then traffic (the objective
  * below).
  * LEGACY is the previous search, kept for comparisons: whole-strip ifmaps
- * only, ranked by an estimate, the best 12 of it timed. */
+ * only, ranked by an estimate, the best 12 of it timed.
+ *
+ * A batch of N images (the instruction's rs_n on the way in) adds the
+ * images per pass n, every divisor of N: the layer is then N/n
+ * instructions of n images each, and every time, bound and traffic here
+ * is the batch's (N/n times one instruction's), so mappings of different n
+ * compare.  LEGACY takes n = 1. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +36,7 @@
 
 typedef struct cand {
     enpu_instr in;
+    int64_t mult;  /* instructions of the batch: N / n */
     double key;   /* LEGACY: the estimate; else the lower bound */
     int64_t idx;  /* enumeration order: ties are broken by it, so every mode is deterministic */
 } cand;
@@ -59,7 +66,7 @@ static int block_sizes(int64_t n, int64_t hi, int64_t *out) {
 /* LEGACY's estimate: its passes (filters in, the first window, its MACs,
  * the chain's skew, the psums out), or its DRAM traffic when longer. */
 static double estimate(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
-    int64_t L = g->q * in->wk, U = in->wo * g->p, C = g->r * g->hf;
+    int64_t L = g->q * in->wk, U = g->nwo * g->p, C = g->r * g->hf;
     int64_t nf = g->p * g->t * g->q * g->r * g->hf * in->wk;
     double pass = (double)nf / (double)a->rs_filter_net_values + (double)L + (double)(U * L) +
                   (double)((C - 1) * (L + a->rs_pe_pipeline)) +
@@ -75,6 +82,7 @@ static double estimate(const enpu_arch *a, const enpu_instr *in, const enpu_rs_g
 typedef struct shape {
     int64_t hf, e, p, q, r, t;
     int gp;
+    int64_t n;   /* images per pass */
 } shape;
 
 /* The passes' part of the bound: passes run one after the other, and a
@@ -84,7 +92,7 @@ typedef struct shape {
  *   (a PE's first MAC of a unit takes the psum the PE above passed down,
  *   rs_pe_pipeline cycles after that PE's L-th MAC, L = its channels x wk),
  *   then the bottom PE's MACs, one a cycle; and the busiest PE's MACs after
- *   the filters;
+ *   the filters (n images: n * wo output columns);
  * - its ifmap stream's last value in its PE ((I-1)/ifmap_net_values + 2)
  *   and a MAC that uses it;
  * - its psums through the output network (rs_psum_net_values a cycle).
@@ -117,11 +125,12 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
         int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
         /* the skew: every PE of the chain but the bottom one, set by set */
         int64_t skew = (ru - 1) * nk * (s->q * wk - 1 + D) + (nk - 1) * (qlast * wk - 1 + D);
-        int64_t t = imax(TF + wo * pmax * qmax * wk, TF + skew + wo * pmax * qlast * wk);
+        const int64_t nwo = s->n * wo;
+        int64_t t = imax(TF + nwo * pmax * qmax * wk, TF + skew + nwo * pmax * qlast * wk);
         int64_t nK = in->stride_h <= nk ? (ne - 1) * in->stride_h + nk : ne * nk;
-        int64_t I = ncols * (s->gp ? tu : 1) * nK * nc;
+        int64_t I = s->n * ncols * (s->gp ? tu : 1) * nK * nc;
         t = imax(t, (I - 1) / a->rs_ifmap_net_values + 3);
-        t = imax(t, enpu_ceil_div(ne * wo * P, a->rs_psum_net_values));
+        t = imax(t, enpu_ceil_div(ne * nwo * P, a->rs_psum_net_values));
         sum += cnt * t;
     }
     return sum;
@@ -130,8 +139,8 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
 /* The DRAM's part: the DMA engine's bursts are served one after the
  * other, each at most min(dram_bytes_per_cycle, word) bytes a cycle, so
  * the bytes every command moves (the ifmap loads, the filter blocks and
- * their parameters once per strip, the outputs once) take at least their
- * bytes at that rate. */
+ * their parameters once per strip, the outputs once; the ifmap and outputs
+ * of each of the n images) take at least their bytes at that rate. */
 static int64_t dram_bound(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
     int64_t ibytes = 0;
     for (int64_t s = 0; s < g->n_strips; s++) {
@@ -140,7 +149,7 @@ static int64_t dram_bound(const enpu_arch *a, const enpu_instr *in, const enpu_r
         /* a tile's load per output block: each group's channels once per filter block */
         ibytes += (r1 - r0) * in->wi * (g->ict ? in->ci * g->es * g->n_fb : g->wpp_in * g->wb);
     }
-    int64_t bytes = ibytes + g->n_strips * g->weight_words * g->wb + in->ho * in->wo * in->co * g->es;
+    int64_t bytes = g->n * ibytes + g->n_strips * g->weight_words * g->wb + g->n * in->ho * in->wo * in->co * g->es;
     return bytes / imin(a->dram_bytes_per_cycle, g->wb);
 }
 
@@ -148,7 +157,7 @@ int64_t rs_map_bound(const enpu_arch *a, const enpu_instr *in) {
     enpu_rs_geom g;
     enpu_err e = {0};
     if (enpu_rs_geom_of(a, in, &g, &e) != 0) return -1;
-    const shape s = {g.hf, g.e, g.p, g.q, g.r, g.t, g.gpar};
+    const shape s = {g.hf, g.e, g.p, g.q, g.r, g.t, g.gpar, g.n};
     const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
     return ctl + imax(pass_bound(a, in, &s), dram_bound(a, in, &g));
 }
@@ -158,16 +167,16 @@ rs_map_text rs_map_params(const enpu_rs_geom *g, const enpu_instr *in) {
     char tiles[48] = "whole strips";
     if (g->ict > 0) snprintf(tiles, sizeof tiles, "tiles of %" PRId64 " channels", g->tile_ch);
     snprintf(t.s, sizeof t.s,
-             "n=1 m=%" PRId64 " e=%" PRId64 " p=%" PRId64 " q=%" PRId64 " r=%" PRId64 " t=%" PRId64
+             "n=%" PRId64 " m=%" PRId64 " e=%" PRId64 " p=%" PRId64 " q=%" PRId64 " r=%" PRId64 " t=%" PRId64
              "%s (sets %" PRId64 "x%" PRId64 ", %" PRId64 " fold%s, ifmap %s, dbuf=%" PRId64 ")",
-             g->fb_size, g->e, g->p, g->q, g->r, g->t, g->gpar ? " on groups" : "", g->hf, g->e, g->n_fold,
+             g->n, g->fb_size, g->e, g->p, g->q, g->r, g->t, g->gpar ? " on groups" : "", g->hf, g->e, g->n_fold,
              g->n_fold > 1 ? "s" : "", tiles, in->rs_dbuf);
     return t;
 }
 
 typedef struct base {
     shape s;
-    int64_t lb, idx;  /* pass_bound; enumeration order */
+    int64_t lb, idx;  /* the batch's pass_bound (N/n instructions); enumeration order */
 } base;
 
 static int base_cmp(const void *pa, const void *pb) {
@@ -180,8 +189,10 @@ static int base_cmp(const void *pa, const void *pb) {
  * ranges (the validator decides the rest): rs_hf the fewest folds and up
  * to 3 more, rs_e, rs_p, rs_q every way of cutting the output rows,
  * filters and channels into equal blocks, rs_t and rs_r every number of
- * sets that fits, on filters or (rs_gpar) on groups.  NULL on no memory. */
-static base *shapes(const enpu_arch *a, const enpu_instr *in, size_t *n) {
+ * sets that fits, on filters or (rs_gpar) on groups; each with n images
+ * per pass for every divisor n of the batch N (LEGACY: n = 1).  NULL on no
+ * memory. */
+static base *shapes(const enpu_arch *a, const enpu_instr *in, int64_t N, enpu_search mode, size_t *n) {
     const int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G;
     int64_t hfs[8], es_[N_VALS], ps[N_VALS], qs[N_VALS], ts[N_VALS], rs[N_VALS];
     int nhf = 0;
@@ -197,29 +208,33 @@ static base *shapes(const enpu_arch *a, const enpu_instr *in, size_t *n) {
     int ne = block_sizes(in->ho, a->rs_cols, es_);
     int np = block_sizes(opg, a->rs_psum_depth, ps);
     int nq = block_sizes(cpg, a->rs_ifmap_lb_depth / in->wk, qs);
-    for (int gp = 0; gp < (G >= 2 ? 2 : 1); gp++)
-        for (int ih = 0; ih < nhf; ih++)
-            for (int ie = 0; ie < ne; ie++)
-                for (int ip = 0; ip < np; ip++)
-                    for (int iq = 0; iq < nq; iq++) {
-                        int64_t tmax = a->rs_cols / es_[ie], rmax = a->rs_rows / hfs[ih];
-                        int nt = block_sizes(gp ? G : enpu_ceil_div(opg, ps[ip]), tmax, ts);
-                        int nr = block_sizes(enpu_ceil_div(cpg, qs[iq]), rmax, rs);
-                        for (int it = 0; it < nt; it++)
-                            for (int ir = 0; ir < nr; ir++) {
-                                if (*n == cap) {
-                                    base *nb = realloc(b, 2 * cap * sizeof *nb);
-                                    if (!nb) {
-                                        free(b);
-                                        return NULL;
+    const int64_t nmax = mode == ENPU_SEARCH_LEGACY ? 1 : N; /* images per pass: the divisors of N */
+    for (int64_t ni = 1; ni <= nmax; ni++) {
+        if (N % ni != 0) continue;
+        for (int gp = 0; gp < (G >= 2 ? 2 : 1); gp++)
+            for (int ih = 0; ih < nhf; ih++)
+                for (int ie = 0; ie < ne; ie++)
+                    for (int ip = 0; ip < np; ip++)
+                        for (int iq = 0; iq < nq; iq++) {
+                            int64_t tmax = a->rs_cols / es_[ie], rmax = a->rs_rows / hfs[ih];
+                            int nt = block_sizes(gp ? G : enpu_ceil_div(opg, ps[ip]), tmax, ts);
+                            int nr = block_sizes(enpu_ceil_div(cpg, qs[iq]), rmax, rs);
+                            for (int it = 0; it < nt; it++)
+                                for (int ir = 0; ir < nr; ir++) {
+                                    if (*n == cap) {
+                                        base *nb = realloc(b, 2 * cap * sizeof *nb);
+                                        if (!nb) {
+                                            free(b);
+                                            return NULL;
+                                        }
+                                        b = nb, cap *= 2;
                                     }
-                                    b = nb, cap *= 2;
+                                    shape sh = {hfs[ih], es_[ie], ps[ip], qs[iq], rs[ir], ts[it], gp, ni};
+                                    b[*n] = (base){sh, N / ni * pass_bound(a, in, &sh), (int64_t)*n};
+                                    (*n)++;
                                 }
-                                shape sh = {hfs[ih], es_[ie], ps[ip], qs[iq], rs[ir], ts[it], gp};
-                                b[*n] = (base){sh, pass_bound(a, in, &sh), (int64_t)*n};
-                                (*n)++;
-                            }
-                    }
+                        }
+    }
     return b;
 }
 
@@ -228,7 +243,7 @@ static base *shapes(const enpu_arch *a, const enpu_instr *in, size_t *n) {
  * 2, 3, ...: one group's, so not with rs_gpar) with the first rs_dbuf that
  * fits in the order below (the more regions double-buffered the better,
  * the filters first); key: the bound (LEGACY: its estimate). */
-static int variants(const enpu_arch *a, const enpu_instr *in, const base *b, enpu_search mode, cand *v) {
+static int variants(const enpu_arch *a, const enpu_instr *in, int64_t N, const base *b, enpu_search mode, cand *v) {
     static const int dbufs[] = {7, 3, 6, 2, 5, 1, 4, 0};
     const shape *s = &b->s;
     const int64_t cpg = in->ci / in->groups, ncb = enpu_ceil_div(cpg, s->q * s->r);
@@ -241,6 +256,7 @@ static int variants(const enpu_arch *a, const enpu_instr *in, const base *b, enp
         enpu_instr c = *in;
         c.rs_e = s->e, c.rs_p = s->p, c.rs_q = s->q, c.rs_t = s->t, c.rs_r = s->r;
         c.rs_hf = s->hf, c.rs_gpar = s->gp, c.rs_ict = is[ii];
+        c.rs_n = s->n > 1 ? s->n : 0; /* 0: one image, the field as before images */
         enpu_err e2 = {0};
         int k = 0;
         for (; k < 8; k++) {
@@ -250,9 +266,10 @@ static int variants(const enpu_arch *a, const enpu_instr *in, const base *b, enp
         if (k == 8) continue;
         enpu_rs_geom g;
         enpu_rs_geom_of(a, &c, &g, &e2);
+        const int64_t mult = N / s->n;
         double key = mode == ENPU_SEARCH_LEGACY ? estimate(a, &c, &g)
-                                                : (double)(ctl + imax(b->lb, dram_bound(a, in, &g)));
-        v[n] = (cand){c, key, b->idx * (N_VALS + 1) + ii};
+                                                : (double)(mult * ctl + imax(b->lb, mult * dram_bound(a, &c, &g)));
+        v[n] = (cand){c, mult, key, b->idx * (N_VALS + 1) + ii};
         n++;
     }
     return n;
@@ -347,19 +364,21 @@ static bool pool_traded(const pool *pl, const timed *best) {
  * memory. */
 static int consider(const enpu_arch *a, const cand *c, pool *pl, int64_t thr, enpu_search mode,
                     rs_map_info *info) {
-    int64_t limit = mode != ENPU_SEARCH_EXHAUSTIVE && thr < INT64_MAX ? thr + 1 : INT64_MAX;
+    /* one instruction of the batch's N/n: past thr / mult, the batch is past thr */
+    int64_t limit = mode != ENPU_SEARCH_EXHAUSTIVE && thr < INT64_MAX ? thr / c->mult + 1 : INT64_MAX;
     rs_counts cnt;
     int64_t t = rs_model_instr_limit(a, &c->in, limit, &cnt);
     info->n_timed++;
     if (t < 0 || t >= limit) return 0;
+    const int64_t m = c->mult;
     if (pl->n == pl->cap) {
         size_t cap = pl->cap ? 2 * pl->cap : 64;
         timed *p = realloc(pl->v, cap * sizeof *p);
         if (!p) return -1;
         pl->v = p, pl->cap = cap;
     }
-    pl->v[pl->n++] = (timed){t, (int64_t)(cnt.reads[ENPU_MEM_OFFCHIP] + cnt.writes[ENPU_MEM_OFFCHIP]),
-                             (int64_t)(cnt.reads[ENPU_MEM_GLB] + cnt.writes[ENPU_MEM_GLB]), c->idx, c->in};
+    pl->v[pl->n++] = (timed){m * t, m * (int64_t)(cnt.reads[ENPU_MEM_OFFCHIP] + cnt.writes[ENPU_MEM_OFFCHIP]),
+                             m * (int64_t)(cnt.reads[ENPU_MEM_GLB] + cnt.writes[ENPU_MEM_GLB]), c->idx, c->in};
     return 0;
 }
 
@@ -370,7 +389,8 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
      * their choice turns out slower than the fastest (below) */
     int64_t cap = mode == ENPU_SEARCH_LEGACY ? 0 : INT64_MAX;
     memset(info, 0, sizeof *info);
-    base *bs = shapes(a, in, &nb);
+    const int64_t N = in->rs_n > 1 ? in->rs_n : 1;
+    base *bs = shapes(a, in, N, mode, &nb);
     if (!bs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     qsort(bs, nb, sizeof *bs, base_cmp);
     const enpu_instr orig = *in;
@@ -386,7 +406,7 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
         /* every later shape's bound is at least this one's: no mapping of
          * them can be the choice or the alternative */
         if (mode == ENPU_SEARCH_FAST && ctl + bs[i].lb > thr) break;
-        int nv = variants(a, &orig, &bs[i], mode, v);
+        int nv = variants(a, &orig, N, &bs[i], mode, v);
         nvalid += nv;
         if (mode == ENPU_SEARCH_LEGACY) {
             /* LEGACY ranks every mapping by its estimate first */
@@ -444,7 +464,7 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
         /* the smallest mapping says what does not fit */
         enpu_instr c = orig;
         c.rs_e = c.rs_p = c.rs_q = c.rs_r = c.rs_t = 1;
-        c.rs_hf = in->hk < a->rs_rows ? in->hk : a->rs_rows, c.rs_gpar = 0, c.rs_dbuf = 0, c.rs_ict = 0;
+        c.rs_hf = in->hk < a->rs_rows ? in->hk : a->rs_rows, c.rs_gpar = 0, c.rs_dbuf = 0, c.rs_ict = 0, c.rs_n = 0;
         enpu_err e2 = {0};
         enpu_rs_validate(a, &c, &e2);
         return enpu_fail(err, ENPU_E_NOFIT, "layer '%s': no mapping fits arch '%s' (the smallest: %s)",

@@ -25,7 +25,8 @@ void rs_collect_step(rs_eng *e, int64_t t) {
         int64_t h = best->col / ps->ne, j = best->col % ps->ne;
         int64_t p = e->ph[h], xo = best->unit / p, m = best->unit % p;
         int64_t i = g->gpar ? h * ps->nf + m : h * g->p + m; /* the block's channel */
-        int64_t poff = g->psum_off + ((j * in->wo + xo) * nch + i) * g->psum_bytes, v = best->value;
+        /* the buffers' order: row, then the n images' columns */
+        int64_t poff = g->psum_off + ((j * g->nwo + xo) * nch + i) * g->psum_bytes, v = best->value;
         e->st.reads[ENPU_MEM_PSUM_NET]++;
         e->st.writes[ENPU_MEM_PSUM_NET]++;
         if (!ps->first) {
@@ -50,7 +51,7 @@ void rs_collect_step(rs_eng *e, int64_t t) {
             int32_t y = rs_requant(in, g->es, acc, M, S);
             e->st.uops[ENPU_UOP_REQUANT]++;
             int ob = (in->rs_dbuf & 4) ? (int)(ps->block % 2) : 0;
-            rs_glb_put(e->glb, g->out_off[ob] + ((j * in->wo + xo) * nch + i) * g->es, (int)g->es, y);
+            rs_glb_put(e->glb, g->out_off[ob] + ((j * g->nwo + xo) * nch + i) * g->es, (int)g->es, y);
             e->st.writes[ENPU_MEM_GLB] += (uint64_t)g->es;
             wt = t + e->a->requant_latency;
         }

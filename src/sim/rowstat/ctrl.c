@@ -117,7 +117,7 @@ static void pass_start(rs_eng *e, int64_t k, int64_t t) {
     rs_noc_clear(&e->filter_net);
     const int64_t rows = e->a->rs_rows, cols = e->a->rs_cols;
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t c = 0; c < cols; c++) rs_pe_config(rs_pe_at(e, r, c), false, 1, 1, 1, 1, 1, 1);
+        for (int64_t c = 0; c < cols; c++) rs_pe_config(rs_pe_at(e, r, c), false, 1, 1, 1, 1, 1, 1, 1);
     for (int64_t v = 0; v < ps->ru; v++)
         for (int64_t i = 0; i < ps->nk; i++) {
             int64_t r = v * ps->nk + i;
@@ -131,15 +131,15 @@ static void pass_start(rs_eng *e, int64_t k, int64_t t) {
                     e->ifmap_net.col_id[r * cols + c] = (int32_t)((g->gpar ? h : 0) * kmax + j * sh + i);
                     e->filter_net.col_id[r * cols + c] = (int32_t)h;
                     rs_pe *pe = rs_pe_at(e, r, c);
-                    rs_pe_config(pe, true, e->qv[v], e->ph[h], in->wk, in->wo, in->stride_w, e->a->rs_pe_pipeline);
+                    rs_pe_config(pe, true, e->qv[v], e->ph[h], in->wk, in->wo, g->n, in->stride_w, e->a->rs_pe_pipeline);
                     pe->out.col = c;
                 }
         }
     const int64_t nhs = g->gpar ? ps->tu : 1;
-    e->ifs = (rs_stream){0, g->ncols * nhs * e->nK * e->qpre[ps->ru], e->a->rs_ifmap_net_values};
+    e->ifs = (rs_stream){0, g->n * g->ncols * nhs * e->nK * e->qpre[ps->ru], e->a->rs_ifmap_net_values};
     e->fls = (rs_stream){0, sum_p * e->qpre[ps->ru] * ps->nk * in->wk, e->a->rs_filter_net_values};
     e->filt_last = -1;
-    e->psums_left = ps->ne * in->wo * sum_p;
+    e->psums_left = ps->ne * g->nwo * sum_p;
     e->last_write = -1;
     e->first_mac = INT64_MAX;
     e->last_mac = -1;
@@ -374,7 +374,8 @@ static int check_layer(rs_eng *e, int instr, enpu_err *err) {
     if (rc) return rc;
     sim->checked = true;
     const int64_t wb = sim->mem.wb, es = in->rs_bits ? 2 : 1, wpp = enpu_ceil_div(in->co * es, wb);
-    for (int64_t pix = 0; pix < in->ho * in->wo; pix++)
+    /* the n images' pixels one after the other */
+    for (int64_t pix = 0; pix < e->g.n * in->ho * in->wo; pix++)
         for (int64_t c = 0; c < in->co; c++) {
             int64_t off = (in->rs_ofmap_addr + pix * wpp) * wb + c * es;
             int64_t got = rs_glb_get(sim->mem.dram, off, (int)es), want = rs_glb_get(e->shadow, off, (int)es);
@@ -384,13 +385,15 @@ static int check_layer(rs_eng *e, int instr, enpu_err *err) {
             m->layer = instr;
             snprintf(m->layer_name, sizeof m->layer_name, "%s", sim->rows[instr].name);
             snprintf(m->tensor, sizeof m->tensor, "ofmap");
-            m->h = pix / in->wo, m->w = pix % in->wo, m->c = c;
+            m->h = pix % (in->ho * in->wo) / in->wo, m->w = pix % in->wo, m->c = c;
             m->got = (int)got, m->want = (int)want;
             m->cycle = sim->mem.dram_wc ? sim->mem.dram_wc[off / wb] : 0;
+            char img[32] = "";
+            if (e->g.n > 1) snprintf(img, sizeof img, "image %" PRId64 ", ", pix / (in->ho * in->wo));
             return enpu_fail(err, ENPU_E_MISMATCH,
-                             "layer '%s' (instruction %d): ofmap (h=%" PRId64 ", w=%" PRId64 ", c=%" PRId64
+                             "layer '%s' (instruction %d): ofmap (%sh=%" PRId64 ", w=%" PRId64 ", c=%" PRId64
                              "): cycle-accurate %d, functional reference %d, written at cycle %" PRIu64,
-                             m->layer_name, instr, m->h, m->w, m->c, m->got, m->want, m->cycle);
+                             m->layer_name, instr, img, m->h, m->w, m->c, m->got, m->want, m->cycle);
         }
     return 0;
 }

@@ -87,7 +87,10 @@
  * its values xo*R .. xo*R + L-1 in order: the loop buffer starts with
  * values 0 .. L-1, and the last filter of column xo replaces the slots of
  * values xo*R + k (k < R) with values L + xo*R + k as it reads them, then
- * moves the window's head R slots on (pe.c). */
+ * moves the window's head R slots on (pe.c).  With n images (rs_n) each
+ * image's values are such a row of their own: the last filter of an
+ * image's last column replaces all L slots with the next image's first
+ * window, in order, and the head stays. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -251,15 +254,15 @@ static void schedule(rs_eng *e, rs_ff_shape *s) {
     for (int64_t h = 0; h < ps->tu; h++)
         for (int64_t j = 0; j < ne; j++) {
             const int64_t p = e->ph[h], c = h * ne + j;
-            U[c] = wo * p;
+            U[c] = g->nwo * p;
             for (int64_t r = 0; r < C; r++) {
                 chain_pe *q = &pe[r];
                 const int64_t v = r / nk, i = r % nk;
-                q->q = e->qv[v], q->L = q->q * wk, q->R = rw * q->q, q->N = g->ncols * q->q;
+                q->q = e->qv[v], q->L = q->q * wk, q->R = rw * q->q, q->N = g->n * g->ncols * q->q;
                 /* the filters fit, and the PE pops exactly the values it receives */
                 const rs_pe *hw = rs_pe_at(e, r, c);
                 q->cap = hw->fifo_cap;
-                if (p * q->L > hw->flb_cap || q->N != q->L + (wo - 1) * q->R) return;
+                if (p * q->L > hw->flb_cap || g->ncols * q->q != q->L + (wo - 1) * q->R) return;
                 q->base = nhs * e->nK * e->qpre[v] + ((g->gpar ? h : 0) * e->nK + e->kidx[j * in->stride_h + i]) * q->q;
                 int64_t t = -1; /* the window fills a value a cycle, each once it is there */
                 for (int64_t jj = 0; jj < q->L; jj++) {
@@ -270,12 +273,14 @@ static void schedule(rs_eng *e, rs_ff_shape *s) {
                 q->pj = q->L;
             }
             for (int64_t u = 0; u < U[c]; u++) {
-                const bool trash = u % p == p - 1 && u / p < wo - 1;
+                /* the last filter of a column replaces R window values, of
+                 * an image's last column (before the next image) all L */
+                const bool trash = u % p == p - 1 && u / p < g->nwo - 1, image_end = u / p % wo == wo - 1;
                 for (int64_t r = 0; r < C; r++) {
                     int64_t lb = u == 0 ? pe[r].fst : pe[r].E + 1;
                     if (r > 0) lb = max64(lb, pe[r - 1].E + D); /* pe[r-1].E is unit u's already */
                     int64_t link = u > 0 && r < C - 1 ? pe[r + 1].F : INT64_MIN; /* unit u-1's */
-                    if (!unit_macs(&x, &pe[r], lb, link, trash ? pe[r].R : 0)) return;
+                    if (!unit_macs(&x, &pe[r], lb, link, trash ? (image_end ? pe[r].L : pe[r].R) : 0)) return;
                     if (u == 0 && pe[r].F < tc) tc = pe[r].F;
                     if (u == U[c] - 1 && pe[r].E > tl) tl = pe[r].E;
                 }
@@ -370,26 +375,6 @@ static bool pass_data(rs_eng *e) {
     f->v = grow(f->v, &f->v_cap, wo * Kp, sizeof *f->v, &ok);
     f->par = grow(f->par, &f->par_cap, 3 * nch, sizeof *f->par, &ok);
     if (!ok) return false;
-    /* the ifmap stream, a row per (set, input row): column by column, q channels each */
-    int64_t nonpad = 0;
-    for (int64_t hh = 0; hh < nhs; hh++)
-        for (int64_t v = 0; v < ru; v++)
-            for (int64_t kk = 0; kk < nK; kk++) {
-                int16_t *row = f->x + ((hh * ru + v) * nK + kk) * rowlen;
-                const int64_t q = e->qv[v], ch0 = enpu_rs_in_channel(g, ps, hh, v, 0);
-                const int64_t y = ps->y0 * sh - in->pad_top + ps->k0 + e->klist[kk];
-                for (int64_t cx = 0; cx < g->ncols; cx++) {
-                    int64_t col = (sw <= wk ? cx : (cx / wk) * sw + cx % wk) - in->pad_left;
-                    int16_t *dst = row + cx * q;
-                    if (y < 0 || y >= in->hi || col < 0 || col >= in->wi) {
-                        for (int64_t c = 0; c < q; c++) dst[c] = (int16_t)in->rs_zp_in;
-                        continue;
-                    }
-                    int64_t off = enpu_rs_ifmap_byte(g, in, ps, y, col, ch0);
-                    for (int64_t c = 0; c < q; c++) dst[c] = glb_value(e->glb, off, es, c);
-                    nonpad += q;
-                }
-            }
     /* the filters, per set h: filter m's rows of the chain end to end (the
      * filter stream's order: PE row, set, filter, column, channel) */
     const int fb = (in->rs_dbuf & 2) ? (int)(ps->index % 2) : 0;
@@ -414,40 +399,62 @@ static bool pass_data(rs_eng *e) {
     const bool wide = es != 1 || f->portable || Kp >= ((int64_t)1 << 17);
     const int ob = (in->rs_dbuf & 4) ? (int)(ps->block % 2) : 0;
     memset(f->v, 0, (size_t)(wo * Kp) * sizeof *f->v); /* the padding stays 0 */
-    for (int64_t h = 0; h < tu; h++)
-        for (int64_t j = 0; j < ne; j++) {
-            const int64_t p = e->ph[h], hh = g->gpar ? h : 0;
-            /* output column xo's windows: PE (v, i)'s MAC k reads its value xo*R + k */
-            for (int64_t r = 0, at = 0; r < C; r++) {
-                const int64_t v = r / nk, i = r % nk, q = e->qv[v], L = q * wk, R = rw * q;
-                const int16_t *src = f->x + ((hh * ru + v) * nK + e->kidx[j * sh + i]) * rowlen;
-                for (int64_t xo = 0; xo < wo; xo++)
-                    memcpy(f->v + xo * Kp + at, src + xo * R, (size_t)L * sizeof *f->v);
-                at += L;
-            }
-            for (int64_t xo = 0; xo < wo; xo++)
-                for (int64_t m = 0; m < p; m++) {
-                    const int16_t *wv = f->w + (woff[h] + m) * Kp, *xv = f->v + xo * Kp;
-                    int64_t s = wide ? dot64(xv, wv, Kp) : dot32(xv, wv, Kp);
-                    /* the output network's write (collector.c) */
-                    const int64_t ch = g->gpar ? h * ps->nf + m : h * g->p + m;
-                    const int64_t slot = (j * wo + xo) * nch + ch, poff = g->psum_off + slot * g->psum_bytes;
-                    if (!ps->first) s += rs_glb_get(e->glb, poff, (int)g->psum_bytes);
-                    if (!ps->final) {
-                        rs_glb_put(e->glb, poff, (int)g->psum_bytes, s);
-                    } else {
-                        const int64_t *pr = &f->par[3 * ch];
-                        int32_t y = rs_requant(in, es, s + pr[0], (uint32_t)pr[1], (int)pr[2]);
-                        rs_glb_put(e->glb, g->out_off[ob] + slot * es, (int)es, y);
+    int64_t nonpad = 0;
+    for (int64_t img = 0; img < g->n; img++) {
+        /* the ifmap stream, a row per (set, input row): column by column, q channels each */
+        for (int64_t hh = 0; hh < nhs; hh++)
+            for (int64_t v = 0; v < ru; v++)
+                for (int64_t kk = 0; kk < nK; kk++) {
+                    int16_t *row = f->x + ((hh * ru + v) * nK + kk) * rowlen;
+                    const int64_t q = e->qv[v], ch0 = enpu_rs_in_channel(g, ps, hh, v, 0);
+                    const int64_t y = ps->y0 * sh - in->pad_top + ps->k0 + e->klist[kk];
+                    for (int64_t cx = 0; cx < g->ncols; cx++) {
+                        int64_t col = (sw <= wk ? cx : (cx / wk) * sw + cx % wk) - in->pad_left;
+                        int16_t *dst = row + cx * q;
+                        if (y < 0 || y >= in->hi || col < 0 || col >= in->wi) {
+                            for (int64_t c = 0; c < q; c++) dst[c] = (int16_t)in->rs_zp_in;
+                            continue;
+                        }
+                        int64_t off = enpu_rs_ifmap_byte(g, in, ps, img, y, col, ch0);
+                        for (int64_t c = 0; c < q; c++) dst[c] = glb_value(e->glb, off, es, c);
+                        nonpad += q;
                     }
                 }
-        }
+        for (int64_t h = 0; h < tu; h++)
+            for (int64_t j = 0; j < ne; j++) {
+                const int64_t p = e->ph[h], hh = g->gpar ? h : 0;
+                /* output column xo's windows: PE (v, i)'s MAC k reads its value xo*R + k */
+                for (int64_t r = 0, at = 0; r < C; r++) {
+                    const int64_t v = r / nk, i = r % nk, q = e->qv[v], L = q * wk, R = rw * q;
+                    const int16_t *src = f->x + ((hh * ru + v) * nK + e->kidx[j * sh + i]) * rowlen;
+                    for (int64_t xo = 0; xo < wo; xo++)
+                        memcpy(f->v + xo * Kp + at, src + xo * R, (size_t)L * sizeof *f->v);
+                    at += L;
+                }
+                for (int64_t xo = 0; xo < wo; xo++)
+                    for (int64_t m = 0; m < p; m++) {
+                        const int16_t *wv = f->w + (woff[h] + m) * Kp, *xv = f->v + xo * Kp;
+                        int64_t s = wide ? dot64(xv, wv, Kp) : dot32(xv, wv, Kp);
+                        /* the output network's write (collector.c) */
+                        const int64_t ch = g->gpar ? h * ps->nf + m : h * g->p + m;
+                        const int64_t slot = (j * g->nwo + img * wo + xo) * nch + ch, poff = g->psum_off + slot * g->psum_bytes;
+                        if (!ps->first) s += rs_glb_get(e->glb, poff, (int)g->psum_bytes);
+                        if (!ps->final) {
+                            rs_glb_put(e->glb, poff, (int)g->psum_bytes, s);
+                        } else {
+                            const int64_t *pr = &f->par[3 * ch];
+                            int32_t y = rs_requant(in, es, s + pr[0], (uint32_t)pr[1], (int)pr[2]);
+                            rs_glb_put(e->glb, g->out_off[ob] + slot * es, (int)es, y);
+                        }
+                    }
+            }
+    }
     /* the counts (ctrl.c, pe.c, noc.c, collector.c count them one by one):
      * every PE of a column's chain computes one unit per psum, whose first
      * MAC takes the link from above (none at the top), whose last writes
      * the output register, and whose others read and write the psum RAM */
-    const uint64_t npsum = (uint64_t)(ne * wo * sum_p), macs = npsum * (uint64_t)K, units = npsum * (uint64_t)C;
-    const uint64_t ideliv = (uint64_t)(ne * tu * nk * g->ncols * sumq), fdeliv = (uint64_t)(ne * idx);
+    const uint64_t npsum = (uint64_t)(ne * g->nwo * sum_p), macs = npsum * (uint64_t)K, units = npsum * (uint64_t)C;
+    const uint64_t ideliv = (uint64_t)(ne * tu * nk * g->n * g->ncols * sumq), fdeliv = (uint64_t)(ne * idx);
     rs_stats *st = &e->st;
     st->reads[ENPU_MEM_GLB] += (uint64_t)((nonpad + idx) * es) + (ps->first ? 0 : npsum * (uint64_t)g->psum_bytes);
     st->writes[ENPU_MEM_GLB] += npsum * (uint64_t)(ps->final ? es : g->psum_bytes);

@@ -47,27 +47,30 @@ int rs_func_conv(const enpu_arch *a, const enpu_instr *in, uint8_t *dram, enpu_e
     rd_ctx r = {dram + in->rs_weight_addr * wb, es, w, bias, M, S};
     enpu_rs_weight_layout(&g, in, rd_w, rd_p, &r);
     uint8_t *out = dram;
-    for (int64_t co = 0; co < in->co; co++) {
-        int64_t grp = co / g.opg;
-        for (int64_t oy = 0; oy < in->ho; oy++)
-            for (int64_t ox = 0; ox < in->wo; ox++) {
-                int64_t acc = bias[co];
-                for (int64_t c = 0; c < g.cpg; c++)
-                    for (int64_t ky = 0; ky < in->hk; ky++)
-                        for (int64_t kx = 0; kx < in->wk; kx++) {
-                            int64_t iy = oy * in->stride_h - in->pad_top + ky, ix = ox * in->stride_w - in->pad_left + kx;
-                            int64_t x = in->rs_zp_in;
-                            if (iy >= 0 && iy < in->hi && ix >= 0 && ix < in->wi)
-                                x = get_le(dram + (in->rs_ifmap_addr + (iy * in->wi + ix) * g.wpp_in) * wb +
-                                               (grp * g.cpg + c) * es, (int)es);
-                            acc += x * w[co * K + (c * in->hk + ky) * in->wk + kx];
-                        }
-                int32_t y = es == 2 ? enpu_requant_wide(acc, M[co], S[co], (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
-                                                        (int32_t)in->rs_hi)
-                                    : enpu_requant(acc, M[co], S[co], (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
-                                                   (int32_t)in->rs_hi);
-                rs_glb_put(out, (in->rs_ofmap_addr + (oy * in->wo + ox) * g.wpp_out) * wb + co * es, (int)es, y);
-            }
+    for (int64_t img = 0; img < g.n; img++) {
+        const int64_t ifmap = in->rs_ifmap_addr + img * g.ifmap_img_words, ofmap = in->rs_ofmap_addr + img * g.ofmap_img_words;
+        for (int64_t co = 0; co < in->co; co++) {
+            int64_t grp = co / g.opg;
+            for (int64_t oy = 0; oy < in->ho; oy++)
+                for (int64_t ox = 0; ox < in->wo; ox++) {
+                    int64_t acc = bias[co];
+                    for (int64_t c = 0; c < g.cpg; c++)
+                        for (int64_t ky = 0; ky < in->hk; ky++)
+                            for (int64_t kx = 0; kx < in->wk; kx++) {
+                                int64_t iy = oy * in->stride_h - in->pad_top + ky, ix = ox * in->stride_w - in->pad_left + kx;
+                                int64_t x = in->rs_zp_in;
+                                if (iy >= 0 && iy < in->hi && ix >= 0 && ix < in->wi)
+                                    x = get_le(dram + (ifmap + (iy * in->wi + ix) * g.wpp_in) * wb +
+                                                   (grp * g.cpg + c) * es, (int)es);
+                                acc += x * w[co * K + (c * in->hk + ky) * in->wk + kx];
+                            }
+                    int32_t y = es == 2 ? enpu_requant_wide(acc, M[co], S[co], (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
+                                                            (int32_t)in->rs_hi)
+                                        : enpu_requant(acc, M[co], S[co], (int32_t)in->rs_zp_out, (int32_t)in->rs_lo,
+                                                       (int32_t)in->rs_hi);
+                    rs_glb_put(out, (ofmap + (oy * in->wo + ox) * g.wpp_out) * wb + co * es, (int)es, y);
+                }
+        }
     }
     free(w), free(bias), free(M), free(S);
     return 0;

@@ -26,6 +26,8 @@ void rs_glb_ifmap_value(const rs_eng *e, int64_t idx, rs_packet *pk, bool *pad) 
     const int64_t nhs = g->gpar ? ps->tu : 1;
     const int64_t cblk = nhs * e->nK * e->qpre[ps->ru];
     int64_t cx = idx / cblk, r = idx % cblk, v = 0;
+    const int64_t img = cx / g->ncols; /* the n images one after the other */
+    cx %= g->ncols;
     while (r >= nhs * e->nK * e->qv[v]) r -= nhs * e->nK * e->qv[v], v++;
     const int64_t q = e->qv[v];
     int64_t hh = r / (e->nK * q);
@@ -42,7 +44,7 @@ void rs_glb_ifmap_value(const rs_eng *e, int64_t idx, rs_packet *pk, bool *pad) 
         pk->value = (int32_t)in->rs_zp_in;
         return;
     }
-    int64_t off = enpu_rs_ifmap_byte(g, in, ps, row, col, enpu_rs_in_channel(g, ps, hh, v, c));
+    int64_t off = enpu_rs_ifmap_byte(g, in, ps, img, row, col, enpu_rs_in_channel(g, ps, hh, v, c));
     pk->value = (int32_t)rs_glb_get(e->glb, off, (int)g->es);
 }
 

@@ -11,7 +11,10 @@
  *
  * A unit is one output column's psum of one filter: L = q*wk MACs, in the
  * window's order (column, then channel).  Units run output column by output
- * column, the p filters of each in turn. */
+ * column, the p filters of each in turn; with n images (rs_n) the columns
+ * are the first image's, then the next's: the last unit of an image
+ * replaces the whole window with the next image's first (all L values, in
+ * the window's order, so the window's head stays). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,13 +47,14 @@ void rs_pe_free(rs_pe *pe) {
     memset(pe, 0, sizeof *pe);
 }
 
-void rs_pe_config(rs_pe *pe, bool used, int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw,
+void rs_pe_config(rs_pe *pe, bool used, int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t n, int64_t sw,
                   int64_t D) {
     pe->used = used;
     pe->D = D;
     pe->q = q, pe->p = p, pe->wk = wk, pe->wo = wo;
     pe->L = q * wk;
-    pe->U = wo * p;
+    pe->n = n;
+    pe->U = n * wo * p;
     pe->R = (sw < wk ? sw : wk) * q;
     pe->fh = pe->fn = 0;
     pe->lb_head = pe->lb_n = 0;
@@ -101,7 +105,9 @@ int rs_pe_step(rs_pe *pe, int64_t t, rs_link *in, bool go, rs_stats *st) {
     if (t <= pe->fill_at || !go) return 0;
     const int64_t xo = pe->xo, m = pe->m;
     /* the last filter of an output column replaces the window's oldest columns */
-    const bool pull = m == pe->p - 1 && xo < pe->wo - 1 && pe->k < pe->R;
+    const bool more = xo < pe->n * pe->wo - 1, image_end = xo % pe->wo == pe->wo - 1;
+    const int64_t R = image_end ? pe->L : pe->R;
+    const bool pull = m == pe->p - 1 && more && pe->k < R;
     const bool last = pe->k == pe->L - 1;
     if (pe->k == 0 && in && !(in->full && in->unit == pe->u && in->ready <= t)) return 0;
     if (pull && !fifo_ready(pe, t)) return 0;
@@ -140,7 +146,7 @@ int rs_pe_step(rs_pe *pe, int64_t t, rs_link *in, bool go, rs_stats *st) {
         pe->out.unit = pe->u;
         pe->out.value = acc;
         pe->out.ready = t + pe->D; /* through the MAC pipeline */
-        if (m == pe->p - 1 && xo < pe->wo - 1) pe->lb_head = (pe->lb_head + pe->R) % pe->L;
+        if (m == pe->p - 1 && more) pe->lb_head = (pe->lb_head + R) % pe->L;
         pe->k = 0;
         if (++pe->m == pe->p) pe->m = 0, pe->xo++;
         if (++pe->u == pe->U) pe->done = true;

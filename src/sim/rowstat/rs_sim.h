@@ -43,7 +43,8 @@ typedef struct rs_link {
 typedef struct rs_pe {
     /* the pass's registers (the controller loads them) */
     bool used;
-    int64_t q, p, wk, wo, L, U, R;  /* channels, filters, window L = q*wk, units wo*p, replaced R */
+    int64_t q, p, wk, wo, L, U, R;  /* channels, filters, window L = q*wk, units n*wo*p, replaced R */
+    int64_t n;                      /* images (rs_n): the window refills at each image's first column */
     int64_t D;                      /* rs_pe_pipeline */
     /* input FIFO (values and the cycle each can be popped) */
     int32_t *fifo;
@@ -62,7 +63,7 @@ typedef struct rs_pe {
     bool filled;
     int64_t fill_at;   /* cycle of the window's last value */
     int64_t u, k;      /* next MAC: unit, MAC within the unit */
-    int64_t xo, m;     /* the unit's output column and filter (u = xo*p + m) */
+    int64_t xo, m;     /* the unit's output column (of the n images' n*wo) and filter (u = xo*p + m) */
     bool done;
     int64_t first_mac, last_mac;
     rs_link out;       /* to the PE below; the bottom PE's goes to the output network */
@@ -76,7 +77,7 @@ typedef struct rs_stats {
 int rs_pe_alloc(rs_pe *pe, const enpu_arch *a, enpu_err *err);
 void rs_pe_free(rs_pe *pe);
 /* Loads a pass's registers and empties the PE. */
-void rs_pe_config(rs_pe *pe, bool used, int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t sw,
+void rs_pe_config(rs_pe *pe, bool used, int64_t q, int64_t p, int64_t wk, int64_t wo, int64_t n, int64_t sw,
                   int64_t D);
 /* The network delivers an ifmap value (poppable from cycle `at`) or a
  * filter value into the PE's buffers; false when the buffer is full. */
