@@ -211,6 +211,7 @@ static int list_schedule(cc *c, bool serial) {
     }
     int left = n;
     int64_t now = 0;
+    int held = -1; /* a scheduled chain holding sums whose partner is not yet */
     while (left > 0) {
         /* the earliest start over all unscheduled items whose deps are scheduled */
         int best = -1;
@@ -218,6 +219,7 @@ static int list_schedule(cc *c, bool serial) {
         for (int i = 0; i < n; i++) {
             if (sched[i]) continue;
             const cc_item *it = &c->it[i];
+            if (held >= 0 && it->queue == ENPU_QUEUE_COMPUTE && it->cont_of != held) continue;
             bool ready = true;
             int64_t t = qfree[it->queue];
             for (int k = 0; k < it->ndep && ready; k++) {
@@ -233,6 +235,7 @@ static int list_schedule(cc *c, bool serial) {
         const cc_item *it = &c->it[best];
         sched[best] = true;
         left--;
+        if (it->queue == ENPU_QUEUE_COMPUTE) held = it->holds ? best : -1;
         s[best] = (sk){bstart, best};
         done[best] = bstart + it->est;
         qfree[it->queue] = it->kind == CC_IT_DMA ? bstart + xfer[best] : done[best];
@@ -318,6 +321,20 @@ int cc_schedule(cc *c) {
         it->ins[0].push = it->ins[0].pop = 0;
     }
     int rc = deps(c);
+    if (rc) return rc;
+    /* input-channel blocks (ISA 7): a chain continuing held sums follows
+     * the chain that held them, and nothing else may run on the datapath
+     * between them (the psum file is not saved).  The first holding chain
+     * waits for every compute item before it, so that list scheduling,
+     * which then takes only the partner on the datapath, never waits for
+     * an item it has not placed. */
+    for (int i = 0; i < c->nit && !rc; i++) {
+        cc_item *it = &c->it[i];
+        if (it->cont_of >= 0) rc = add_dep(c, it, it->cont_of);
+        else if (it->holds)
+            for (int j = 0; j < i && !rc; j++)
+                if (c->it[j].queue == ENPU_QUEUE_COMPUTE) rc = add_dep(c, it, j);
+    }
     if (rc) return rc;
     /* END comes last: after every other item (it also waits for the DMA
      * engines to drain, docs/microarch.md §13.3) */
