@@ -130,7 +130,7 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     if (!chained)
         out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_MAIN, in->ifmap_addr,
                                     enpu_fmap_words(arch, in->hi, in->wi, in->ci), 0};
-    if (!in->fuse_next)
+    if (!in->fuse_next && !in->ps_hold) /* a holding instruction writes nothing (ISA 7) */
         out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_MAIN, in->ofmap_addr,
                                     enpu_ofmap_span(arch, in), 1};
     if (op == ENPU_OPC_ADD || op == ENPU_OPC_MUL)
