@@ -667,8 +667,9 @@ static int icb_plan(plan *pl, ost *st) {
     int64_t best = 0, worst = 0;
     for (int64_t u = 1; u <= st->icn; u++) {
         st->icper = u, st->nicb = (int)cdiv(st->icn, u);
-        int64_t most = 0;
-        for (int ib = 0; ib < st->nicb; ib++) most = max64(most, icb_words(pl, st, ib));
+        /* the blocks before the last are alike; the last may be shorter
+         * but carries the fused stages' parameters */
+        int64_t most = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1));
         if (u == 1) worst = most;
         if (most > half) break;
         best = u;
@@ -687,8 +688,7 @@ static int icb_plan(plan *pl, ost *st) {
                          (int)min64(h->ins.co, c->P), need, a->name, a->weight_mem_bytes, need);
     }
     st->icper = best, st->nicb = (int)cdiv(st->icn, best);
-    st->icbytes = 0;
-    for (int ib = 0; ib < st->nicb; ib++) st->icbytes = max64(st->icbytes, icb_words(pl, st, ib) * wb);
+    st->icbytes = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
     st->cob = min64(h->ins.co, c->P);
     st->ncob = (int)cdiv(h->ins.co, st->cob);
     return 0;

@@ -13,6 +13,7 @@
  * Shared part: mnist-8 on 4 KB. */
 #include "testutil.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,21 +37,57 @@ static void e2e(const char *name, const char *onnx, const char *calib, const cha
     assert_int_equal(r.dram_written, 1);
 }
 
+#define NOTE(n, rows, wmem, most)                                                                                   \
+    "cut into " n " input-channel blocks of " rows " input row(s): one block of 16 output channels with its whole "     \
+    "input needs 14016 bytes of weights and parameters, over weight_mem_bytes " wmem "; a block needs at most " most   \
+    " bytes, its sums held in the psum file from block to block"
+#define NOTE6 NOTE("8", "1", "6144", "1920")
+#define NOTE8 NOTE("4", "2", "8192", "3648")
+#define NOTE12 NOTE("3", "3", "12288", "5376")
+
+/* fc1's row and note in the compile report (docs/offchip.md's table). */
+static void report_row(int64_t wmem, const char *row, const char *note) {
+    char dir[] = "/tmp/enpu_icb_XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024], path[256];
+    snprintf(path, sizeof path, "%s/a.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fprintf(f, "{\"base\": \"easynpu\", \"name\": \"w%lld\", \"weight_mem_bytes\": %lld}\n", (long long)wmem,
+            (long long)wmem);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "%s compile %s --calib %s --arch %s -o %s/x.enpu", ENPU_CLI, REPO("models/kws_cnn.onnx"),
+             REPO("models/kws_cnn/calib"), path, dir);
+    char *out = NULL;
+    assert_int_equal(enpu_test_run(cmd, &out), 0);
+    if (!strstr(out, row)) fail_msg("weight_mem_bytes %lld: no fc1 row '%s' in:\n%s", (long long)wmem, row, out);
+    if (note && !strstr(out, note)) fail_msg("weight_mem_bytes %lld: no note '%s' in:\n%s", (long long)wmem, note, out);
+    if (!note && strstr(out, "input-channel blocks")) fail_msg("weight_mem_bytes %lld: blocks in:\n%s", (long long)wmem, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(enpu_test_run(cmd, NULL), 0);
+}
+
 static void test_kws(void **state) {
     (void)state;
     static const struct {
         int64_t wmem;
         int n_instr;
         uint64_t cycles, dram_rd;
+        const char *row, *note;
     } c[] = {
-        {6144, 47, 316508, 4167},
-        {8192, 31, 315869, 4075},
-        {12288, 27, 252466, 4637},
-        {16384, 17, 253578, 4591}, /* fc1 fits: no input-channel blocks */
+        {6144, 47, 316508, 4167, "3799       1620  2.345   43%     32        29.9/0.0", NOTE6},
+        {8192, 31, 315869, 4075, "3499       1620  2.160   46%     16        28.4/0.0", NOTE8},
+        {12288, 27, 252466, 4637, "3916       1620  2.417   41%     12        28.1/0.0", NOTE12},
+        /* fc1 fits (the whole memory): no input-channel blocks */
+        {16384, 17, 253578, 4591, "5383       1620  3.323   30%      4        27.4/0.0", NULL},
     };
-    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
         e2e("kws_cnn", REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), REPO("models/kws_cnn/sample_0.npy"),
             c[i].wmem, c[i].n_instr, c[i].cycles, c[i].dram_rd);
+        report_row(c[i].wmem, c[i].row, c[i].note);
+    }
 }
 
 static void test_mlp1m(void **state) {
