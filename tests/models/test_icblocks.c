@@ -90,6 +90,31 @@ static void test_kws(void **state) {
     }
 }
 
+/* Fast-forward (docs/microarch.md §15) through held sums: kws_cnn on 8 KiB
+ * runs the same with and without it, and it still carries the compute. */
+static void test_kws_fastfwd(void **state) {
+    (void)state;
+    enpu_arch a = enpu_test_preset("easynpu");
+    a.weight_mem_bytes = 8192;
+    enpu_err err = {0};
+    enpu_graph *qg = enpu_test_quantize(REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), &a);
+    enpu_program p;
+    enpu_buf in;
+    if (enpu_compile(qg, &a, NULL, &p, NULL, &err) || enpu_tensor_read(REPO("models/kws_cnn/sample_0.npy"), &in, &err) ||
+        enpu_buf_to_f32(&in, &err))
+        fail_msg("%s", err.msg);
+    int held = 0;
+    for (int i = 0; i < p.n_instr; i++) held += p.instr[i].ps_hold != 0;
+    assert_int_equal(held, 6); /* fc1: 2 output-channel blocks x 3 of its 4 input-channel blocks */
+    uint64_t ff = 0, compute = 0;
+    uint64_t cycles = enpu_test_assert_ff_equal_once("kws_cnn on 8 KiB", &p, &a, &in, NULL, 1, &ff, &compute);
+    assert_int_equal(cycles, 315869);
+    assert_true(ff * 10 > compute * 9);
+    enpu_buf_free(&in);
+    enpu_program_free(&p);
+    enpu_graph_free(qg);
+}
+
 static void test_mlp1m(void **state) {
     (void)state;
     e2e("mlp1m", REPO("models/offchip/mlp1m.onnx"), REPO("models/offchip/mlp1m/calib"),
@@ -105,6 +130,7 @@ static void test_mnist(void **state) {
 int main(int argc, char **argv) {
     const struct CMUnitTest repo[] = {
         cmocka_unit_test(test_kws),
+        cmocka_unit_test(test_kws_fastfwd),
         cmocka_unit_test(test_mlp1m),
     };
     const struct CMUnitTest shared[] = {
