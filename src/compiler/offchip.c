@@ -680,7 +680,7 @@ static int icb_plan(plan *pl, ost *st) {
         st->icper = 1, st->nicb = (int)st->icn;
         int64_t need = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
         return enpu_fail(c->err, ENPU_E_NOFIT,
-                         "layer '%s': one %s of its input (%" PRId64 " channels) for one block of %d output "
+                         "layer '%s': one %s (%" PRId64 " inputs) for one block of %d output "
                          "channels (one per PE) needs %" PRId64 " bytes of weights and parameters; arch '%s' has "
                          "weight_mem_bytes %" PRId64 "; use weight_mem_bytes >= %" PRId64,
                          h->name, icu_name[st->icu],

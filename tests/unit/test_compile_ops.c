@@ -646,8 +646,8 @@ static void test_cli(void **state) {
              ENPU_CLI, dir);
     out = NULL;
     assert_int_equal(enpu_test_run(cmd, &out), 2);
-    if (!strstr(out, "easynpu compile: error [nofit]: models/offchip/mlp1m.onnx: layer '/fc1/Gemm': one input word of its "
-                     "input (16 channels) for one block of 16 output channels (one per PE) needs 448 bytes of weights and "
+    if (!strstr(out, "easynpu compile: error [nofit]: models/offchip/mlp1m.onnx: layer '/fc1/Gemm': one input word (16 "
+                     "inputs) for one block of 16 output channels (one per PE) needs 448 bytes of weights and "
                      "parameters; arch 'weights-256' has weight_mem_bytes 256; use weight_mem_bytes >= 448"))
         fail_msg("weight_mem_256.json: %s", out);
     free(out);
