@@ -211,7 +211,13 @@ static int list_schedule(cc *c, bool serial) {
     }
     int left = n;
     int64_t now = 0;
-    int held = -1; /* a scheduled chain holding sums whose partner is not yet */
+    /* input-channel blocks: while a scheduled chain holds sums (held), the
+     * datapath takes only the chain continuing them, for the psum file is
+     * not saved.  The first chain of such a run starts only when every
+     * compute item before it in the natural order is placed (first_open:
+     * the first one not yet), so the run never waits for an item it has
+     * not placed: every item its members depend on comes before them. */
+    int held = -1, first_open = 0;
     while (left > 0) {
         /* the earliest start over all unscheduled items whose deps are scheduled */
         int best = -1;
@@ -220,6 +226,7 @@ static int list_schedule(cc *c, bool serial) {
             if (sched[i]) continue;
             const cc_item *it = &c->it[i];
             if (held >= 0 && it->queue == ENPU_QUEUE_COMPUTE && it->cont_of != held) continue;
+            if (it->holds && it->cont_of < 0 && first_open < i) continue;
             bool ready = true;
             int64_t t = qfree[it->queue];
             for (int k = 0; k < it->ndep && ready; k++) {
@@ -236,6 +243,7 @@ static int list_schedule(cc *c, bool serial) {
         sched[best] = true;
         left--;
         if (it->queue == ENPU_QUEUE_COMPUTE) held = it->holds ? best : -1;
+        while (first_open < n && (sched[first_open] || c->it[first_open].queue != ENPU_QUEUE_COMPUTE)) first_open++;
         s[best] = (sk){bstart, best};
         done[best] = bstart + it->est;
         qfree[it->queue] = it->kind == CC_IT_DMA ? bstart + xfer[best] : done[best];
@@ -323,18 +331,10 @@ int cc_schedule(cc *c) {
     int rc = deps(c);
     if (rc) return rc;
     /* input-channel blocks (ISA 7): a chain continuing held sums follows
-     * the chain that held them, and nothing else may run on the datapath
-     * between them (the psum file is not saved).  The first holding chain
-     * waits for every compute item before it, so that list scheduling,
-     * which then takes only the partner on the datapath, never waits for
-     * an item it has not placed. */
-    for (int i = 0; i < c->nit && !rc; i++) {
-        cc_item *it = &c->it[i];
-        if (it->cont_of >= 0) rc = add_dep(c, it, it->cont_of);
-        else if (it->holds)
-            for (int j = 0; j < i && !rc; j++)
-                if (c->it[j].queue == ENPU_QUEUE_COMPUTE) rc = add_dep(c, it, j);
-    }
+     * the chain that held them (and nothing else on the datapath between
+     * them: list_schedule) */
+    for (int i = 0; i < c->nit && !rc; i++)
+        if (c->it[i].cont_of >= 0) rc = add_dep(c, &c->it[i], c->it[i].cont_of);
     if (rc) return rc;
     /* END comes last: after every other item (it also waits for the DMA
      * engines to drain, docs/microarch.md §13.3) */
