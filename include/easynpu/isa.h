@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define ENPU_ISA_VERSION 7
+#define ENPU_ISA_VERSION 8
 #define ENPU_INSTR_BITS 512
 #define ENPU_INSTR_BYTES 64
 /* Longest line enpu_instr_format writes, without the layer name part. */

@@ -109,6 +109,8 @@ typedef struct cc_item {
     bool tout;               /* the tensor is a graph output (its OUTPUT descriptor) */
     int group;               /* report row: an item index (the layer's first item) */
     int what;                /* dma: CC_DMA_* (what it moves, for reports) */
+    bool holds;              /* chain with ps_hold: the next chain on the datapath is cont_of it */
+    int cont_of;             /* chain with ps_cont: the item whose held sums it continues, -1 */
     cc_region rd[CC_IT_REGIONS], wr[CC_IT_REGIONS];
     int nrd, nwr;
     /* sched.c */

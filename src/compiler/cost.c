@@ -426,9 +426,10 @@ static void chain_totals(const geom *gp, const enpu_instr *c, int n, totals *tt)
                             else if (g.cls == 1) npass = cig, plen = zse;
                             else if (g.cls == 2) npass = rows * h->wk, plen = Q;
                             else npass = 1, plen = Q;
-                            bool ends = (g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
-                                      : (g.cls == 1) ? (kz == kz_hi)
-                                                     : (b == g.nband - 1);
+                            /* a holding chain (ISA 8) has no final pass */
+                            bool ends = !h->ps_hold && ((g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
+                                                        : (g.cls == 1) ? (kz == kz_hi)
+                                                                       : (b == g.nband - 1));
                             int64_t uc = npass * plen + (ends ? (ns - 1) * pl : 0);
                             compute += mult * uc;
                             words += mult * xi * yi;
@@ -453,7 +454,8 @@ static int64_t bound0(const cc_carch *a, int64_t npar, const enpu_instr *c, int 
     int64_t par_ok = npar > 0 ? npar - 1 + Lw : 0, w0_ok = g.weighted ? npar + Lw : 0;
     if (tt.first_words < 0) return 0;
     int64_t first_start = max64(max64(par_ok, w0_ok), tt.first_words - 1 + Ld);
-    return max64(first_start + tt.compute + D + Rq, tt.words + Ld + tt.last_comp + D + Rq - 1);
+    int64_t tail = c[0].ps_hold ? D : D + Rq; /* a holding chain ends with its last sum */
+    return max64(first_start + tt.compute + tail, tt.words + Ld + tt.last_comp + tail - 1);
 }
 
 /* The walk.  limit > 0: give up (return a value > limit) once the chain is
@@ -475,6 +477,9 @@ static int64_t walk(const cc_carch *a, int64_t npar, const enpu_instr *c, int n,
     int ns = chain_stages(c, n, stage);
     int64_t D = a->pe_pipeline_depth, Rq = a->requant_latency, Ld = a->dtcm_read_latency;
     int64_t Lw = a->weight_mem_latency;
+    /* the chain ends D + Rq after its last issue, a holding one (ISA 8) D
+     * after: its last sum is in the psum file and nothing is written */
+    int64_t tail = h->ps_hold ? D : D + Rq;
     int64_t t0 = 0;
     int64_t par_ok = npar > 0 ? t0 + npar - 1 + Lw : t0;
     int64_t w0_ok = g.weighted ? t0 + npar + Lw : t0;
@@ -606,9 +611,10 @@ static int64_t walk(const cc_carch *a, int64_t npar, const enpu_instr *c, int n,
                                 ACT(0, ENPU_ACT_BUS_CONFLICT) += bc;
                                 ACT(0, ENPU_ACT_IFMAP_LOAD) += w - bc;
                             }
-                            bool ends = (g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
-                                      : (g.cls == 1) ? (kz == kz_hi)
-                                                     : (b == g.nband - 1);
+                            /* a holding chain (ISA 8) has no final pass */
+                            bool ends = !h->ps_hold && ((g.cls == 0) ? (kz == kz_hi && b == g.nband - 1)
+                                                        : (g.cls == 1) ? (kz == kz_hi)
+                                                                       : (b == g.nband - 1));
                             /* passes before the final one run back to back (they
                              * neither write nor read op2); the final pass and the
                              * fused stages go cycle by cycle */
@@ -659,8 +665,8 @@ static int64_t walk(const cc_carch *a, int64_t npar, const enpu_instr *c, int n,
                             u++;
                             if (limit > 0) {
                                 todo -= nblk * plen + (ends ? (ns - 1) * (g.cls == 1 ? zse : zse * Q) + plen : 0);
-                                if (pe_free + todo + D + Rq > limit) {
-                                    result = pe_free + todo + D + Rq;
+                                if (pe_free + todo + tail > limit) {
+                                    result = pe_free + todo + tail;
                                     goto done;
                                 }
                             }
@@ -673,7 +679,7 @@ static int64_t walk(const cc_carch *a, int64_t npar, const enpu_instr *c, int n,
     {
         /* the chain ends with its last write; after the last issue the
          * first D + Rq cycles are pipeline_drain, the rest ofmap_drain */
-        int64_t end = max64(last_issue + D + Rq, max64(pc.mq.last, pc.sq.last));
+        int64_t end = max64(last_issue + tail, max64(pc.mq.last, pc.sq.last));
         ACT(last_stage_instr, ENPU_ACT_PIPELINE_DRAIN) += min64(end - last_issue, D + Rq);
         ACT(last_stage_instr, ENPU_ACT_OFMAP_DRAIN) += end - last_issue - min64(end - last_issue, D + Rq);
         result = end - t0 + 1;

@@ -27,6 +27,7 @@ cc_item *cc_item_new(cc *c, int kind, int layer) {
     it->layer = layer;
     it->tensor = -1;
     it->tmem = -1;
+    it->cont_of = -1;
     it->group = c->nit;
     for (int k = 0; k < 16; k++) it->lay[k] = layer;
     c->nit++;

@@ -64,6 +64,14 @@ typedef struct ost {
     int64_t cob;              /* channels per block */
     int64_t *blo, *bwords;    /* per block: its parameters in the DRAM image */
     int64_t (*baddr)[4];      /* per block and chain instruction: weight, bias, quant, table */
+    /* input-channel blocks (an fc whose one output-channel block does not
+     * fit): each output-channel block is nicb instructions over parts of
+     * the input, the sums held in the psum file between them (ISA 8) */
+    int nicb;                 /* input-channel blocks (1: none) */
+    int icu;                  /* the unit cut: 0 input rows, 1 pixels of a row, 2 words of a pixel */
+    int64_t icn, icper;       /* units in the input, units per block */
+    int64_t icbytes;          /* bytes of the largest block's weights and parameters */
+    int64_t icfull;           /* bytes of one output-channel block with the whole input */
     int64_t *cost;            /* per strip height: modelled cycles of a strip (0: not yet) */
 } ost;
 
@@ -116,7 +124,7 @@ static void build_steps(plan *pl) {
             st->ho = l->ins.opcode == ENPU_OPC_RESHAPE ? l->ins.hi : l->ins.ho;
             st->strip_ok = cc_strip_ok(c, li);
         }
-        st->ncob = 1;
+        st->ncob = st->nicb = 1;
         st->rows = st->ho;
         st->nstrip = 1;
         pl->nst++;
@@ -602,17 +610,101 @@ static bool cob_ok(const plan *pl, const ost *st) {
     return true;
 }
 
+/* ---- input-channel blocks ------------------------------------------------------------ */
+
+static const char *const icu_name[] = {"input row", "input pixel", "input word"};
+
+/* Cuts fc head h (the whole layer's) to input-channel block ib of st: the
+ * sub-map it reads, its weight rows [*r0, *r1) in the layer's [h][w][c]
+ * order, and its first input word relative to the map's (*woff). */
+static void icb_cut(const ost *st, int P, int ib, enpu_instr *h, int64_t *r0, int64_t *r1, int64_t *woff) {
+    int64_t u0 = (int64_t)ib * st->icper, u1 = min64(st->icn, u0 + st->icper);
+    int64_t wpp = cdiv(h->ci, P);
+    if (st->icu == 0) {
+        *r0 = u0 * h->wi * h->ci, *r1 = u1 * h->wi * h->ci, *woff = u0 * h->wi * wpp;
+        h->hi = u1 - u0;
+    } else if (st->icu == 1) {
+        *r0 = u0 * h->ci, *r1 = u1 * h->ci, *woff = u0 * wpp;
+        h->wi = u1 - u0;
+    } else {
+        *r0 = u0 * P, *r1 = min64(h->ci, u1 * P), *woff = u0;
+        h->ci = *r1 - *r0;
+    }
+}
+
+/* Weight-memory words of the parameters of input-channel block ib of one
+ * output-channel block of P channels (the last block carries the chain's
+ * fused stages). */
+static int64_t icb_words(const plan *pl, const ost *st, int ib) {
+    const cc *c = pl->c;
+    int64_t per = 0, r0, r1, woff;
+    int nj = ib == st->nicb - 1 ? st->n : 1;
+    for (int j = 0; j < nj; j++) {
+        enpu_instr in = c->L[st->lay[j]].ins;
+        in.co = min64(in.co, c->P);
+        if (j > 0) in.ci = in.co;
+        else icb_cut(st, c->P, ib, &in, &r0, &r1, &woff);
+        enpu_mem_block b[ENPU_MAX_BLOCKS];
+        int nb = enpu_instr_blocks(c->a, &in, j > 0, b);
+        for (int q = 0; q < nb; q++)
+            if (b[q].mem == ENPU_MEM_WEIGHT) per += b[q].words;
+    }
+    return per;
+}
+
+/* Input-channel blocks for fc step st, one of whose output-channel blocks
+ * (P channels) does not fit the weight memory: the most units (input rows,
+ * else pixels of its one row, else words of its one pixel) per block whose
+ * slice fits half the memory, else one unit in the whole memory; nofit
+ * when one unit does not fit. */
+static int icb_plan(plan *pl, ost *st) {
+    cc *c = pl->c;
+    const enpu_arch *a = c->a;
+    const cc_layer *h = &c->L[st->head];
+    int64_t W = enpu_arch_words(a, a->weight_mem_bytes), half = W / 2, wb = enpu_arch_word_bytes(a);
+    st->icu = h->ins.hi > 1 ? 0 : h->ins.wi > 1 ? 1 : 2;
+    st->icn = st->icu == 0 ? h->ins.hi : st->icu == 1 ? h->ins.wi : cdiv(h->ins.ci, c->P);
+    int64_t best = 0, worst = 0;
+    for (int64_t u = 1; u <= st->icn; u++) {
+        st->icper = u, st->nicb = (int)cdiv(st->icn, u);
+        /* the blocks before the last are alike; the last may be shorter
+         * but carries the fused stages' parameters */
+        int64_t most = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1));
+        if (u == 1) worst = most;
+        if (most > half) break;
+        best = u;
+    }
+    if (best == 0 && worst <= W) best = 1;
+    if (best == 0) {
+        /* one unit per block: the first and the last (with the fused stages) */
+        st->icper = 1, st->nicb = (int)st->icn;
+        int64_t need = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
+        return enpu_fail(c->err, ENPU_E_NOFIT,
+                         "layer '%s': one %s (%" PRId64 " inputs) for one block of %d output "
+                         "channels (one per PE) needs %" PRId64 " bytes of weights and parameters; arch '%s' has "
+                         "weight_mem_bytes %" PRId64 "; use weight_mem_bytes >= %" PRId64,
+                         h->name, icu_name[st->icu],
+                         st->icu == 0 ? h->ins.wi * h->ins.ci : st->icu == 1 ? h->ins.ci : min64(h->ins.ci, c->P),
+                         (int)min64(h->ins.co, c->P), need, a->name, a->weight_mem_bytes, need);
+    }
+    st->icper = best, st->nicb = (int)cdiv(st->icn, best);
+    st->icbytes = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
+    st->cob = min64(h->ins.co, c->P);
+    st->ncob = (int)cdiv(h->ins.co, st->cob);
+    return 0;
+}
+
 /* Appends the parameters of step st for output channels [o0, o1) to the DRAM
  * image and sets the block's instruction addresses (relative to the block)
  * in ins[]. Returns the block's first word in the image, or -1. */
-static int64_t block_params(plan *pl, const ost *st, int64_t o0, int64_t o1, enpu_instr *ins,
-                            int64_t *words) {
+static int64_t block_params(plan *pl, const ost *st, int64_t o0, int64_t o1, int nj, int64_t r0,
+                            int64_t r1, enpu_instr *ins, int64_t *words) {
     cc *c = pl->c;
     int P = c->P;
     wbuf b = {0};
     int64_t cb = o1 - o0;
     int rc = 0;
-    for (int j = 0; j < st->n && !rc; j++) {
+    for (int j = 0; j < nj && !rc; j++) {
         const cc_layer *src = &c->L[st->lay[j]];
         cc_layer tmp;
         memset(&tmp, 0, sizeof tmp);
@@ -630,13 +722,16 @@ static int64_t block_params(plan *pl, const ost *st, int64_t o0, int64_t o1, enp
             int64_t wpr_old = cdiv(src->ins.co, Lc), wpr = cdiv(cb, Lc);
             int64_t rows = src->w_bytes / (wpr_old * P);
             if (src->opcode == ENPU_OPC_BN) rows = 1, wpr_old = cdiv(src->ins.co, P);
+            /* an input-channel block: the head's weight rows [r0, r1) */
+            int64_t rlo = j == 0 && r1 >= 0 ? r0 : 0;
+            if (j == 0 && r1 >= 0) rows = r1 - r0;
             w = calloc((size_t)(rows * wpr * P), 1);
             if (!w) {
                 rc = OOM();
                 break;
             }
             for (int64_t r = 0; r < rows; r++)
-                memcpy(w + r * wpr * P, src->w + (r * wpr_old + o0 / Lc) * P,
+                memcpy(w + r * wpr * P, src->w + ((rlo + r) * wpr_old + o0 / Lc) * P,
                        (size_t)min64(wpr * P, (wpr_old - o0 / Lc) * P));
             tmp.w = w;
             tmp.w_bytes = rows * wpr * P;
@@ -830,28 +925,49 @@ static int chain_items(plan *pl, int k) {
     int nouter = res_out ? ncob : nsp, ninner = res_out ? nsp : ncob;
     int64_t wbase = 0;
     int kk = 0;
+    int nicb = st->nicb, held = -1;
+    bool blocks = ncob * nicb > 1;
     for (int oi = 0; oi < nouter && !rc; oi++) {
         for (int ii = 0; ii < ninner && !rc; ii++) {
+          for (int ib = 0; ib < nicb && !rc; ib++) {
             int bI = res_out ? oi : ii, sI = res_out ? ii : oi;
+            int pb = bI * nicb + ib; /* its parameter slice */
             int64_t o0 = (int64_t)bI * st->cob, o1 = ncob > 1 ? min64(co, o0 + st->cob) : co;
             if (ncob == 1) o0 = 0;
             const strip *s = &sp[sI];
             int kb = st->nbuf > 1 ? sI % 2 : 0;
             enpu_instr ins[16];
             if ((rc = strip_chain(pl, st, s, o0, o1, kb, ins))) break;
-            if (ncob > 1)
-                for (int j = 0; j < st->n; j++) {
-                    const int64_t *ba = st->baddr[(size_t)bI * 16 + j];
+            int nch = st->n;
+            if (nicb > 1) {
+                /* the fc on its part of the input; every block but the last
+                 * holds its sums, every block but the first continues them */
+                int64_t r0, r1, woff;
+                icb_cut(st, P, ib, &ins[0], &r0, &r1, &woff);
+                ins[0].ifmap_addr += woff;
+                ins[0].ps_cont = ib > 0;
+                ins[0].ps_hold = ib < nicb - 1;
+                if (ins[0].ps_hold) {
+                    nch = 1;
+                    ins[0].fuse_next = ins[0].fuse_bn = ins[0].fuse_act = ins[0].fuse_order = 0;
+                    ins[0].store_skip = ins[0].skip_addr = 0;
+                    ins[0].ofmap_wpp = ins[0].ofmap_word = 0;
+                }
+            }
+            if (blocks)
+                for (int j = 0; j < nch; j++) {
+                    const int64_t *ba = st->baddr[(size_t)pb * 16 + j];
                     ins[j].weight_addr = ba[0], ins[j].bias_addr = ba[1];
                     ins[j].quant_addr = ba[2], ins[j].table_addr = ba[3];
                 }
             /* weights: the step's block (once), or this output-channel block's, in
              * the half of the weight memory the previous load did not use (the
              * whole memory for a block over half) */
-            int64_t words = ncob > 1 ? st->bwords[bI] : st->whi - st->wlo;
+            int64_t words = blocks ? st->bwords[pb] : st->whi - st->wlo;
             /* (a chain without parameters, a pool, loads nothing) */
-            if (pl->wstream && words > 0 && (ncob > 1 ? (res_out ? ii == 0 : true) : (oi == 0 && ii == 0))) {
-                int64_t lo = ncob > 1 ? st->blo[bI] : st->wlo;
+            if (pl->wstream && words > 0 &&
+                (blocks ? (nicb > 1 || (res_out ? ii == 0 : true)) : (oi == 0 && ii == 0))) {
+                int64_t lo = blocks ? st->blo[pb] : st->wlo;
                 int64_t half = enpu_arch_words(c->a, c->a->weight_mem_bytes) / 2;
                 if (words <= half) {
                     wbase = pl->wflip ? half : 0;
@@ -871,8 +987,8 @@ static int chain_items(plan *pl, int k) {
             if (pl->wstream) {
                 /* parameters at the buffer: the block's addresses are relative to
                  * its first word (the whole image's: to the step's) */
-                int64_t shift = wbase - (ncob > 1 ? 0 : st->wlo);
-                for (int j = 0; j < st->n; j++) {
+                int64_t shift = wbase - (blocks ? 0 : st->wlo);
+                for (int j = 0; j < nch; j++) {
                     enpu_instr *in = &ins[j];
                     enpu_mem_block b[ENPU_MAX_BLOCKS];
                     int nb = enpu_instr_blocks(c->a, in, j > 0, b);
@@ -885,8 +1001,9 @@ static int chain_items(plan *pl, int k) {
                     }
                 }
             }
-            /* input rows and second-operand rows from DRAM */
-            if (st->in_s >= 0 && !pl->res[target(c, st->in_s)]) {
+            /* input rows and second-operand rows from DRAM (once for the
+             * input-channel blocks, which read parts of one buffer) */
+            if (ib == 0 && st->in_s >= 0 && !pl->res[target(c, st->in_s)]) {
                 int64_t addr, len;
                 if (st->strip_ok) {
                     int64_t rw = cc_in_row_words(c, &c->L[st->head].ins);
@@ -903,7 +1020,7 @@ static int chain_items(plan *pl, int k) {
                 }
                 l->group = group;
             }
-            if (st->op2_s >= 0 && !pl->sres[st->op2_s]) {
+            if (ib == 0 && st->op2_s >= 0 && !pl->sres[st->op2_s]) {
                 int64_t addr, len;
                 dram_rows(c, st->op2_s, !st->strip_ok, s->r0, s->r1, &addr, &len);
                 cc_item *l = cc_item_dma(c, st->head, CC_DMA_OP2, ENPU_DMA_LOAD, ENPU_MEM_SKIP, st->opb[kb], addr, 1,
@@ -914,17 +1031,20 @@ static int chain_items(plan *pl, int k) {
                 }
                 l->group = group;
             }
-            cc_item *it = cc_item_chain(c, st->head, ins, st->n);
+            cc_item *it = cc_item_chain(c, st->head, ins, nch);
             if (!it) {
                 rc = c->err->code;
                 break;
             }
-            for (int j = 0; j < st->n; j++) it->lay[j] = st->lay[j];
+            for (int j = 0; j < nch; j++) it->lay[j] = st->lay[j];
             it->group = group;
+            if (ins[0].ps_cont) it->cont_of = held;
+            it->holds = ins[0].ps_hold != 0;
+            held = it->holds ? (int)(it - c->it) : -1;
             kk++;
             /* the output rows to DRAM: from the buffer, or from the resident map
              * when the tensor is also kept in DRAM (after every block) */
-            if (st->out_s < 0) continue;
+            if (st->out_s < 0 || ib < nicb - 1) continue;
             int so = target(c, st->out_s);
             const cc_store *os = &c->S[st->out_s];
             bool last_block = res_out ? oi == ncob - 1 : ii == ninner - 1;
@@ -954,6 +1074,7 @@ static int chain_items(plan *pl, int k) {
                 break;
             }
             d->group = group;
+          }
         }
     }
     free(sp);
@@ -966,23 +1087,29 @@ static int cob_slices(plan *pl) {
     cc *c = pl->c;
     for (int k = 0; k < pl->nst; k++) {
         ost *st = &pl->st[k];
-        if (st->ncob <= 1) continue;
-        st->blo = malloc((size_t)st->ncob * sizeof *st->blo);
-        st->bwords = malloc((size_t)st->ncob * sizeof *st->bwords);
-        st->baddr = malloc((size_t)st->ncob * 16 * sizeof *st->baddr);
+        /* one slice per output-channel block and input-channel block */
+        int nb = st->ncob * st->nicb;
+        if (nb <= 1) continue;
+        st->blo = malloc((size_t)nb * sizeof *st->blo);
+        st->bwords = malloc((size_t)nb * sizeof *st->bwords);
+        st->baddr = malloc((size_t)nb * 16 * sizeof *st->baddr);
         if (!st->blo || !st->bwords || !st->baddr) return OOM();
         int64_t co = c->L[st->head].ins.co;
-        for (int b = 0; b < st->ncob; b++) {
-            int64_t o0 = (int64_t)b * st->cob, o1 = min64(co, o0 + st->cob);
+        for (int b = 0; b < nb; b++) {
+            int bo = b / st->nicb, ib = b % st->nicb;
+            int64_t o0 = (int64_t)bo * st->cob, o1 = min64(co, o0 + st->cob);
             enpu_instr ins[16];
             for (int j = 0; j < st->n; j++) {
                 ins[j] = c->L[st->lay[j]].ins;
                 ins[j].co = o1 - o0;
                 if (j > 0) ins[j].ci = o1 - o0;
             }
-            st->blo[b] = block_params(pl, st, o0, o1, ins, &st->bwords[b]);
+            int64_t r0 = 0, r1 = -1, woff;
+            if (st->nicb > 1) icb_cut(st, c->P, ib, &ins[0], &r0, &r1, &woff);
+            int nj = st->nicb > 1 && ib < st->nicb - 1 ? 1 : st->n;
+            st->blo[b] = block_params(pl, st, o0, o1, nj, r0, r1, ins, &st->bwords[b]);
             if (st->blo[b] < 0) return c->err->code;
-            for (int j = 0; j < st->n; j++) {
+            for (int j = 0; j < nj; j++) {
                 int64_t *ba = st->baddr[(size_t)b * 16 + j];
                 ba[0] = ins[j].weight_addr, ba[1] = ins[j].bias_addr;
                 ba[2] = ins[j].quant_addr, ba[3] = ins[j].table_addr;
@@ -1037,14 +1164,21 @@ static int weight_buffers(plan *pl) {
             else break;
         }
         if (best == 0 && first <= W) best = min64(co, P);
+        if (best == 0 && h->ins.opcode == ENPU_OPC_FC) {
+            /* input-channel blocks: the sums held in the psum file (ISA 8) */
+            int rc = icb_plan(pl, st);
+            if (rc) return rc;
+            st->icfull = first * enpu_arch_word_bytes(a);
+            if (st->skip_s >= 0) pl->sres[st->skip_s] = false;
+            continue;
+        }
         if (best == 0) {
             int64_t need = first * enpu_arch_word_bytes(a);
             return enpu_fail(c->err, ENPU_E_NOFIT,
                              "layer '%s': one block of %d output channels (one per PE) needs %" PRId64
                              " bytes of weights and parameters; arch "
-                             "'%s' has weight_mem_bytes %" PRId64 ", and input channels cannot be split "
-                             "(each output is requantized once, from its whole sum); use "
-                             "weight_mem_bytes >= %" PRId64,
+                             "'%s' has weight_mem_bytes %" PRId64 ", and only an fc's input can be cut "
+                             "into input-channel blocks; use weight_mem_bytes >= %" PRId64,
                              h->name, (int)min64(co, P), need, a->name, a->weight_mem_bytes, need);
         }
         st->cob = best;
@@ -1283,6 +1417,19 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
                      st->rows, st->ncob > 1 ? ", output-channel blocks" : "",
                      st->in_s >= 0 && !pl.res[target(c, st->in_s)] ? ", input from DRAM" : "",
                      st->out_s >= 0 && !pl.res[target(c, st->out_s)] ? ", output to DRAM" : "");
+            add_note(&c->L[st->head], buf, false);
+        }
+    for (int k = 0; k < pl.nst; k++)
+        if (pl.st[k].nicb > 1) {
+            const ost *st = &pl.st[k];
+            char buf[320];
+            snprintf(buf, sizeof buf,
+                     "cut into %d input-channel blocks of %" PRId64 " %s(s): one block of %" PRId64
+                     " output channels with its whole input needs %" PRId64 " bytes of weights and parameters, "
+                     "over weight_mem_bytes %" PRId64 "; a block needs at most %" PRId64
+                     " bytes, its sums held in the psum file from block to block",
+                     st->nicb, st->icper, icu_name[st->icu], st->cob, st->icfull, a->weight_mem_bytes,
+                     st->icbytes);
             add_note(&c->L[st->head], buf, false);
         }
 out:

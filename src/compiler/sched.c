@@ -211,6 +211,13 @@ static int list_schedule(cc *c, bool serial) {
     }
     int left = n;
     int64_t now = 0;
+    /* input-channel blocks: while a scheduled chain holds sums (held), the
+     * datapath takes only the chain continuing them, for the psum file is
+     * not saved.  The first chain of such a run starts only when every
+     * compute item before it in the natural order is placed (first_open:
+     * the first one not yet), so the run never waits for an item it has
+     * not placed: every item its members depend on comes before them. */
+    int held = -1, first_open = 0;
     while (left > 0) {
         /* the earliest start over all unscheduled items whose deps are scheduled */
         int best = -1;
@@ -218,6 +225,8 @@ static int list_schedule(cc *c, bool serial) {
         for (int i = 0; i < n; i++) {
             if (sched[i]) continue;
             const cc_item *it = &c->it[i];
+            if (held >= 0 && it->queue == ENPU_QUEUE_COMPUTE && it->cont_of != held) continue;
+            if (it->holds && it->cont_of < 0 && first_open < i) continue;
             bool ready = true;
             int64_t t = qfree[it->queue];
             for (int k = 0; k < it->ndep && ready; k++) {
@@ -233,6 +242,8 @@ static int list_schedule(cc *c, bool serial) {
         const cc_item *it = &c->it[best];
         sched[best] = true;
         left--;
+        if (it->queue == ENPU_QUEUE_COMPUTE) held = it->holds ? best : -1;
+        while (first_open < n && (sched[first_open] || c->it[first_open].queue != ENPU_QUEUE_COMPUTE)) first_open++;
         s[best] = (sk){bstart, best};
         done[best] = bstart + it->est;
         qfree[it->queue] = it->kind == CC_IT_DMA ? bstart + xfer[best] : done[best];
@@ -318,6 +329,12 @@ int cc_schedule(cc *c) {
         it->ins[0].push = it->ins[0].pop = 0;
     }
     int rc = deps(c);
+    if (rc) return rc;
+    /* input-channel blocks (ISA 8): a chain continuing held sums follows
+     * the chain that held them (and nothing else on the datapath between
+     * them: list_schedule) */
+    for (int i = 0; i < c->nit && !rc; i++)
+        if (c->it[i].cont_of >= 0) rc = add_dep(c, &c->it[i], c->it[i].cont_of);
     if (rc) return rc;
     /* END comes last: after every other item (it also waits for the DMA
      * engines to drain, docs/microarch.md §13.3) */

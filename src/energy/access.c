@@ -37,6 +37,7 @@ typedef struct chain {
     const enpu_instr *h;
     enpu_layer_stats *head;
     bool bcast, fc, move;
+    bool ps_cont, ps_hold;       /* input-channel blocks (ISA 8) */
     int64_t hi, wi, ci, ho, wo, hk, wk, sh, sw, dh, dw, pt, pl;
     int64_t G, cpg, opg, z, nbk, nblk, zstride, bh, nb, n_tx, n_ty, rows, wpp_in;
     bool aligned;
@@ -79,6 +80,7 @@ static void decode(const enpu_program *p, int first, int n, enpu_layer_stats *ro
     enpu_opclass cls = enpu_opcode_class(h->opcode);
     c->bcast = cls == ENPU_CLASS_CONV;
     c->move = cls == ENPU_CLASS_MOVE;
+    c->ps_cont = c->bcast && h->ps_cont, c->ps_hold = c->bcast && h->ps_hold;
     c->fc = h->opcode == ENPU_OPC_FC;
     c->hi = h->hi, c->wi = h->wi, c->ci = h->ci, c->ho = h->ho, c->wo = h->wo;
     c->hk = h->hk, c->wk = h->wk, c->sh = h->stride_h, c->sw = h->stride_w;
@@ -289,8 +291,8 @@ static void count_chain(const chain *c) {
                         }
                         u.npos = u.x * u.y;
                         u.q = enpu_ceil_div(u.npos, c->rows);
-                        u.tile_first = (!c->bcast || u.kz == kz_lo) && band == 0;
-                        u.tile_last = (!c->bcast || u.kz == kz_hi) && band == c->nb - 1;
+                        u.tile_first = (!c->bcast || u.kz == kz_lo) && band == 0 && !c->ps_cont;
+                        u.tile_last = (!c->bcast || u.kz == kz_hi) && band == c->nb - 1 && !c->ps_hold;
                         count_unit(c, &u);
                     }
     }

@@ -130,7 +130,7 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     if (!chained)
         out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_MAIN, in->ifmap_addr,
                                     enpu_fmap_words(arch, in->hi, in->wi, in->ci), 0};
-    if (!in->fuse_next)
+    if (!in->fuse_next && !in->ps_hold) /* a holding instruction writes nothing (ISA 8) */
         out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_MAIN, in->ofmap_addr,
                                     enpu_ofmap_span(arch, in), 1};
     if (op == ENPU_OPC_ADD || op == ENPU_OPC_MUL)
@@ -326,6 +326,21 @@ static int check_tiles(const enpu_arch *a, const enpu_instr *in, enpu_err *err) 
         FAIL("field 'zs': tile x*y=%" PRId64 "x%" PRId64 " over %" PRId64 " row(s) of %" PRId64
              " lane group(s) times zs=%" PRId64 " needs %" PRId64 " psum entries, over psum_depth=%" PRId64,
              in->tile_x, in->tile_y, in->rows, lg, in->zs, per_row * in->zs, a->psum_depth);
+    if (in->ps_cont || in->ps_hold) {
+        /* the psum file holds one tile of one output-channel block: an
+         * instruction that continues or holds sums is that one tile */
+        const char *f = in->ps_hold ? "ps_hold" : "ps_cont";
+        if (in->tile_x < in->wo || in->tile_y < in->ho)
+            FAIL("field '%s': the output %" PRId64 "x%" PRId64 " must be one tile (tile %" PRId64 "x%" PRId64
+                 "): the psum file holds one tile's sums", f, in->ho, in->wo, in->tile_y, in->tile_x);
+        if (in->co > in->zs * (a->pes >> (in->lane_split < 8 ? in->lane_split : 8)))
+            FAIL("field '%s': co=%" PRId64 " over one output-channel block of zs=%" PRId64
+                 " words: the psum file holds one block's sums", f, in->co, in->zs);
+        if (in->groups != 1) FAIL("field '%s': needs groups=1 (have %" PRId64 ")", f, in->groups);
+        if (in->ps_hold && (in->fuse_next || in->store_skip || in->ofmap_wpp || in->ofmap_word))
+            FAIL("field 'ps_hold': set with fuse_next, store_skip or ofmap_wpp (a held sum is not "
+                 "requantized or written)");
+    }
     if (in->band_h && !is_window(in->opcode))
         FAIL("field 'band_h': value %" PRId64 " must be 0 for %s (bands are for window ops)", in->band_h,
              enpu_opcode_mnemonic(in->opcode));

@@ -1673,6 +1673,7 @@ void gg_check(const gg_case *c, gg_outcome *o) {
     for (int i = 0; i < prog.n_instr; i++) {
         o->opcodes[prog.instr[i].opcode & 0xFF] = 1;
         if (prog.instr[i].fuse_next) o->opcodes[255] = 1;
+        o->held += prog.instr[i].ps_hold != 0;
     }
     if (program_roundtrip(&prog, &c->arch, msg, sizeof msg)) {
         outcome(o, GG_FAIL, "program", "%s", msg);

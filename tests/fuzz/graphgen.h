@@ -80,6 +80,7 @@ typedef struct gg_outcome {
     char msg[ENPU_ERR_MSG_MAX + 160];
     int n_instr;        /* instructions of the program */
     uint8_t opcodes[256]; /* opcodes the program uses (1 each); [255]: a fused chain */
+    int held;           /* instructions holding their sums (input-channel blocks, ps_hold) */
     int compared;       /* layer outputs compared with the golden reference (cycle mode) */
     uint64_t cycles;    /* simulated cycles (cycle mode) */
     double sqnr_db;     /* output 0, golden int8 vs the float reference on the first

@@ -122,6 +122,7 @@ static void h_check(hb *b, int y, const char *arch, gg_verdict want) {
  * test-long` all FIXED_SEEDS; CI fuzzes new seeds besides. */
 #define SAMPLE_SEEDS 100
 #define FIXED_SEEDS 300
+#define ICB_SEEDS 14
 
 static void fixed_seeds(int n) {
     int passed = 0, refused = 0, failed = 0, tfl = 0, tfl_passed = 0;
@@ -400,6 +401,44 @@ static void test_channel_blocks(void **state) {
     h_check_on(&b, y, &a, GG_PASS, &o);
     fprintf(stderr, "channel blocks: %d instructions\n", o.n_instr);
     assert_int_equal(o.n_instr, 21);
+}
+
+/* Input-channel blocks (docs/offchip.md): the fixed seeds' graphs on their
+ * random archs with the weight memory cut to the smallest of 16, 32, 64,
+ * 128, 256 bus words the graph compiles for, where an fc's one block of
+ * output channels with its whole input is the likeliest not to fit.  Every
+ * case passes (bit-exact with the golden reference element by element in
+ * cycle and functional mode, cycles equal to the cost model, the program's
+ * listing round trip) or is refused cleanly, and some of them run fcs in
+ * input-channel blocks. */
+static void test_input_channel_blocks(void **state) {
+    (void)state;
+    int pass = 0, refused = 0, blocked = 0, held = 0;
+    for (uint64_t seed = 1; seed <= ICB_SEEDS; seed++) {
+        if (gg_seed_engine(seed)) continue;
+        static const int64_t WORDS[] = {16, 32, 64, 128, 256};
+        gg_outcome o = {.verdict = GG_REFUSED};
+        for (size_t w = 0; w < sizeof WORDS / sizeof WORDS[0] && o.verdict == GG_REFUSED; w++) {
+            gg_case c;
+            enpu_err err = {0};
+            if (gg_generate(seed, &c, &err))
+                fail_msg("seed %llu [generate]: %s", (unsigned long long)seed, err.msg);
+            c.arch.weight_mem_bytes = WORDS[w] * c.arch.pes;
+            if (!enpu_arch_validate(&c.arch, &err)) gg_check(&c, &o);
+            if (o.verdict == GG_FAIL)
+                fail_msg("seed %llu with weight_mem_bytes %lld [%s]: %s | %s", (unsigned long long)seed,
+                         (long long)c.arch.weight_mem_bytes, o.stage, o.msg, c.desc);
+            gg_case_free(&c);
+        }
+        pass += o.verdict == GG_PASS, refused += o.verdict == GG_REFUSED;
+        blocked += o.verdict == GG_PASS && o.held > 0;
+        held += o.verdict == GG_PASS ? o.held : 0;
+    }
+    fprintf(stderr, "input-channel blocks: %d passed (%d of them with %d holding instructions), %d refused\n", pass,
+            blocked, held, refused);
+    /* seeds 1, 8, 10 and 12 hold 3, 5, 20 and 37 instructions' sums */
+    assert_int_equal(blocked, 4);
+    assert_int_equal(held, 65);
 }
 
 /* ---- the review's regression case ------------------------------------------------- */
@@ -882,6 +921,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_strips_pools),
         cmocka_unit_test(test_strips_residual),
         cmocka_unit_test(test_channel_blocks),
+        cmocka_unit_test(test_input_channel_blocks),
         cmocka_unit_test(test_io_rank3),
         cmocka_unit_test(test_io_identity_views),
         cmocka_unit_test(test_concat_as_op2),

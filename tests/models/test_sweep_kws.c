@@ -70,7 +70,7 @@ static void test_documented_sweep(void **state) {
     int st = enpu_test_run(cmd, &out);
     if (st != 0) fail_msg("exit %d:\n%s", st, out);
     char *doc = enpu_test_slurp("docs/energy.md");
-    assert_non_null(strstr(out, "results (point x model): ok 720 nofit 360"));
+    assert_non_null(strstr(out, "results (point x model): ok 960 nofit 120"));
     char path[128];
     snprintf(path, sizeof path, "%s/kws.csv", dir);
     compare_points(path);
@@ -78,10 +78,10 @@ static void test_documented_sweep(void **state) {
     snprintf(cmd, sizeof cmd, "sha256sum %s", path);
     char *sha = NULL;
     assert_int_equal(enpu_test_run(cmd, &sha), 0);
-    if (strncmp(sha, "b81b86b486462aad", 16) != 0) fail_msg("the sweep's CSV has SHA-256 %.64s", sha);
-    assert_non_null(strstr(doc, "`b81b86b486462aad…` since the row-stationary"));
+    if (strncmp(sha, "20ec1eac348e505f", 16) != 0) fail_msg("the sweep's CSV has SHA-256 %.64s", sha);
+    assert_non_null(strstr(doc, "`20ec1eac348e505f…` since input-channel blocks"));
     free(sha);
-    assert_non_null(strstr(doc, "720 configurations fit; 360 do not"));
+    assert_non_null(strstr(doc, "960 configurations fit; 120 do not"));
     /* every line of the front's table is in the doc */
     const char *t = strstr(out, "     point ");
     assert_non_null(t);
@@ -98,8 +98,8 @@ static void test_documented_sweep(void **state) {
     if (strcmp(svg, committed) != 0)
         fail_msg("docs/sweep_kws_pareto.svg is not the picture the documented sweep draws: "
                  "regenerate it (%s)", cmd);
-    /* and it renders (librsvg, scripts/deps.sh): a PNG of the SVG's 1160 x 1074
-     * (the panels, then the front's 40 points listed one per line) */
+    /* and it renders (librsvg, scripts/deps.sh): a PNG of the SVG's 1160 x 1126
+     * (the panels, then the front's 44 points listed one per line) */
     snprintf(cmd, sizeof cmd, "rsvg-convert -o %s/kws.png docs/sweep_kws_pareto.svg 2>&1", dir);
     char *rout = NULL;
     st = enpu_test_run(cmd, &rout);
@@ -112,7 +112,7 @@ static void test_documented_sweep(void **state) {
     if (enpu_file_read(path, (size_t)1 << 26, &png, &npng, &err)) fail_msg("%s", err.msg);
     assert_true(npng > 24 && !memcmp(png, "\x89PNG\r\n\x1a\n", 8) && !memcmp(png + 12, "IHDR", 4));
     assert_int_equal((uint32_t)png[16] << 24 | (uint32_t)png[17] << 16 | (uint32_t)png[18] << 8 | png[19], 1160);
-    assert_int_equal((uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23], 1074);
+    assert_int_equal((uint32_t)png[20] << 24 | (uint32_t)png[21] << 16 | (uint32_t)png[22] << 8 | png[23], 1126);
     free(png);
     free(svg);
     free(committed);

@@ -621,7 +621,7 @@ static void test_cli(void **state) {
         const char *file, *cat, *sub;
     } bad[] = {
         {"tiny_main_dtcm.json", "nofit", "they need at least 12256 bytes of main DTCM; arch 'tiny-main' has 8192"},
-        {"tiny_weight_mem.json", "nofit", "layer '/fc1/Gemm': one block of 16 output channels (one per PE) needs 14016 bytes"},
+        {"tiny_weight_mem_2k.json", "nofit", "layer '/features/features.3/Conv': one block of 16 output channels (one per PE) needs 4224 bytes of weights and parameters; arch 'tiny-weights-2k' has weight_mem_bytes 2048, and only an fc's input can be cut into input-channel blocks; use weight_mem_bytes >= 4224"},
         {"no_dram_tiny_main.json", "nofit", "graph input 'mfcc' 1x1x26x49 needs 20384 bytes of main DTCM"},
         {"tiny_dram.json", "nofit", "DRAM: the program needs 20400 bytes of DRAM (instructions, weights, inputs, outputs and the tensors kept there); arch 'tiny-dram' has 4096; use dram_bytes >= 20400"},
         {"narrow_ifmap_pad.json", "nofit", "use ifmap_pad_depth >= 3"},
@@ -639,6 +639,21 @@ static void test_cli(void **state) {
         snprintf(path, sizeof path, "%s/x.enpu", dir);
         assert_int_equal(access(path, F_OK), -1); /* no partial output */
     }
+    /* an fc cut into input-channel blocks down to one input word, which
+     * still does not fit; and the fixture that once could not be split
+     * now compiles (its run: tests/models/test_icblocks.c) */
+    snprintf(cmd, sizeof cmd, "%s compile models/offchip/mlp1m.onnx --quiet --arch tests/bad/compile/weight_mem_256.json -o %s/x.enpu",
+             ENPU_CLI, dir);
+    out = NULL;
+    assert_int_equal(enpu_test_run(cmd, &out), 2);
+    if (!strstr(out, "easynpu compile: error [nofit]: models/offchip/mlp1m.onnx: layer '/fc1/Gemm': one input word (16 "
+                     "inputs) for one block of 16 output channels (one per PE) needs 448 bytes of weights and "
+                     "parameters; arch 'weights-256' has weight_mem_bytes 256; use weight_mem_bytes >= 448"))
+        fail_msg("weight_mem_256.json: %s", out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "%s compile models/kws_cnn.onnx --quiet --arch tests/bad/compile/tiny_weight_mem.json -o %s/x.enpu",
+             ENPU_CLI, dir);
+    assert_int_equal(enpu_test_run(cmd, NULL), 0);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     assert_int_equal(enpu_test_run(cmd, NULL), 0);
 }

@@ -198,7 +198,8 @@ static void test_layout(void **state) {
     assert_int_equal(l.used_bits[ENPU_FMT_CW], 481 - 16 - 1 + 10);
     /* conv: no host_op, op2_mem, perm, op2_addr, table_addr, zp_op2, the three multipliers, out_shift */
     /* ... and, since ISA 4, lane_split (3 bits) */
-    assert_int_equal(l.used_bits[ENPU_FMT_CONV], 481 - 16 - 1 - 1 - 3 - 12 - 12 - 8 - 3 * 20 - 6 + 10 + 3);
+    /* ... and, since ISA 8, ps_cont and ps_hold (1 bit each) */
+    assert_int_equal(l.used_bits[ENPU_FMT_CONV], 481 - 16 - 1 - 1 - 3 - 12 - 12 - 8 - 3 * 20 - 6 + 10 + 3 + 2);
     assert_int_equal(l.used_bits[ENPU_FMT_CTRL], 8 + 12 + 10);
     /* opcode, engine 2, dir 1, mem 2, dram 22, sram 12, rows 16, len 24, strides 22 + 12, tokens 10 */
     assert_int_equal(l.used_bits[ENPU_FMT_DMA], 8 + 2 + 1 + 2 + 22 + 12 + 16 + 24 + 22 + 12 + 10);

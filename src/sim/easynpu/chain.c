@@ -28,6 +28,18 @@ int sim_enpu_init(sim_enpu *x, enpu_sim *sim, enpu_err *err) {
     for (int i = 0; i < 4 && !rc; i++)
         if (!(x->fbuf[i] = malloc((size_t)big)))
             rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    /* the held sums of input-channel blocks: one tile of one block (the
+     * validator's), so at most the largest such instruction's outputs */
+    x->held_n = 1;
+    for (int i = 0; i < p->n_instr; i++) {
+        const enpu_instr *in = &p->instr[i];
+        int64_t n = in->ho * in->wo * in->co;
+        if ((in->ps_hold || in->ps_cont) && n > x->held_n) x->held_n = n;
+    }
+    if (!rc && (!(x->held = malloc((size_t)x->held_n * sizeof *x->held)) ||
+                !(x->held_len = malloc(sizeof *x->held_len))))
+        rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
+    if (!rc) *x->held_len = -1;
     if (!rc) {
         sim_mem_reset(&sim->mem, p);
         sim_chain c;
@@ -56,6 +68,8 @@ int sim_enpu_init(sim_enpu *x, enpu_sim *sim, enpu_err *err) {
 void sim_enpu_free(sim_enpu *x) {
     sim_decoder_free(&x->dec);
     for (int i = 0; i < 4; i++) free(x->fbuf[i]);
+    free(x->held);
+    free(x->held_len);
     memset(x, 0, sizeof *x);
 }
 
@@ -114,7 +128,7 @@ int sim_chain_done(enpu_sim *sim, const sim_enpu *x, const sim_chain *c, enpu_er
             if (ok && c->rs_w_skip)
                 ok = sim_compare_block(sim, ENPU_MEM_SKIP, c->rs_skip_addr, 0, c->rs_ho, c->rs_wo,
                                    c->rs_co, c->rs_instr, "skip");
-        } else if (ok) {
+        } else if (ok && !c->ps_hold) { /* a holding chain writes nothing */
             ok = sim_compare_block(sim, ENPU_MEM_MAIN, last->ofmap_addr + last->oword, last->owpp,
                                last->ho, last->wo, last->co, last->instr, "ofmap");
         }

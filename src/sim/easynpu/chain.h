@@ -62,6 +62,8 @@ typedef struct sim_chain {
     bool bcast;                 /* BasicConv (broadcast) head: conv, conv_relu, fc */
     bool fc;                    /* fc: units are the words of the whole map (§12.1) */
     bool move;                  /* standalone reshape */
+    bool ps_cont, ps_hold;       /* input-channel blocks (ISA 8): the first pass continues
+                                    the held sums; the sums stay held, unrequantized */
     /* head geometry */
     int64_t hi, wi, ci, ho, wo, co, hk, wk, sh, sw, dh, dw, pt, pl;
     int64_t G, cpg, opg, taps;
@@ -177,6 +179,10 @@ typedef struct sim_enpu {
     int64_t fbuf_n;
     bool dma_weights;            /* a dma loads into weight memory (the check's
                                     shadow then copies it per chain) */
+    int64_t *held;               /* functional execution: the sums a ps_hold chain
+                                    left for the next (ps_cont) one, [ho][wo][co] */
+    int64_t held_n;              /* capacity of held */
+    int64_t *held_len;           /* (one element) sums held now; -1: none */
 } sim_enpu;
 
 /* Sets up x for sim's program and decodes every chain once, so that a

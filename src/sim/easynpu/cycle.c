@@ -633,7 +633,10 @@ static int chain_run(cyc_state *es, enpu_sim *sim, uint64_t *tp, enpu_err *err) 
             }
             if (sim->cycle_hook) sim->cycle_hook(sim->hook_ctx, t, k);
         }
-        if (k->pe_done && sim_sched_queues_empty(k)) {
+        /* a holding chain writes nothing: it ends when its last sum is in
+         * the psum file, D cycles after its last issue (ISA 8) */
+        if (k->pe_done && sim_sched_queues_empty(k) &&
+            (!k->ch->ps_hold || t >= k->last_issue + (uint64_t)k->D)) {
             *tp = t + 1;
             return chain_finish(es, sim, t, err);
         }

@@ -101,6 +101,15 @@ void sim_ff_chain(core *k) {
         int64_t b = llabs((long long)k->pe.bias[i]);
         if (b > bmax) bmax = b;
     }
+    if (c->ps_cont) {
+        /* the sums start from the held ones (row 0: one PE row here) */
+        bmax = 0;
+        for (int64_t i = 0; i < (int64_t)k->pe.depth * k->P; i++) {
+            int64_t v = k->pe.psum[i];
+            if (v == SIM_MAX_EMPTY || v > ((int64_t)1 << 40) || v < -((int64_t)1 << 40)) return;
+            if (llabs((long long)v) > bmax) bmax = llabs((long long)v);
+        }
+    }
     int64_t bound = s0->kind == K_MAX ? 128 + llabs((long long)s0->zp_in)
                                       : bmax + (terms > ((int64_t)1 << 40) ? ((int64_t)1 << 40) : terms) *
                                                    16384;

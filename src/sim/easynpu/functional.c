@@ -48,8 +48,21 @@ static int overflow(const enpu_sim *sim, const sim_stage *s, int64_t acc, int64_
                      (long long)sim->arch.acc_bits);
 }
 
+/* The start of output i's sum: the bias, or the held sum a continuing
+ * chain adds to (ISA 8). */
+static int64_t acc_start(const sim_enpu *e, const sim_chain *c, int64_t i, int32_t bias) {
+    return c->ps_cont ? e->held[i] : bias;
+}
+
+/* The end of output i's sum: held for the next block (true), or requantized
+ * by the caller. */
+static bool acc_held(const sim_enpu *e, const sim_chain *c, int64_t i, int64_t acc) {
+    if (c->ps_hold) e->held[i] = acc;
+    return c->ps_hold;
+}
+
 /* Stage 0 of a window op (conv, dwconv/avgpool, maxpool) on input x. */
-static int window_stage(const enpu_sim *sim, const sim_chain *c, const sim_mem *m,
+static int window_stage(const enpu_sim *sim, const sim_enpu *e, const sim_chain *c, const sim_mem *m,
                         const int8_t *x, int8_t *y, enpu_err *err) {
     const sim_stage *s = &c->st[0];
     const int64_t P = sim->P, wb = m->wb, wpp = c->wpp_in;
@@ -58,7 +71,8 @@ static int window_stage(const enpu_sim *sim, const sim_chain *c, const sim_mem *
     for (int64_t oy = 0; oy < c->ho; oy++)
         for (int64_t ox = 0; ox < c->wo; ox++)
             for (int64_t oc = 0; oc < c->co; oc++) {
-                int64_t acc = s->kind == K_MAX ? SIM_MAX_EMPTY : s->bias[oc];
+                int64_t oi = (oy * c->wo + ox) * c->co + oc;
+                int64_t acc = s->kind == K_MAX ? SIM_MAX_EMPTY : acc_start(e, c, oi, s->bias[oc]);
                 int64_t g = oc / c->opg, ol = oc % c->opg;
                 for (int64_t kh = 0; kh < c->hk; kh++) {
                     int64_t iy = oy * c->sh - c->pt + kh * c->dh;
@@ -87,6 +101,7 @@ static int window_stage(const enpu_sim *sim, const sim_chain *c, const sim_mem *
                     }
                 }
                 if (s->kind == K_MAX && acc == SIM_MAX_EMPTY) acc = 0;
+                if (acc_held(e, c, oi, acc)) continue;
                 if (!enpu_acc_fits(acc, acc_bits)) return overflow(sim, s, acc, oy, ox, oc, err);
                 y[(oy * c->wo + ox) * c->co + oc] = (int8_t)sim_requant(s, acc, (int32_t)oc);
             }
@@ -94,14 +109,15 @@ static int window_stage(const enpu_sim *sim, const sim_chain *c, const sim_mem *
 }
 
 /* fc: y[oc] = rq(bias[oc] + sum over the whole map of x * w[h][w][c][oc]). */
-static int fc_stage(const enpu_sim *sim, const sim_chain *c, const sim_mem *m, const int8_t *x,
-                    int8_t *y, enpu_err *err) {
+static int fc_stage(const enpu_sim *sim, const sim_enpu *e, const sim_chain *c, const sim_mem *m,
+                    const int8_t *x, int8_t *y, enpu_err *err) {
     const sim_stage *s = &c->st[0];
     const int64_t P = sim->P, wb = m->wb, rows = c->hi * c->wi * c->ci;
     for (int64_t oc = 0; oc < c->co; oc++) {
-        int64_t acc = s->bias[oc];
+        int64_t acc = acc_start(e, c, oc, s->bias[oc]);
         const uint8_t *wcol = m->wmem + (c->weight_addr + oc / P) * wb + oc % P;
         for (int64_t r = 0; r < rows; r++) acc += (int64_t)x[r] * (int8_t)wcol[r * c->wpg * wb];
+        if (acc_held(e, c, oc, acc)) continue;
         if (!enpu_acc_fits(acc, (int)sim->arch.acc_bits)) return overflow(sim, s, acc, 0, 0, oc, err);
         y[oc] = (int8_t)sim_requant(s, acc, (int32_t)oc);
     }
@@ -140,15 +156,25 @@ int sim_func_exec_chain(const enpu_sim *sim, const sim_enpu *e, const sim_chain 
     int8_t *x = e->fbuf[0], *y = e->fbuf[1], *z = e->fbuf[2], *r = e->fbuf[3];
     read_fmap(m, ENPU_MEM_MAIN, c->ifmap_addr, c->hi, c->wi, c->ci, x);
     int rc = 0;
+    int64_t nout = c->ho * c->wo * c->co;
+    if (c->ps_cont && *e->held_len != nout) {
+        const enpu_program *p = sim->prog;
+        return enpu_fail(err, ENPU_E_INVALID,
+                         "instruction %d (%s): ps_cont, but the chain before it did not hold %" PRId64
+                         " sums (ps_hold with the same ho, wo, co)",
+                         c->first, p->layers && p->layers[c->first].name ? p->layers[c->first].name : "",
+                         nout);
+    }
+    *e->held_len = c->ps_hold ? nout : -1;
     for (int k = 0; k < c->n_st && !rc; k++) {
         const sim_stage *s = &c->st[k];
         if (k == 0) {
             switch (s->kind) {
             case K_CONV:
-                rc = c->fc ? fc_stage(sim, c, m, x, y, err) : window_stage(sim, c, m, x, y, err);
+                rc = c->fc ? fc_stage(sim, e, c, m, x, y, err) : window_stage(sim, e, c, m, x, y, err);
                 break;
             case K_DW:
-            case K_MAX: rc = window_stage(sim, c, m, x, y, err); break;
+            case K_MAX: rc = window_stage(sim, e, c, m, x, y, err); break;
             case K_MOVE: memcpy(y, x, (size_t)(c->hi * c->wi * c->ci)); break;
             default: rc = pointwise_stage(sim, s, m, x, y, err); break;
             }
@@ -162,6 +188,7 @@ int sim_func_exec_chain(const enpu_sim *sim, const sim_enpu *e, const sim_chain 
         if (s->w_skip) write_fmap(m, ENPU_MEM_SKIP, s->skip_addr, 0, s->ho, s->wo, s->co, y);
     }
     const sim_stage *last = &c->st[c->n_st - 1];
+    if (c->ps_hold) return 0; /* the sums stay held: nothing is written */
     if (c->remap) {
         remap(c, y, r);
         write_fmap(m, ENPU_MEM_MAIN, c->rs_ofmap_addr + c->rs_oword, c->rs_owpp, c->rs_ho, c->rs_wo,

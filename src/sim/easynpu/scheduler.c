@@ -58,8 +58,10 @@ static void unit_fill(const sim_chain *c, unit_cur *u) {
     u->npos = u->x * u->y;
     u->q = c->rows == 1 ? u->npos : (u->npos + c->rows - 1) / c->rows;
     if (c->bcast) {
-        u->tile_first = u->kz == u->kz_lo && u->band == 0;
-        u->tile_last = u->kz == u->kz_hi && u->band == c->nb - 1;
+        /* a continuing chain starts from the held sums, a holding one
+         * neither requantizes nor runs fused stages (ISA 8) */
+        u->tile_first = u->kz == u->kz_lo && u->band == 0 && !c->ps_cont;
+        u->tile_last = u->kz == u->kz_hi && u->band == c->nb - 1 && !c->ps_hold;
     } else {
         u->tile_first = u->band == 0;
         u->tile_last = u->band == c->nb - 1;

@@ -267,6 +267,8 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
     c->hk = h->hk, c->wk = h->wk, c->sh = h->stride_h, c->sw = h->stride_w;
     c->dh = h->dil_h, c->dw = h->dil_w, c->pt = h->pad_top, c->pl = h->pad_left;
     c->fc = h->opcode == ENPU_OPC_FC;
+    c->ps_cont = c->bcast && h->ps_cont;
+    c->ps_hold = c->bcast && h->ps_hold;
     c->G = c->bcast && !c->fc ? h->groups : 1;
     c->cpg = c->ci / c->G;
     c->opg = c->co / c->G;
