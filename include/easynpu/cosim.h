@@ -150,6 +150,7 @@ typedef struct enpu_cosim_enpu_state {
     int w_head, w_count;        /* weight pad: head slot, slots used (or in flight) */
     bool pe_valid;              /* the PE array issued in this cycle */
     int why;                    /* the PE controller's decision (ENPU_COSIM_WHY_*) */
+    bool if_valid, if_ready;    /* the loader asked for the main bus, and got it, in this cycle */
     bool of_valid;              /* the main writer wrote its queue's head in this cycle */
     int64_t ps_addr;            /* ... at this psum entry */
     const void *chain;          /* the executing chain's decode (reused by the next) */
@@ -199,6 +200,10 @@ typedef struct enpu_cosim_enpu_chain {
     int64_t n_par;              /* parameter words (§11.3) */
     int64_t bank_size;          /* ifmap pad entries per bank */
     int64_t wo, owpp, co;       /* the output map's width, words per pixel, channels */
+    bool fc;                    /* the loader: units are words of the flattened map */
+    int64_t hi, wi, wpp_in;     /* the input map's height, width, words per pixel */
+    int64_t ifmap_addr;
+    int32_t pad_value;          /* a padding word's lanes (zp_in) */
 } enpu_cosim_enpu_chain;
 
 /* A load unit as the scheduler's outer loops (unit cursor) hand it to the PE
@@ -217,6 +222,7 @@ typedef struct enpu_cosim_enpu_unit {
     int64_t c0;                 /* channel of psum word 0's lane 0 */
     int64_t wdx0;               /* parameter-register word of psum word 0 */
     int64_t obase;              /* output word address of tile position 0 (channel 0) */
+    int64_t yi, iy0, ix0, kz;   /* the loader: input tile height, origin (< 0: padding), input word */
     uint64_t cur[32];
 } enpu_cosim_enpu_unit;
 

@@ -64,8 +64,8 @@ struct Tb : TbModel<Venpu_top> {
     uint64_t cycles = 0, issues = 0, chains = 0, writes = 0, masked = 0;
     uint64_t why[8]{};                       // cycles per PE controller decision
     enpu_cosim_enpu_chain ch{};
-    enpu_cosim_enpu_unit cur{};              // the scheduler's next unit
-    enpu_cosim_enpu_bank bank[2]{};          // the C model's banks after the cycle before
+    enpu_cosim_enpu_unit cur{}, lcur{};      // the scheduler's next unit, next load unit
+    enpu_cosim_mem mem{};                    // the C model's memories
     int wq_n = 0;                            // ... its write queue: count and head
     enpu_cosim_enpu_wqe wq_head{};
     int8_t wq_data[256]{};
@@ -81,7 +81,7 @@ void clock(Tb &tb, bool rst) {
     p->eval();
     if (!rst) tb.dump(2 * tb.now + 1);
     p->rst = 0;
-    p->pad_we = 0, p->w_push = 0, p->ld_start = 0, p->ld_last = 0;
+    p->w_push = 0;
 }
 
 // The scheduler's next unit onto the PE controller's nu_* inputs.
@@ -117,7 +117,6 @@ void chain_start(Tb &tb, uint64_t t, const void *eng, const enpu_arch *a) {
     enpu_cosim_enpu_state_of(eng, &s);
     tb.prev.bank_size = s.bank_size, tb.prev.ld_bank = 0;
     tb.chain_t0 = s.chain_t0;
-    for (auto &b : tb.bank) b = enpu_cosim_enpu_bank{-1, false, UINT64_MAX, UINT64_MAX};
     tb.wq_n = 0;
     enpu_cosim_enpu_chain_of(eng, &tb.ch);
     const enpu_cosim_enpu_chain &c = tb.ch;
@@ -142,46 +141,67 @@ void chain_start(Tb &tb, uint64_t t, const void *eng, const enpu_arch *a) {
     p->cfg_ld = (uint32_t)a->dtcm_read_latency;
     p->cfg_wo = (uint32_t)c.wo, p->cfg_owpp = (uint32_t)c.owpp;
     p->cfg_co_w = (uint32_t)(c.co / P), p->cfg_co_l = (uint32_t)(c.co % P);
+    p->cfg_fc = c.fc;
+    p->cfg_hi = (uint32_t)c.hi, p->cfg_wi = (uint32_t)c.wi, p->cfg_wpp = (uint32_t)c.wpp_in;
+    p->cfg_ifmap = (uint32_t)c.ifmap_addr;
+    p->cfg_pad = (uint8_t)c.pad_value;
     enpu_cosim_enpu_unit_first(eng, &tb.cur);
+    enpu_cosim_enpu_unit_first(eng, &tb.lcur);
     drive_unit(tb);
     clock(tb, true);
     enpu_cosim_enpu_unit_next(eng, &tb.cur);
 }
 
-// The loader's write of cycle t: its cursor moved.
-void drive_loader(Tb &tb, const void *eng, const enpu_cosim_enpu_state &s) {
-    const enpu_cosim_enpu_state &b = tb.prev;
-    bool wrote = b.ld_busy ? (s.ld_unit != b.ld_unit || s.ld_j != b.ld_j)
-                           : (s.ld_unit != b.ld_unit || (s.ld_busy && s.ld_j > 0));
-    if (!wrote || b.ld_done) return;
-    int64_t entry = (int64_t)b.ld_bank * b.bank_size + (b.ld_busy ? b.ld_j : 0);
-    bool mark = false;
-    const int8_t *w = enpu_cosim_enpu_pad(eng, entry, &mark);
+// The scheduler's next load unit onto the loader's nl_* inputs.
+void drive_load_unit(Tb &tb) {
     Venpu_top *p = tb.top.get();
-    p->pad_we = 1;
-    p->pad_waddr = (uint32_t)entry;
-    for (int i = 0; i < P; i++) bits::put(p->pad_wdata, 8 * i, 8, (uint8_t)w[i]);
-    p->pad_wmark = mark;
+    const enpu_cosim_enpu_unit &u = tb.lcur;
+    p->nl_done = u.done;
+    if (u.done) return;
+    p->nl_u0 = u.u == 0;
+    p->nl_u = (uint32_t)(u.u & ((1 << ENPU_UW) - 1));
+    p->nl_bank = (uint32_t)u.bank;
+    p->nl_xi = (uint32_t)u.xi, p->nl_nw = (uint32_t)(u.xi * u.yi);
+    p->nl_iy0 = (uint32_t)u.iy0 & ((1u << (ENPU_CW + 1)) - 1);
+    p->nl_ix0 = (uint32_t)u.ix0 & ((1u << (ENPU_CW + 1)) - 1);
+    p->nl_kz = (uint32_t)u.kz;
 }
 
-// The loader's units in cycle t: a bank took a unit (its first word) or
-// holds all its words (its last).
-void drive_banks(Tb &tb, uint64_t t, const void *eng) {
+// Before the edge of cycle t: the loader's bus request and grant against
+// the C loader's (if_valid, if_ready); the DTCM's read port answered from the
+// C model's memory; its pad write (entry, padding mark, word) against the
+// one the C loader made in cycle t (seen as its cursor's move: the entry
+// and its contents after the cycle).
+void check_loader(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_state &s) {
     Venpu_top *p = tb.top.get();
-    for (int b = 0; b < 2; b++) {
-        enpu_cosim_enpu_bank now;
-        enpu_cosim_enpu_bank_of(eng, b, &now);
-        const enpu_cosim_enpu_bank &was = tb.bank[b];
-        bool start = now.unit != was.unit, last = now.loaded && (start || !was.loaded);
-        tb.bank[b] = now;
-        if (!start && !last) continue;
-        if (p->ld_start || p->ld_last) {
-            fail(tb, t, "unit ifmap_pad: the C model's loader worked on both banks in one cycle");
+    p->eval();
+    EXPECT(tb, t, (bool)p->rd_req == s.if_valid, "loader", std::string("bus request (if_valid)"), p->rd_req,
+           s.if_valid);
+    EXPECT(tb, t, (bool)p->rd_en == s.if_ready, "loader", std::string("bus grant (if_ready)"), p->rd_en, s.if_ready);
+    if (p->rd_en) {
+        int64_t addr = (int64_t)p->rd_addr;
+        if (addr < 0 || addr >= tb.mem.main_words) {
+            fail(tb, t, "unit loader, signal read address: rtl %" PRId64 " outside the main DTCM", addr);
             return;
         }
-        p->ld_bank = (uint32_t)b;
-        p->ld_start = start, p->ld_last = last;
-        p->ld_unit = (uint32_t)(now.unit & ((1 << ENPU_UW) - 1));
+        for (int i = 0; i < P; i++) bits::put(p->rd_data, 8 * i, 8, tb.mem.main[addr * tb.mem.wb + i]);
+        p->eval();
+    }
+    const enpu_cosim_enpu_state &b = tb.prev;
+    bool wrote = !b.ld_done && (b.ld_busy ? (s.ld_unit != b.ld_unit || s.ld_j != b.ld_j)
+                                          : (s.ld_unit != b.ld_unit || (s.ld_busy && s.ld_j > 0)));
+    EXPECT(tb, t, (bool)p->pad_we == wrote, "loader", std::string("pad write"), p->pad_we, wrote);
+    if (!wrote) return;
+    int64_t entry = (int64_t)b.ld_bank * b.bank_size + (b.ld_busy ? b.ld_j : 0);
+    EXPECT(tb, t, (int64_t)p->pad_waddr == entry, "loader", std::string("pad entry"), p->pad_waddr, entry);
+    bool mark = false;
+    const int8_t *w = enpu_cosim_enpu_pad(eng, entry, &mark);
+    EXPECT(tb, t, (bool)p->pad_wmark == mark, "loader", "padding mark of entry " + std::to_string(entry),
+           p->pad_wmark, mark);
+    for (int i = 0; i < P; i++) {
+        int8_t r = (int8_t)bits::get(p->pad_wdata, 8 * i, 8);
+        EXPECT(tb, t, r == w[i], "loader", "pad word (entry " + std::to_string(entry) + "), lane " + std::to_string(i),
+               r, w[i]);
     }
 }
 
@@ -391,18 +411,19 @@ void hook(void *ctx, uint64_t t, const void *eng) {
         return;
     }
     if (tb.failed) return;
-    drive_loader(tb, eng, s);
-    drive_banks(tb, t, eng);
-    if (!tb.failed) drive_weights(tb, t, eng, s, h->a);
+    drive_weights(tb, t, eng, s, h->a);
     if (!tb.failed) drive_unit(tb);
+    if (!tb.failed) drive_load_unit(tb);
+    if (!tb.failed) check_loader(tb, t, eng, s);
     if (!tb.failed) check_ctrl(tb, t, eng, s);
     if (!tb.failed) check_writer(tb, t, s);
     if (tb.failed) return;
     Venpu_top *p = tb.top.get();
-    bool took = p->pc_unit_next;
+    bool took = p->pc_unit_next, ltook = p->ld_unit_next;
     if (s.pe_valid) tb.issues++;
     clock(tb, false);
     if (took) enpu_cosim_enpu_unit_next(eng, &tb.cur);
+    if (ltook) enpu_cosim_enpu_unit_next(eng, &tb.lcur);
     if (s.pe_valid) check_issue(tb, t, eng);
     if (!tb.failed) check_state(tb, t, eng, s, h->a);
     tb.cycles++;
@@ -438,6 +459,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
         return cr;
     }
     HookCtx h{&tb, a};
+    enpu_cosim_mem_of(sim, &tb.mem);
     enpu_cosim_attach(sim, hook, &h);
     enpu_sim_result res{};
     int rc = enpu_sim_run(sim, x, 1, &res, &err);

@@ -3,11 +3,13 @@
 // the PE controller (pe_ctrl: the inner loops, the issue and stall
 // decision), the PE array (pe_array: the PEs, their psum files and
 // requantizer output stages) and the ofmap write queue with its DTCM write
-// port (writer).  Outside, played by the testbench from the C model: the
-// scheduler's outer loops (the next unit's registers, nu_*), the loader
-// (one pad word per cycle, a unit's first and last word) and the weight
-// reader (one weight word), the decoded instruction's fields (cfg_*) and
-// the parameter registers (bias, M, S per lane of the psum word wdx).
+// port (writer), the ifmap loader with its addressing and padding
+// (loader).  Outside, played by the testbench from the C model: the
+// scheduler's outer loops (the next unit's registers for the PE controller,
+// nu_*, and for the loader, nl_*), the DTCM's read port (answered from the C
+// model's memory), the weight reader (one weight word), the decoded
+// instruction's fields (cfg_*) and the parameter registers (bias, M, S per
+// lane of the psum word wdx).
 module enpu_top #(
     parameter P = 16,
     parameter ROWS = 1,
@@ -33,15 +35,11 @@ module enpu_top #(
 ) (
     input wire clk,
     input wire rst,
-    // the loader
-    input wire pad_we,
-    input wire [AW-1:0] pad_waddr,
-    input wire [8*P-1:0] pad_wdata,
-    input wire pad_wmark,
-    input wire ld_start,
-    input wire ld_last,
-    input wire ld_bank,
-    input wire [UW-1:0] ld_unit,
+    // the DTCM's read port (the loader's)
+    output wire rd_req,
+    output wire rd_en,
+    output wire [MAW-1:0] rd_addr,
+    input wire [8*P-1:0] rd_data,
     // the weight reader
     input wire w_push,
     input wire [8*P-1:0] w_pdata,
@@ -62,6 +60,22 @@ module enpu_top #(
     input wire [MAW-1:0] cfg_owpp,
     input wire [MAW-1:0] cfg_co_w,
     input wire [LBW-1:0] cfg_co_l,
+    input wire cfg_fc,
+    input wire [CW-1:0] cfg_hi,
+    input wire [CW-1:0] cfg_wi,
+    input wire [MAW-1:0] cfg_wpp,
+    input wire [MAW-1:0] cfg_ifmap,
+    input wire [7:0] cfg_pad,
+    // the scheduler's next load unit
+    input wire nl_done,
+    input wire nl_u0,
+    input wire [UW-1:0] nl_u,
+    input wire nl_bank,
+    input wire [CW-1:0] nl_xi,
+    input wire [CW-1:0] nl_nw,
+    input wire signed [CW:0] nl_iy0,
+    input wire signed [CW:0] nl_ix0,
+    input wire [MAW-1:0] nl_kz,
     // the scheduler's next unit
     input wire nu_done,
     input wire [UW-1:0] nu_u,
@@ -98,6 +112,12 @@ module enpu_top #(
     output wire [SW-1:0] w_head_idx,
     output wire [SW:0] w_count,
     output wire [DEPTH-1:0] ps_ready,
+    // the loader
+    output wire pad_we,
+    output wire [AW-1:0] pad_waddr,
+    output wire [8*P-1:0] pad_wdata,
+    output wire pad_wmark,
+    output wire ld_unit_next,
     // the PE controller
     output wire [2:0] pc_why,
     output wire pc_iss,
@@ -132,6 +152,50 @@ module enpu_top #(
     wire [8*P*NV-1:0] qv;
     wire [MAW-1:0] c0w;
     wire [LBW-1:0] c0l;
+    wire ld_start, ld_last, ld_bank, pc_bank;
+    wire [UW-1:0] ld_unit;
+    wire [1:0] bk_free;
+    loader #(
+        .P(P),
+        .AW(AW),
+        .CW(CW),
+        .MAW(MAW),
+        .UW(UW)
+    ) u_loader (
+        .clk(clk),
+        .rst(rst),
+        .cfg_fc(cfg_fc),
+        .cfg_hi(cfg_hi),
+        .cfg_wi(cfg_wi),
+        .cfg_wpp(cfg_wpp),
+        .cfg_ifmap(cfg_ifmap),
+        .cfg_pad(cfg_pad),
+        .cfg_bank_size(cfg_bank_size),
+        .nl_done(nl_done),
+        .nl_u0(nl_u0),
+        .nl_u(nl_u),
+        .nl_bank(nl_bank),
+        .nl_xi(nl_xi),
+        .nl_nw(nl_nw),
+        .nl_iy0(nl_iy0),
+        .nl_ix0(nl_ix0),
+        .nl_kz(nl_kz),
+        .bk_free(bk_free),
+        .bus_busy(wr_en),
+        .rd_req(rd_req),
+        .rd_en(rd_en),
+        .rd_addr(rd_addr),
+        .rd_data(rd_data),
+        .pad_we(pad_we),
+        .pad_waddr(pad_waddr),
+        .pad_wdata(pad_wdata),
+        .pad_wmark(pad_wmark),
+        .ld_start(ld_start),
+        .ld_last(ld_last),
+        .ld_bank(ld_bank),
+        .ld_unit(ld_unit),
+        .unit_next(ld_unit_next)
+    );
     pe_ctrl #(
         .P(P),
         .NV(NV),
@@ -194,6 +258,7 @@ module enpu_top #(
         .w_pop(pc_wpop),
         .unit_next(pc_unit_next),
         .bank_done(pc_bank_done),
+        .u_bank(pc_bank),
         .oaddr(pix),
         .c0w(c0w),
         .c0l(c0l),
@@ -243,8 +308,11 @@ module enpu_top #(
         .ld_bank(ld_bank),
         .ld_unit(ld_unit),
         .cfg_ld(cfg_ld),
+        .done(pc_bank_done),
+        .done_bank(pc_bank),
         .bk_unit(bk_unit),
         .bk_valid(bk_valid),
+        .bk_free(bk_free),
         .we(pad_we),
         .waddr(pad_waddr),
         .wdata(pad_wdata),

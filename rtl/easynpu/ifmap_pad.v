@@ -10,7 +10,9 @@
 // pads) holds the unit the loader last started in it, whether all its words
 // are written and a countdown of the DTCM's read latency Ld after its last
 // word (the C model's pad_bank: unit, loaded, valid_at); the PE controller
-// reads a unit's pass once its bank holds it and is valid.
+// reads a unit's pass once its bank holds it and is valid.  A bank is free
+// for the loader's next unit from the cycle after the PE controller read its
+// unit for the last time (done), or from the chain's start.
 module ifmap_pad #(
     parameter P = 16,
     parameter DIF = 64,
@@ -26,8 +28,11 @@ module ifmap_pad #(
     input wire ld_bank,
     input wire [UW-1:0] ld_unit,
     input wire [1:0] cfg_ld,  // the DTCM's read latency, 1..3
+    input wire done,
+    input wire done_bank,
     output wire [2*UW-1:0] bk_unit,
     output wire [1:0] bk_valid,
+    output wire [1:0] bk_free,
     input wire we,
     input wire [AW-1:0] waddr,
     input wire [8*P-1:0] wdata,
@@ -48,14 +53,17 @@ module ifmap_pad #(
     generate
         for (b = 0; b < 2; b = b + 1) begin : g_bank
             reg [UW-1:0] unit;
-            reg loaded;
+            reg loaded, free;
             reg [1:0] cnt;
             wire mine = ld_bank == b[0];
             always @(posedge clk) begin
                 if (rst) begin
                     loaded <= 1'b0;
+                    free <= 1'b1;
                     cnt <= 2'd0;
                 end else begin
+                    if (ld_start && mine) free <= 1'b0;
+                    else if (done && done_bank == b[0]) free <= 1'b1;
                     if (ld_start && mine) begin
                         unit <= ld_unit;
                         loaded <= 1'b0;
@@ -70,6 +78,7 @@ module ifmap_pad #(
             end
             assign bk_unit[UW*b+:UW] = unit;
             assign bk_valid[b] = loaded && cnt == 0;
+            assign bk_free[b] = free;
         end
     endgenerate
     genvar v;

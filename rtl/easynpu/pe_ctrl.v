@@ -86,6 +86,7 @@ module pe_ctrl #(
     output wire w_pop,
     output wire unit_next,  // the unit's last cycle issues: the next one is taken
     output wire bank_done,  // ... and its pad bank is read for the last time
+    output reg u_bank,      // the unit's bank
     output wire [MAW*NV-1:0] oaddr,  // the output pixel's word address per virtual row
     output reg [MAW-1:0] c0w,  // channel of lane 0 of the psum word: word, lane
     output reg [LBW-1:0] c0l,
@@ -94,7 +95,7 @@ module pe_ctrl #(
 );
     localparam [2:0] W_ISSUE = 3'd0, W_FILL = 3'd1, W_UNIT = 3'd2, W_WEIGHT = 3'd4, W_OFMAP = 3'd5, W_DONE = 3'd7;
     // the unit's registers
-    reg u_bank, u_first, u_last;
+    reg u_first, u_last;
     reg [CW-1:0] q, x, zse, nch, nkh, zk, wdx0, shxi, dhxi;
     reg [LBW-1:0] lane0;
     reg [MAW-1:0] c0w0, obase;

@@ -33,6 +33,7 @@ void enpu_cosim_enpu_state_of(const void *engine, enpu_cosim_enpu_state *out) {
     out->w_count = k->wpad.count;
     out->pe_valid = k->sig.pe_valid != 0;
     out->why = k->pc.why;
+    out->if_valid = k->sig.if_valid != 0, out->if_ready = k->sig.if_ready != 0;
     out->of_valid = k->sig.of_valid != 0;
     out->ps_addr = k->sig.ps_addr;
     out->chain = k->ch;
@@ -123,6 +124,10 @@ void enpu_cosim_enpu_chain_of(const void *engine, enpu_cosim_enpu_chain *out) {
     out->n_par = c->n_par;
     out->bank_size = k->pad.bank_size;
     out->wo = s->wo, out->owpp = s->owpp, out->co = s->co;
+    out->fc = c->fc;
+    out->hi = c->hi, out->wi = c->wi, out->wpp_in = c->wpp_in;
+    out->ifmap_addr = c->ifmap_addr;
+    out->pad_value = c->pad_value;
 }
 
 /* The descriptor of the cursor's unit (the scheduler's unit_fill and
@@ -153,6 +158,7 @@ static void unit_desc(const core *k, const unit_cur *u, enpu_cosim_enpu_unit *o)
     o->wdx0 = c->bcast ? u->blk * c->zstride : u->kz;
     o->c0 = c->chan[o->wdx0 * k->P];
     o->obase = s->ofmap_addr + s->oword + (u->oy0 * s->wo + u->ox0) * s->owpp;
+    o->yi = u->yi, o->iy0 = u->iy0, o->ix0 = u->ix0, o->kz = u->kz;
 }
 
 void enpu_cosim_enpu_unit_first(const void *engine, enpu_cosim_enpu_unit *out) {
