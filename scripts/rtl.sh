@@ -263,8 +263,6 @@ requant.v|s/<< (s - 6.d1));/<< s);/|the rounding term one bit too high|requant,
 pe_array.v|s/wait_cnt <= LAT > 0 ? LAT\[CW-1:0\] - 1.b1/wait_cnt <= LAT > 0 ? LAT[CW-1:0]/|a psum entry ready one cycle late|pe_array,
 pe_ctrl.v|s/(!started \&\& (par_cnt != 0 .. !w_rdy)) ? W_FILL/(!started \&\& par_cnt != 0) ? W_FILL/|the fill stall not waiting for the first weight word|pe_ctrl,
 pe_ctrl.v|s/tapoff <= rowoff + dhxi;/tapoff <= rowoff;/|the pad offset of a kernel row not advanced with it|pe_ctrl,
-pe_ctrl.v|s/assign first = u_first \&\& first_pass;/assign first = first_pass;/|the first pass of every unit starting from the bias (not only the first unit of a tile)|pe_ctrl,
-writer.v|s/assign wr_en = count != 0 \&\& age >= LAT\[TSW-1:0\];/assign wr_en = count != 0 \&\& age >= LAT[TSW-1:0] - 1'"'"'b1;/|a word written one cycle before it is ready|writer,
 writer.v|s/wire z0 = !two \&\& c0w == co_w \&\& end0 == {2'"'"'b0, co_l};/wire z0 = 1'"'"'b0;/|no zero fill after the last channel of the layer|writer,
 loader.v|s/assign rd_en = rd_req \&\& !bus_busy;/assign rd_en = rd_req;/|a read granted the main bus in a cycle the writer has it|loader,
 loader.v|s/(iy >= 0 \&\& iy < \$signed({2'"'"'b0, cfg_hi}) \&\& ix >= 0/(iy >= 0 \&\& iy < $signed({2'"'"'b0, cfg_hi}) \&\& ix > 0/|the left edge column of the map taken for padding|loader,'
