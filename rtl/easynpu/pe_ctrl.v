@@ -30,7 +30,7 @@ module pe_ctrl #(
     parameter VW = 3,    // bits of a virtual row count
     parameter CW = 16,   // loop counters, tile sizes
     parameter MAW = 14,  // main DTCM word address bits
-    parameter UW = 8,    // unit index bits (a bank holds the unit or an older one: a few suffice)
+    parameter UW = 8,    // unit index bits (a bank holds the unit, the next or one of the two before)
     parameter LW = 1     // weight memory latency (the parameter words')
 ) (
     input wire clk,
