@@ -106,6 +106,13 @@ def enpu_params(a):
         "LW": a["weight_mem_latency"], "MB": a["mult_bits"], "LBW": clog2(p),
         "VW": (a["pe_rows"] * lg).bit_length(),
         "LAT": a["pe_pipeline_depth"] + a["requant_latency"],
+        # the PE controller's loop counters, the main DTCM's word addresses,
+        # unit indices (a bank holds the PE controller's unit, the next one or
+        # one at most two before it: a few bits tell them apart), the write
+        # queue's word count (psum_depth words and one cycle's pushes, two per
+        # row)
+        "CW": 16, "MAW": clog2(a["main_dtcm_bytes"] // p), "UW": 4,
+        "QW": clog2(a["psum_depth"] + 2 * a["pe_rows"] * lg + 1),
     }
 
 

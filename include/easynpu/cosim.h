@@ -149,6 +149,9 @@ typedef struct enpu_cosim_enpu_state {
     int ld_bank;
     int w_head, w_count;        /* weight pad: head slot, slots used (or in flight) */
     bool pe_valid;              /* the PE array issued in this cycle */
+    int why;                    /* the PE controller's decision (ENPU_COSIM_WHY_*) */
+    bool if_valid, if_ready;    /* the loader asked for the main bus, and got it, in this cycle */
+    bool of_valid;              /* the main writer wrote its queue's head in this cycle */
     int64_t ps_addr;            /* ... at this psum entry */
     const void *chain;          /* the executing chain's decode (reused by the next) */
     uint64_t chain_t0;          /* the cycle the executing chain started in: identifies it */
@@ -171,6 +174,83 @@ uint64_t enpu_cosim_enpu_ready(const void *engine, int64_t e);
  * requantizer's multiplier, shift, zero point and clamp. */
 void enpu_cosim_enpu_lane(const void *engine, int stage, int64_t wdx, int i, int32_t *bias, uint32_t *M, int *S,
                           int32_t *zp, int32_t *lo, int32_t *hi);
+
+/* The PE controller's decision in a cycle (enpu_cosim_enpu_state.why):
+ * issued, or the first stall reason in the order the controller checks
+ * them (docs/microarch.md §11.8, §11.10). */
+enum {
+    ENPU_COSIM_WHY_ISSUE = 0,
+    ENPU_COSIM_WHY_FILL,        /* before the first issue: parameters or first weight word not usable */
+    ENPU_COSIM_WHY_WAIT_UNIT,   /* the pass's load unit is not valid in the ifmap pad */
+    ENPU_COSIM_WHY_WAIT_OP2,    /* an op2 word is not usable */
+    ENPU_COSIM_WHY_WEIGHT,      /* the weight word is not usable */
+    ENPU_COSIM_WHY_OFMAP,       /* the write queue has no room for the cycle's words */
+    ENPU_COSIM_WHY_PSUM,        /* a fused stage's psum entry is not ready */
+    ENPU_COSIM_WHY_DONE         /* every pass has issued */
+};
+
+/* The decoded chain's fields the PE controller and the writer are
+ * configured with (the top controller's registers for the whole chain).
+ * covered false: the chain has what the RTL has not (fused stages, op2,
+ * skip writes, a reshape at store, a head other than conv/fc/dwconv/avgpool). */
+typedef struct enpu_cosim_enpu_chain {
+    bool covered, bcast;
+    int64_t sh, sw, dh, dw, wk;  /* strides, dilations, kernel width */
+    int rows, lg, L;            /* virtual rows, lane groups, lanes per group */
+    int64_t n_par;              /* parameter words (§11.3) */
+    int64_t bank_size;          /* ifmap pad entries per bank */
+    int64_t wo, owpp, co;       /* the output map's width, words per pixel, channels */
+    bool fc;                    /* the loader: units are words of the flattened map */
+    int64_t hi, wi, wpp_in;     /* the input map's height, width, words per pixel */
+    int64_t ifmap_addr;
+    int32_t pad_value;          /* a padding word's lanes (zp_in) */
+} enpu_cosim_enpu_chain;
+
+/* A load unit as the scheduler's outer loops (unit cursor) hand it to the PE
+ * controller: its tile, its passes and where its outputs go.  `cur` is the
+ * cursor's own state (opaque). */
+typedef struct enpu_cosim_enpu_unit {
+    bool done;                  /* past the chain's last unit */
+    int64_t u;                  /* unit index */
+    int bank;                   /* its ifmap pad bank */
+    int64_t q, npos, x, xi;     /* cycles per psum word, positions, tile width, input tile width */
+    int64_t qx, qr;             /* q / x, q % x: virtual row r + 1 starts q positions after r */
+    int64_t zse, nch, lane0;    /* psum words, channels of its input word (1: dwconv), first lane */
+    int64_t nkh;                /* kernel rows of its band */
+    bool tile_first, tile_last;
+    int64_t zk;                 /* channels of its output block (dwconv: of its word) */
+    int64_t c0;                 /* channel of psum word 0's lane 0 */
+    int64_t wdx0;               /* parameter-register word of psum word 0 */
+    int64_t obase;              /* output word address of tile position 0 (channel 0) */
+    int64_t yi, iy0, ix0, kz;   /* the loader: input tile height, origin (< 0: padding), input word */
+    uint64_t cur[32];
+} enpu_cosim_enpu_unit;
+
+/* An ifmap pad bank: the unit it holds (-1: none), every word loaded,
+ * usable from valid_at, read for the last time in done_at. */
+typedef struct enpu_cosim_enpu_bank {
+    int64_t unit;
+    bool loaded;
+    uint64_t valid_at, done_at;
+} enpu_cosim_enpu_bank;
+
+/* A write-queue entry: lanes [dst, dst + len) of data go to word addr,
+ * written from cycle ready on. */
+typedef struct enpu_cosim_enpu_wqe {
+    int64_t addr;
+    uint64_t ready;
+    int dst, len;
+    const int8_t *data;
+} enpu_cosim_enpu_wqe;
+
+void enpu_cosim_enpu_chain_of(const void *engine, enpu_cosim_enpu_chain *out);
+/* The executing chain's first unit, and the one after *io. */
+void enpu_cosim_enpu_unit_first(const void *engine, enpu_cosim_enpu_unit *out);
+void enpu_cosim_enpu_unit_next(const void *engine, enpu_cosim_enpu_unit *io);
+void enpu_cosim_enpu_bank_of(const void *engine, int b, enpu_cosim_enpu_bank *out);
+/* Write queue q (0 main, 1 skip): its word count; entry i (from the head)
+ * into *out when i < count. */
+int enpu_cosim_enpu_wq(const void *engine, int q, int i, enpu_cosim_enpu_wqe *out);
 
 /* ---- the row-stationary engine (docs/rowstat.md) --------------------------- *
  * The hook gets the engine after every cycle of a pass (the cycles between

@@ -1,20 +1,26 @@
-// Co-simulation of EasyNPU's PE array RTL (rtl/easynpu/enpu_top.v) against
-// the C simulator's EasyNPU engine (src/sim/easynpu/), cycle by cycle
-// (docs/rtl.md).
+// Co-simulation of EasyNPU's PE array RTL with its PE controller and writer
+// (rtl/easynpu/enpu_top.v) against the C simulator's EasyNPU engine
+// (src/sim/easynpu/), cycle by cycle (docs/rtl.md).
 //
 // The C simulator runs a compiled program in cycle mode with its own
 // functional replay check; after every cycle of a chain its hook
 // (include/easynpu/cosim.h) hands this testbench the engine's core.  The
-// testbench plays what is outside the RTL: the loader's pad write and the
-// weight reader's push of that cycle (seen as the change of their cursors),
-// the PE controller's issue (the registers it held before the cycle:
-// enpu_cosim_enpu_next, read after the previous cycle) and the parameter
-// registers.  It clocks the RTL once and compares each unit: the pad words
-// the PE array reads (ifmap_pad), the weight pad's head, its handshake and
-// occupancy (weight_pad), every psum written and every requantized output
-// (pe, requant), the entries' ready bits (pe_array).  The first difference
-// stops the case with the cycle, the unit, the signal and both values; the
-// case is then run again to dump a VCD window around that cycle.
+// testbench plays what is outside the RTL: the decoded instruction's fields
+// (configuration at the chain's start), the scheduler's unit cursor (the
+// next unit's registers, advanced when the RTL's PE controller takes it),
+// the loader's pad write and the units it starts and finishes in the pad
+// banks, the weight reader's push of that cycle (seen as the change of the
+// C model's cursors and banks) and the parameter registers (answered for
+// the psum word the RTL's controller names).  It clocks the RTL once and
+// compares each unit: the PE controller's decision (issue or the stall
+// reason) and its issue's registers against the C controller's (pe_ctrl),
+// the pad words the PE array reads and the banks' valid bits (ifmap_pad),
+// the weight pad's head, its handshake and occupancy (weight_pad), every
+// psum written and every requantized output (pe, requant), the entries'
+// ready bits (pe_array), the DTCM writes and the write queue's occupancy
+// (writer).  The first difference stops the case with the cycle, the unit,
+// the signal and both values; the case is then run again to dump a VCD
+// window around that cycle.
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -55,7 +61,14 @@ struct Tb : TbModel<Venpu_top> {
     enpu_cosim_enpu_state prev{};
     enpu_cosim_enpu_issue nxt{};
     bool unsupported = false;
-    uint64_t cycles = 0, issues = 0, chains = 0;
+    uint64_t cycles = 0, issues = 0, chains = 0, writes = 0, masked = 0;
+    uint64_t why[8]{};                       // cycles per PE controller decision
+    enpu_cosim_enpu_chain ch{};
+    enpu_cosim_enpu_unit cur{}, lcur{};      // the scheduler's next unit, next load unit
+    enpu_cosim_mem mem{};                    // the C model's memories
+    int wq_n = 0;                            // ... its write queue: count and head
+    enpu_cosim_enpu_wqe wq_head{};
+    int8_t wq_data[256]{};
 };
 
 void clock(Tb &tb, bool rst) {
@@ -68,14 +81,33 @@ void clock(Tb &tb, bool rst) {
     p->eval();
     if (!rst) tb.dump(2 * tb.now + 1);
     p->rst = 0;
-    p->pad_we = 0, p->w_push = 0, p->w_pop = 0, p->iss = 0;
+    p->w_push = 0;
 }
 
-// A new chain: the C model resets its weight pad, loader and entries'
-// ready times at the chain's start (sim_sched_start, sim_pectl_start); the
-// RTL takes a reset edge (the top controller's chain start).
-void chain_start(Tb &tb, const void *eng) {
-    clock(tb, true);
+// The scheduler's next unit onto the PE controller's nu_* inputs.
+void drive_unit(Tb &tb) {
+    Venpu_top *p = tb.top.get();
+    const enpu_cosim_enpu_unit &u = tb.cur;
+    p->nu_done = u.done;
+    if (u.done) return;
+    p->nu_u = (uint32_t)(u.u & ((1 << ENPU_UW) - 1));
+    p->nu_bank = (uint32_t)u.bank;
+    p->nu_q = (uint32_t)u.q, p->nu_npos = (uint32_t)u.npos, p->nu_x = (uint32_t)u.x, p->nu_xi = (uint32_t)u.xi;
+    p->nu_qx = (uint32_t)u.qx, p->nu_qr = (uint32_t)u.qr;
+    p->nu_zse = (uint32_t)u.zse, p->nu_nch = (uint32_t)u.nch, p->nu_lane0 = (uint32_t)u.lane0;
+    p->nu_nkh = (uint32_t)u.nkh;
+    p->nu_first = u.tile_first, p->nu_last = u.tile_last;
+    p->nu_zk = (uint32_t)u.zk;
+    p->nu_c0w = (uint32_t)(u.c0 / P), p->nu_c0l = (uint32_t)(u.c0 % P);
+    p->nu_wdx0 = (uint32_t)u.wdx0;
+    p->nu_obase = (uint32_t)u.obase;
+}
+
+// A new chain: the C model resets its weight pad, loader, banks, write
+// queues and entries' ready times at the chain's start (sim_sched_start,
+// sim_pectl_start); the RTL takes a reset edge (the top controller's chain
+// start) with the instruction's fields and the first unit on its inputs.
+void chain_start(Tb &tb, uint64_t t, const void *eng, const enpu_arch *a) {
     tb.chains++;
     tb.have_prev = false;
     tb.prev = enpu_cosim_enpu_state{};
@@ -85,22 +117,92 @@ void chain_start(Tb &tb, const void *eng) {
     enpu_cosim_enpu_state_of(eng, &s);
     tb.prev.bank_size = s.bank_size, tb.prev.ld_bank = 0;
     tb.chain_t0 = s.chain_t0;
+    tb.wq_n = 0;
+    enpu_cosim_enpu_chain_of(eng, &tb.ch);
+    const enpu_cosim_enpu_chain &c = tb.ch;
+    if (!c.covered) {
+        // fused stages, op2, skip writes, reshape at store, max pool, channel-wise heads
+        tb.unsupported = true;
+        fail(tb, t, "unit pe_ctrl: a chain the RTL does not cover (fused stages, op2, skip or remapped writes, "
+                    "or a head other than conv, fc, dwconv, avgpool)");
+        return;
+    }
+    Venpu_top *p = tb.top.get();
+    p->cfg_bcast = c.bcast;
+    p->cfg_sh = (uint32_t)c.sh, p->cfg_sw = (uint32_t)c.sw, p->cfg_dh = (uint32_t)c.dh, p->cfg_dw = (uint32_t)c.dw;
+    p->cfg_wk = (uint32_t)c.wk;
+    p->cfg_rows = (uint32_t)c.rows;
+    int lgsel = 0;
+    while ((1 << lgsel) < c.lg) lgsel++;
+    p->cfg_lgsel = (uint32_t)lgsel;
+    p->cfg_L = (uint32_t)c.L;
+    p->cfg_npar = (uint32_t)c.n_par;
+    p->cfg_bank_size = (uint32_t)c.bank_size;
+    p->cfg_ld = (uint32_t)a->dtcm_read_latency;
+    p->cfg_wo = (uint32_t)c.wo, p->cfg_owpp = (uint32_t)c.owpp;
+    p->cfg_co_w = (uint32_t)(c.co / P), p->cfg_co_l = (uint32_t)(c.co % P);
+    p->cfg_fc = c.fc;
+    p->cfg_hi = (uint32_t)c.hi, p->cfg_wi = (uint32_t)c.wi, p->cfg_wpp = (uint32_t)c.wpp_in;
+    p->cfg_ifmap = (uint32_t)c.ifmap_addr;
+    p->cfg_pad = (uint8_t)c.pad_value;
+    enpu_cosim_enpu_unit_first(eng, &tb.cur);
+    enpu_cosim_enpu_unit_first(eng, &tb.lcur);
+    drive_unit(tb);
+    clock(tb, true);
+    enpu_cosim_enpu_unit_next(eng, &tb.cur);
 }
 
-// The loader's write of cycle t: its cursor moved.
-void drive_loader(Tb &tb, const void *eng, const enpu_cosim_enpu_state &s) {
+// The scheduler's next load unit onto the loader's nl_* inputs.
+void drive_load_unit(Tb &tb) {
+    Venpu_top *p = tb.top.get();
+    const enpu_cosim_enpu_unit &u = tb.lcur;
+    p->nl_done = u.done;
+    if (u.done) return;
+    p->nl_u0 = u.u == 0;
+    p->nl_u = (uint32_t)(u.u & ((1 << ENPU_UW) - 1));
+    p->nl_bank = (uint32_t)u.bank;
+    p->nl_xi = (uint32_t)u.xi, p->nl_nw = (uint32_t)(u.xi * u.yi);
+    p->nl_iy0 = (uint32_t)u.iy0 & ((1u << (ENPU_CW + 1)) - 1);
+    p->nl_ix0 = (uint32_t)u.ix0 & ((1u << (ENPU_CW + 1)) - 1);
+    p->nl_kz = (uint32_t)u.kz;
+}
+
+// Before the edge of cycle t: the loader's bus request and grant against
+// the C loader's (if_valid, if_ready); the DTCM's read port answered from the
+// C model's memory; its pad write (entry, padding mark, word) against the
+// one the C loader made in cycle t (seen as its cursor's move: the entry
+// and its contents after the cycle).
+void check_loader(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_state &s) {
+    Venpu_top *p = tb.top.get();
+    p->eval();
+    EXPECT(tb, t, (bool)p->rd_req == s.if_valid, "loader", std::string("bus request (if_valid)"), p->rd_req,
+           s.if_valid);
+    EXPECT(tb, t, (bool)p->rd_en == s.if_ready, "loader", std::string("bus grant (if_ready)"), p->rd_en, s.if_ready);
+    if (p->rd_en) {
+        int64_t addr = (int64_t)p->rd_addr;
+        if (addr < 0 || addr >= tb.mem.main_words) {
+            fail(tb, t, "unit loader, signal read address: rtl %" PRId64 " outside the main DTCM", addr);
+            return;
+        }
+        for (int i = 0; i < P; i++) bits::put(p->rd_data, 8 * i, 8, tb.mem.main[addr * tb.mem.wb + i]);
+        p->eval();
+    }
     const enpu_cosim_enpu_state &b = tb.prev;
-    bool wrote = b.ld_busy ? (s.ld_unit != b.ld_unit || s.ld_j != b.ld_j)
-                           : (s.ld_unit != b.ld_unit || (s.ld_busy && s.ld_j > 0));
-    if (!wrote || b.ld_done) return;
+    bool wrote = !b.ld_done && (b.ld_busy ? (s.ld_unit != b.ld_unit || s.ld_j != b.ld_j)
+                                          : (s.ld_unit != b.ld_unit || (s.ld_busy && s.ld_j > 0)));
+    EXPECT(tb, t, (bool)p->pad_we == wrote, "loader", std::string("pad write"), p->pad_we, wrote);
+    if (!wrote) return;
     int64_t entry = (int64_t)b.ld_bank * b.bank_size + (b.ld_busy ? b.ld_j : 0);
+    EXPECT(tb, t, (int64_t)p->pad_waddr == entry, "loader", std::string("pad entry"), p->pad_waddr, entry);
     bool mark = false;
     const int8_t *w = enpu_cosim_enpu_pad(eng, entry, &mark);
-    Venpu_top *p = tb.top.get();
-    p->pad_we = 1;
-    p->pad_waddr = (uint32_t)entry;
-    for (int i = 0; i < P; i++) bits::put(p->pad_wdata, 8 * i, 8, (uint8_t)w[i]);
-    p->pad_wmark = mark;
+    EXPECT(tb, t, (bool)p->pad_wmark == mark, "loader", "padding mark of entry " + std::to_string(entry),
+           p->pad_wmark, mark);
+    for (int i = 0; i < P; i++) {
+        int8_t r = (int8_t)bits::get(p->pad_wdata, 8 * i, 8);
+        EXPECT(tb, t, r == w[i], "loader", "pad word (entry " + std::to_string(entry) + "), lane " + std::to_string(i),
+               r, w[i]);
+    }
 }
 
 // The weight reader's push of cycle t: the occupancy grew by more than the
@@ -123,49 +225,65 @@ void drive_weights(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_st
     }
 }
 
-int log2i(int v) {
-    int l = 0;
-    while ((1 << l) < v) l++;
-    return l;
+const char *why_name(int w) {
+    static const char *n[] = {"issue", "fill", "wait unit", "wait op2", "weight", "ofmap", "psum", "done"};
+    return w >= 0 && w < 8 ? n[w] : "?";
 }
 
-// The PE controller's issue of cycle t, with the registers it held before
-// it (tb.nxt); the pads' and the weight pad's outputs it reads are checked
-// before the edge.
-void drive_issue(Tb &tb, uint64_t t, const void *eng, const enpu_arch *a) {
+// Before the edge of cycle t: the PE controller's decision against the C
+// controller's (s.why) and, when both issue, its registers against those the
+// C controller held before the cycle (tb.nxt); the parameter registers of
+// the psum word it names; then the pads' and the weight pad's outputs the
+// array reads.
+void check_ctrl(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_state &s) {
     const enpu_cosim_enpu_issue &n = tb.nxt;
     Venpu_top *p = tb.top.get();
+    p->eval();
+    if ((int)p->pc_why != s.why)
+        fail(tb, t, "unit pe_ctrl, signal decision: rtl %d (%s), C %d (%s)", (int)p->pc_why, why_name(p->pc_why),
+             s.why, why_name(s.why));
+    if (tb.failed) return;
+    tb.checks++;
+    tb.why[s.why & 7]++;
+    bool c_done = false;
+    for (int b = 0; b < 2; b++) {
+        enpu_cosim_enpu_bank now;
+        enpu_cosim_enpu_bank_of(eng, b, &now);
+        c_done |= now.done_at == t;
+    }
+    EXPECT(tb, t, (bool)p->pc_bank_done == c_done, "pe_ctrl", std::string("bank done (the unit's last pad read)"),
+           p->pc_bank_done, c_done);
+    if (!s.pe_valid) return;
     if (!tb.have_prev || !n.valid) {
         fail(tb, t, "unit pe_ctrl, signal pe_valid: the C model issued without a pending pass");
         return;
     }
-    if (n.stage != 0 || (n.kind != K_CONV && n.kind != K_DW)) {
-        // fused stages, max pool, reshape, channel-wise heads: not in the RTL yet
-        tb.unsupported = true;
-        fail(tb, t, "unit pe_ctrl: stage %d of kind %d is not in the RTL", n.stage, n.kind);
-        return;
+    EXPECT(tb, t, (int64_t)p->pc_e == n.e, "pe_ctrl", std::string("ps_addr (entry)"), p->pc_e, n.e);
+    EXPECT(tb, t, (int64_t)p->pc_lane == n.lane, "pe_ctrl", std::string("if_ch_addr (lane)"), p->pc_lane, n.lane);
+    EXPECT(tb, t, (bool)p->pc_first == n.first, "pe_ctrl", std::string("first pass (ps_outer_en)"), p->pc_first,
+           n.first);
+    EXPECT(tb, t, (bool)p->pc_final == n.final, "pe_ctrl", std::string("final pass"), p->pc_final, n.final);
+    EXPECT(tb, t, (int)p->pc_nrows == n.nrows, "pe_ctrl", std::string("active virtual rows"), p->pc_nrows, n.nrows);
+    for (int v = 0; v < n.nrows; v++) {
+        int64_t r = (int64_t)bits::get(p->pc_entry, ENPU_AW * v, ENPU_AW);
+        EXPECT(tb, t, r == n.entry[v], "pe_ctrl", "if_hw_addr of virtual row " + std::to_string(v), r, n.entry[v]);
     }
-    p->iss = 1;
-    p->iss_dw = n.kind == K_DW;
-    p->iss_first = n.first, p->iss_final = n.final;
-    p->iss_e = (uint32_t)n.e;
-    p->iss_lane = (uint32_t)n.lane;
-    p->iss_lgsel = (uint32_t)log2i(n.lg);
-    p->iss_nrows = (uint32_t)n.nrows;
-    p->iss_nval = (uint32_t)n.nval;
-    for (int v = 0; v < NV; v++) bits::put(p->iss_entry, ENPU_AW * v, ENPU_AW, v < n.nrows ? (uint64_t)n.entry[v] : 0);
+    EXPECT(tb, t, (int)p->pc_nval == n.nval, "pe_ctrl", std::string("lanes with a channel"), p->pc_nval, n.nval);
+    EXPECT(tb, t, (int64_t)p->pc_wdx == n.wdx, "pe_ctrl", std::string("psum word (parameter registers)"), p->pc_wdx,
+           n.wdx);
+    EXPECT(tb, t, (bool)p->pc_wpop == n.pops_weight, "pe_ctrl", std::string("weight pad pop"), p->pc_wpop,
+           n.pops_weight);
     int32_t zp = 0, lo = 0, hi = 0;
     for (int i = 0; i < P; i++) {
         int32_t bias;
         uint32_t M;
         int S;
-        enpu_cosim_enpu_lane(eng, 0, n.wdx, i, &bias, &M, &S, &zp, &lo, &hi);
+        enpu_cosim_enpu_lane(eng, 0, (int64_t)p->pc_wdx, i, &bias, &M, &S, &zp, &lo, &hi);
         bits::put(p->prm_bias, 32 * i, 32, (uint32_t)bias);
         bits::put(p->prm_m, ENPU_MB * i, ENPU_MB, M);
         bits::put(p->prm_s, 6 * i, 6, (uint64_t)S);
     }
     p->prm_zp = (uint8_t)zp, p->prm_lo = (uint8_t)lo, p->prm_hi = (uint8_t)hi;
-    p->w_pop = n.pops_weight;
     p->eval();
     // what the array reads: the pad word of each virtual row, the weight word
     for (int v = 0; v < n.nrows; v++) {
@@ -190,7 +308,27 @@ void drive_issue(Tb &tb, uint64_t t, const void *eng, const enpu_arch *a) {
                    r, w[i]);
         }
     }
-    (void)a;
+}
+
+// Before the edge of cycle t: the writer's DTCM write against the C writer's
+// (its queue's head after the cycle before, written in cycle t when of_valid).
+void check_writer(Tb &tb, uint64_t t, const enpu_cosim_enpu_state &s) {
+    Venpu_top *p = tb.top.get();
+    EXPECT(tb, t, (bool)p->wr_en == s.of_valid, "writer", std::string("DTCM write (of_valid)"), p->wr_en,
+           s.of_valid);
+    if (!s.of_valid) return;
+    tb.writes++;
+    const enpu_cosim_enpu_wqe &e = tb.wq_head;
+    if (e.dst != 0 || e.len != P) tb.masked++;
+    EXPECT(tb, t, (int64_t)p->wr_addr == e.addr, "writer", std::string("write address"), p->wr_addr, e.addr);
+    for (int i = 0; i < P; i++) {
+        bool be = bits::get(p->wr_be, i, 1), c = i >= e.dst && i < e.dst + e.len;
+        EXPECT(tb, t, be == c, "writer", "byte enable of lane " + std::to_string(i), be, c);
+        if (!c) continue;
+        int8_t r = (int8_t)bits::get(p->wr_data, 8 * i, 8);
+        EXPECT(tb, t, r == tb.wq_data[i], "writer",
+               "write data (word " + std::to_string(e.addr) + ", lane " + std::to_string(i) + ")", r, tb.wq_data[i]);
+    }
 }
 
 // After the edge: every psum and requantized value the issue wrote.
@@ -237,6 +375,21 @@ void check_state(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_stat
         bool c = enpu_cosim_enpu_ready(eng, d) <= t + 1;
         EXPECT(tb, t, r == c, "pe_array", "ready of entry " + std::to_string(d) + " next cycle", r, c);
     }
+    for (int b = 0; b < 2; b++) {
+        enpu_cosim_enpu_bank c;
+        enpu_cosim_enpu_bank_of(eng, b, &c);
+        bool r = bits::get(p->bk_valid, b, 1), cv = c.loaded && c.valid_at <= t + 1;
+        EXPECT(tb, t, r == cv, "ifmap_pad", "bank " + std::to_string(b) + " valid next cycle", r, cv);
+        int64_t ru = (int64_t)bits::get(p->bk_unit, ENPU_UW * b, ENPU_UW), cu = c.unit & ((1 << ENPU_UW) - 1);
+        if (c.unit >= 0) EXPECT(tb, t, ru == cu, "ifmap_pad", "bank " + std::to_string(b) + " unit", ru, cu);
+    }
+    enpu_cosim_enpu_issue nx;
+    enpu_cosim_enpu_next(eng, &nx);
+    EXPECT(tb, t, (bool)p->pc_done == !nx.valid, "pe_ctrl", std::string("every pass issued"), p->pc_done, !nx.valid);
+    int n = enpu_cosim_enpu_wq(eng, 0, 0, &tb.wq_head);
+    EXPECT(tb, t, (int)p->wq_count == n, "writer", std::string("write queue words"), p->wq_count, n);
+    tb.wq_n = n;
+    if (n) std::memcpy(tb.wq_data, tb.wq_head.data, (size_t)P);
 }
 
 struct HookCtx {
@@ -251,20 +404,26 @@ void hook(void *ctx, uint64_t t, const void *eng) {
     tb.now = t;
     enpu_cosim_enpu_state s;
     enpu_cosim_enpu_state_of(eng, &s);
-    if (s.chain_t0 != tb.chain_t0) chain_start(tb, eng); // a chain's first cycle
+    if (s.chain_t0 != tb.chain_t0) chain_start(tb, t, eng, h->a); // a chain's first cycle
     else if (t != tb.last_t + 1) {
         fail(tb, t, "unit pe_ctrl: the C model skipped cycles %" PRIu64 "..%" PRIu64 " of a chain", tb.last_t + 1,
              t - 1);
         return;
     }
-    drive_loader(tb, eng, s);
-    drive_weights(tb, t, eng, s, h->a);
-    if (!tb.failed && s.pe_valid) {
-        drive_issue(tb, t, eng, h->a);
-        tb.issues++;
-    }
     if (tb.failed) return;
+    drive_weights(tb, t, eng, s, h->a);
+    if (!tb.failed) drive_unit(tb);
+    if (!tb.failed) drive_load_unit(tb);
+    if (!tb.failed) check_loader(tb, t, eng, s);
+    if (!tb.failed) check_ctrl(tb, t, eng, s);
+    if (!tb.failed) check_writer(tb, t, s);
+    if (tb.failed) return;
+    Venpu_top *p = tb.top.get();
+    bool took = p->pc_unit_next, ltook = p->ld_unit_next;
+    if (s.pe_valid) tb.issues++;
     clock(tb, false);
+    if (took) enpu_cosim_enpu_unit_next(eng, &tb.cur);
+    if (ltook) enpu_cosim_enpu_unit_next(eng, &tb.lcur);
     if (s.pe_valid) check_issue(tb, t, eng);
     if (!tb.failed) check_state(tb, t, eng, s, h->a);
     tb.cycles++;
@@ -276,7 +435,8 @@ void hook(void *ctx, uint64_t t, const void *eng) {
 
 struct CaseResult {
     bool ok = false, unsupported = false;
-    uint64_t cycles = 0, sim_cycles = 0, checks = 0, issues = 0, chains = 0, fail_cycle = 0;
+    uint64_t cycles = 0, sim_cycles = 0, checks = 0, issues = 0, chains = 0, fail_cycle = 0, writes = 0, masked = 0;
+    uint64_t why[8]{};
     std::string msg;
 };
 
@@ -299,6 +459,7 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
         return cr;
     }
     HookCtx h{&tb, a};
+    enpu_cosim_mem_of(sim, &tb.mem);
     enpu_cosim_attach(sim, hook, &h);
     enpu_sim_result res{};
     int rc = enpu_sim_run(sim, x, 1, &res, &err);
@@ -315,6 +476,8 @@ CaseResult cosim(const enpu_program *prog, const enpu_arch *a, const enpu_buf *x
         cr.ok = true;
     }
     cr.cycles = tb.cycles, cr.checks = tb.checks, cr.issues = tb.issues, cr.chains = tb.chains;
+    cr.writes = tb.writes, cr.masked = tb.masked;
+    for (int w = 0; w < 8; w++) cr.why[w] = tb.why[w];
     enpu_sim_result_free(&res);
     enpu_sim_free(sim);
     tb.close();
@@ -347,12 +510,14 @@ enpu_arch vary(sya_rng &r, const enpu_arch &base) {
 
 struct Totals {
     int cases = 0, equal = 0, differ = 0, unsupported = 0;
-    uint64_t cycles = 0, checks = 0, issues = 0;
+    uint64_t cycles = 0, checks = 0, issues = 0, writes = 0, masked = 0, why[8]{};
 };
 
 void report(Totals &tot, const char *cfg, const std::string &name, const CaseResult &cr, const enpu_program *prog,
             const enpu_arch *a, const enpu_buf *x, const char *vcd_dir, bool verbose) {
     tot.cycles += cr.cycles, tot.checks += cr.checks, tot.issues += cr.issues;
+    tot.writes += cr.writes, tot.masked += cr.masked;
+    for (int w = 0; w < 8; w++) tot.why[w] += cr.why[w];
     if (cr.unsupported) {
         // not a case of the RTL: said, not counted
         tot.unsupported++;
@@ -448,6 +613,11 @@ int main(int argc, char **argv) {
         enpu_buf_free(&x);
         enpu_program_free(&prog);
     }
+    // how often each decision and each kind of write was compared (before
+    // the summary, which scripts/rtl.sh reads as the last line)
+    std::printf("rtl-enpu %s: PE controller decisions:", cfg);
+    for (int w = 0; w < 8; w++) std::printf(" %s %" PRIu64 "%s", why_name(w), tot.why[w], w < 7 ? "," : "");
+    std::printf("; %" PRIu64 " DTCM writes, %" PRIu64 " of them byte-masked\n", tot.writes, tot.masked);
     std::printf("rtl-enpu %s: %d cases (%d random), %d equal, %d differ, %d not covered, %" PRIu64
                 " cycles, %" PRIu64 " issues, %" PRIu64 " comparisons, %d random layers drawn again\n",
                 cfg, tot.cases, n_random, tot.equal, tot.differ, tot.unsupported, tot.cycles, tot.issues,

@@ -1,11 +1,15 @@
-// EasyNPU's PE array with its pads (docs/rtl.md): the ifmap pads
-// (ifmap_pad), the weight pad (weight_pad) and the PE array (pe_array: the
-// PEs, their psum files and requantizer output stages).  Outside, played by
-// the testbench from the C model: the scheduler (the loader writes one pad
-// word per cycle, the weight reader pushes one weight word), the PE
-// controller (whether the array issues, the entry, the lane, the passes'
-// first / final flags, the pad entry of each virtual row, the weight pad's
-// pop) and the parameter registers (bias, M, S per lane of the psum word).
+// EasyNPU's PE array with its pads, its PE controller and its writer
+// (docs/rtl.md): the ifmap pads (ifmap_pad), the weight pad (weight_pad),
+// the PE controller (pe_ctrl: the inner loops, the issue and stall
+// decision), the PE array (pe_array: the PEs, their psum files and
+// requantizer output stages) and the ofmap write queue with its DTCM write
+// port (writer), the ifmap loader with its addressing and padding
+// (loader).  Outside, played by the testbench from the C model: the
+// scheduler's outer loops (the next unit's registers for the PE controller,
+// nu_*, and for the loader, nl_*), the DTCM's read port (answered from the C
+// model's memory), the weight reader (one weight word), the decoded
+// instruction's fields (cfg_*) and the parameter registers (bias, M, S per
+// lane of the psum word wdx).
 module enpu_top #(
     parameter P = 16,
     parameter ROWS = 1,
@@ -23,30 +27,76 @@ module enpu_top #(
     parameter MB = 20,
     parameter LBW = 4,
     parameter VW = 3,
-    parameter LAT = 4
+    parameter LAT = 4,
+    parameter CW = 16,
+    parameter MAW = 14,
+    parameter UW = 8,
+    parameter QW = 7
 ) (
     input wire clk,
     input wire rst,
-    // the loader
-    input wire pad_we,
-    input wire [AW-1:0] pad_waddr,
-    input wire [8*P-1:0] pad_wdata,
-    input wire pad_wmark,
-    // the weight reader and the PE controller's pop
+    // the DTCM's read port (the loader's)
+    output wire rd_req,
+    output wire rd_en,
+    output wire [MAW-1:0] rd_addr,
+    input wire [8*P-1:0] rd_data,
+    // the weight reader
     input wire w_push,
     input wire [8*P-1:0] w_pdata,
-    input wire w_pop,
-    // the PE controller
-    input wire iss,
-    input wire iss_dw,
-    input wire iss_first,
-    input wire iss_final,
-    input wire [EW-1:0] iss_e,
-    input wire [LBW-1:0] iss_lane,
-    input wire [LGSW-1:0] iss_lgsel,
-    input wire [VW-1:0] iss_nrows,
-    input wire [LBW:0] iss_nval,
-    input wire [AW*ROWS*LGMAX-1:0] iss_entry,
+    // the decoded instruction
+    input wire cfg_bcast,
+    input wire [CW-1:0] cfg_sh,
+    input wire [CW-1:0] cfg_sw,
+    input wire [CW-1:0] cfg_dh,
+    input wire [CW-1:0] cfg_dw,
+    input wire [CW-1:0] cfg_wk,
+    input wire [VW-1:0] cfg_rows,
+    input wire [LGSW-1:0] cfg_lgsel,
+    input wire [LBW:0] cfg_L,
+    input wire [CW-1:0] cfg_npar,
+    input wire [AW:0] cfg_bank_size,
+    input wire [1:0] cfg_ld,
+    input wire [MAW-1:0] cfg_wo,
+    input wire [MAW-1:0] cfg_owpp,
+    input wire [MAW-1:0] cfg_co_w,
+    input wire [LBW-1:0] cfg_co_l,
+    input wire cfg_fc,
+    input wire [CW-1:0] cfg_hi,
+    input wire [CW-1:0] cfg_wi,
+    input wire [MAW-1:0] cfg_wpp,
+    input wire [MAW-1:0] cfg_ifmap,
+    input wire [7:0] cfg_pad,
+    // the scheduler's next load unit
+    input wire nl_done,
+    input wire nl_u0,
+    input wire [UW-1:0] nl_u,
+    input wire nl_bank,
+    input wire [CW-1:0] nl_xi,
+    input wire [CW-1:0] nl_nw,
+    input wire signed [CW:0] nl_iy0,
+    input wire signed [CW:0] nl_ix0,
+    input wire [MAW-1:0] nl_kz,
+    // the scheduler's next unit
+    input wire nu_done,
+    input wire [UW-1:0] nu_u,
+    input wire nu_bank,
+    input wire [CW-1:0] nu_q,
+    input wire [CW-1:0] nu_npos,
+    input wire [CW-1:0] nu_x,
+    input wire [CW-1:0] nu_xi,
+    input wire [CW-1:0] nu_qx,
+    input wire [CW-1:0] nu_qr,
+    input wire [CW-1:0] nu_zse,
+    input wire [CW-1:0] nu_nch,
+    input wire [LBW-1:0] nu_lane0,
+    input wire [CW-1:0] nu_nkh,
+    input wire nu_first,
+    input wire nu_last,
+    input wire [CW-1:0] nu_zk,
+    input wire [MAW-1:0] nu_c0w,
+    input wire [LBW-1:0] nu_c0l,
+    input wire [CW-1:0] nu_wdx0,
+    input wire [MAW-1:0] nu_obase,
     // the parameter registers of the psum word
     input wire [32*P-1:0] prm_bias,
     input wire [MB*P-1:0] prm_m,
@@ -62,23 +112,212 @@ module enpu_top #(
     output wire [SW-1:0] w_head_idx,
     output wire [SW:0] w_count,
     output wire [DEPTH-1:0] ps_ready,
+    // the loader
+    output wire pad_we,
+    output wire [AW-1:0] pad_waddr,
+    output wire [8*P-1:0] pad_wdata,
+    output wire pad_wmark,
+    output wire ld_unit_next,
+    // the PE controller
+    output wire [2:0] pc_why,
+    output wire pc_iss,
+    output wire [EW-1:0] pc_e,
+    output wire [LBW-1:0] pc_lane,
+    output wire pc_first,
+    output wire pc_final,
+    output wire [VW-1:0] pc_nrows,
+    output wire [AW*ROWS*LGMAX-1:0] pc_entry,
+    output wire [LBW:0] pc_nval,
+    output wire [CW-1:0] pc_wdx,
+    output wire pc_wpop,
+    output wire pc_unit_next,
+    output wire pc_bank_done,
+    output wire [UW-1:0] pc_unit,
+    output wire pc_done,
+    output wire [2*UW-1:0] bk_unit,
+    output wire [1:0] bk_valid,
+    // the writer
+    output wire wq_room,
+    output wire wr_en,
+    output wire [MAW-1:0] wr_addr,
+    output wire [P-1:0] wr_be,
+    output wire [8*P-1:0] wr_data,
+    output wire [QW-1:0] wq_count,
     input wire [EW-1:0] dbg_e,
     output wire [ACC_W*P*ROWS-1:0] dbg_ps,
     output wire [8*P*ROWS-1:0] dbg_sv
 );
     localparam NV = ROWS * LGMAX;
+    wire [MAW*NV-1:0] pix;
+    wire [8*P*NV-1:0] qv;
+    wire [MAW-1:0] c0w;
+    wire [LBW-1:0] c0l;
+    wire ld_start, ld_last, ld_bank, pc_bank;
+    wire [UW-1:0] ld_unit;
+    wire [1:0] bk_free;
+    loader #(
+        .P(P),
+        .AW(AW),
+        .CW(CW),
+        .MAW(MAW),
+        .UW(UW)
+    ) u_loader (
+        .clk(clk),
+        .rst(rst),
+        .cfg_fc(cfg_fc),
+        .cfg_hi(cfg_hi),
+        .cfg_wi(cfg_wi),
+        .cfg_wpp(cfg_wpp),
+        .cfg_ifmap(cfg_ifmap),
+        .cfg_pad(cfg_pad),
+        .cfg_bank_size(cfg_bank_size),
+        .nl_done(nl_done),
+        .nl_u0(nl_u0),
+        .nl_u(nl_u),
+        .nl_bank(nl_bank),
+        .nl_xi(nl_xi),
+        .nl_nw(nl_nw),
+        .nl_iy0(nl_iy0),
+        .nl_ix0(nl_ix0),
+        .nl_kz(nl_kz),
+        .bk_free(bk_free),
+        .bus_busy(wr_en),
+        .rd_req(rd_req),
+        .rd_en(rd_en),
+        .rd_addr(rd_addr),
+        .rd_data(rd_data),
+        .pad_we(pad_we),
+        .pad_waddr(pad_waddr),
+        .pad_wdata(pad_wdata),
+        .pad_wmark(pad_wmark),
+        .ld_start(ld_start),
+        .ld_last(ld_last),
+        .ld_bank(ld_bank),
+        .ld_unit(ld_unit),
+        .unit_next(ld_unit_next)
+    );
+    pe_ctrl #(
+        .P(P),
+        .NV(NV),
+        .LBW(LBW),
+        .EW(EW),
+        .AW(AW),
+        .VW(VW),
+        .CW(CW),
+        .MAW(MAW),
+        .UW(UW),
+        .LW(LW)
+    ) u_pe_ctrl (
+        .clk(clk),
+        .rst(rst),
+        .cfg_sh(cfg_sh),
+        .cfg_sw(cfg_sw),
+        .cfg_dh(cfg_dh),
+        .cfg_dw(cfg_dw),
+        .cfg_wk(cfg_wk),
+        .cfg_rows(cfg_rows),
+        .cfg_L(cfg_L),
+        .cfg_npar(cfg_npar),
+        .cfg_bank_size(cfg_bank_size),
+        .cfg_wo(cfg_wo),
+        .cfg_owpp(cfg_owpp),
+        .nu_done(nu_done),
+        .nu_u(nu_u),
+        .nu_bank(nu_bank),
+        .nu_q(nu_q),
+        .nu_npos(nu_npos),
+        .nu_x(nu_x),
+        .nu_xi(nu_xi),
+        .nu_qx(nu_qx),
+        .nu_qr(nu_qr),
+        .nu_zse(nu_zse),
+        .nu_nch(nu_nch),
+        .nu_lane0(nu_lane0),
+        .nu_nkh(nu_nkh),
+        .nu_first(nu_first),
+        .nu_last(nu_last),
+        .nu_zk(nu_zk),
+        .nu_c0w(nu_c0w),
+        .nu_c0l(nu_c0l),
+        .nu_wdx0(nu_wdx0),
+        .nu_obase(nu_obase),
+        .bk_unit(bk_unit),
+        .bk_valid(bk_valid),
+        .w_rdy(w_head_rdy),
+        .wq_room(wq_room),
+        .why(pc_why),
+        .iss(pc_iss),
+        .e(pc_e),
+        .lane(pc_lane),
+        .first(pc_first),
+        .final_pass(pc_final),
+        .nrows(pc_nrows),
+        .entry(pc_entry),
+        .nval(pc_nval),
+        .wdx(pc_wdx),
+        .w_pop(pc_wpop),
+        .unit_next(pc_unit_next),
+        .bank_done(pc_bank_done),
+        .u_bank(pc_bank),
+        .oaddr(pix),
+        .c0w(c0w),
+        .c0l(c0l),
+        .u_id(pc_unit),
+        .done(pc_done)
+    );
+    writer #(
+        .P(P),
+        .NV(NV),
+        .LBW(LBW),
+        .VW(VW),
+        .MAW(MAW),
+        .DEPTH(DEPTH),
+        .LAT(LAT),
+        .QW(QW)
+    ) u_writer (
+        .clk(clk),
+        .rst(rst),
+        .req(pc_final),
+        .push(pc_iss && pc_final),
+        .nrows(pc_nrows),
+        .n(pc_nval),
+        .c0w(c0w),
+        .c0l(c0l),
+        .pix(pix),
+        .qv(qv),
+        .co_w(cfg_co_w),
+        .co_l(cfg_co_l),
+        .room(wq_room),
+        .wr_en(wr_en),
+        .wr_addr(wr_addr),
+        .wr_be(wr_be),
+        .wr_data(wr_data),
+        .count(wq_count)
+    );
     ifmap_pad #(
         .P(P),
         .DIF(DIF),
         .AW(AW),
-        .NV(NV)
+        .NV(NV),
+        .UW(UW)
     ) u_ifmap_pad (
         .clk(clk),
+        .rst(rst),
+        .ld_start(ld_start),
+        .ld_last(ld_last),
+        .ld_bank(ld_bank),
+        .ld_unit(ld_unit),
+        .cfg_ld(cfg_ld),
+        .done(pc_bank_done),
+        .done_bank(pc_bank),
+        .bk_unit(bk_unit),
+        .bk_valid(bk_valid),
+        .bk_free(bk_free),
         .we(pad_we),
         .waddr(pad_waddr),
         .wdata(pad_wdata),
         .wmark(pad_wmark),
-        .raddr(iss_entry),
+        .raddr(pc_entry),
         .rword(pad_word),
         .rmark(pad_mark)
     );
@@ -92,7 +331,7 @@ module enpu_top #(
         .rst(rst),
         .push(w_push),
         .pdata(w_pdata),
-        .pop(w_pop),
+        .pop(pc_wpop),
         .head(w_head),
         .head_rdy(w_head_rdy),
         .head_idx(w_head_idx),
@@ -114,15 +353,15 @@ module enpu_top #(
     ) u_pe_array (
         .clk(clk),
         .rst(rst),
-        .en(iss),
-        .dw(iss_dw),
-        .first(iss_first),
-        .final_pass(iss_final),
-        .e(iss_e),
-        .lane(iss_lane),
-        .lgsel(iss_lgsel),
-        .nrows(iss_nrows),
-        .nval(iss_nval),
+        .en(pc_iss),
+        .dw(!cfg_bcast),
+        .first(pc_first),
+        .final_pass(pc_final),
+        .e(pc_e),
+        .lane(pc_lane),
+        .lgsel(cfg_lgsel),
+        .nrows(pc_nrows),
+        .nval(pc_nval),
         .pad_word(pad_word),
         .w_word(w_head),
         .bias(prm_bias),
@@ -134,6 +373,7 @@ module enpu_top #(
         .ready(ps_ready),
         .dbg_e(dbg_e),
         .dbg_ps(dbg_ps),
-        .dbg_sv(dbg_sv)
+        .dbg_sv(dbg_sv),
+        .qv(qv)
     );
 endmodule

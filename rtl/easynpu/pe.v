@@ -31,7 +31,9 @@ module pe #(
     // co-simulation: the entry the testbench reads
     input wire [EW-1:0] dbg_e,
     output wire signed [ACC_W-1:0] dbg_ps,
-    output wire [7:0] dbg_sv
+    output wire [7:0] dbg_sv,
+    // the requantized value of this issue, to the writer
+    output wire [7:0] qo
 );
     reg signed [ACC_W-1:0] ps[0:DEPTH-1];
     reg [7:0] sv[0:DEPTH-1];
@@ -54,10 +56,11 @@ module pe #(
         .hi(hi),
         .q(q)
     );
+    assign qo = keep ? q : 8'd0;
     always @(posedge clk) begin
         if (en) begin
             ps[e] <= nps;
-            if (final_pass) sv[e] <= keep ? q : 8'd0;
+            if (final_pass) sv[e] <= qo;
         end
     end
     assign dbg_ps = ps[dbg_e];

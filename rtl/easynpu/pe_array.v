@@ -45,10 +45,14 @@ module pe_array #(
     output wire [DEPTH-1:0] ready,
     input wire [EW-1:0] dbg_e,
     output wire [ACC_W*P*ROWS-1:0] dbg_ps,
-    output wire [8*P*ROWS-1:0] dbg_sv
+    output wire [8*P*ROWS-1:0] dbg_sv,
+    // the requantized word of each virtual row (its group's L lanes from
+    // lane 0, 0 after them): what the writer pushes on a final pass
+    output wire [8*P*ROWS*LGMAX-1:0] qv
 );
     localparam CW = 8;
-    genvar d, r, i, c;
+    wire [8*P*ROWS-1:0] q_pe;
+    genvar d, r, i, c, vv;
     generate
         // per entry: cycles until its requantized outputs are ready
         for (d = 0; d < DEPTH; d = d + 1) begin : g_rdy
@@ -95,9 +99,25 @@ module pe_array #(
                     .hi(hi),
                     .dbg_e(dbg_e),
                     .dbg_ps(dbg_ps[ACC_W*(P*r+i)+:ACC_W]),
-                    .dbg_sv(dbg_sv[8*(P*r+i)+:8])
+                    .dbg_sv(dbg_sv[8*(P*r+i)+:8]),
+                    .qo(q_pe[8*(P*r+i)+:8])
                 );
             end
+        end
+        // virtual row vv with lg = 2^c: PE row vv >> c, lanes from (vv mod lg) * L
+        for (vv = 0; vv < ROWS * LGMAX; vv = vv + 1) begin : g_qv
+            wire [8*P-1:0] opt[0:NLG-1];
+            for (c = 0; c < NLG; c = c + 1) begin : g_opt
+                localparam integer PR = vv >> c, L = P >> c, OFF = (vv % (1 << c)) * L;
+                if (PR < ROWS && L == P) begin : g_all
+                    assign opt[c] = q_pe[8*P*PR+:8*P];
+                end else if (PR < ROWS) begin : g_in
+                    assign opt[c] = {{(8 * (P - L)) {1'b0}}, q_pe[8*(P*PR+OFF)+:8*L]};
+                end else begin : g_out
+                    assign opt[c] = {(8 * P) {1'b0}};
+                end
+            end
+            assign qv[8*P*vv+:8*P] = opt[lgsel];
         end
     endgenerate
 endmodule

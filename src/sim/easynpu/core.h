@@ -164,7 +164,13 @@ typedef struct pectl {
     int64_t tap_off, lane, bank_base;
     bool first, final, reads_pad, weighted, op2, writes_main, writes_skip;
     int64_t *hw_base;            /* [rows*depth] entry of position p at tap 0 */
+    int why;                     /* the last cycle's decision (PC_*: the RTL's
+                                    co-simulation compares it, docs/rtl.md) */
 } pectl;
+
+/* What the PE controller decided in a cycle: issued, or the first stall
+ * reason of sim_pectl_step (include/easynpu/cosim.h numbers them alike). */
+enum { PC_ISSUE = 0, PC_FILL, PC_WAIT_UNIT, PC_WAIT_OP2, PC_WEIGHT, PC_OFMAP, PC_PSUM, PC_DONE };
 
 enum { WAIT_NONE = 0, WAIT_UNIT, WAIT_OP2 };
 

@@ -119,6 +119,7 @@ int sim_pectl_step(core *k, enpu_err *err) {
     const uint64_t t = k->t;
     k->sig.pe_valid = 0;
     if (k->pe_done) {
+        pc->why = PC_DONE;
         enpu_activity a = t - k->last_issue <= (uint64_t)(k->D + k->Rq) ? ENPU_ACT_PIPELINE_DRAIN
                                                                           : ENPU_ACT_OFMAP_DRAIN;
         sim_core_account(k, k->cur_row, a, 1, t);
@@ -128,20 +129,21 @@ int sim_pectl_step(core *k, enpu_err *err) {
     const int64_t q = u->q, j = pc->k % q, e = (pc->k / q) * q + j;
     int64_t active = (u->npos - j + q - 1) / q;
     if (active > c->rows) active = c->rows;
-    int stall = -1, wait = WAIT_NONE;
+    int stall = -1, wait = WAIT_NONE, why = PC_ISSUE;
     if (!k->started && (t < k->par_ready || (pc->weighted && !sim_wfifo_ready(&k->wpad, 0, t))))
-        stall = ENPU_ACT_PIPELINE_FILL;
+        stall = ENPU_ACT_PIPELINE_FILL, why = PC_FILL;
     else if (pc->reads_pad && !unit_valid(k))
-        wait = WAIT_UNIT;
+        wait = WAIT_UNIT, why = PC_WAIT_UNIT;
     else if (pc->op2 && !sim_wfifo_ready(&k->op2, (int)active - 1, t))
-        wait = WAIT_OP2;
+        wait = WAIT_OP2, why = PC_WAIT_OP2;
     else if (pc->weighted && !sim_wfifo_ready(&k->wpad, 0, t))
-        stall = ENPU_ACT_WEIGHT_LOAD;
+        stall = ENPU_ACT_WEIGHT_LOAD, why = PC_WEIGHT;
     else if ((pc->writes_main && !sim_wq_room(k, 0, sim_pe_count_writes(k, 0))) ||
              (pc->writes_skip && !sim_wq_room(k, 1, sim_pe_count_writes(k, 1))))
-        stall = ENPU_ACT_OFMAP_DRAIN;
+        stall = ENPU_ACT_OFMAP_DRAIN, why = PC_OFMAP;
     else if (pc->stage > 0 && k->pe.ready[e] > t)
-        stall = ENPU_ACT_PIPELINE_DRAIN;
+        stall = ENPU_ACT_PIPELINE_DRAIN, why = PC_PSUM;
+    pc->why = why;
     if (k->wait_kind != WAIT_NONE && wait != k->wait_kind) sim_pectl_resolve_wait(k);
     if (wait != WAIT_NONE) {
         if (k->wait_kind == WAIT_NONE) {
