@@ -45,7 +45,13 @@ static void e2e(const char *name, const char *onnx, const char *calib, const cha
 #define NOTE8 NOTE("4", "2", "8192", "3648")
 #define NOTE12 NOTE("3", "3", "12288", "5376")
 
-/* fc1's row and note in the compile report (docs/offchip.md's table). */
+#define CNOTE(wmem)                                                                                                 \
+    "cut into 3 input-channel blocks of 1 kernel row(s) (every input channel; strips of at most 2 output rows, each " \
+    "one psum tile): one block of 16 output channels with its whole input needs 4224 bytes of weights and "          \
+    "parameters, over weight_mem_bytes " wmem "; a block needs at most 1536 bytes, its sums held in the psum file "   \
+    "from block to block"
+
+/* A layer's row (fc1's, or conv2's with kernel-row blocks) and note in the compile report (docs/offchip.md's table). */
 static void report_row(int64_t wmem, const char *row, const char *note) {
     char dir[] = "/tmp/enpu_icb_XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -61,7 +67,7 @@ static void report_row(int64_t wmem, const char *row, const char *note) {
              REPO("models/kws_cnn/calib"), path, dir);
     char *out = NULL;
     assert_int_equal(enpu_test_run(cmd, &out), 0);
-    if (!strstr(out, row)) fail_msg("weight_mem_bytes %lld: no fc1 row '%s' in:\n%s", (long long)wmem, row, out);
+    if (!strstr(out, row)) fail_msg("weight_mem_bytes %lld: no row '%s' in:\n%s", (long long)wmem, row, out);
     if (note && !strstr(out, note)) fail_msg("weight_mem_bytes %lld: no note '%s' in:\n%s", (long long)wmem, note, out);
     if (!note && strstr(out, "input-channel blocks")) fail_msg("weight_mem_bytes %lld: blocks in:\n%s", (long long)wmem, out);
     free(out);
@@ -77,6 +83,10 @@ static void test_kws(void **state) {
         uint64_t cycles, dram_rd;
         const char *row, *note;
     } c[] = {
+        /* conv2 (features.3), one output-channel block over 4224 bytes,
+         * in blocks of one kernel row (and conv3, conv4 on 2 KiB) */
+        {2048, 255, 347325, 13626, "265800     182952  1.453   69%    132       104.2/0.0", CNOTE("2048")},
+        {4096, 175, 322732, 10483, "250522     182952  1.369   73%    132       104.2/0.0", CNOTE("4096")},
         {6144, 47, 316508, 4167, "3799       1620  2.345   43%     32        29.9/0.0", NOTE6},
         {8192, 31, 315869, 4075, "3499       1620  2.160   46%     16        28.4/0.0", NOTE8},
         {12288, 27, 252466, 4637, "3916       1620  2.417   41%     12        28.1/0.0", NOTE12},
