@@ -159,10 +159,10 @@ int cc_icb_plan(plan *pl, ost *st) {
         if (st->icrows < 1 || (st->icrows < st->ho && !st->strip_ok))
             return enpu_fail(c->err, ENPU_E_NOFIT,
                              "layer '%s': its kernel rows are cut into blocks whose sums stay in the psum "
-                             "file, so each instruction's output (%s%" PRId64 " pixels wide, %d channels) must "
-                             "be one tile; arch '%s' (psum_depth %" PRId64 ", ifmap_pad_depth %" PRId64
+                             "file, so each instruction's output (%s, %" PRId64 " pixels wide, %d channels) "
+                             "must be one tile; arch '%s' (psum_depth %" PRId64 ", ifmap_pad_depth %" PRId64
                              ") takes %s",
-                             h->name, st->strip_ok ? "rows " : "the whole map, ", h->ins.wo,
+                             h->name, st->strip_ok ? "a strip of whole rows" : "the whole map", h->ins.wo,
                              (int)st->cob, a->name, a->psum_depth, a->ifmap_pad_depth,
                              st->icrows < 1 ? "not even one output row" : "only a strip of it, and it cannot be cut in strips");
     }
