@@ -67,9 +67,8 @@ int64_t cc_icb_row(const ost *st, const enpu_instr *whole, int64_t r0, int64_t r
     return (r / kb) * whole->hk * whole->wk + r0 * whole->wk + r % kb;
 }
 
-/* A conv block may be the last that reads rows in a strip at the map's
- * bottom edge: every block carries the chain's fused stages then. */
-int cc_icb_nj(const ost *st, int ib) { return st->icu == 3 || ib == st->nicb - 1 ? st->n : 1; }
+/* The last block requantizes and runs the chain's fused stages. */
+int cc_icb_nj(const ost *st, int ib) { return ib == st->nicb - 1 ? st->n : 1; }
 
 /* Weight-memory words of the parameters of input-channel block ib of one
  * output-channel block of P channels. */

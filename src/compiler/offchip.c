@@ -168,6 +168,13 @@ static bool strips_read(const plan *pl, const ost *st, int64_t r) {
         int64_t a, b, pt, pb;
         cc_in_rows(h, r0, min64(st->ho, r0 + r), &a, &b, &pt, &pb);
         if (b <= a) return false;
+        /* and each of a conv's kernel-row blocks does (they hold sums) */
+        enpu_instr in = *h;
+        if (st->nicb > 1 && st->icu == 3) {
+            if (r < st->ho) cc_cut_rows(&in, 1, r0, min64(st->ho, r0 + r));
+            for (int ib = 0; ib < st->nicb; ib++)
+                if (!cc_icb_reads(st, pl->c->P, ib, &in)) return false;
+        }
     }
     return true;
 }
@@ -807,22 +814,26 @@ static int chain_items(plan *pl, int k) {
             enpu_instr ins[16];
             if ((rc = strip_chain(pl, st, s, o0, o1, kb, ins))) break;
             int nch = st->n;
-            int first = 0, last = nicb - 1; /* the blocks that read input rows */
-            bool skip = false;
             if (nicb > 1) {
                 /* the layer on its part of the input; every block but the
                  * last holds its sums, every block but the first continues
                  * them.  A conv block whose kernel rows fall only on padding
-                 * in this strip adds nothing: it is left out */
-                first = last = -1;
-                for (int q = 0; q < nicb; q++)
-                    if (cc_icb_reads(st, P, q, &ins[0])) last = q, first = first < 0 ? q : first;
-                skip = !cc_icb_reads(st, P, ib, &ins[0]);
+                 * would still add the padding's products (the bias counts
+                 * them: the pads are zp_in), but an instruction reads at
+                 * least one row: choose_rows avoids such strips */
+                if (!cc_icb_reads(st, P, ib, &ins[0])) {
+                    rc = enpu_fail(c->err, ENPU_E_NOFIT,
+                                   "layer '%s': no strip height that fits the main DTCM and whose output is one psum tile lets every "
+                                   "block of %" PRId64 " kernel row(s) read an input row (output rows %" PRId64
+                                   "..%" PRId64 ", block %d: only padding)",
+                                   hl->name, st->icper, s->r0, s->r1 - 1, ib);
+                    break;
+                }
                 int64_t r0, r1, woff;
                 cc_icb_cut(st, P, ib, &ins[0], &r0, &r1, &woff);
                 ins[0].ifmap_addr += woff;
-                ins[0].ps_cont = ib > first;
-                ins[0].ps_hold = ib < last;
+                ins[0].ps_cont = ib > 0;
+                ins[0].ps_hold = ib < nicb - 1;
                 if (ins[0].ps_hold) {
                     nch = 1;
                     ins[0].fuse_next = ins[0].fuse_bn = ins[0].fuse_act = ins[0].fuse_order = 0;
@@ -830,7 +841,7 @@ static int chain_items(plan *pl, int k) {
                     ins[0].ofmap_wpp = ins[0].ofmap_word = 0;
                 }
                 /* a conv block's output is one tile (the psum file's) */
-                if (!skip && st->icu == 3 &&
+                if (st->icu == 3 &&
                     (rc = cc_tile_search(c->cache, c->a, ins, nch, c->o.naive_tiling, c->o.search,
                                          hl->name, NULL, c->err)))
                     break;
@@ -846,7 +857,7 @@ static int chain_items(plan *pl, int k) {
              * whole memory for a block over half) */
             int64_t words = blocks ? st->bwords[pb] : st->whi - st->wlo;
             /* (a chain without parameters, a pool, loads nothing) */
-            if (pl->wstream && words > 0 && !skip &&
+            if (pl->wstream && words > 0 &&
                 (blocks ? (nicb > 1 || (res_out ? ii == 0 : true)) : (oi == 0 && ii == 0))) {
                 int64_t lo = blocks ? st->blo[pb] : st->wlo;
                 int64_t half = enpu_arch_words(c->a, c->a->weight_mem_bytes) / 2;
@@ -912,7 +923,6 @@ static int chain_items(plan *pl, int k) {
                 }
                 l->group = group;
             }
-            if (skip) continue;
             cc_item *it = cc_item_chain(c, st->head, ins, nch);
             if (!it) {
                 rc = c->err->code;
@@ -926,7 +936,7 @@ static int chain_items(plan *pl, int k) {
             kk++;
             /* the output rows to DRAM: from the buffer, or from the resident map
              * when the tensor is also kept in DRAM (after every block) */
-            if (st->out_s < 0 || ib != last) continue;
+            if (st->out_s < 0 || ib < nicb - 1) continue;
             int so = target(c, st->out_s);
             const cc_store *os = &c->S[st->out_s];
             bool last_block = res_out ? oi == ncob - 1 : ii == ninner - 1;

@@ -64,8 +64,9 @@ typedef struct plan {
 const char *cc_icb_unit_name(const ost *st);
 /* Cuts head h to input-channel block ib of st (the whole layer's or a
  * strip's instruction): its geometry, its weight rows (cc_icb_row) and its
- * first input word relative to h's (*woff).  A conv block may read only
- * padding (h->hi < 1): cc_icb_reads. */
+ * first input word relative to h's (*woff).  A conv block of a strip at the
+ * map's edge may fall only on padding (h->hi < 1): cc_icb_reads, which the
+ * strip heights avoid (offchip.c strips_read). */
 void cc_icb_cut(const ost *st, int P, int ib, enpu_instr *h, int64_t *r0, int64_t *r1, int64_t *woff);
 bool cc_icb_reads(const ost *st, int P, int ib, const enpu_instr *h);
 /* Weight rows of block [r0, r1) of layer instruction whole, and the layer's
