@@ -11,7 +11,10 @@
  *    the previous step's: double buffering), the whole memory for a block
  *    over half, and output-channel blocks (each its own instruction, its
  *    own slice of the weights, its output words through ofmap_wpp /
- *    ofmap_word) for a block over the whole.
+ *    ofmap_word) for a block over the whole; an fc or conv one block of
+ *    whose output channels is over the whole is cut into input-channel
+ *    blocks (icblocks.c: parts of an fc's input, a conv's kernel rows),
+ *    their sums held in the psum file.
  * 2. Residency.  Every feature map starts resident in the main DTCM for its
  *    lifetime (kept tensors: in the skip DTCM); where they do not fit, the
  *    largest tensor live there moves to DRAM, until everything fits.  A
