@@ -8,7 +8,9 @@
  * DRAM words are the ones docs/offchip.md states.
  *
  * Repository part: the default model on weight memories of 6, 8 and 12 KB
- * (fc1, 8x9x12 inputs, cut into blocks of input rows) and
+ * (fc1, 8x9x12 inputs, cut into blocks of input rows), of 2 and 4 KB (its
+ * convolutions too, in blocks of kernel rows, row strips of one psum tile
+ * each: docs/offchip.md) and
  * models/offchip/mlp1m on 1 KB (1x1 inputs: blocks of input words).
  * Shared part: mnist-8 on 4 KB. */
 #include "testutil.h"
