@@ -11,7 +11,10 @@
  *    the previous step's: double buffering), the whole memory for a block
  *    over half, and output-channel blocks (each its own instruction, its
  *    own slice of the weights, its output words through ofmap_wpp /
- *    ofmap_word) for a block over the whole.
+ *    ofmap_word) for a block over the whole; an fc or conv one block of
+ *    whose output channels is over the whole is cut into input-channel
+ *    blocks (icblocks.c: parts of an fc's input, a conv's kernel rows),
+ *    their sums held in the psum file.
  * 2. Residency.  Every feature map starts resident in the main DTCM for its
  *    lifetime (kept tensors: in the skip DTCM); where they do not fit, the
  *    largest tensor live there moves to DRAM, until everything fits.  A
@@ -37,59 +40,9 @@
 #include <string.h>
 
 #include "compiler/cc.h"
+#include "compiler/offchip.h"
 
 #define OOM() enpu_fail(c->err, ENPU_E_NOMEM, "out of memory")
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-
-typedef struct ost {
-    int head;                 /* head layer (host layer for a host step) */
-    bool host;
-    int n, lay[16];           /* chain layers, head first */
-    int in_s, op2_s, out_s;   /* storages read as ifmap / op2 and written (-1) */
-    int skip_s;               /* storage whose skip copy it writes (-1) */
-    bool strip_ok;            /* may be cut in row strips */
-    int64_t ho;               /* output rows */
-    int64_t rows;             /* output rows per strip */
-    int nstrip;
-    int shrink;               /* halvings of its share of the DTCM */
-    int64_t inw, outw, opw;   /* words of one input / output / op2 buffer */
-    int nbuf;                 /* buffers of each kind (1, or 2 for several strips) */
-    int64_t inb[2], outb[2], opb[2];
-    /* weights */
-    int64_t wlo, whi;         /* its parameter words in the weight image */
-    int ncob;                 /* output-channel blocks (1: none) */
-    int64_t cob;              /* channels per block */
-    int64_t *blo, *bwords;    /* per block: its parameters in the DRAM image */
-    int64_t (*baddr)[4];      /* per block and chain instruction: weight, bias, quant, table */
-    /* input-channel blocks (an fc whose one output-channel block does not
-     * fit): each output-channel block is nicb instructions over parts of
-     * the input, the sums held in the psum file between them (ISA 8) */
-    int nicb;                 /* input-channel blocks (1: none) */
-    int icu;                  /* the unit cut: 0 input rows, 1 pixels of a row, 2 words of a pixel */
-    int64_t icn, icper;       /* units in the input, units per block */
-    int64_t icbytes;          /* bytes of the largest block's weights and parameters */
-    int64_t icfull;           /* bytes of one output-channel block with the whole input */
-    int64_t *cost;            /* per strip height: modelled cycles of a strip (0: not yet) */
-} ost;
-
-typedef struct plan {
-    cc *c;
-    int *dstep;
-    int nst;
-    ost *st;
-    int *step_of_layer;       /* layer -> step */
-    bool *res, *sres;         /* per storage: resident in main / skip DTCM */
-    bool *moved;              /* moved to DRAM by the plan (not a graph input/output) */
-    int64_t *t0, *t1;         /* per storage: first and last step it is live in main */
-    bool wstream;             /* weights streamed from DRAM */
-    int wflip;                /* the weight-memory half the next load goes to */
-    int64_t wdram;            /* DRAM word of the weight image */
-    wbuf wimg;                /* the weight image (every layer, program order) */
-    wbuf dimg;                /* DRAM image: weights, then output-channel block slices */
-} plan;
 
 /* ---- steps ------------------------------------------------------------------------- */
 
@@ -218,6 +171,13 @@ static bool strips_read(const plan *pl, const ost *st, int64_t r) {
         int64_t a, b, pt, pb;
         cc_in_rows(h, r0, min64(st->ho, r0 + r), &a, &b, &pt, &pb);
         if (b <= a) return false;
+        /* and each of a conv's kernel-row blocks does (they hold sums) */
+        enpu_instr in = *h;
+        if (st->nicb > 1 && st->icu == 3) {
+            if (r < st->ho) cc_cut_rows(&in, 1, r0, min64(st->ho, r0 + r));
+            for (int ib = 0; ib < st->nicb; ib++)
+                if (!cc_icb_reads(st, pl->c->P, ib, &in)) return false;
+        }
     }
     return true;
 }
@@ -231,13 +191,15 @@ static void choose_rows(plan *pl, ost *st, int64_t budget, int64_t sbudget) {
     int64_t inw, outw;
     st->rows = st->ho, st->nstrip = 1, st->nbuf = 1;
     int64_t need = buffer_words(pl, st, st->ho, 1, &inw, &outw) + op2_words(pl, st, st->ho);
-    if (need == 0 || !st->strip_ok || st->ho <= 1) {
+    /* a conv in input-channel blocks: each instruction's output one tile */
+    int64_t cap = st->icrows > 0 ? min64(st->icrows, st->ho) : st->ho;
+    if ((need == 0 && cap == st->ho) || !st->strip_ok || st->ho <= 1) {
         st->inw = inw, st->outw = outw;
         return;
     }
-    int64_t rmax = st->ho;
-    if (!rows_fit(pl, st, st->ho, 1, budget, sbudget)) {
-        int64_t lo = 1, hi = st->ho - 1;
+    int64_t rmax = cap;
+    if (cap < st->ho || !rows_fit(pl, st, st->ho, 1, budget, sbudget)) {
+        int64_t lo = 1, hi = cap < st->ho ? cap : st->ho - 1;
         while (lo < hi) {
             int64_t mid = (lo + hi + 1) / 2;
             if (rows_fit(pl, st, mid, 2, budget, sbudget)) lo = mid;
@@ -610,90 +572,6 @@ static bool cob_ok(const plan *pl, const ost *st) {
     return true;
 }
 
-/* ---- input-channel blocks ------------------------------------------------------------ */
-
-static const char *const icu_name[] = {"input row", "input pixel", "input word"};
-
-/* Cuts fc head h (the whole layer's) to input-channel block ib of st: the
- * sub-map it reads, its weight rows [*r0, *r1) in the layer's [h][w][c]
- * order, and its first input word relative to the map's (*woff). */
-static void icb_cut(const ost *st, int P, int ib, enpu_instr *h, int64_t *r0, int64_t *r1, int64_t *woff) {
-    int64_t u0 = (int64_t)ib * st->icper, u1 = min64(st->icn, u0 + st->icper);
-    int64_t wpp = cdiv(h->ci, P);
-    if (st->icu == 0) {
-        *r0 = u0 * h->wi * h->ci, *r1 = u1 * h->wi * h->ci, *woff = u0 * h->wi * wpp;
-        h->hi = u1 - u0;
-    } else if (st->icu == 1) {
-        *r0 = u0 * h->ci, *r1 = u1 * h->ci, *woff = u0 * wpp;
-        h->wi = u1 - u0;
-    } else {
-        *r0 = u0 * P, *r1 = min64(h->ci, u1 * P), *woff = u0;
-        h->ci = *r1 - *r0;
-    }
-}
-
-/* Weight-memory words of the parameters of input-channel block ib of one
- * output-channel block of P channels (the last block carries the chain's
- * fused stages). */
-static int64_t icb_words(const plan *pl, const ost *st, int ib) {
-    const cc *c = pl->c;
-    int64_t per = 0, r0, r1, woff;
-    int nj = ib == st->nicb - 1 ? st->n : 1;
-    for (int j = 0; j < nj; j++) {
-        enpu_instr in = c->L[st->lay[j]].ins;
-        in.co = min64(in.co, c->P);
-        if (j > 0) in.ci = in.co;
-        else icb_cut(st, c->P, ib, &in, &r0, &r1, &woff);
-        enpu_mem_block b[ENPU_MAX_BLOCKS];
-        int nb = enpu_instr_blocks(c->a, &in, j > 0, b);
-        for (int q = 0; q < nb; q++)
-            if (b[q].mem == ENPU_MEM_WEIGHT) per += b[q].words;
-    }
-    return per;
-}
-
-/* Input-channel blocks for fc step st, one of whose output-channel blocks
- * (P channels) does not fit the weight memory: the most units (input rows,
- * else pixels of its one row, else words of its one pixel) per block whose
- * slice fits half the memory, else one unit in the whole memory; nofit
- * when one unit does not fit. */
-static int icb_plan(plan *pl, ost *st) {
-    cc *c = pl->c;
-    const enpu_arch *a = c->a;
-    const cc_layer *h = &c->L[st->head];
-    int64_t W = enpu_arch_words(a, a->weight_mem_bytes), half = W / 2, wb = enpu_arch_word_bytes(a);
-    st->icu = h->ins.hi > 1 ? 0 : h->ins.wi > 1 ? 1 : 2;
-    st->icn = st->icu == 0 ? h->ins.hi : st->icu == 1 ? h->ins.wi : cdiv(h->ins.ci, c->P);
-    int64_t best = 0, worst = 0;
-    for (int64_t u = 1; u <= st->icn; u++) {
-        st->icper = u, st->nicb = (int)cdiv(st->icn, u);
-        /* the blocks before the last are alike; the last may be shorter
-         * but carries the fused stages' parameters */
-        int64_t most = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1));
-        if (u == 1) worst = most;
-        if (most > half) break;
-        best = u;
-    }
-    if (best == 0 && worst <= W) best = 1;
-    if (best == 0) {
-        /* one unit per block: the first and the last (with the fused stages) */
-        st->icper = 1, st->nicb = (int)st->icn;
-        int64_t need = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
-        return enpu_fail(c->err, ENPU_E_NOFIT,
-                         "layer '%s': one %s (%" PRId64 " inputs) for one block of %d output "
-                         "channels (one per PE) needs %" PRId64 " bytes of weights and parameters; arch '%s' has "
-                         "weight_mem_bytes %" PRId64 "; use weight_mem_bytes >= %" PRId64,
-                         h->name, icu_name[st->icu],
-                         st->icu == 0 ? h->ins.wi * h->ins.ci : st->icu == 1 ? h->ins.ci : min64(h->ins.ci, c->P),
-                         (int)min64(h->ins.co, c->P), need, a->name, a->weight_mem_bytes, need);
-    }
-    st->icper = best, st->nicb = (int)cdiv(st->icn, best);
-    st->icbytes = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
-    st->cob = min64(h->ins.co, c->P);
-    st->ncob = (int)cdiv(h->ins.co, st->cob);
-    return 0;
-}
-
 /* Appends the parameters of step st for output channels [o0, o1) to the DRAM
  * image and sets the block's instruction addresses (relative to the block)
  * in ins[]. Returns the block's first word in the image, or -1. */
@@ -722,16 +600,16 @@ static int64_t block_params(plan *pl, const ost *st, int64_t o0, int64_t o1, int
             int64_t wpr_old = cdiv(src->ins.co, Lc), wpr = cdiv(cb, Lc);
             int64_t rows = src->w_bytes / (wpr_old * P);
             if (src->opcode == ENPU_OPC_BN) rows = 1, wpr_old = cdiv(src->ins.co, P);
-            /* an input-channel block: the head's weight rows [r0, r1) */
-            int64_t rlo = j == 0 && r1 >= 0 ? r0 : 0;
-            if (j == 0 && r1 >= 0) rows = r1 - r0;
+            /* an input-channel block: the head's weight rows of units [r0, r1) */
+            bool icb = j == 0 && r1 >= 0;
+            if (icb) rows = cc_icb_nrows(st, &src->ins, r0, r1);
             w = calloc((size_t)(rows * wpr * P), 1);
             if (!w) {
                 rc = OOM();
                 break;
             }
             for (int64_t r = 0; r < rows; r++)
-                memcpy(w + r * wpr * P, src->w + ((rlo + r) * wpr_old + o0 / Lc) * P,
+                memcpy(w + r * wpr * P, src->w + ((icb ? cc_icb_row(st, &src->ins, r0, r1, r) : r) * wpr_old + o0 / Lc) * P,
                        (size_t)min64(wpr * P, (wpr_old - o0 / Lc) * P));
             tmp.w = w;
             tmp.w_bytes = rows * wpr * P;
@@ -940,10 +818,22 @@ static int chain_items(plan *pl, int k) {
             if ((rc = strip_chain(pl, st, s, o0, o1, kb, ins))) break;
             int nch = st->n;
             if (nicb > 1) {
-                /* the fc on its part of the input; every block but the last
-                 * holds its sums, every block but the first continues them */
+                /* the layer on its part of the input; every block but the
+                 * last holds its sums, every block but the first continues
+                 * them.  A conv block whose kernel rows fall only on padding
+                 * would still add the padding's products (the bias counts
+                 * them: the pads are zp_in), but an instruction reads at
+                 * least one row: choose_rows avoids such strips */
+                if (!cc_icb_reads(st, P, ib, &ins[0])) {
+                    rc = enpu_fail(c->err, ENPU_E_NOFIT,
+                                   "layer '%s': no strip height that fits the main DTCM and whose output is one psum tile lets every "
+                                   "block of %" PRId64 " kernel row(s) read an input row (output rows %" PRId64
+                                   "..%" PRId64 ", block %d: only padding)",
+                                   hl->name, st->icper, s->r0, s->r1 - 1, ib);
+                    break;
+                }
                 int64_t r0, r1, woff;
-                icb_cut(st, P, ib, &ins[0], &r0, &r1, &woff);
+                cc_icb_cut(st, P, ib, &ins[0], &r0, &r1, &woff);
                 ins[0].ifmap_addr += woff;
                 ins[0].ps_cont = ib > 0;
                 ins[0].ps_hold = ib < nicb - 1;
@@ -953,6 +843,11 @@ static int chain_items(plan *pl, int k) {
                     ins[0].store_skip = ins[0].skip_addr = 0;
                     ins[0].ofmap_wpp = ins[0].ofmap_word = 0;
                 }
+                /* a conv block's output is one tile (the psum file's) */
+                if (st->icu == 3 &&
+                    (rc = cc_tile_search(c->cache, c->a, ins, nch, c->o.naive_tiling, c->o.search,
+                                         hl->name, NULL, c->err)))
+                    break;
             }
             if (blocks)
                 for (int j = 0; j < nch; j++) {
@@ -1105,8 +1000,8 @@ static int cob_slices(plan *pl) {
                 if (j > 0) ins[j].ci = o1 - o0;
             }
             int64_t r0 = 0, r1 = -1, woff;
-            if (st->nicb > 1) icb_cut(st, c->P, ib, &ins[0], &r0, &r1, &woff);
-            int nj = st->nicb > 1 && ib < st->nicb - 1 ? 1 : st->n;
+            if (st->nicb > 1) cc_icb_cut(st, c->P, ib, &ins[0], &r0, &r1, &woff);
+            int nj = st->nicb > 1 ? cc_icb_nj(st, ib) : st->n;
             st->blo[b] = block_params(pl, st, o0, o1, nj, r0, r1, ins, &st->bwords[b]);
             if (st->blo[b] < 0) return c->err->code;
             for (int j = 0; j < nj; j++) {
@@ -1122,6 +1017,24 @@ static int cob_slices(plan *pl) {
 /* Output-channel blocks for each step whose parameters exceed the weight
  * memory (streamed weights). Where each load goes (alternate halves, the
  * whole memory for a block over half) is decided as the loads are emitted. */
+/* Weight-memory words of one output-channel block [0, o1) of step st's
+ * chain (without lane groups: the head's weights not replicated). */
+static int64_t cob_words(const plan *pl, const ost *st, int64_t o1, bool no_lanes) {
+    const cc *c = pl->c;
+    int64_t per = 0;
+    for (int j = 0; j < st->n; j++) {
+        enpu_instr in = c->L[st->lay[j]].ins;
+        in.co = o1;
+        if (j > 0) in.ci = o1;
+        if (no_lanes) in.lane_split = 0;
+        enpu_mem_block b[ENPU_MAX_BLOCKS];
+        int nb = enpu_instr_blocks(c->a, &in, j > 0, b);
+        for (int q = 0; q < nb; q++)
+            if (b[q].mem == ENPU_MEM_WEIGHT) per += b[q].words;
+    }
+    return per;
+}
+
 static int weight_buffers(plan *pl) {
     cc *c = pl->c;
     const enpu_arch *a = c->a;
@@ -1149,37 +1062,30 @@ static int weight_buffers(plan *pl) {
         int64_t best = 0, first = 0;
         for (int64_t cb = P; cb < co + P; cb += P) {
             int64_t o1 = min64(co, cb);
-            int64_t per = 0;
-            for (int j = 0; j < st->n; j++) {
-                enpu_instr in = c->L[st->lay[j]].ins;
-                in.co = o1;
-                if (j > 0) in.ci = o1;
-                enpu_mem_block b[ENPU_MAX_BLOCKS];
-                int nb = enpu_instr_blocks(a, &in, j > 0, b);
-                for (int q = 0; q < nb; q++)
-                    if (b[q].mem == ENPU_MEM_WEIGHT) per += b[q].words;
-            }
+            int64_t per = cob_words(pl, st, o1, false);
             if (cb == P) first = per;
             if (per <= half) best = o1;
             else break;
         }
         if (best == 0 && first <= W) best = min64(co, P);
-        if (best == 0 && h->ins.opcode == ENPU_OPC_FC) {
+        if (best == 0 && h->ins.lane_split && cob_words(pl, st, min64(co, P), true) <= W) {
+            /* lane groups replicate weights (docs/microarch.md §16): the
+             * compiler retries the model without them before cutting a
+             * conv's kernel into blocks */
+            int64_t need = first * enpu_arch_word_bytes(a);
+            return enpu_fail(c->err, ENPU_E_NOFIT,
+                             "layer '%s': one block of %d output channels in %d lane groups needs %" PRId64
+                             " bytes of weights and parameters; arch '%s' has weight_mem_bytes %" PRId64
+                             "; it fits without lane groups",
+                             h->name, (int)min64(co, P), 1 << h->ins.lane_split, need, a->name, a->weight_mem_bytes);
+        }
+        if (best == 0) {
             /* input-channel blocks: the sums held in the psum file (ISA 8) */
-            int rc = icb_plan(pl, st);
+            int rc = cc_icb_plan(pl, st);
             if (rc) return rc;
             st->icfull = first * enpu_arch_word_bytes(a);
             if (st->skip_s >= 0) pl->sres[st->skip_s] = false;
             continue;
-        }
-        if (best == 0) {
-            int64_t need = first * enpu_arch_word_bytes(a);
-            return enpu_fail(c->err, ENPU_E_NOFIT,
-                             "layer '%s': one block of %d output channels (one per PE) needs %" PRId64
-                             " bytes of weights and parameters; arch "
-                             "'%s' has weight_mem_bytes %" PRId64 ", and only an fc's input can be cut "
-                             "into input-channel blocks; use weight_mem_bytes >= %" PRId64,
-                             h->name, (int)min64(co, P), need, a->name, a->weight_mem_bytes, need);
         }
         st->cob = best;
         st->ncob = (int)cdiv(co, best);
@@ -1422,13 +1328,16 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
     for (int k = 0; k < pl.nst; k++)
         if (pl.st[k].nicb > 1) {
             const ost *st = &pl.st[k];
-            char buf[320];
+            char buf[400], conv[96] = "";
+            if (st->icu == 3)
+                snprintf(conv, sizeof conv, " (every input channel; strips of at most %" PRId64
+                         " output rows, each one psum tile)", st->icrows);
             snprintf(buf, sizeof buf,
-                     "cut into %d input-channel blocks of %" PRId64 " %s(s): one block of %" PRId64
+                     "cut into %d input-channel blocks of %" PRId64 " %s(s)%s: one block of %" PRId64
                      " output channels with its whole input needs %" PRId64 " bytes of weights and parameters, "
                      "over weight_mem_bytes %" PRId64 "; a block needs at most %" PRId64
                      " bytes, its sums held in the psum file from block to block",
-                     st->nicb, st->icper, icu_name[st->icu], st->cob, st->icfull, a->weight_mem_bytes,
+                     st->nicb, st->icper, cc_icb_unit_name(st), conv, st->cob, st->icfull, a->weight_mem_bytes,
                      st->icbytes);
             add_note(&c->L[st->head], buf, false);
         }

@@ -76,6 +76,11 @@ static bool legal(const enpu_arch *a, const enpu_instr *h, const cand *k) {
     int64_t vrows = (h->rows > 0 ? h->rows : 1) << h->lane_split;
     if (k->zs * cdiv(k->x * k->y, vrows) > a->psum_depth) return false;
     if (h->opcode == ENPU_OPC_FC) return k->x == 1 && k->y == 1;
+    /* held or continued sums (ISA 8): the psum file holds one tile of one
+     * output-channel block, so the output is that one tile */
+    if ((h->ps_hold || h->ps_cont) &&
+        (k->x < h->wo || k->y < h->ho || k->zs * (a->pes >> h->lane_split) < h->co))
+        return false;
     int64_t xi = h->stride_w * (k->x - 1) + h->dil_w * (h->wk - 1) + 1;
     int64_t yi = h->stride_h * (k->y - 1) + h->dil_h * (band - 1) + 1;
     return xi * yi <= a->ifmap_pad_depth;

@@ -1674,6 +1674,7 @@ void gg_check(const gg_case *c, gg_outcome *o) {
         o->opcodes[prog.instr[i].opcode & 0xFF] = 1;
         if (prog.instr[i].fuse_next) o->opcodes[255] = 1;
         o->held += prog.instr[i].ps_hold != 0;
+        o->held_conv += prog.instr[i].ps_hold && prog.instr[i].opcode != ENPU_OPC_FC;
     }
     if (program_roundtrip(&prog, &c->arch, msg, sizeof msg)) {
         outcome(o, GG_FAIL, "program", "%s", msg);

@@ -8,7 +8,9 @@
  * DRAM words are the ones docs/offchip.md states.
  *
  * Repository part: the default model on weight memories of 6, 8 and 12 KB
- * (fc1, 8x9x12 inputs, cut into blocks of input rows) and
+ * (fc1, 8x9x12 inputs, cut into blocks of input rows), of 2 and 4 KB (its
+ * convolutions too, in blocks of kernel rows, row strips of one psum tile
+ * each: docs/offchip.md) and
  * models/offchip/mlp1m on 1 KB (1x1 inputs: blocks of input words).
  * Shared part: mnist-8 on 4 KB. */
 #include "testutil.h"
@@ -45,7 +47,13 @@ static void e2e(const char *name, const char *onnx, const char *calib, const cha
 #define NOTE8 NOTE("4", "2", "8192", "3648")
 #define NOTE12 NOTE("3", "3", "12288", "5376")
 
-/* fc1's row and note in the compile report (docs/offchip.md's table). */
+#define CNOTE(wmem)                                                                                                 \
+    "cut into 3 input-channel blocks of 1 kernel row(s) (every input channel; strips of at most 2 output rows, each " \
+    "one psum tile): one block of 16 output channels with its whole input needs 4224 bytes of weights and "          \
+    "parameters, over weight_mem_bytes " wmem "; a block needs at most 1536 bytes, its sums held in the psum file "   \
+    "from block to block"
+
+/* A layer's row (fc1's, or conv2's with kernel-row blocks) and note in the compile report (docs/offchip.md's table). */
 static void report_row(int64_t wmem, const char *row, const char *note) {
     char dir[] = "/tmp/enpu_icb_XXXXXX";
     assert_non_null(mkdtemp(dir));
@@ -61,7 +69,7 @@ static void report_row(int64_t wmem, const char *row, const char *note) {
              REPO("models/kws_cnn/calib"), path, dir);
     char *out = NULL;
     assert_int_equal(enpu_test_run(cmd, &out), 0);
-    if (!strstr(out, row)) fail_msg("weight_mem_bytes %lld: no fc1 row '%s' in:\n%s", (long long)wmem, row, out);
+    if (!strstr(out, row)) fail_msg("weight_mem_bytes %lld: no row '%s' in:\n%s", (long long)wmem, row, out);
     if (note && !strstr(out, note)) fail_msg("weight_mem_bytes %lld: no note '%s' in:\n%s", (long long)wmem, note, out);
     if (!note && strstr(out, "input-channel blocks")) fail_msg("weight_mem_bytes %lld: blocks in:\n%s", (long long)wmem, out);
     free(out);
@@ -77,6 +85,10 @@ static void test_kws(void **state) {
         uint64_t cycles, dram_rd;
         const char *row, *note;
     } c[] = {
+        /* conv2 (features.3), one output-channel block over 4224 bytes,
+         * in blocks of one kernel row (and conv3, conv4 on 2 KiB) */
+        {2048, 255, 347325, 13626, "265800     182952  1.453   69%    132       104.2/0.0", CNOTE("2048")},
+        {4096, 175, 322732, 10483, "250522     182952  1.369   73%    132       104.2/0.0", CNOTE("4096")},
         {6144, 47, 316508, 4167, "3799       1620  2.345   43%     32        29.9/0.0", NOTE6},
         {8192, 31, 315869, 4075, "3499       1620  2.160   46%     16        28.4/0.0", NOTE8},
         {12288, 27, 252466, 4637, "3916       1620  2.417   41%     12        28.1/0.0", NOTE12},
@@ -91,11 +103,11 @@ static void test_kws(void **state) {
 }
 
 /* Fast-forward (docs/microarch.md §15) through held sums: kws_cnn on 8 KiB
- * runs the same with and without it, and it still carries the compute. */
-static void test_kws_fastfwd(void **state) {
-    (void)state;
+ * (fc1's) and 2 KiB (conv2-4's kernel-row blocks too) runs the same with
+ * and without it, and it still carries the compute. */
+static void kws_fastfwd(int64_t wmem, int want_held, uint64_t want_cycles) {
     enpu_arch a = enpu_test_preset("easynpu");
-    a.weight_mem_bytes = 8192;
+    a.weight_mem_bytes = wmem;
     enpu_err err = {0};
     enpu_graph *qg = enpu_test_quantize(REPO("models/kws_cnn.onnx"), REPO("models/kws_cnn/calib"), &a);
     enpu_program p;
@@ -105,14 +117,24 @@ static void test_kws_fastfwd(void **state) {
         fail_msg("%s", err.msg);
     int held = 0;
     for (int i = 0; i < p.n_instr; i++) held += p.instr[i].ps_hold != 0;
-    assert_int_equal(held, 6); /* fc1: 2 output-channel blocks x 3 of its 4 input-channel blocks */
+    assert_int_equal(held, want_held);
     uint64_t ff = 0, compute = 0;
-    uint64_t cycles = enpu_test_assert_ff_equal_once("kws_cnn on 8 KiB", &p, &a, &in, NULL, 1, &ff, &compute);
-    assert_int_equal(cycles, 315869);
+    uint64_t cycles = enpu_test_assert_ff_equal_once("kws_cnn", &p, &a, &in, NULL, 1, &ff, &compute);
+    fprintf(stderr, "kws_cnn on %lld: %d holding, fast-forward %llu of %llu compute cycles\n", (long long)wmem,
+            held, (unsigned long long)ff, (unsigned long long)compute);
+    assert_int_equal(cycles, want_cycles);
     assert_true(ff * 10 > compute * 9);
     enpu_buf_free(&in);
     enpu_program_free(&p);
     enpu_graph_free(qg);
+}
+
+static void test_kws_fastfwd(void **state) {
+    (void)state;
+    kws_fastfwd(8192, 6, 315869); /* fc1: 2 output-channel blocks x 3 of its 4 input-channel blocks */
+    /* conv2 11 strips x 2 output-channel blocks, conv3 10 x 1, conv4 4 x 1,
+     * each 2 of 3 kernel-row blocks; fc1 2 x 7 of 8 */
+    kws_fastfwd(2048, 86, 347325);
 }
 
 static void test_mlp1m(void **state) {

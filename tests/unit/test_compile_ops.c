@@ -621,7 +621,7 @@ static void test_cli(void **state) {
         const char *file, *cat, *sub;
     } bad[] = {
         {"tiny_main_dtcm.json", "nofit", "they need at least 12256 bytes of main DTCM; arch 'tiny-main' has 8192"},
-        {"tiny_weight_mem_2k.json", "nofit", "layer '/features/features.3/Conv': one block of 16 output channels (one per PE) needs 4224 bytes of weights and parameters; arch 'tiny-weights-2k' has weight_mem_bytes 2048, and only an fc's input can be cut into input-channel blocks; use weight_mem_bytes >= 4224"},
+        {"tiny_weight_mem_1k.json", "nofit", "layer '/features/features.3/Conv': one kernel row (84 inputs) for one block of 16 output channels (one per PE) needs 1536 bytes of weights and parameters; arch 'tiny-weights-1k' has weight_mem_bytes 1024; use weight_mem_bytes >= 1536"},
         {"no_dram_tiny_main.json", "nofit", "graph input 'mfcc' 1x1x26x49 needs 20384 bytes of main DTCM"},
         {"tiny_dram.json", "nofit", "DRAM: the program needs 20400 bytes of DRAM (instructions, weights, inputs, outputs and the tensors kept there); arch 'tiny-dram' has 4096; use dram_bytes >= 20400"},
         {"narrow_ifmap_pad.json", "nofit", "use ifmap_pad_depth >= 3"},
