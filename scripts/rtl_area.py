@@ -109,7 +109,8 @@ def main(stat, arch_txt, arch_json):
               "Yosys generic cells, area with Nangate 45 nm X1 cells%s" % (
                   a["name"], a["pe_rows"], a["pes"], a["psum_depth"], a["ifmap_pad_depth"],
                   a["weight_pad_depth"], sfx))
-        order = ["pe", "requant", "pe_array", "ifmap_pad", "weight_pad", "pe_ctrl", "writer", "loader", "enpu_top"]
+        order = ["pe", "requant", "pe_array", "ifmap_pad", "weight_pad", "pe_ctrl", "writer", "loader", "weight_reader",
+                 "enpu_top"]
         model_of = {
             "pe": "mac + psum = %.0f" % (model.get("mac", 0) + model.get("psum", 0)),
             "requant": "requant = %.0f" % model.get("requant", 0),
@@ -119,6 +120,7 @@ def main(stat, arch_txt, arch_json):
             "pe_ctrl": "(none: the model prices no controller)",
             "writer": "(none: the write queue is not priced)",
             "loader": "(none: no address generator is priced)",
+            "weight_reader": "(none: no address generator is priced)",
             "enpu_top": "(wiring only)",
         }
         dp_keys = ("mac", "psum", "requant", "ifmap_pad", "weight_pad")

@@ -113,6 +113,7 @@ def enpu_params(a):
         # row)
         "CW": 16, "MAW": clog2(a["main_dtcm_bytes"] // p), "UW": 4,
         "QW": clog2(a["psum_depth"] + 2 * a["pe_rows"] * lg + 1),
+        "WAW": clog2(a["weight_mem_bytes"] // p),
     }
 
 

@@ -153,6 +153,10 @@ typedef struct enpu_cosim_enpu_state {
     bool if_valid, if_ready;    /* the loader asked for the main bus, and got it, in this cycle */
     bool of_valid;              /* the main writer wrote its queue's head in this cycle */
     int64_t ps_addr;            /* ... at this psum entry */
+    bool w_rd;                  /* the weight bus read in this cycle (a parameter or weight word) */
+    int64_t w_par_left;         /* the weight reader: parameter words still to read */
+    bool w_done;                /* ... past the chain's last weight word */
+    int64_t w_addr;             /* ... the weight memory word it pushes next */
     const void *chain;          /* the executing chain's decode (reused by the next) */
     uint64_t chain_t0;          /* the cycle the executing chain started in: identifies it */
 } enpu_cosim_enpu_state;
@@ -204,6 +208,8 @@ typedef struct enpu_cosim_enpu_chain {
     int64_t hi, wi, wpp_in;     /* the input map's height, width, words per pixel */
     int64_t ifmap_addr;
     int32_t pad_value;          /* a padding word's lanes (zp_in) */
+    int64_t w_tap, w_ch;        /* the weight reader: words from a tap to the next, from a
+                                   channel's first tap to the next channel's */
 } enpu_cosim_enpu_chain;
 
 /* A load unit as the scheduler's outer loops (unit cursor) hand it to the PE
@@ -223,6 +229,7 @@ typedef struct enpu_cosim_enpu_unit {
     int64_t wdx0;               /* parameter-register word of psum word 0 */
     int64_t obase;              /* output word address of tile position 0 (channel 0) */
     int64_t yi, iy0, ix0, kz;   /* the loader: input tile height, origin (< 0: padding), input word */
+    int64_t wb0;                /* the weight reader: weight memory word of its first pass */
     uint64_t cur[32];
 } enpu_cosim_enpu_unit;
 

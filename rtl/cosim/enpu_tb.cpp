@@ -1,4 +1,5 @@
-// Co-simulation of EasyNPU's PE array RTL with its PE controller and writer
+// Co-simulation of EasyNPU's PE array RTL with its PE controller, loader,
+// weight reader and writer
 // (rtl/easynpu/enpu_top.v) against the C simulator's EasyNPU engine
 // (src/sim/easynpu/), cycle by cycle (docs/rtl.md).
 //
@@ -8,12 +9,14 @@
 // testbench plays what is outside the RTL: the decoded instruction's fields
 // (configuration at the chain's start), the scheduler's unit cursor (the
 // next unit's registers, advanced when the RTL's PE controller takes it),
-// the loader's pad write and the units it starts and finishes in the pad
-// banks, the weight reader's push of that cycle (seen as the change of the
-// C model's cursors and banks) and the parameter registers (answered for
-// the psum word the RTL's controller names).  It clocks the RTL once and
-// compares each unit: the PE controller's decision (issue or the stall
-// reason) and its issue's registers against the C controller's (pe_ctrl),
+// on cursors of their own the loader's and the weight reader's next units,
+// the DTCM's and the weight memory's read ports (answered from the C
+// model's memories) and the parameter registers (answered for the psum word
+// the RTL's controller names).  It clocks the RTL once and compares each
+// unit: the loader's bus use and pad writes (loader), the weight reader's
+// reads, pushes and addresses (weight_reader), the PE controller's decision
+// (issue or the stall reason) and its issue's registers against the C
+// controller's (pe_ctrl),
 // the pad words the PE array reads and the banks' valid bits (ifmap_pad),
 // the weight pad's head, its handshake and occupancy (weight_pad), every
 // psum written and every requantized output (pe, requant), the entries'
@@ -64,7 +67,7 @@ struct Tb : TbModel<Venpu_top> {
     uint64_t cycles = 0, issues = 0, chains = 0, writes = 0, masked = 0;
     uint64_t why[8]{};                       // cycles per PE controller decision
     enpu_cosim_enpu_chain ch{};
-    enpu_cosim_enpu_unit cur{}, lcur{};      // the scheduler's next unit, next load unit
+    enpu_cosim_enpu_unit cur{}, lcur{}, wcur{}; // the scheduler's next unit, next load unit, next weight unit
     enpu_cosim_mem mem{};                    // the C model's memories
     int wq_n = 0;                            // ... its write queue: count and head
     enpu_cosim_enpu_wqe wq_head{};
@@ -81,7 +84,6 @@ void clock(Tb &tb, bool rst) {
     p->eval();
     if (!rst) tb.dump(2 * tb.now + 1);
     p->rst = 0;
-    p->w_push = 0;
 }
 
 // The scheduler's next unit onto the PE controller's nu_* inputs.
@@ -101,6 +103,16 @@ void drive_unit(Tb &tb) {
     p->nu_c0w = (uint32_t)(u.c0 / P), p->nu_c0l = (uint32_t)(u.c0 % P);
     p->nu_wdx0 = (uint32_t)u.wdx0;
     p->nu_obase = (uint32_t)u.obase;
+}
+
+// The scheduler's next unit for the weight reader onto its nw_* inputs.
+void drive_weight_unit(Tb &tb) {
+    Venpu_top *p = tb.top.get();
+    const enpu_cosim_enpu_unit &u = tb.wcur;
+    p->nw_done = u.done;
+    if (u.done) return;
+    p->nw_wb0 = (uint32_t)u.wb0;
+    p->nw_nch = (uint32_t)u.nch, p->nw_nkh = (uint32_t)u.nkh, p->nw_zse = (uint32_t)u.zse;
 }
 
 // A new chain: the C model resets its weight pad, loader, banks, write
@@ -145,11 +157,18 @@ void chain_start(Tb &tb, uint64_t t, const void *eng, const enpu_arch *a) {
     p->cfg_hi = (uint32_t)c.hi, p->cfg_wi = (uint32_t)c.wi, p->cfg_wpp = (uint32_t)c.wpp_in;
     p->cfg_ifmap = (uint32_t)c.ifmap_addr;
     p->cfg_pad = (uint8_t)c.pad_value;
+    p->cfg_wtap = (uint32_t)c.w_tap, p->cfg_wch = (uint32_t)c.w_ch;
     enpu_cosim_enpu_unit_first(eng, &tb.cur);
     enpu_cosim_enpu_unit_first(eng, &tb.lcur);
+    enpu_cosim_enpu_unit_first(eng, &tb.wcur);
+    // the weight reader before the chain's first cycle: every parameter
+    // word to read, unit 0's first word next
+    tb.prev.w_par_left = c.n_par, tb.prev.w_done = tb.wcur.done, tb.prev.w_addr = tb.wcur.wb0;
     drive_unit(tb);
+    drive_weight_unit(tb);
     clock(tb, true);
     enpu_cosim_enpu_unit_next(eng, &tb.cur);
+    enpu_cosim_enpu_unit_next(eng, &tb.wcur);
 }
 
 // The scheduler's next load unit onto the loader's nl_* inputs.
@@ -205,9 +224,13 @@ void check_loader(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_sta
     }
 }
 
-// The weight reader's push of cycle t: the occupancy grew by more than the
-// pops.
-void drive_weights(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_state &s, const enpu_arch *a) {
+// Before the edge of cycle t: the weight reader's weight-bus read
+// (parameter or weight word) against the C reader's (w_valid), its push
+// into the weight pad against the C pad's (its occupancy grew by more than
+// the pops) and the word's address against the one the C reader's cursor
+// named before the cycle; the weight memory's read port answered from the
+// C model's weight memory.
+void check_weights(Tb &tb, uint64_t t, const enpu_cosim_enpu_state &s, const enpu_arch *a) {
     const enpu_cosim_enpu_state &b = tb.prev;
     const int dw = (int)a->weight_pad_depth;
     int pops = ((s.w_head - b.w_head) % dw + dw) % dw;
@@ -217,12 +240,22 @@ void drive_weights(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_st
         return;
     }
     Venpu_top *p = tb.top.get();
-    if (pushes) {
-        uint64_t ready = 0;
-        const int8_t *w = enpu_cosim_enpu_wslot(eng, (b.w_head + b.w_count) % dw, &ready);
-        p->w_push = 1;
-        for (int i = 0; i < P; i++) bits::put(p->w_pdata, 8 * i, 8, (uint8_t)w[i]);
+    p->eval();
+    EXPECT(tb, t, (bool)p->wm_rd == s.w_rd, "weight_reader", std::string("weight bus read (w_valid)"), p->wm_rd,
+           s.w_rd);
+    EXPECT(tb, t, (bool)p->wm_par == (b.w_par_left > 0), "weight_reader", std::string("parameter word read"),
+           p->wm_par, b.w_par_left > 0);
+    EXPECT(tb, t, (int)p->w_push == pushes, "weight_reader", std::string("weight pad push"), p->w_push, pushes);
+    if (!pushes) return;
+    int64_t addr = (int64_t)p->wm_addr;
+    EXPECT(tb, t, addr == b.w_addr, "weight_reader", std::string("weight memory address"), addr, b.w_addr);
+    if (addr < 0 || addr >= tb.mem.w_words) {
+        fail(tb, t, "unit weight_reader, signal weight memory address: rtl %" PRId64 " outside the weight memory",
+             addr);
+        return;
     }
+    for (int i = 0; i < P; i++) bits::put(p->wm_data, 8 * i, 8, tb.mem.wmem[addr * tb.mem.wb + i]);
+    p->eval();
 }
 
 const char *why_name(int w) {
@@ -386,6 +419,8 @@ void check_state(Tb &tb, uint64_t t, const void *eng, const enpu_cosim_enpu_stat
     enpu_cosim_enpu_issue nx;
     enpu_cosim_enpu_next(eng, &nx);
     EXPECT(tb, t, (bool)p->pc_done == !nx.valid, "pe_ctrl", std::string("every pass issued"), p->pc_done, !nx.valid);
+    EXPECT(tb, t, (bool)p->wr_done == s.w_done, "weight_reader", std::string("every weight word pushed"), p->wr_done,
+           s.w_done);
     int n = enpu_cosim_enpu_wq(eng, 0, 0, &tb.wq_head);
     EXPECT(tb, t, (int)p->wq_count == n, "writer", std::string("write queue words"), p->wq_count, n);
     tb.wq_n = n;
@@ -411,19 +446,21 @@ void hook(void *ctx, uint64_t t, const void *eng) {
         return;
     }
     if (tb.failed) return;
-    drive_weights(tb, t, eng, s, h->a);
-    if (!tb.failed) drive_unit(tb);
-    if (!tb.failed) drive_load_unit(tb);
+    drive_unit(tb);
+    drive_load_unit(tb);
+    drive_weight_unit(tb);
+    check_weights(tb, t, s, h->a);
     if (!tb.failed) check_loader(tb, t, eng, s);
     if (!tb.failed) check_ctrl(tb, t, eng, s);
     if (!tb.failed) check_writer(tb, t, s);
     if (tb.failed) return;
     Venpu_top *p = tb.top.get();
-    bool took = p->pc_unit_next, ltook = p->ld_unit_next;
+    bool took = p->pc_unit_next, ltook = p->ld_unit_next, wtook = p->wr_unit_next;
     if (s.pe_valid) tb.issues++;
     clock(tb, false);
     if (took) enpu_cosim_enpu_unit_next(eng, &tb.cur);
     if (ltook) enpu_cosim_enpu_unit_next(eng, &tb.lcur);
+    if (wtook) enpu_cosim_enpu_unit_next(eng, &tb.wcur);
     if (s.pe_valid) check_issue(tb, t, eng);
     if (!tb.failed) check_state(tb, t, eng, s, h->a);
     tb.cycles++;

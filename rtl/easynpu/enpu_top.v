@@ -4,10 +4,11 @@
 // decision), the PE array (pe_array: the PEs, their psum files and
 // requantizer output stages) and the ofmap write queue with its DTCM write
 // port (writer), the ifmap loader with its addressing and padding
-// (loader).  Outside, played by the testbench from the C model: the
-// scheduler's outer loops (the next unit's registers for the PE controller,
-// nu_*, and for the loader, nl_*), the DTCM's read port (answered from the C
-// model's memory), the weight reader (one weight word), the decoded
+// (loader), the weight reader with its addressing (weight_reader).
+// Outside, played by the testbench from the C model: the scheduler's outer
+// loops (the next unit's registers for the PE controller, nu_*, for the
+// loader, nl_*, and for the weight reader, nw_*), the DTCM's and the weight
+// memory's read ports (answered from the C model's memories), the decoded
 // instruction's fields (cfg_*) and the parameter registers (bias, M, S per
 // lane of the psum word wdx).
 module enpu_top #(
@@ -31,7 +32,8 @@ module enpu_top #(
     parameter CW = 16,
     parameter MAW = 14,
     parameter UW = 8,
-    parameter QW = 7
+    parameter QW = 7,
+    parameter WAW = 12
 ) (
     input wire clk,
     input wire rst,
@@ -41,8 +43,13 @@ module enpu_top #(
     output wire [MAW-1:0] rd_addr,
     input wire [8*P-1:0] rd_data,
     // the weight reader
-    input wire w_push,
-    input wire [8*P-1:0] w_pdata,
+    output wire wm_rd,
+    output wire wm_par,
+    output wire [WAW-1:0] wm_addr,
+    input wire [8*P-1:0] wm_data,
+    output wire w_push,
+    output wire wr_unit_next,
+    output wire wr_done,
     // the decoded instruction
     input wire cfg_bcast,
     input wire [CW-1:0] cfg_sh,
@@ -66,6 +73,14 @@ module enpu_top #(
     input wire [MAW-1:0] cfg_wpp,
     input wire [MAW-1:0] cfg_ifmap,
     input wire [7:0] cfg_pad,
+    input wire [WAW-1:0] cfg_wtap,
+    input wire [WAW-1:0] cfg_wch,
+    // the scheduler's next unit for the weight reader
+    input wire nw_done,
+    input wire [WAW-1:0] nw_wb0,
+    input wire [CW-1:0] nw_nch,
+    input wire [CW-1:0] nw_nkh,
+    input wire [CW-1:0] nw_zse,
     // the scheduler's next load unit
     input wire nl_done,
     input wire nl_u0,
@@ -321,6 +336,29 @@ module enpu_top #(
         .rword(pad_word),
         .rmark(pad_mark)
     );
+    weight_reader #(
+        .CW (CW),
+        .WAW(WAW)
+    ) u_weight_reader (
+        .clk(clk),
+        .rst(rst),
+        .cfg_npar(cfg_npar),
+        .cfg_wk(cfg_wk),
+        .cfg_tap_stride(cfg_wtap),
+        .cfg_ch_stride(cfg_wch),
+        .nw_done(nw_done),
+        .nw_wb0(nw_wb0),
+        .nw_nch(nw_nch),
+        .nw_nkh(nw_nkh),
+        .nw_zse(nw_zse),
+        .pad_full(w_count >= DW[SW:0]),
+        .rd_en(wm_rd),
+        .rd_par(wm_par),
+        .rd_addr(wm_addr),
+        .push(w_push),
+        .unit_next(wr_unit_next),
+        .done(wr_done)
+    );
     weight_pad #(
         .P(P),
         .DW(DW),
@@ -330,7 +368,7 @@ module enpu_top #(
         .clk(clk),
         .rst(rst),
         .push(w_push),
-        .pdata(w_pdata),
+        .pdata(wm_data),
         .pop(pc_wpop),
         .head(w_head),
         .head_rdy(w_head_rdy),

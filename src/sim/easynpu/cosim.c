@@ -36,6 +36,10 @@ void enpu_cosim_enpu_state_of(const void *engine, enpu_cosim_enpu_state *out) {
     out->if_valid = k->sig.if_valid != 0, out->if_ready = k->sig.if_ready != 0;
     out->of_valid = k->sig.of_valid != 0;
     out->ps_addr = k->sig.ps_addr;
+    out->w_rd = k->sig.w_valid != 0;
+    out->w_par_left = k->par_left;
+    out->w_done = k->ws_done;
+    out->w_addr = k->ws_done ? -1 : k->ws_pi.wbase + k->ws_o;
     out->chain = k->ch;
     out->chain_t0 = k->t0;
 }
@@ -128,6 +132,11 @@ void enpu_cosim_enpu_chain_of(const void *engine, enpu_cosim_enpu_chain *out) {
     out->hi = c->hi, out->wi = c->wi, out->wpp_in = c->wpp_in;
     out->ifmap_addr = c->ifmap_addr;
     out->pad_value = c->pad_value;
+    /* sim_pass_info: a band's taps are consecutive, wpg (broadcast) or
+     * wpp_in (multicast) words apart; a channel's words hk * wk taps (fc:
+     * one) */
+    out->w_tap = c->bcast ? c->wpg : c->wpp_in;
+    out->w_ch = c->fc ? c->wpg : c->hk * c->wk * c->wpg;
 }
 
 /* The descriptor of the cursor's unit (the scheduler's unit_fill and
@@ -159,6 +168,7 @@ static void unit_desc(const core *k, const unit_cur *u, enpu_cosim_enpu_unit *o)
     o->c0 = c->chan[o->wdx0 * k->P];
     o->obase = s->ofmap_addr + s->oword + (u->oy0 * s->wo + u->ox0) * s->owpp;
     o->yi = u->yi, o->iy0 = u->iy0, o->ix0 = u->ix0, o->kz = u->kz;
+    o->wb0 = pi.wbase;
 }
 
 void enpu_cosim_enpu_unit_first(const void *engine, enpu_cosim_enpu_unit *out) {
