@@ -14,7 +14,9 @@
 # configuration (the systolic engine's: 4 x RTL_RANDOM in all, see
 # NRAND_PRESET); RTL_JOBS (default 2) parallel compile jobs; RTL_FULL=1 every
 # preset and more random archs (see below); RTL_ONLY=systolic, easynpu or
-# rowstat one engine's configurations and mutations.
+# rowstat one engine's configurations and mutations; RTL_MUT_EVERY=K with
+# RTL_MUT_PICK=R only the mutants n with (n + R) % K == 0 of each engine
+# (CI's budget; every mutant by default).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -288,6 +290,12 @@ mutate_engine() {
     mkdir -p $O/mut
     echo "$list" | while IFS='|' read -r file expr what unit; do
         n=$((n + 1))
+        # RTL_MUT_EVERY=K (CI): only every K-th mutant, from RTL_MUT_PICK
+        # (CI takes it from the commit's hash); unset, all of them
+        if [ -n "${RTL_MUT_EVERY:-}" ] && [ $(((n + ${RTL_MUT_PICK:-0}) % RTL_MUT_EVERY)) -ne 0 ]; then
+            echo "rtl mutation $mdir $n ($file: $what): left to another run (RTL_MUT_EVERY=$RTL_MUT_EVERY)"
+            continue
+        fi
         m=$O/mut/$mdir-$n
         rm -rf "$m"
         mkdir -p "$m"
