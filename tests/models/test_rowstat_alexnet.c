@@ -231,6 +231,10 @@ static void test_alexnet(void **state) {
     enpu_err err = {0};
     enpu_arch a;
     assert_int_equal(enpu_arch_preset("eyeriss", &a, &err), 0);
+    /* the chip's controller streams each pass's filters before its MACs:
+     * no filter banks (docs/rowstat.md "Filter banks"), the engine this
+     * comparison was made on */
+    a.rs_filter_banks = 0;
     static table tv, spec;
     table_load(&tv, PUBLISHED "eyeriss_alexnet.csv");
     table_load(&spec, PUBLISHED "eyeriss_chip.csv");

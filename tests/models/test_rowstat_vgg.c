@@ -95,6 +95,9 @@ static void test_never_worse_big(void **state) {
 }
 
 static void never_worse(const mcase *cs, size_t n) {
+    int64_t olds[16], nows[16];
+    assert_true(n <= 16);
+    /* every case first, then the figures: one run prints them all */
     for (size_t i = 0; i < n; i++) {
         char path[512], what[600];
         snprintf(path, sizeof path, ENPU_SOURCE_DIR "/%s", cs[i].model);
@@ -106,10 +109,13 @@ static void never_worse(const mcase *cs, size_t n) {
                 (long long)now, (long long)old, 100.0 * (double)(now - old) / (double)old);
         if (now > old) fail_msg("%s: the search's %lld cycles, over the previous search's %lld", what, (long long)now,
                                 (long long)old);
-        assert_int_equal(old, cs[i].legacy);
-        assert_int_equal(now, cs[i].now);
+        olds[i] = old, nows[i] = now;
         enpu_graph_free(qg);
         enpu_graph_free(g);
+    }
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(olds[i], cs[i].legacy);
+        assert_int_equal(nows[i], cs[i].now);
     }
 }
 
@@ -150,11 +156,12 @@ static void test_vgg(void **state) {
             (unsigned long long)res.layers[0].activity[ENPU_ACT_DMA_WAIT]);
     assert_int_equal(res.total_macs, 924844032);
     assert_int_equal(TIMELOOP_VGG_CONV3_1, 924844032 / 168); /* Timeloop's: every PE busy */
-    assert_int_equal(res.total_cycles, 6149266);
+    assert_int_equal(res.total_cycles, 5744938);
     assert_int_equal(pes, 168);
-    /* the band docs/rowstat.md states: within 12% of Timeloop's (the
-     * pass's filter loads are not hidden, "VGG conv3_1 beside Timeloop") */
-    assert_true(vs > 0 && vs < 0.12);
+    /* the band docs/rowstat.md states: within 5% of Timeloop's (the next
+     * pass's filters stream into the other filter bank during this pass's
+     * MACs, "Filter banks"; "VGG conv3_1 beside Timeloop") */
+    assert_true(vs > 0 && vs <= 0.05);
     enpu_sim_result_free(&res);
     enpu_buf_free(&in);
     enpu_program_free(&p);

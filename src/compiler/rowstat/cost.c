@@ -26,6 +26,7 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* What a pass takes, relative to its start, by its shape. */
 typedef struct pass_time {
     int64_t ne, nc, nf, ng, nk;   /* the shape (the key) */
+    int64_t tf;                   /* and the cycle its filters are all in (rel; the key) */
     int64_t tc, tl, s_last;       /* first MAC, last MAC, last psum served */
 } pass_time;
 
@@ -40,11 +41,27 @@ static int prod_cmp(const void *pa, const void *pb) {
     return a->col - b->col;
 }
 
-/* The timing of pass ps (docs/rowstat.md "A pass"): -1 when out of memory. */
+/* Pass ps's filters (*sum_p, over its horizontal sets) and channels
+ * (*sumq, over its vertical sets). */
+static void pass_sums(const enpu_rs_geom *g, const enpu_rs_pass *ps, int64_t *sum_p, int64_t *sumq) {
+    *sum_p = *sumq = 0;
+    for (int64_t h = 0; h < ps->tu; h++) *sum_p += enpu_rs_set_filters(g, ps, h);
+    for (int64_t v = 0; v < ps->ru; v++) *sumq += enpu_rs_set_channels(g, ps, v);
+}
+
+/* The filter values of pass ps's stream: its filters' rows of its channels. */
+static int64_t pass_nf(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps) {
+    int64_t sum_p, sumq;
+    pass_sums(g, ps, &sum_p, &sumq);
+    return sum_p * sumq * ps->nk * in->wk;
+}
+
+/* The timing of pass ps (docs/rowstat.md "A pass") whose filters are all in
+ * TF cycles after its start: -1 when out of memory. */
 static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in,
-                      const enpu_rs_pass *ps, pass_time *out) {
+                      const enpu_rs_pass *ps, int64_t TF, pass_time *out) {
     const int64_t sh = in->stride_h, wk = in->wk, wo = in->wo;
-    const int64_t D = a->rs_pe_pipeline, ibw = a->rs_ifmap_net_values, fbw = a->rs_filter_net_values;
+    const int64_t D = a->rs_pe_pipeline, ibw = a->rs_ifmap_net_values;
     const int64_t pbw = a->rs_psum_net_values;
     const int64_t ne = ps->ne, nk = ps->nk, tu = ps->tu, ru = ps->ru, C = ru * nk;
     const int64_t R0 = in->stride_w < wk ? in->stride_w : wk;
@@ -67,7 +84,6 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
     for (int64_t h = 0; h < tu; h++) ph[h] = enpu_rs_set_filters(g, ps, h), sum_p += ph[h];
     const int64_t nhs = g->gpar ? tu : 1, sumq = qpre[ru];
     const int64_t cblk = nhs * nK * sumq; /* values per used input column */
-    const int64_t NF = sum_p * sumq * nk * wk, TF = (NF - 1) / fbw + NET_LAT;
     int64_t *F = malloc((size_t)C * sizeof *F), *E = malloc((size_t)C * sizeof *E);
     int64_t *pj = malloc((size_t)C * sizeof *pj), *base = malloc((size_t)C * sizeof *base);
     int64_t np = ne * g->nwo * sum_p;
@@ -229,9 +245,8 @@ static void dma_run(void *ctx, const enpu_rs_run *r) {
  * column a chain of ru vertical sets (set v: qv channels) of nk PEs. */
 static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
                         rs_counts *c) {
-    int64_t sum_p = 0, sumq = 0;
-    for (int64_t h = 0; h < ps->tu; h++) sum_p += enpu_rs_set_filters(g, ps, h);
-    for (int64_t v = 0; v < ps->ru; v++) sumq += enpu_rs_set_channels(g, ps, v);
+    int64_t sum_p, sumq;
+    pass_sums(g, ps, &sum_p, &sumq);
     const int64_t ne = ps->ne, nk = ps->nk, wk = in->wk, wo = in->wo, es = g->es;
     const int64_t chain = ps->ru * nk;
     /* a psum per output column and filter of each PE column; every PE of
@@ -301,28 +316,28 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
 
 /* The body of rs_conv `in` from cycle B (after its configuration) on DRAM
  * channel d: returns the first cycle after it; adds its counts to c. */
-/* The timing of pass ps by its shape, through the memo (at most 32 shapes:
- * two values of each of the five keys); -1 when out of memory. */
+/* The timing of pass ps by its shape and the cycle its filters are all in,
+ * through the memo (32 keys: two values of each of the five shape keys,
+ * the filters mostly at one time); -1 when out of memory.  fl_start: the
+ * cycle its filter stream starts, relative to its start (0, or before it
+ * with filter banks).  A PE's first MAC follows its first window value,
+ * which the ifmap network delivers NET_LAT cycles after the start at the
+ * earliest, so filters in before that count as in then. */
 static const pass_time *pass_lookup(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in,
-                                    const enpu_rs_pass *ps, pass_time *memo, int *nmemo, pass_time *fresh) {
+                                    const enpu_rs_pass *ps, int64_t fl_start, pass_time *memo, int *nmemo,
+                                    pass_time *fresh) {
+    const int64_t tf = max64(fl_start + (pass_nf(g, in, ps) - 1) / a->rs_filter_net_values + NET_LAT, NET_LAT);
     for (int i = 0; i < *nmemo; i++)
         if (memo[i].ne == ps->ne && memo[i].nc == ps->nc && memo[i].nf == ps->nf && memo[i].ng == ps->ng &&
-            memo[i].nk == ps->nk)
+            memo[i].nk == ps->nk && memo[i].tf == tf)
             return &memo[i];
-    *fresh = (pass_time){ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, 0, 0, 0};
-    if (pass_model(a, g, in, ps, fresh) != 0) return NULL;
+    *fresh = (pass_time){ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, tf, 0, 0, 0};
+    if (pass_model(a, g, in, ps, tf, fresh) != 0) return NULL;
     if (*nmemo < 32) {
         memo[(*nmemo)++] = *fresh;
         return &memo[*nmemo - 1];
     }
     return fresh;
-}
-
-/* Pass k into *ps and its timing (pass_lookup). */
-static const pass_time *pass_at(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in, int64_t k,
-                                enpu_rs_pass *ps, pass_time *memo, int *nmemo, pass_time *fresh) {
-    enpu_rs_pass_of(g, in, k, ps);
-    return pass_lookup(a, g, in, ps, memo, nmemo, fresh);
 }
 
 /* A pass's cycles from its start to its done (its last psum in the buffer). */
@@ -337,34 +352,45 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
     if (enpu_rs_geom_of(a, in, &g, &e) != 0) return -1;
     int64_t ncmd;
     enpu_rs_cmd *cmd = enpu_rs_commands(&g, in, &ncmd, &e);
-    int64_t *pd = malloc((size_t)g.n_passes * sizeof *pd);
+    int64_t *pd = malloc((size_t)g.n_passes * sizeof *pd), *fdone = malloc((size_t)g.n_passes * sizeof *fdone);
     pass_time memo[32];
     int nmemo = 0;
-    if (!cmd || !pd) {
-        free(cmd), free(pd);
+    if (!cmd || !pd || !fdone) {
+        free(cmd), free(pd), free(fdone);
         return -1;
     }
+    const bool banked = enpu_rs_filter_banked(a, in, &g);
+    for (int64_t k = 0; k < g.n_passes; k++) fdone[k] = B;
     /* With a limit (the mapping search's branch and bound): the passes run
      * one after the other, each at least its span, so the layer ends no
      * earlier than the cycle a pass ends plus the spans of the passes after
-     * it; once that reaches the limit, the limit is the answer. */
-    int64_t rest = 0;
+     * it (with filter banks, the spans of passes whose filters are in
+     * before they start, but the first's; and no earlier than the filter
+     * network's streams one after the other, each NET_LAT + 1 cycles after
+     * the previous one's last value, the last pass's last psum at least
+     * NET_LAT + 1 after its own: docs/rowstat.md "Filter banks"); once that
+     * reaches the limit, the limit is the answer. */
+    int64_t rest = 0, streams = 0;
     for (int64_t k = 0; limit < INT64_MAX && k < g.n_passes; k++) {
         enpu_rs_pass ps;
         pass_time fresh;
-        const pass_time *pt = pass_at(a, &g, in, k, &ps, memo, &nmemo, &fresh);
+        enpu_rs_pass_of(&g, in, k, &ps);
+        const int64_t nf = pass_nf(&g, in, &ps);
+        const pass_time *pt = pass_lookup(a, &g, in, &ps, banked && k > 0 ? -nf : 0, memo, &nmemo, &fresh);
         if (!pt) {
-            free(cmd), free(pd);
+            free(cmd), free(pd), free(fdone);
             return -1;
         }
         rest += pass_span(a, &ps, pt);
+        streams += (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
     }
-    if (limit < INT64_MAX && B + rest >= limit) {
-        free(cmd), free(pd);
+    if (limit < INT64_MAX && B + max64(rest, banked ? streams : 0) >= limit) {
+        free(cmd), free(pd), free(fdone);
         return limit;
     }
     dma_acc da = {d, B, B, 0, 0, g.wb};
     int64_t ci = 0, prev = B, end = B, chan = B; /* chan: the DMA engine may issue from here */
+    int64_t flast = B;                           /* the previous pass's last filter value sent */
     for (int64_t k = 0; k <= g.n_passes; k++) {
         /* the commands the pass needs (after the last pass: the stores left) */
         int64_t ready = prev;
@@ -377,6 +403,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
             chan = da.t;
             ready = max64(ready, da.done);
             end = max64(end, da.done);
+            if (cc->kind == ENPU_RS_LOAD_FILTERS) fdone[cc->what] = da.done;
             /* a store reads its bytes from the global buffer and writes the
              * DRAM's words; a load the other way round */
             if (cc->kind == ENPU_RS_STORE) {
@@ -392,18 +419,39 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
             end = max64(end, prev);
             break;
         }
+        int64_t T0 = ready;
+        /* its filter stream starts at T0, or with filter banks as soon as
+         * the other bank is free (pass k - 2 done), its filter block is in
+         * the buffer and the previous pass's stream has left the network
+         * (docs/rowstat.md "Filter banks") */
+        int64_t S = T0;
+        if (banked && k > 0) {
+            int64_t s = max64(max64(flast + NET_LAT + 1, k >= 2 ? pd[k - 2] : B), fdone[k]);
+            if (s < T0) S = s;
+        }
         enpu_rs_pass ps;
         pass_time fresh;
-        const pass_time *pt = pass_at(a, &g, in, k, &ps, memo, &nmemo, &fresh);
+        enpu_rs_pass_of(&g, in, k, &ps);
+        const int64_t nf = pass_nf(&g, in, &ps);
+        const pass_time *pt = pass_lookup(a, &g, in, &ps, S - T0, memo, &nmemo, &fresh);
         if (!pt) {
-            free(cmd), free(pd);
+            free(cmd), free(pd), free(fdone);
             return -1;
         }
-        int64_t T0 = ready;
+        flast = S + (nf - 1) / a->rs_filter_net_values;
         int64_t PD = T0 + pass_span(a, &ps, pt);
-        rest -= pass_span(a, &ps, pt);
-        if (limit < INT64_MAX && PD + rest >= limit) {
-            free(cmd), free(pd);
+        if (limit < INT64_MAX) {
+            /* the bounds of the passes after this one (its own as added above) */
+            const pass_time *lb = pass_lookup(a, &g, in, &ps, banked && k > 0 ? -nf : 0, memo, &nmemo, &fresh);
+            if (!lb) {
+                free(cmd), free(pd), free(fdone);
+                return -1;
+            }
+            rest -= pass_span(a, &ps, lb);
+            streams -= (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
+        }
+        if (limit < INT64_MAX && max64(PD + rest, flast + streams + NET_LAT + 1) >= limit) {
+            free(cmd), free(pd), free(fdone);
             return limit;
         }
         c->act[ENPU_ACT_DMA_WAIT] += T0 - prev;
@@ -414,7 +462,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
         pd[k] = PD;
         prev = PD;
     }
-    free(cmd), free(pd);
+    free(cmd), free(pd), free(fdone);
     return end;
 }
 

@@ -100,14 +100,27 @@ typedef struct shape {
  * its strip and block digits are the last of their dimension: the sum runs
  * over those classes.  From the shape alone (the contract's block
  * arithmetic written out), as the search calls it on every shape before
- * validating any. */
+ * validating any.
+ *
+ * With filter banks (enpu_rs_filter_banked) a pass's filters may be in
+ * before it starts, so its TF above is only the 2 cycles an ifmap value
+ * takes to its PE -- except the first pass's, whose stream starts with it.
+ * The filter network still carries every pass's filters one stream after
+ * the other: a stream starts 3 cycles after the previous one's last value
+ * at the earliest (it has left the network's two stages), and the last
+ * pass ends its two stages after its own last value, plus its MACs.  So the passes take
+ * at least the larger of the two sums (the streams' the tighter when the
+ * filters outweigh the MACs: without it the search does not prune). */
 static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape *s) {
     const int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G, wk = in->wk, wo = in->wo;
     const int64_t fbs = s->gp ? s->p : s->p * s->t, cbs = s->q * s->r, D = a->rs_pe_pipeline;
     const int64_t dg[5] = {enpu_ceil_div(in->ho, s->e), s->gp ? enpu_ceil_div(G, s->t) : G, enpu_ceil_div(opg, fbs),
                            enpu_ceil_div(cpg, cbs), enpu_ceil_div(in->hk, s->hf)};
     const int64_t ncols = in->stride_w <= wk ? (wo - 1) * in->stride_w + wk : wo * wk;
-    int64_t sum = 0;
+    const bool banked = a->rs_filter_banks && 2 * s->p * s->q * wk <= a->rs_filter_lb_depth;
+    int cls0 = 0; /* the first pass's class: the digits of one value are last */
+    for (int d = 0; d < 5; d++) cls0 |= (dg[d] == 1) << d;
+    int64_t sum = 0, streams = 0, after = INT64_MAX, first = 0;
     for (int cls = 0; cls < 32; cls++) {
         int64_t cnt = 1, idx[5];
         for (int d = 0; d < 5; d++) {
@@ -122,18 +135,22 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
         int64_t tu = s->gp ? ng : enpu_ceil_div(nf, s->p), ru = enpu_ceil_div(nc, s->q);
         int64_t P = s->gp ? ng * nf : nf, pmax = s->gp ? nf : imin(s->p, nf);
         int64_t qmax = imin(s->q, nc), qlast = nc - (ru - 1) * s->q;
-        int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
+        const int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
         /* the skew: every PE of the chain but the bottom one, set by set */
         int64_t skew = (ru - 1) * nk * (s->q * wk - 1 + D) + (nk - 1) * (qlast * wk - 1 + D);
         const int64_t nwo = s->n * wo;
-        int64_t t = imax(TF + nwo * pmax * qmax * wk, TF + skew + nwo * pmax * qlast * wk);
+        const int64_t macs = imax(nwo * pmax * qmax * wk, skew + nwo * pmax * qlast * wk);
         int64_t nK = in->stride_h <= nk ? (ne - 1) * in->stride_h + nk : ne * nk;
         int64_t I = s->n * ncols * (s->gp ? tu : 1) * nK * nc;
-        t = imax(t, (I - 1) / a->rs_ifmap_net_values + 3);
-        t = imax(t, enpu_ceil_div(ne * nwo * P, a->rs_psum_net_values));
+        int64_t rest = imax((I - 1) / a->rs_ifmap_net_values + 3, enpu_ceil_div(ne * nwo * P, a->rs_psum_net_values));
+        int64_t t = imax((banked ? 2 : TF) + macs, rest);
+        if (banked && cls == cls0) first = imax(TF + macs, rest) - t;
         sum += cnt * t;
+        streams += cnt * (TF + 1); /* its values' cycles (TF - 2 + 1), the 3-cycle gap after */
+        after = imin(after, macs);
     }
-    return sum;
+    /* the last stream's gap is the 2 stages to the filters in, then the MACs */
+    return banked ? imax(sum + first, streams - 1 + after) : sum;
 }
 
 /* The DRAM's part: the DMA engine's bursts are served one after the
