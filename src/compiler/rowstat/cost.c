@@ -30,15 +30,31 @@ typedef struct pass_time {
     int64_t tc, tl, s_last;       /* first MAC, last MAC, last psum served */
 } pass_time;
 
-typedef struct prod {
-    int64_t t;
-    int col;
-} prod;
-
-static int prod_cmp(const void *pa, const void *pb) {
-    const prod *a = pa, *b = pb;
-    if (a->t != b->t) return a->t < b->t ? -1 : 1;
-    return a->col - b->col;
+/* The output network serving psums that are ready at times t[0..n) (any
+ * order), pbw a cycle, the oldest first: the cycle it serves the last.
+ * Which column goes first among those ready together does not change that
+ * cycle, so the times are counted rather than sorted (the mapping search
+ * runs this for every pass shape it times).  INT64_MIN on no memory. */
+static int64_t psum_drain(const int64_t *t, int64_t n, int64_t pbw) {
+    if (n == 0) return INT64_MIN;
+    int64_t lo = t[0], hi = t[0];
+    for (int64_t k = 1; k < n; k++) lo = t[k] < lo ? t[k] : lo, hi = t[k] > hi ? t[k] : hi;
+    int64_t *cnt = calloc((size_t)(hi - lo + 1), sizeof *cnt);
+    if (!cnt) return INT64_MIN;
+    for (int64_t k = 0; k < n; k++) cnt[t[k] - lo]++;
+    /* cur: the cycle being filled, used: psums served in it so far */
+    int64_t cur = INT64_MIN, used = 0;
+    for (int64_t x = 0; x <= hi - lo; x++) {
+        int64_t c = cnt[x];
+        if (c == 0) continue;
+        if (lo + x > cur) cur = lo + x, used = 0;
+        /* c more psums, pbw a cycle, after the used ones */
+        used += c;
+        cur += (used - 1) / pbw;
+        used = (used - 1) % pbw + 1;
+    }
+    free(cnt);
+    return cur;
 }
 
 /* Pass ps's filters (*sum_p, over its horizontal sets) and channels
@@ -87,7 +103,7 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
     int64_t *F = malloc((size_t)C * sizeof *F), *E = malloc((size_t)C * sizeof *E);
     int64_t *pj = malloc((size_t)C * sizeof *pj), *base = malloc((size_t)C * sizeof *base);
     int64_t np = ne * g->nwo * sum_p;
-    prod *pr = malloc((size_t)(np ? np : 1) * sizeof *pr);
+    int64_t *pr = malloc((size_t)(np ? np : 1) * sizeof *pr);
     if (!F || !E || !pj || !base || !pr) {
         free(kidx), free(F), free(E), free(pj), free(base), free(pr);
         return -1;
@@ -135,17 +151,15 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
                     if (u == 0 && first < tc) tc = first;
                     if (u == U - 1 && last > tl) tl = last;
                 }
-                pr[npr++] = (prod){E[C - 1] + D, (int)(h * ne + j)};
+                pr[npr++] = E[C - 1] + D;
             }
 #undef ARRIVE
         }
-    /* the output network: the oldest psums first (then by column), pbw a cycle */
-    qsort(pr, (size_t)npr, sizeof *pr, prod_cmp);
-    int64_t cur = INT64_MIN, cnt = 0;
-    for (int64_t k = 0; k < npr; k++) {
-        if (pr[k].t > cur) cur = pr[k].t, cnt = 0;
-        if (cnt == pbw) cur++, cnt = 0;
-        cnt++;
+    /* the output network: the oldest psums first, pbw a cycle */
+    const int64_t cur = psum_drain(pr, npr, pbw);
+    if (npr > 0 && cur == INT64_MIN) {
+        free(kidx), free(F), free(E), free(pj), free(base), free(pr);
+        return -1;
     }
     out->tc = tc, out->tl = tl, out->s_last = cur;
     free(kidx), free(F), free(E), free(pj), free(base), free(pr);
@@ -333,7 +347,7 @@ static const pass_time *pass_lookup(const enpu_arch *a, const enpu_rs_geom *g, c
             return &memo[i];
     *fresh = (pass_time){ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, tf, 0, 0, 0};
     if (pass_model(a, g, in, ps, tf, fresh) != 0) return NULL;
-    if (*nmemo < 32) {
+    if (*nmemo < 512) {
         memo[(*nmemo)++] = *fresh;
         return &memo[*nmemo - 1];
     }
@@ -353,7 +367,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
     int64_t ncmd;
     enpu_rs_cmd *cmd = enpu_rs_commands(&g, in, &ncmd, &e);
     int64_t *pd = malloc((size_t)g.n_passes * sizeof *pd), *fdone = malloc((size_t)g.n_passes * sizeof *fdone);
-    pass_time memo[32];
+    pass_time memo[512];
     int nmemo = 0;
     if (!cmd || !pd || !fdone) {
         free(cmd), free(pd), free(fdone);
