@@ -167,7 +167,10 @@ typedef enum enpu_engine {
     X(rs_pe_pipeline, "cycles", 1, 16, 2, 2,                                                    \
       "row-stationary: MAC issue to its psum in the psum RAM or on the psum output")            \
     X(rs_config_cycles, "cycles", 0, 1000000, 32, 32,                                           \
-      "row-stationary: loading a layer's node IDs and PE registers (scan chain)")
+      "row-stationary: loading a layer's node IDs and PE registers (scan chain)")              \
+    X(rs_filter_banks, "flag", 0, 1, 0, 0,                                                      \
+      "row-stationary: 1: the filter loop buffer works as two banks when a pass's filters "     \
+      "fill at most half of it, the next pass's streaming in during this one's MACs")
 
 /* X(key, unit, min, max, default, meaning)
  * Parameters of the systolic engine only (docs/systolic.md), in JSON/table

@@ -135,6 +135,15 @@ int enpu_rs_geom_of(const enpu_arch *a, const enpu_instr *in, enpu_rs_geom *g, e
  * ENPU_E_INVALID naming the field, its value and the limit. */
 int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err);
 
+/* Whether the PE's filter loop buffer works as two banks for instruction
+ * `in` (docs/rowstat.md "Filter banks"): on an arch with rs_filter_banks,
+ * when a pass's filters fill at most half of it (2 * rs_p * rs_q * wk <=
+ * rs_filter_lb_depth), the filter network streams the next pass's filters
+ * into the other half while the current pass computes from this one.  The
+ * same storage, split: no more entries, so no more area; it is the
+ * controller's rule, not an instruction field. */
+bool enpu_rs_filter_banked(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g);
+
 /* Pass k (0 <= k < n_passes) in the controller's order: strips, then group
  * blocks, filter blocks, channel blocks, kernel folds. */
 void enpu_rs_pass_of(const enpu_rs_geom *g, const enpu_instr *in, int64_t k, enpu_rs_pass *out);

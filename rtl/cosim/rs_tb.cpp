@@ -511,6 +511,9 @@ int main(int argc, char **argv) {
                      args.arch_path);
         return 2;
     }
+    // the RTL's PE has one filter loop buffer, no banks (docs/rtl.md): the
+    // C engine co-simulates as that engine, every program compiled for it
+    base.rs_filter_banks = 0;
     const char *cfg = base.name;
     Totals tot;
     int bad = tb_each_model(args, &base, "rtl-rs", [&](const char *name, const enpu_program *prog, const enpu_buf *x) {

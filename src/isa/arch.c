@@ -79,15 +79,18 @@ static const int64_t sya_preset_bank_rows[] = {2, 1, 4}; /* systolic, -1x4, -4x1
  * defaults); "eyeriss" the engine at the size of the Eyeriss chip (Chen et
  * al., JSSC 2017): 12 x 14 PEs, a 108 KB global buffer, 12 / 224 / 24-entry
  * ifmap, filter and psum scratch pads, 64-bit (four 16-bit values) networks
- * and DRAM word, 200 MHz. */
+ * and DRAM word, 200 MHz.  Both split the filter loop buffer into two banks
+ * when a pass's filters fit half of it (rs_filter_banks: the same storage,
+ * docs/rowstat.md "Filter banks"). */
 static const char *const preset_json[] = {
-    NULL, NULL, NULL, NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\", \"lane_groups_max\": 1}",
+    NULL, NULL, NULL, NULL, NULL, "{\"base\": \"easynpu\", \"name\": \"rowstat\", \"engine\": \"rowstat\", \"lane_groups_max\": 1, "
+    "\"rs_filter_banks\": 1}",
     "{\"base\": \"easynpu\", \"name\": \"eyeriss\", \"engine\": \"rowstat\", \"lane_groups_max\": 1, \"pes\": 8, "
     "\"ifmap_pads\": 8, \"weight_pad_groups\": 8, \"bus_bits\": 64, \"rs_rows\": 12, "
     "\"rs_cols\": 14, \"rs_ifmap_lb_depth\": 12, \"rs_filter_lb_depth\": 224, "
     "\"rs_psum_depth\": 24, \"rs_fifo_depth\": 256, \"rs_glb_bytes\": 110592, "
     "\"rs_ifmap_net_values\": 4, \"rs_filter_net_values\": 4, \"rs_psum_net_values\": 4, "
-    "\"clock_mhz\": 200}"};
+    "\"rs_filter_banks\": 1, \"clock_mhz\": 200}"};
 
 typedef struct cost_info {
     const char *key;
@@ -335,6 +338,9 @@ static char *to_json(const enpu_arch *a, int pretty, int with_costs, bool host_c
          * user saves says it, since a file inherits an absent key from its
          * base (4 for easynpu). */
         if (param_get(a, i) == 1 && !with_costs && strcmp(params[i].key, "lane_groups_max") == 0) continue;
+        /* likewise rs_filter_banks = 0, the engine before filter banks:
+         * a row-stationary program compiled then keeps its fingerprint */
+        if (param_get(a, i) == 0 && !with_costs && strcmp(params[i].key, "rs_filter_banks") == 0) continue;
         enpu_sb_printf(&b, "%s\"%s\"%s%" PRId64, sep, params[i].key, colon, param_get(a, i));
     }
     if (a->engine == ENPU_ENGINE_SYSTOLIC)

@@ -322,6 +322,12 @@ static int64_t out_extent(int64_t in, int64_t pad, int64_t k, int64_t stride) {
     return (in + pad - k) / stride + 1;
 }
 
+/* rowstat.h: the arch has filter banks and half the filter loop buffer
+ * holds a full pass's filters. */
+bool enpu_rs_filter_banked(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
+    return a->rs_filter_banks && 2 * g->p * g->q * in->wk <= a->rs_filter_lb_depth;
+}
+
 int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err) {
     if (a->engine != ENPU_ENGINE_ROWSTAT)
         FAIL("rs_conv: arch '%s' has engine '%s', not rowstat", a->name, enpu_engine_name(a->engine));

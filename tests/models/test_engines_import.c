@@ -80,9 +80,9 @@ static void test_systolic_fastfwd(void **state) {
 
 static void test_rowstat(void **state) {
     (void)state;
-    run("mbv3", "rowstat", 300965);
-    run("dethead", "rowstat", 301984);
-    run("lngelu", "rowstat", 38218);
+    run("mbv3", "rowstat", 298311);
+    run("dethead", "rowstat", 255815);
+    run("lngelu", "rowstat", 36879);
 }
 
 int main(void) {

@@ -231,6 +231,10 @@ static void test_alexnet(void **state) {
     enpu_err err = {0};
     enpu_arch a;
     assert_int_equal(enpu_arch_preset("eyeriss", &a, &err), 0);
+    /* the chip's controller streams each pass's filters before its MACs:
+     * no filter banks (docs/rowstat.md "Filter banks"), the engine this
+     * comparison was made on */
+    a.rs_filter_banks = 0;
     static table tv, spec;
     table_load(&tv, PUBLISHED "eyeriss_alexnet.csv");
     table_load(&spec, PUBLISHED "eyeriss_chip.csv");
@@ -366,22 +370,24 @@ static void test_alexnet(void **state) {
  * reference, the cost model exact; its time per image and its PE activity
  * beside Table V's.  Asserted exactly: n, the batch's cycles, the PEs the
  * mapping uses; and the bands this engine achieves (docs/rowstat.md says
- * why they are what they are): time per image within -17% .. +1% of the
- * chip's latency (the target, 10%, met by conv5 only: the others are
- * faster than the chip; within 10% of its processing latency on every
- * layer), PEs at least the chip's, MAC utilisation at least 99% of the
- * chip's (conv5's is 0.4 points below, the rest above). */
+ * why they are what they are): with filter banks (the next pass's
+ * filters stream in during this pass's MACs) time per image within
+ * -21% .. +1% of the chip's latency (the target, 10%, met by conv5 only:
+ * the others are faster than the chip; within 13% of its processing
+ * latency on every layer), PEs at least the chip's, MAC utilisation at
+ * least 99% of the chip's (every layer's above, conv5's 88.3% beside the
+ * chip's 84.8%). */
 typedef struct batch_ours {
     int64_t n;          /* images per pass */
     uint64_t cycles;    /* the batch's */
     uint64_t fill;      /* cycles before each pass's first MAC */
     int pes;
 } batch_ours;
-static const batch_ours expect_b4[5] = {{1, 3479437, 279936, 154},
-                                        {2, 7061347, 308256, 140},
-                                        {4, 4186467, 222208, 156},
-                                        {4, 3162235, 166656, 156},
-                                        {4, 2108785, 111120, 156}};
+static const batch_ours expect_b4[5] = {{1, 3310037, 107176, 154},
+                                        {1, 6877721, 88500, 140},
+                                        {4, 3973111, 39305, 168},
+                                        {4, 2990183, 29577, 168},
+                                        {2, 2016393, 30258, 168}};
 
 static void test_alexnet_batch4(void **state) {
     (void)state;
@@ -391,6 +397,9 @@ static void test_alexnet_batch4(void **state) {
     static table tv;
     table_load(&tv, PUBLISHED "eyeriss_alexnet.csv");
     const double batch = 4, mhz = (double)a.clock_mhz;
+    batch_ours got[5];
+    int ninstr[5], e_pess[5];
+    double dcs[5], dps[5], utils[5], e_utils[5];
     fprintf(stderr, "\nAlexNet conv layers, 16-bit, on arch eyeriss, a batch of 4 (Eyeriss: JSSC 2017, Table V)\n");
     fprintf(stderr, "%-6s %2s %10s %10s %8s %6s %6s %8s | %9s %8s %8s %6s %4s\n", "layer", "n", "cycles", "per image",
             "fill", "fill%", "util%", "PEs", "Eyeriss", "vs", "vs proc", "util%", "PEs");
@@ -426,22 +435,30 @@ static void test_alexnet_batch4(void **state) {
                 layer_names[l], (long long)geo.n, (unsigned long long)res.total_cycles, per, (unsigned long long)fill,
                 100.0 * (double)fill / (double)res.total_cycles, 100 * util, pes, e_cycles, 100 * dc, 100 * dp,
                 100 * e_util, e_pes);
-        const batch_ours *x = &expect_b4[l];
-        assert_int_equal(geo.n, x->n);
-        assert_int_equal(p.n_instr - 1, 4 / x->n); /* and the end */
-        assert_int_equal(res.total_cycles, x->cycles);
-        assert_int_equal(fill, x->fill);
-        assert_int_equal(pes, x->pes);
-        char what[64];
-        snprintf(what, sizeof what, "%s at batch 4 against Eyeriss (JSSC 2017, Table V)", layer_names[l]);
-        if (dc < -0.17 || dc > 0.01) fail_msg("%s: %+.1f%% of the chip's time per image, outside -17%%..+1%%", what, 100 * dc);
-        if (fabs(dp) > 0.10) fail_msg("%s: %+.1f%% of the chip's processing time per image, past 10%%", what, 100 * dp);
-        if (pes < e_pes || util < 0.99 * e_util)
-            fail_msg("%s: %d PEs, %.1f%% busy; the chip's %d, %.1f%%", what, pes, 100 * util, e_pes, 100 * e_util);
+        got[l] = (batch_ours){geo.n, res.total_cycles, fill, pes};
+        ninstr[l] = p.n_instr;
+        dcs[l] = dc, dps[l] = dp, utils[l] = util, e_utils[l] = e_util, e_pess[l] = e_pes;
         enpu_sim_result_free(&res);
         enpu_program_free(&p);
         enpu_graph_free(qg);
         enpu_graph_free(g);
+    }
+    /* every layer printed first, then the figures */
+    for (int l = 0; l < 5; l++) {
+        const batch_ours *x = &expect_b4[l];
+        const double dc = dcs[l], dp = dps[l], util = utils[l], e_util = e_utils[l];
+        const int pes = got[l].pes, e_pes = e_pess[l];
+        assert_int_equal(got[l].n, x->n);
+        assert_int_equal(ninstr[l] - 1, 4 / x->n); /* and the end */
+        assert_int_equal(got[l].cycles, x->cycles);
+        assert_int_equal(got[l].fill, x->fill);
+        assert_int_equal(pes, x->pes);
+        char what[64];
+        snprintf(what, sizeof what, "%s at batch 4 against Eyeriss (JSSC 2017, Table V)", layer_names[l]);
+        if (dc < -0.21 || dc > 0.01) fail_msg("%s: %+.1f%% of the chip's time per image, outside -21%%..+1%%", what, 100 * dc);
+        if (fabs(dp) > 0.13) fail_msg("%s: %+.1f%% of the chip's processing time per image, past 13%%", what, 100 * dp);
+        if (pes < e_pes || util < 0.99 * e_util)
+            fail_msg("%s: %d PEs, %.1f%% busy; the chip's %d, %.1f%%", what, pes, 100 * util, e_pes, 100 * e_util);
     }
 }
 

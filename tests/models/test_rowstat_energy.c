@@ -42,44 +42,40 @@ typedef struct figures {
 
 static const figures expect[4] = {
     {"rowstat", 8,
-     {"energy per inference 83.282 uJ (45 nm, 0.9 V; dynamic, counted actions), 21.277 pJ/MAC, average "
-      "power 78.155 mW at 100 MHz, EDP 8.875e-08 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 1.566 (1.9%) alu 0.016 (0.0%) requant 0.129 (0.2%) psum 17.907 (21.5%) "
-      "pe_fifo 0.575 (0.7%) ifmap_lb 2.548 (3.1%) filter_lb 7.297 (8.8%) glb 7.654 (9.2%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 2.926 (3.5%) psum_link 0.659 (0.8%) psum_net 7.535 (9.0%) dram 34.471 "
-      "(41.4%)",
-      "energy by level (uJ): datapath 1.710 (2.1%) register file 28.327 (34.0%) global buffer 7.654 (9.2%) "
-      "network 11.120 (13.4%) dram 34.471 (41.4%)"},
+     {"energy per inference 90.700 uJ (45 nm, 0.9 V; dynamic, counted actions), 23.171 pJ/MAC, average power "
+      "91.173 mW at 100 MHz, EDP 9.023e-08 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 1.566 (1.7%) alu 0.038 (0.0%) requant 0.129 (0.1%) psum 16.248 (17.9%) pe_fifo "
+      "0.575 (0.6%) ifmap_lb 2.548 (2.8%) filter_lb 7.297 (8.0%) glb 16.451 (18.1%) itcm 0.000 (0.0%) bus "
+      "0.000 (0.0%) noc 2.323 (2.6%) psum_link 1.315 (1.4%) psum_net 15.065 (16.6%) dram 27.144 (29.9%)",
+      "energy by level (uJ): datapath 1.732 (1.9%) register file 26.668 (29.4%) global buffer 16.452 (18.1%) "
+      "network 18.703 (20.6%) dram 27.144 (29.9%)"},
      0},
     {"rowstat", 16,
-     {"energy per inference 113.123 uJ (45 nm, 0.9 V; dynamic, counted actions), 28.900 pJ/MAC, average "
-      "power 103.115 mW at 100 MHz, EDP 1.241e-07 J*s, area 8.931 mm2",
-      "energy by unit (uJ): mac 3.816 (3.4%) alu 0.018 (0.0%) requant 0.129 (0.1%) psum 17.755 (15.7%) "
-      "pe_fifo 0.575 (0.5%) ifmap_lb 2.548 (2.3%) filter_lb 7.297 (6.5%) glb 9.647 (8.5%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 2.926 (2.6%) psum_link 0.719 (0.6%) psum_net 8.223 (7.3%) dram 59.470 "
-      "(52.6%)",
-      "energy by level (uJ): datapath 3.963 (3.5%) register file 28.176 (24.9%) global buffer 9.647 (8.5%) "
-      "network 11.867 (10.5%) dram 59.470 (52.6%)"},
+     {"energy per inference 106.678 uJ (45 nm, 0.9 V; dynamic, counted actions), 27.253 pJ/MAC, average power "
+      "104.199 mW at 100 MHz, EDP 1.092e-07 J*s, area 8.931 mm2",
+      "energy by unit (uJ): mac 3.816 (3.6%) alu 0.022 (0.0%) requant 0.129 (0.1%) psum 17.415 (16.3%) pe_fifo "
+      "0.844 (0.8%) ifmap_lb 2.596 (2.4%) filter_lb 7.297 (6.8%) glb 11.551 (10.8%) itcm 0.000 (0.0%) bus "
+      "0.000 (0.0%) noc 2.572 (2.4%) psum_link 0.852 (0.8%) psum_net 9.784 (9.2%) dram 49.798 (46.7%)",
+      "energy by level (uJ): datapath 3.967 (3.7%) register file 28.152 (26.4%) global buffer 11.551 (10.8%) "
+      "network 13.209 (12.4%) dram 49.798 (46.7%)"},
      0},
     {"eyeriss", 8,
-     {"energy per inference 45.112 uJ (45 nm, 0.9 V; dynamic, counted actions), 11.525 pJ/MAC, average "
-      "power 159.785 mW at 200 MHz, EDP 1.274e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 1.566 (3.5%) alu 0.008 (0.0%) requant 0.129 (0.3%) psum 9.918 (22.0%) "
-      "pe_fifo 0.109 (0.2%) ifmap_lb 0.541 (1.2%) filter_lb 2.413 (5.3%) glb 4.216 (9.3%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 0.829 (1.8%) psum_link 0.840 (1.9%) psum_net 2.044 (4.5%) dram 22.498 "
-      "(49.9%)",
-      "energy by level (uJ): datapath 1.703 (3.8%) register file 12.982 (28.8%) global buffer 4.216 (9.3%) "
-      "network 3.714 (8.2%) dram 22.498 (49.9%)"},
+     {"energy per inference 50.178 uJ (45 nm, 0.9 V; dynamic, counted actions), 12.819 pJ/MAC, average power "
+      "193.919 mW at 200 MHz, EDP 1.298e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 1.566 (3.1%) alu 0.009 (0.0%) requant 0.129 (0.3%) psum 9.918 (19.8%) pe_fifo "
+      "0.207 (0.4%) ifmap_lb 0.552 (1.1%) filter_lb 2.413 (4.8%) glb 4.535 (9.0%) itcm 0.000 (0.0%) bus 0.000 "
+      "(0.0%) noc 0.992 (2.0%) psum_link 0.840 (1.7%) psum_net 2.057 (4.1%) dram 26.961 (53.7%)",
+      "energy by level (uJ): datapath 1.703 (3.4%) register file 13.090 (26.1%) global buffer 4.536 (9.0%) "
+      "network 3.888 (7.7%) dram 26.961 (53.7%)"},
      0},
     {"eyeriss", 16,
-     {"energy per inference 74.970 uJ (45 nm, 0.9 V; dynamic, counted actions), 19.153 pJ/MAC, average "
-      "power 253.806 mW at 200 MHz, EDP 2.215e-08 J*s, area 4.206 mm2",
-      "energy by unit (uJ): mac 3.816 (5.1%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.854 (13.1%) "
-      "pe_fifo 0.180 (0.2%) ifmap_lb 0.549 (0.7%) filter_lb 2.413 (3.2%) glb 5.906 (7.9%) itcm 0.000 "
-      "(0.0%) bus 0.000 (0.0%) noc 1.220 (1.6%) psum_link 0.867 (1.2%) psum_net 2.094 (2.8%) dram 47.932 "
-      "(63.9%)",
-      "energy by level (uJ): datapath 3.954 (5.3%) register file 12.997 (17.3%) global buffer 5.906 (7.9%) "
-      "network 4.181 (5.6%) dram 47.932 (63.9%)"},
+     {"energy per inference 71.529 uJ (45 nm, 0.9 V; dynamic, counted actions), 18.274 pJ/MAC, average power "
+      "258.107 mW at 200 MHz, EDP 1.982e-08 J*s, area 4.206 mm2",
+      "energy by unit (uJ): mac 3.816 (5.3%) alu 0.009 (0.0%) requant 0.129 (0.2%) psum 9.854 (13.8%) pe_fifo "
+      "0.180 (0.3%) ifmap_lb 0.549 (0.8%) filter_lb 2.413 (3.4%) glb 5.736 (8.0%) itcm 0.000 (0.0%) bus 0.000 "
+      "(0.0%) noc 0.965 (1.3%) psum_link 0.867 (1.2%) psum_net 2.094 (2.9%) dram 44.916 (62.8%)",
+      "energy by level (uJ): datapath 3.954 (5.5%) register file 12.997 (18.2%) global buffer 5.736 (8.0%) "
+      "network 3.926 (5.5%) dram 44.916 (62.8%)"},
      0},
 };
 

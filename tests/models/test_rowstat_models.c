@@ -67,19 +67,19 @@ static void test_sqnr_kws(void **state) {
 
 static void test_kws_int8(void **state) {
     (void)state;
-    run_model("kws_cnn int8", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 8, 106561);
+    run_model("kws_cnn int8", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 8, 99481);
 }
 
 static void test_kws_int16(void **state) {
     (void)state;
-    run_model("kws_cnn int16", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 16, 109706);
+    run_model("kws_cnn int16", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "rowstat", 16, 102379);
 }
 
 /* The Eyeriss-sized array: 12 x 14 PEs, 4-value networks, 108 KB buffer. */
 static void test_kws_eyeriss(void **state) {
     (void)state;
-    run_model("kws_cnn int16 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 16, 59077);
-    run_model("kws_cnn int8 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 8, 56466);
+    run_model("kws_cnn int16 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 16, 55426);
+    run_model("kws_cnn int8 eyeriss", KWS ".onnx", KWS "/calib", KWS "/sample_0.npy", "eyeriss", 8, 51751);
 }
 
 #define SM(rel) ENPU_SHARED_MODELS "/" rel
@@ -87,25 +87,25 @@ static void test_kws_eyeriss(void **state) {
 static void test_mnist(void **state) {
     (void)state;
     run_model("mnist-8", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
-              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 8, 49282);
+              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 8, 44687);
     run_model("mnist-8 int16", SM("mnist-8/model.onnx"), SM("mnist-8/test_data_set_0"),
-              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 16, 49895);
+              SM("mnist-8/test_data_set_1/input_0.pb"), "rowstat", 16, 45348);
 }
 
 static void test_alibaba_kws(void **state) {
     (void)state;
     run_model("alibaba-kws", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
-              SM("alibaba-kws/test_data_set_0/input_0.pb"), "rowstat", 8, 72808);
+              SM("alibaba-kws/test_data_set_0/input_0.pb"), "rowstat", 8, 65342);
     run_model("alibaba-kws int16", SM("alibaba-kws/model.onnx"), SM("alibaba-kws/test_data_set_0"),
-              SM("alibaba-kws/test_data_set_0/input_0.pb"), "eyeriss", 16, 50854);
+              SM("alibaba-kws/test_data_set_0/input_0.pb"), "eyeriss", 16, 49248);
 }
 
 static void test_vww(void **state) {
     (void)state;
     run_model("mlperf-vww-float", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
-              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "rowstat", 8, 568545);
+              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "rowstat", 8, 504790);
     run_model("mlperf-vww-float int16", SM("mlperf-vww-float/model.onnx"), SM("mlperf-vww-float/test_data_set_0"),
-              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "eyeriss", 16, 298982);
+              SM("mlperf-vww-float/test_data_set_1/input_0.pb"), "eyeriss", 16, 284321);
 }
 
 static void test_sqnr_shared(void **state) {

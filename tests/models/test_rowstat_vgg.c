@@ -68,13 +68,13 @@ static void never_worse(const mcase *cs, size_t n);
 static void test_never_worse_kws(void **state) {
     (void)state;
     static const mcase cs[] = {
-        {"models/kws_cnn.onnx", "rowstat", 8, 110702, 106640},
-        {"models/kws_cnn.onnx", "rowstat", 16, 118016, 109753},
-        {"models/kws_cnn.onnx", "eyeriss", 8, 58530, 56529},
-        {"models/kws_cnn.onnx", "eyeriss", 16, 62792, 59124},
-        {"models/import/mbv3.onnx", "rowstat", 8, 107348, 104931},
-        {"models/import/dethead.onnx", "rowstat", 8, 222326, 217368},
-        {"models/import/lngelu.onnx", "rowstat", 8, 6504, 6368},
+        {"models/kws_cnn.onnx", "rowstat", 8, 104066, 99552},
+        {"models/kws_cnn.onnx", "rowstat", 16, 112896, 102422},
+        {"models/kws_cnn.onnx", "eyeriss", 8, 53039, 51786},
+        {"models/kws_cnn.onnx", "eyeriss", 16, 58110, 55469},
+        {"models/import/mbv3.onnx", "rowstat", 8, 105085, 102281},
+        {"models/import/dethead.onnx", "rowstat", 8, 177016, 171195},
+        {"models/import/lngelu.onnx", "rowstat", 8, 5288, 5029},
     };
     never_worse(cs, sizeof cs / sizeof cs[0]);
 }
@@ -84,17 +84,20 @@ static void test_never_worse_kws(void **state) {
 static void test_never_worse_big(void **state) {
     (void)state;
     static const mcase cs[] = {
-        {"models/alexnet/conv1.onnx", "eyeriss", 16, 869859, 869859},
-        {"models/alexnet/conv2.onnx", "eyeriss", 16, 1948432, 1846130},
-        {"models/alexnet/conv3.onnx", "eyeriss", 16, 1285030, 1224497},
-        {"models/alexnet/conv4.onnx", "eyeriss", 16, 1134667, 917258},
-        {"models/alexnet/conv5.onnx", "eyeriss", 16, 767807, 614603},
-        {"models/vgg/conv3_1.onnx", "eyeriss", 16, 8265695, 6149261},
+        {"models/alexnet/conv1.onnx", "eyeriss", 16, 827509, 827509},
+        {"models/alexnet/conv2.onnx", "eyeriss", 16, 1873988, 1719424},
+        {"models/alexnet/conv3.onnx", "eyeriss", 16, 1139124, 1068893},
+        {"models/alexnet/conv4.onnx", "eyeriss", 16, 835309, 800969},
+        {"models/alexnet/conv5.onnx", "eyeriss", 16, 587215, 532614},
+        {"models/vgg/conv3_1.onnx", "eyeriss", 16, 6645615, 5744933},
     };
     never_worse(cs, sizeof cs / sizeof cs[0]);
 }
 
 static void never_worse(const mcase *cs, size_t n) {
+    int64_t olds[16], nows[16];
+    assert_true(n <= 16);
+    /* every case first, then the figures: one run prints them all */
     for (size_t i = 0; i < n; i++) {
         char path[512], what[600];
         snprintf(path, sizeof path, ENPU_SOURCE_DIR "/%s", cs[i].model);
@@ -106,10 +109,13 @@ static void never_worse(const mcase *cs, size_t n) {
                 (long long)now, (long long)old, 100.0 * (double)(now - old) / (double)old);
         if (now > old) fail_msg("%s: the search's %lld cycles, over the previous search's %lld", what, (long long)now,
                                 (long long)old);
-        assert_int_equal(old, cs[i].legacy);
-        assert_int_equal(now, cs[i].now);
+        olds[i] = old, nows[i] = now;
         enpu_graph_free(qg);
         enpu_graph_free(g);
+    }
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(olds[i], cs[i].legacy);
+        assert_int_equal(nows[i], cs[i].now);
     }
 }
 
@@ -150,11 +156,12 @@ static void test_vgg(void **state) {
             (unsigned long long)res.layers[0].activity[ENPU_ACT_DMA_WAIT]);
     assert_int_equal(res.total_macs, 924844032);
     assert_int_equal(TIMELOOP_VGG_CONV3_1, 924844032 / 168); /* Timeloop's: every PE busy */
-    assert_int_equal(res.total_cycles, 6149266);
+    assert_int_equal(res.total_cycles, 5744938);
     assert_int_equal(pes, 168);
-    /* the band docs/rowstat.md states: within 12% of Timeloop's (the
-     * pass's filter loads are not hidden, "VGG conv3_1 beside Timeloop") */
-    assert_true(vs > 0 && vs < 0.12);
+    /* the band docs/rowstat.md states: within 5% of Timeloop's (the next
+     * pass's filters stream into the other filter bank during this pass's
+     * MACs, "Filter banks"; "VGG conv3_1 beside Timeloop") */
+    assert_true(vs > 0 && vs <= 0.05);
     enpu_sim_result_free(&res);
     enpu_buf_free(&in);
     enpu_program_free(&p);

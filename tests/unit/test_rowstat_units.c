@@ -385,10 +385,35 @@ static void test_contract(void **state) {
     }
 }
 
+/* Filter banks (docs/rowstat.md "Filter banks"): the arch's flag, and a
+ * pass's filters (rs_p x rs_q x wk) filling at most half the filter loop
+ * buffer -- at exactly half they do, one entry less and they do not. */
+static void test_filter_banks(void **state) {
+    (void)state;
+    enpu_arch a;
+    enpu_err err = {0};
+    assert_int_equal(enpu_arch_preset("eyeriss", &a, &err), 0);
+    assert_int_equal(a.rs_filter_banks, 1);
+    enpu_instr in = conv();
+    in.ci = 64, in.co = 48, in.rs_e = 7, in.rs_p = 6, in.rs_q = 4, in.rs_r = 2, in.rs_t = 2, in.rs_hf = 2;
+    in.hk = in.wk = 3;
+    in.rs_weight_addr = 40000, in.rs_ofmap_addr = 20000;
+    enpu_rs_geom g;
+    assert_int_equal(enpu_rs_geom_of(&a, &in, &g, &err), 0);
+    assert_true(enpu_rs_filter_banked(&a, &in, &g)); /* 2 x 72 of 224 */
+    a.rs_filter_lb_depth = 2 * 6 * 4 * 3;
+    assert_true(enpu_rs_filter_banked(&a, &in, &g));
+    a.rs_filter_lb_depth--;
+    assert_false(enpu_rs_filter_banked(&a, &in, &g));
+    a.rs_filter_lb_depth = 224, a.rs_filter_banks = 0;
+    assert_false(enpu_rs_filter_banked(&a, &in, &g));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_noc_tags),   cmocka_unit_test(test_pe_conv1d), cmocka_unit_test(test_pe_link),
         cmocka_unit_test(test_requant_wide), cmocka_unit_test(test_scales16), cmocka_unit_test(test_instr),  cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_filter_banks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

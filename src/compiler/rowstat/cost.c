@@ -26,25 +26,58 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 /* What a pass takes, relative to its start, by its shape. */
 typedef struct pass_time {
     int64_t ne, nc, nf, ng, nk;   /* the shape (the key) */
+    int64_t tf;                   /* and the cycle its filters are all in (rel; the key) */
     int64_t tc, tl, s_last;       /* first MAC, last MAC, last psum served */
 } pass_time;
 
-typedef struct prod {
-    int64_t t;
-    int col;
-} prod;
-
-static int prod_cmp(const void *pa, const void *pb) {
-    const prod *a = pa, *b = pb;
-    if (a->t != b->t) return a->t < b->t ? -1 : 1;
-    return a->col - b->col;
+/* The output network serving psums that are ready at times t[0..n) (any
+ * order), pbw a cycle, the oldest first: the cycle it serves the last.
+ * Which column goes first among those ready together does not change that
+ * cycle, so the times are counted rather than sorted (the mapping search
+ * runs this for every pass shape it times).  INT64_MIN on no memory. */
+static int64_t psum_drain(const int64_t *t, int64_t n, int64_t pbw) {
+    if (n == 0) return INT64_MIN;
+    int64_t lo = t[0], hi = t[0];
+    for (int64_t k = 1; k < n; k++) lo = t[k] < lo ? t[k] : lo, hi = t[k] > hi ? t[k] : hi;
+    int64_t *cnt = calloc((size_t)(hi - lo + 1), sizeof *cnt);
+    if (!cnt) return INT64_MIN;
+    for (int64_t k = 0; k < n; k++) cnt[t[k] - lo]++;
+    /* cur: the cycle being filled, used: psums served in it so far */
+    int64_t cur = INT64_MIN, used = 0;
+    for (int64_t x = 0; x <= hi - lo; x++) {
+        int64_t c = cnt[x];
+        if (c == 0) continue;
+        if (lo + x > cur) cur = lo + x, used = 0;
+        /* c more psums, pbw a cycle, after the used ones */
+        used += c;
+        cur += (used - 1) / pbw;
+        used = (used - 1) % pbw + 1;
+    }
+    free(cnt);
+    return cur;
 }
 
-/* The timing of pass ps (docs/rowstat.md "A pass"): -1 when out of memory. */
+/* Pass ps's filters (*sum_p, over its horizontal sets) and channels
+ * (*sumq, over its vertical sets). */
+static void pass_sums(const enpu_rs_geom *g, const enpu_rs_pass *ps, int64_t *sum_p, int64_t *sumq) {
+    *sum_p = *sumq = 0;
+    for (int64_t h = 0; h < ps->tu; h++) *sum_p += enpu_rs_set_filters(g, ps, h);
+    for (int64_t v = 0; v < ps->ru; v++) *sumq += enpu_rs_set_channels(g, ps, v);
+}
+
+/* The filter values of pass ps's stream: its filters' rows of its channels. */
+static int64_t pass_nf(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps) {
+    int64_t sum_p, sumq;
+    pass_sums(g, ps, &sum_p, &sumq);
+    return sum_p * sumq * ps->nk * in->wk;
+}
+
+/* The timing of pass ps (docs/rowstat.md "A pass") whose filters are all in
+ * TF cycles after its start: -1 when out of memory. */
 static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in,
-                      const enpu_rs_pass *ps, pass_time *out) {
+                      const enpu_rs_pass *ps, int64_t TF, pass_time *out) {
     const int64_t sh = in->stride_h, wk = in->wk, wo = in->wo;
-    const int64_t D = a->rs_pe_pipeline, ibw = a->rs_ifmap_net_values, fbw = a->rs_filter_net_values;
+    const int64_t D = a->rs_pe_pipeline, ibw = a->rs_ifmap_net_values;
     const int64_t pbw = a->rs_psum_net_values;
     const int64_t ne = ps->ne, nk = ps->nk, tu = ps->tu, ru = ps->ru, C = ru * nk;
     const int64_t R0 = in->stride_w < wk ? in->stride_w : wk;
@@ -67,11 +100,10 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
     for (int64_t h = 0; h < tu; h++) ph[h] = enpu_rs_set_filters(g, ps, h), sum_p += ph[h];
     const int64_t nhs = g->gpar ? tu : 1, sumq = qpre[ru];
     const int64_t cblk = nhs * nK * sumq; /* values per used input column */
-    const int64_t NF = sum_p * sumq * nk * wk, TF = (NF - 1) / fbw + NET_LAT;
     int64_t *F = malloc((size_t)C * sizeof *F), *E = malloc((size_t)C * sizeof *E);
     int64_t *pj = malloc((size_t)C * sizeof *pj), *base = malloc((size_t)C * sizeof *base);
     int64_t np = ne * g->nwo * sum_p;
-    prod *pr = malloc((size_t)(np ? np : 1) * sizeof *pr);
+    int64_t *pr = malloc((size_t)(np ? np : 1) * sizeof *pr);
     if (!F || !E || !pj || !base || !pr) {
         free(kidx), free(F), free(E), free(pj), free(base), free(pr);
         return -1;
@@ -119,17 +151,15 @@ static int pass_model(const enpu_arch *a, const enpu_rs_geom *g, const enpu_inst
                     if (u == 0 && first < tc) tc = first;
                     if (u == U - 1 && last > tl) tl = last;
                 }
-                pr[npr++] = (prod){E[C - 1] + D, (int)(h * ne + j)};
+                pr[npr++] = E[C - 1] + D;
             }
 #undef ARRIVE
         }
-    /* the output network: the oldest psums first (then by column), pbw a cycle */
-    qsort(pr, (size_t)npr, sizeof *pr, prod_cmp);
-    int64_t cur = INT64_MIN, cnt = 0;
-    for (int64_t k = 0; k < npr; k++) {
-        if (pr[k].t > cur) cur = pr[k].t, cnt = 0;
-        if (cnt == pbw) cur++, cnt = 0;
-        cnt++;
+    /* the output network: the oldest psums first, pbw a cycle */
+    const int64_t cur = psum_drain(pr, npr, pbw);
+    if (npr > 0 && cur == INT64_MIN) {
+        free(kidx), free(F), free(E), free(pj), free(base), free(pr);
+        return -1;
     }
     out->tc = tc, out->tl = tl, out->s_last = cur;
     free(kidx), free(F), free(E), free(pj), free(base), free(pr);
@@ -229,9 +259,8 @@ static void dma_run(void *ctx, const enpu_rs_run *r) {
  * column a chain of ru vertical sets (set v: qv channels) of nk PEs. */
 static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_rs_pass *ps,
                         rs_counts *c) {
-    int64_t sum_p = 0, sumq = 0;
-    for (int64_t h = 0; h < ps->tu; h++) sum_p += enpu_rs_set_filters(g, ps, h);
-    for (int64_t v = 0; v < ps->ru; v++) sumq += enpu_rs_set_channels(g, ps, v);
+    int64_t sum_p, sumq;
+    pass_sums(g, ps, &sum_p, &sumq);
     const int64_t ne = ps->ne, nk = ps->nk, wk = in->wk, wo = in->wo, es = g->es;
     const int64_t chain = ps->ru * nk;
     /* a psum per output column and filter of each PE column; every PE of
@@ -301,28 +330,28 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
 
 /* The body of rs_conv `in` from cycle B (after its configuration) on DRAM
  * channel d: returns the first cycle after it; adds its counts to c. */
-/* The timing of pass ps by its shape, through the memo (at most 32 shapes:
- * two values of each of the five keys); -1 when out of memory. */
+/* The timing of pass ps by its shape and the cycle its filters are all in,
+ * through the memo (32 keys: two values of each of the five shape keys,
+ * the filters mostly at one time); -1 when out of memory.  fl_start: the
+ * cycle its filter stream starts, relative to its start (0, or before it
+ * with filter banks).  A PE's first MAC follows its first window value,
+ * which the ifmap network delivers NET_LAT cycles after the start at the
+ * earliest, so filters in before that count as in then. */
 static const pass_time *pass_lookup(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in,
-                                    const enpu_rs_pass *ps, pass_time *memo, int *nmemo, pass_time *fresh) {
+                                    const enpu_rs_pass *ps, int64_t fl_start, pass_time *memo, int *nmemo,
+                                    pass_time *fresh) {
+    const int64_t tf = max64(fl_start + (pass_nf(g, in, ps) - 1) / a->rs_filter_net_values + NET_LAT, NET_LAT);
     for (int i = 0; i < *nmemo; i++)
         if (memo[i].ne == ps->ne && memo[i].nc == ps->nc && memo[i].nf == ps->nf && memo[i].ng == ps->ng &&
-            memo[i].nk == ps->nk)
+            memo[i].nk == ps->nk && memo[i].tf == tf)
             return &memo[i];
-    *fresh = (pass_time){ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, 0, 0, 0};
-    if (pass_model(a, g, in, ps, fresh) != 0) return NULL;
-    if (*nmemo < 32) {
+    *fresh = (pass_time){ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, tf, 0, 0, 0};
+    if (pass_model(a, g, in, ps, tf, fresh) != 0) return NULL;
+    if (*nmemo < 512) {
         memo[(*nmemo)++] = *fresh;
         return &memo[*nmemo - 1];
     }
     return fresh;
-}
-
-/* Pass k into *ps and its timing (pass_lookup). */
-static const pass_time *pass_at(const enpu_arch *a, const enpu_rs_geom *g, const enpu_instr *in, int64_t k,
-                                enpu_rs_pass *ps, pass_time *memo, int *nmemo, pass_time *fresh) {
-    enpu_rs_pass_of(g, in, k, ps);
-    return pass_lookup(a, g, in, ps, memo, nmemo, fresh);
 }
 
 /* A pass's cycles from its start to its done (its last psum in the buffer). */
@@ -337,34 +366,45 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
     if (enpu_rs_geom_of(a, in, &g, &e) != 0) return -1;
     int64_t ncmd;
     enpu_rs_cmd *cmd = enpu_rs_commands(&g, in, &ncmd, &e);
-    int64_t *pd = malloc((size_t)g.n_passes * sizeof *pd);
-    pass_time memo[32];
+    int64_t *pd = malloc((size_t)g.n_passes * sizeof *pd), *fdone = malloc((size_t)g.n_passes * sizeof *fdone);
+    pass_time memo[512];
     int nmemo = 0;
-    if (!cmd || !pd) {
-        free(cmd), free(pd);
+    if (!cmd || !pd || !fdone) {
+        free(cmd), free(pd), free(fdone);
         return -1;
     }
+    const bool banked = enpu_rs_filter_banked(a, in, &g);
+    for (int64_t k = 0; k < g.n_passes; k++) fdone[k] = B;
     /* With a limit (the mapping search's branch and bound): the passes run
      * one after the other, each at least its span, so the layer ends no
      * earlier than the cycle a pass ends plus the spans of the passes after
-     * it; once that reaches the limit, the limit is the answer. */
-    int64_t rest = 0;
+     * it (with filter banks, the spans of passes whose filters are in
+     * before they start, but the first's; and no earlier than the filter
+     * network's streams one after the other, each NET_LAT + 1 cycles after
+     * the previous one's last value, the last pass's last psum at least
+     * NET_LAT + 1 after its own: docs/rowstat.md "Filter banks"); once that
+     * reaches the limit, the limit is the answer. */
+    int64_t rest = 0, streams = 0;
     for (int64_t k = 0; limit < INT64_MAX && k < g.n_passes; k++) {
         enpu_rs_pass ps;
         pass_time fresh;
-        const pass_time *pt = pass_at(a, &g, in, k, &ps, memo, &nmemo, &fresh);
+        enpu_rs_pass_of(&g, in, k, &ps);
+        const int64_t nf = pass_nf(&g, in, &ps);
+        const pass_time *pt = pass_lookup(a, &g, in, &ps, banked && k > 0 ? -nf : 0, memo, &nmemo, &fresh);
         if (!pt) {
-            free(cmd), free(pd);
+            free(cmd), free(pd), free(fdone);
             return -1;
         }
         rest += pass_span(a, &ps, pt);
+        streams += (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
     }
-    if (limit < INT64_MAX && B + rest >= limit) {
-        free(cmd), free(pd);
+    if (limit < INT64_MAX && B + max64(rest, banked ? streams : 0) >= limit) {
+        free(cmd), free(pd), free(fdone);
         return limit;
     }
     dma_acc da = {d, B, B, 0, 0, g.wb};
     int64_t ci = 0, prev = B, end = B, chan = B; /* chan: the DMA engine may issue from here */
+    int64_t flast = B;                           /* the previous pass's last filter value sent */
     for (int64_t k = 0; k <= g.n_passes; k++) {
         /* the commands the pass needs (after the last pass: the stores left) */
         int64_t ready = prev;
@@ -377,6 +417,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
             chan = da.t;
             ready = max64(ready, da.done);
             end = max64(end, da.done);
+            if (cc->kind == ENPU_RS_LOAD_FILTERS) fdone[cc->what] = da.done;
             /* a store reads its bytes from the global buffer and writes the
              * DRAM's words; a load the other way round */
             if (cc->kind == ENPU_RS_STORE) {
@@ -392,18 +433,39 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
             end = max64(end, prev);
             break;
         }
+        int64_t T0 = ready;
+        /* its filter stream starts at T0, or with filter banks as soon as
+         * the other bank is free (pass k - 2 done), its filter block is in
+         * the buffer and the previous pass's stream has left the network
+         * (docs/rowstat.md "Filter banks") */
+        int64_t S = T0;
+        if (banked && k > 0) {
+            int64_t s = max64(max64(flast + NET_LAT + 1, k >= 2 ? pd[k - 2] : B), fdone[k]);
+            if (s < T0) S = s;
+        }
         enpu_rs_pass ps;
         pass_time fresh;
-        const pass_time *pt = pass_at(a, &g, in, k, &ps, memo, &nmemo, &fresh);
+        enpu_rs_pass_of(&g, in, k, &ps);
+        const int64_t nf = pass_nf(&g, in, &ps);
+        const pass_time *pt = pass_lookup(a, &g, in, &ps, S - T0, memo, &nmemo, &fresh);
         if (!pt) {
-            free(cmd), free(pd);
+            free(cmd), free(pd), free(fdone);
             return -1;
         }
-        int64_t T0 = ready;
+        flast = S + (nf - 1) / a->rs_filter_net_values;
         int64_t PD = T0 + pass_span(a, &ps, pt);
-        rest -= pass_span(a, &ps, pt);
-        if (limit < INT64_MAX && PD + rest >= limit) {
-            free(cmd), free(pd);
+        if (limit < INT64_MAX) {
+            /* the bounds of the passes after this one (its own as added above) */
+            const pass_time *lb = pass_lookup(a, &g, in, &ps, banked && k > 0 ? -nf : 0, memo, &nmemo, &fresh);
+            if (!lb) {
+                free(cmd), free(pd), free(fdone);
+                return -1;
+            }
+            rest -= pass_span(a, &ps, lb);
+            streams -= (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
+        }
+        if (limit < INT64_MAX && max64(PD + rest, flast + streams + NET_LAT + 1) >= limit) {
+            free(cmd), free(pd), free(fdone);
             return limit;
         }
         c->act[ENPU_ACT_DMA_WAIT] += T0 - prev;
@@ -414,7 +476,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
         pd[k] = PD;
         prev = PD;
     }
-    free(cmd), free(pd);
+    free(cmd), free(pd), free(fdone);
     return end;
 }
 

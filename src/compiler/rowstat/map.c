@@ -37,6 +37,8 @@
 typedef struct cand {
     enpu_instr in;
     int64_t mult;  /* instructions of the batch: N / n */
+    int64_t dram;  /* the batch's DRAM words, at least (its bytes / word: each run touches
+                      its bytes' words at least) */
     double key;   /* LEGACY: the estimate; else the lower bound */
     int64_t idx;  /* enumeration order: ties are broken by it, so every mode is deterministic */
 } cand;
@@ -100,14 +102,29 @@ typedef struct shape {
  * its strip and block digits are the last of their dimension: the sum runs
  * over those classes.  From the shape alone (the contract's block
  * arithmetic written out), as the search calls it on every shape before
- * validating any. */
-static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape *s) {
+ * validating any.
+ *
+ * With filter banks (enpu_rs_filter_banked) a pass's filters may be in
+ * before it starts, so its TF above is only the 2 cycles an ifmap value
+ * takes to its PE -- except the first pass's, whose stream starts with it.
+ * The filter network still carries every pass's filters one stream after
+ * the other: a stream starts 3 cycles after the previous one's last value
+ * at the earliest (it has left the network's two stages), and the last
+ * pass ends its two stages after its own last value, plus its MACs.  So the passes take
+ * at least the larger of the two sums (the streams' the tighter when the
+ * filters outweigh the MACs: without it the search does not prune).
+ * Also *f0: the first pass's filter values; *olast: the last pass's
+ * outputs (ends_bound). */
+static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape *s, int64_t *f0, int64_t *olast) {
     const int64_t G = in->groups, cpg = in->ci / G, opg = in->co / G, wk = in->wk, wo = in->wo;
     const int64_t fbs = s->gp ? s->p : s->p * s->t, cbs = s->q * s->r, D = a->rs_pe_pipeline;
     const int64_t dg[5] = {enpu_ceil_div(in->ho, s->e), s->gp ? enpu_ceil_div(G, s->t) : G, enpu_ceil_div(opg, fbs),
                            enpu_ceil_div(cpg, cbs), enpu_ceil_div(in->hk, s->hf)};
     const int64_t ncols = in->stride_w <= wk ? (wo - 1) * in->stride_w + wk : wo * wk;
-    int64_t sum = 0;
+    const bool banked = a->rs_filter_banks && 2 * s->p * s->q * wk <= a->rs_filter_lb_depth;
+    int cls0 = 0; /* the first pass's class: the digits of one value are last */
+    for (int d = 0; d < 5; d++) cls0 |= (dg[d] == 1) << d;
+    int64_t sum = 0, streams = 0, after = INT64_MAX, first = 0;
     for (int cls = 0; cls < 32; cls++) {
         int64_t cnt = 1, idx[5];
         for (int d = 0; d < 5; d++) {
@@ -122,18 +139,24 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
         int64_t tu = s->gp ? ng : enpu_ceil_div(nf, s->p), ru = enpu_ceil_div(nc, s->q);
         int64_t P = s->gp ? ng * nf : nf, pmax = s->gp ? nf : imin(s->p, nf);
         int64_t qmax = imin(s->q, nc), qlast = nc - (ru - 1) * s->q;
-        int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
+        const int64_t TF = (P * nc * nk * wk - 1) / a->rs_filter_net_values + 2;
         /* the skew: every PE of the chain but the bottom one, set by set */
         int64_t skew = (ru - 1) * nk * (s->q * wk - 1 + D) + (nk - 1) * (qlast * wk - 1 + D);
         const int64_t nwo = s->n * wo;
-        int64_t t = imax(TF + nwo * pmax * qmax * wk, TF + skew + nwo * pmax * qlast * wk);
+        const int64_t macs = imax(nwo * pmax * qmax * wk, skew + nwo * pmax * qlast * wk);
         int64_t nK = in->stride_h <= nk ? (ne - 1) * in->stride_h + nk : ne * nk;
         int64_t I = s->n * ncols * (s->gp ? tu : 1) * nK * nc;
-        t = imax(t, (I - 1) / a->rs_ifmap_net_values + 3);
-        t = imax(t, enpu_ceil_div(ne * nwo * P, a->rs_psum_net_values));
+        int64_t rest = imax((I - 1) / a->rs_ifmap_net_values + 3, enpu_ceil_div(ne * nwo * P, a->rs_psum_net_values));
+        int64_t t = imax((banked ? 2 : TF) + macs, rest);
+        if (banked && cls == cls0) first = imax(TF + macs, rest) - t;
+        if (cls == cls0) *f0 = P * nc * nk * wk;
+        if (cls == 31) *olast = ne * nwo * P;
         sum += cnt * t;
+        streams += cnt * (TF + 1); /* its values' cycles (TF - 2 + 1), the 3-cycle gap after */
+        after = imin(after, macs);
     }
-    return sum;
+    /* the last stream's gap is the 2 stages to the filters in, then the MACs */
+    return banked ? imax(sum + first, streams - 1 + after) : sum;
 }
 
 /* The DRAM's part: the DMA engine's bursts are served one after the
@@ -141,7 +164,7 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
  * the bytes every command moves (the ifmap loads, the filter blocks and
  * their parameters once per strip, the outputs once; the ifmap and outputs
  * of each of the n images) take at least their bytes at that rate. */
-static int64_t dram_bound(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
+static int64_t dram_bytes(const enpu_instr *in, const enpu_rs_geom *g) {
     int64_t ibytes = 0;
     for (int64_t s = 0; s < g->n_strips; s++) {
         int64_t r0, r1;
@@ -149,8 +172,32 @@ static int64_t dram_bound(const enpu_arch *a, const enpu_instr *in, const enpu_r
         /* a tile's load per output block: each group's channels once per filter block */
         ibytes += (r1 - r0) * in->wi * (g->ict ? in->ci * g->es * g->n_fb : g->wpp_in * g->wb);
     }
-    int64_t bytes = g->n * ibytes + g->n_strips * g->weight_words * g->wb + g->n * in->ho * in->wo * in->co * g->es;
-    return bytes / imin(a->dram_bytes_per_cycle, g->wb);
+    return g->n * ibytes + g->n_strips * g->weight_words * g->wb + g->n * in->ho * in->wo * in->co * g->es;
+}
+
+static int64_t dram_bound(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
+    return dram_bytes(in, g) / imin(a->dram_bytes_per_cycle, g->wb);
+}
+
+/* The DMA at the ends of an instruction: its first pass starts no earlier
+ * than its first commands' data is in (its filters, f0 values, and the
+ * first ifmap load, i0 bytes: one channel, bursts one after the other at
+ * min(dram_bytes_per_cycle, word) bytes a cycle, then the DRAM's latency),
+ * and the layer ends no earlier than the last pass's outputs (olast
+ * values) are stored after it.  Where filter banks hide the filters, these
+ * two are most of what the passes' bound misses (the 1 x 1 layers on 3 x 3
+ * maps of docs/rowstat.md "Filter banks"). */
+static int64_t ends_bound(const enpu_arch *a, const enpu_instr *in, int64_t f0, int64_t i0, int64_t olast) {
+    const int64_t es = in->rs_bits ? 2 : 1, rate = imax(1, imin(a->dram_bytes_per_cycle, enpu_arch_word_bytes(a)));
+    return 2 * a->dram_latency + enpu_ceil_div(f0 * es + i0, rate) + enpu_ceil_div(olast * es, rate);
+}
+
+/* The first ifmap load's bytes (strip 0: its rows of every image, every
+ * channel word or, with tiles, the first tile's channels). */
+static int64_t first_load_bytes(const enpu_instr *in, const enpu_rs_geom *g) {
+    int64_t r0, r1;
+    enpu_rs_strip_rows(g, in, 0, &r0, &r1);
+    return g->n * (r1 - r0) * in->wi * (g->ict ? imin(g->tile_ch, g->cpg) * g->es : g->wpp_in * g->wb);
 }
 
 int64_t rs_map_bound(const enpu_arch *a, const enpu_instr *in) {
@@ -159,7 +206,9 @@ int64_t rs_map_bound(const enpu_arch *a, const enpu_instr *in) {
     if (enpu_rs_geom_of(a, in, &g, &e) != 0) return -1;
     const shape s = {g.hf, g.e, g.p, g.q, g.r, g.t, g.gpar, g.n};
     const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
-    return ctl + imax(pass_bound(a, in, &s), dram_bound(a, in, &g));
+    int64_t f0 = 0, ol = 0;
+    const int64_t pb = pass_bound(a, in, &s, &f0, &ol);
+    return ctl + imax(pb + ends_bound(a, in, f0, first_load_bytes(in, &g), ol), dram_bound(a, in, &g));
 }
 
 rs_map_text rs_map_params(const enpu_rs_geom *g, const enpu_instr *in) {
@@ -176,7 +225,8 @@ rs_map_text rs_map_params(const enpu_rs_geom *g, const enpu_instr *in) {
 
 typedef struct base {
     shape s;
-    int64_t lb, idx;  /* the batch's pass_bound (N/n instructions); enumeration order */
+    int64_t lb, idx;  /* the batch's bound (N/n instructions, shape_bound); enumeration order */
+    int64_t pb, f0, olast; /* one instruction's pass_bound and its ends (ends_bound) */
 } base;
 
 static int base_cmp(const void *pa, const void *pb) {
@@ -230,7 +280,9 @@ static base *shapes(const enpu_arch *a, const enpu_instr *in, int64_t N, enpu_se
                                         b = nb, cap *= 2;
                                     }
                                     shape sh = {hfs[ih], es_[ie], ps[ip], qs[iq], rs[ir], ts[it], gp, ni};
-                                    b[*n] = (base){sh, N / ni * pass_bound(a, in, &sh), (int64_t)*n};
+                                    int64_t f0 = 0, ol = 0, pb = pass_bound(a, in, &sh, &f0, &ol);
+                                    b[*n] = (base){sh, N / ni * (pb + ends_bound(a, in, f0, 0, ol)), (int64_t)*n,
+                                                   pb, f0, ol};
                                     (*n)++;
                                 }
                         }
@@ -268,8 +320,9 @@ static int variants(const enpu_arch *a, const enpu_instr *in, int64_t N, const b
         enpu_rs_geom_of(a, &c, &g, &e2);
         const int64_t mult = N / s->n;
         double key = mode == ENPU_SEARCH_LEGACY ? estimate(a, &c, &g)
-                                                : (double)(mult * ctl + imax(b->lb, mult * dram_bound(a, &c, &g)));
-        v[n] = (cand){c, mult, key, b->idx * (N_VALS + 1) + ii};
+                                                : (double)(mult * (ctl + imax(b->pb + ends_bound(a, &c, b->f0, first_load_bytes(&c, &g), b->olast),
+                                                                              dram_bound(a, &c, &g))));
+        v[n] = (cand){c, mult, mult * enpu_ceil_div(dram_bytes(&c, &g), g.wb), key, b->idx * (N_VALS + 1) + ii};
         n++;
     }
     return n;
@@ -330,12 +383,14 @@ static int64_t slack_cut(int64_t m) {
  * than cap cycles, unless the fastest is slower still), and after it the
  * next within the slack or else the fastest outside.  Returns the
  * threshold: a mapping of more cycles changes neither. */
+static int64_t pool_cut(int64_t m, int64_t cap) { return imin(slack_cut(m), imax(m, cap)); }
+
 static int64_t pool_pick(const pool *pl, int64_t cap, const timed **best, const timed **alt) {
     *best = *alt = NULL;
     if (pl->n == 0) return INT64_MAX;
     int64_t m = INT64_MAX;
     for (size_t i = 0; i < pl->n; i++) m = imin(m, pl->v[i].t);
-    const int64_t cut = imin(slack_cut(m), imax(m, cap));
+    const int64_t cut = pool_cut(m, cap);
     const timed *out = NULL;
     for (size_t i = 0; i < pl->n; i++) {
         const timed *x = &pl->v[i];
@@ -382,22 +437,96 @@ static int consider(const enpu_arch *a, const cand *c, pool *pl, int64_t thr, en
     return 0;
 }
 
+/* FAST's state between candidates: the pool and its pick, and the
+ * candidates set aside untimed (can_defer). */
+typedef struct search {
+    const enpu_arch *a;
+    enpu_search mode;
+    rs_map_info *info;
+    pool pl;
+    int64_t cap, thr, fastest;
+    const timed *best, *alt;
+    cand *def;
+    size_t ndef, defcap;
+} search;
+
+static void pick(search *S) {
+    S->thr = pool_pick(&S->pl, S->cap, &S->best, &S->alt);
+    S->fastest = INT64_MAX;
+    for (size_t i = 0; i < S->pl.n; i++) S->fastest = imin(S->fastest, S->pl.v[i].t);
+}
+
+/* Whether candidate c needs no timing while the pool stays as it is: it
+ * cannot be faster than the fastest timed (its bound), and with two
+ * mappings within the slack, its DRAM words alone put it behind the
+ * alternative (traffic decides among those, DRAM words first), so it is
+ * neither the choice nor the alternative whatever its cycles.  Under
+ * filter banks thousands of mappings come within the slack (the 1 x 1
+ * layers on 3 x 3 maps of docs/rowstat.md "Filter banks"): timing each to
+ * compare its traffic was most of a compile. */
+static bool can_defer(const search *S, const cand *c) {
+    return S->mode == ENPU_SEARCH_FAST && S->alt && S->alt->t <= pool_cut(S->fastest, S->cap) &&
+           c->key >= (double)S->fastest && c->dram > S->alt->dram;
+}
+
+/* Times candidate c into the pool and picks again.  -1 on no memory. */
+static int take(search *S, const cand *c) {
+    if (consider(S->a, c, &S->pl, S->thr, S->mode, S->info)) return -1;
+    pick(S);
+    return 0;
+}
+
+/* Sets candidate c aside (can_defer), or times it. */
+static int defer_or_take(search *S, const cand *c) {
+    if (!can_defer(S, c)) return take(S, c);
+    if (S->ndef == S->defcap) {
+        size_t nc = S->defcap ? 2 * S->defcap : 256;
+        cand *p = realloc(S->def, nc * sizeof *p);
+        if (!p) return -1;
+        S->def = p, S->defcap = nc;
+    }
+    S->def[S->ndef++] = *c;
+    return 0;
+}
+
+/* Times every candidate set aside that the pool's changes have made
+ * relevant again, until none is; drops those past the threshold (it never
+ * rises).  So at the end the set-aside ones change neither the choice nor
+ * the alternative: FAST still chooses what EXHAUSTIVE does.  -1 on no
+ * memory. */
+static int undefer(search *S) {
+    for (bool again = true; again;) {
+        again = false;
+        for (size_t i = 0; i < S->ndef;) {
+            const cand c = S->def[i];
+            if (c.key <= (double)S->thr && can_defer(S, &c)) {
+                i++;
+                continue;
+            }
+            S->def[i] = S->def[--S->ndef];
+            if (c.key > (double)S->thr) continue;
+            if (take(S, &c)) return -1;
+            again = true;
+        }
+    }
+    return 0;
+}
+
 int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const char *what,
                  rs_map_info *info, enpu_err *err) {
     size_t nb = 0;
+    memset(info, 0, sizeof *info);
     /* LEGACY has no slack (cap 0); the others take the whole slack until
      * their choice turns out slower than the fastest (below) */
-    int64_t cap = mode == ENPU_SEARCH_LEGACY ? 0 : INT64_MAX;
-    memset(info, 0, sizeof *info);
+    search S = {a, mode, info, {NULL, 0, 0}, mode == ENPU_SEARCH_LEGACY ? 0 : INT64_MAX, INT64_MAX, INT64_MAX,
+                NULL, NULL, NULL, 0, 0};
     const int64_t N = in->rs_n > 1 ? in->rs_n : 1;
     base *bs = shapes(a, in, N, mode, &nb);
     if (!bs) return enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     qsort(bs, nb, sizeof *bs, base_cmp);
     const enpu_instr orig = *in;
     const int64_t ctl = a->instr_fetch_cycles + a->decode_cycles + a->rs_config_cycles;
-    int64_t nvalid = 0, thr = INT64_MAX;
-    pool pl = {NULL, 0, 0};
-    const timed *best = NULL, *alt = NULL;
+    int64_t nvalid = 0;
     cand v[N_VALS + 1];
     cand *leg = NULL;
     size_t nleg = 0, legcap = 0;
@@ -405,7 +534,7 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
     for (size_t i = 0; i < nb && !rc; i++) {
         /* every later shape's bound is at least this one's: no mapping of
          * them can be the choice or the alternative */
-        if (mode == ENPU_SEARCH_FAST && ctl + bs[i].lb > thr) break;
+        if (mode == ENPU_SEARCH_FAST && ctl + bs[i].lb > S.thr) break;
         int nv = variants(a, &orig, N, &bs[i], mode, v);
         nvalid += nv;
         if (mode == ENPU_SEARCH_LEGACY) {
@@ -422,28 +551,29 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
         }
         qsort(v, (size_t)nv, sizeof *v, cand_cmp);
         for (int k = 0; k < nv && !rc; k++) {
-            if (mode == ENPU_SEARCH_FAST && v[k].key > (double)thr) break;
-            if (consider(a, &v[k], &pl, thr, mode, info)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-            else if (mode == ENPU_SEARCH_FAST) thr = pool_pick(&pl, cap, &best, &alt);
+            if (mode == ENPU_SEARCH_FAST && v[k].key > (double)S.thr) break;
+            const int64_t f = S.fastest;
+            const timed *al = S.alt;
+            if (defer_or_take(&S, &v[k]) || ((S.fastest != f || S.alt != al) && undefer(&S)))
+                rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         }
     }
     if (!rc && mode == ENPU_SEARCH_LEGACY && nleg > 0) {
         qsort(leg, nleg, sizeof *leg, cand_cmp);
-        for (size_t k = 0; k < nleg && k < N_LEGACY && !rc; k++) {
-            if (consider(a, &leg[k], &pl, thr, mode, info)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
-            else thr = pool_pick(&pl, cap, &best, &alt);
-        }
+        for (size_t k = 0; k < nleg && k < N_LEGACY && !rc; k++)
+            if (take(&S, &leg[k])) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
     }
     free(leg);
     free(bs);
     info->n_cand = (int64_t)nb;
-    pool_pick(&pl, cap, &best, &alt);
-    if (!rc && best && mode != ENPU_SEARCH_LEGACY && pool_traded(&pl, best)) {
+    pick(&S);
+    if (!rc && S.best && mode != ENPU_SEARCH_LEGACY && pool_traded(&S.pl, S.best)) {
         /* the choice gave up cycles: no more than LEGACY's choice takes (the
          * search stays never worse in cycles), which may find nothing where
          * ifmap tiles fit.  Picking again from the same pool is exact: it
          * holds every mapping up to the threshold of the wider slack, which
-         * covers the narrower one's choice and alternative. */
+         * covers the narrower one's choice and alternative -- but for those
+         * set aside, which the narrower slack may make relevant (undefer). */
         rs_map_info li;
         enpu_instr l = orig;
         enpu_err e2 = {0};
@@ -452,15 +582,18 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
             *err = e2;
             rc = lr;
         } else if (!lr) {
-            pool_pick(&pl, li.cycles, &best, &alt);
+            S.cap = li.cycles;
+            pick(&S);
+            if (undefer(&S)) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         }
     }
+    free(S.def);
     if (rc) {
-        free(pl.v);
+        free(S.pl.v);
         return rc;
     }
     if (nvalid == 0) {
-        free(pl.v);
+        free(S.pl.v);
         /* the smallest mapping says what does not fit */
         enpu_instr c = orig;
         c.rs_e = c.rs_p = c.rs_q = c.rs_r = c.rs_t = 1;
@@ -470,14 +603,14 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
         return enpu_fail(err, ENPU_E_NOFIT, "layer '%s': no mapping fits arch '%s' (the smallest: %s)",
                          what, a->name, e2.msg);
     }
-    if (!best) {
-        free(pl.v);
+    if (!S.best) {
+        free(S.pl.v);
         return enpu_fail(err, ENPU_E_NOMEM, "layer '%s': out of memory timing its mappings", what);
     }
-    *in = best->in;
-    info->cycles = best->t;
-    info->alt_cycles = alt ? alt->t : -1;
-    if (alt) info->alt = alt->in;
-    free(pl.v);
+    *in = S.best->in;
+    info->cycles = S.best->t;
+    info->alt_cycles = S.alt ? S.alt->t : -1;
+    if (S.alt) info->alt = S.alt->in;
+    free(S.pl.v);
     return 0;
 }

@@ -138,11 +138,62 @@ static void pass_start(rs_eng *e, int64_t k, int64_t t) {
     const int64_t nhs = g->gpar ? ps->tu : 1;
     e->ifs = (rs_stream){0, g->n * g->ncols * nhs * e->nK * e->qpre[ps->ru], e->a->rs_ifmap_net_values};
     e->fls = (rs_stream){0, sum_p * e->qpre[ps->ru] * ps->nk * in->wk, e->a->rs_filter_net_values};
+    /* where its filter stream starts (docs/rowstat.md "Filter banks"): at
+     * its start, or with two banks as soon as the other bank is free (pass
+     * k - 2 done), its filter block is in the buffer and the previous
+     * pass's stream has left the network (its IDs then change) */
+    e->prev_filt_last = e->filt_last;
+    e->fl_start = t;
+    if (e->banked && k > 0) {
+        int64_t s = e->prev_filt_last + RS_NET_LAT + 1;
+        if (k >= 2 && e->pass_done[k - 2] > s) s = e->pass_done[k - 2];
+        if (e->fload[k] >= 0 && e->cmd_done[e->fload[k]] > s) s = e->cmd_done[e->fload[k]];
+        if (s < t) e->fl_start = s;
+    }
     e->filt_last = -1;
     e->psums_left = ps->ne * g->nwo * sum_p;
     e->last_write = -1;
     e->first_mac = INT64_MAX;
     e->last_mac = -1;
+}
+
+/* Cycle t of the pass's filter stream: up to rs_filter_net_values values of
+ * its filter block onto the filter network, which moves the earlier ones on
+ * (deliver_filter); sets filt_last when the last value is sent. */
+static void filter_cycle(rs_eng *e, int64_t t) {
+    rs_packet sent[64];
+    int ns = 0;
+    for (; ns < e->fls.per_cycle && e->fls.n < e->fls.total; ns++, e->fls.n++) {
+        rs_glb_filter_value(e, e->fls.n, &sent[ns]);
+        e->st.reads[ENPU_MEM_GLB] += (uint64_t)e->g.es;
+        e->st.reads[ENPU_MEM_NOC]++;
+        if (e->fls.n == e->fls.total - 1) e->filt_last = t;
+    }
+    rs_noc_step(&e->filter_net, t, sent, ns, deliver_filter, e, &e->st.writes[ENPU_MEM_NOC]);
+}
+
+/* The error of a delivery that found a PE's FIFO or filter loop buffer full
+ * in cycle t (e->overflow names the PE). */
+static int overflow_fail(const rs_eng *e, int64_t t, enpu_err *err) {
+    return enpu_fail(err, ENPU_E_INVALID,
+                     "instruction %d: PE (%d, %d): input FIFO or filter loop buffer overflow in cycle %" PRId64
+                     " (the mapping exceeds the PE's buffers)",
+                     e->instr, (e->overflow - 1) / (int)e->a->rs_cols, (e->overflow - 1) % (int)e->a->rs_cols, t);
+}
+
+/* A pass whose filter stream started before it (fl_start < t0, into the
+ * other bank while the previous pass ran), on the per-cycle path: the
+ * stream's and the filter network's cycles fl_start .. t0 - 1, which no
+ * other unit touches (the previous pass's filters had left the network and
+ * its PEs read the other bank), run now, in their own cycles; the rest
+ * goes on in pass_cycle. */
+static int filters_ahead(rs_eng *e, enpu_err *err) {
+    e->overflow = 0;
+    for (int64_t t = e->fl_start; t < e->t0 && !(e->fls.n == e->fls.total && rs_noc_empty(&e->filter_net)); t++) {
+        filter_cycle(e, t);
+        if (e->overflow) return overflow_fail(e, t, err);
+    }
+    return 0;
 }
 
 /* One cycle of the pass; sets *done when its last psum is in the buffer. */
@@ -161,19 +212,8 @@ static int pass_cycle(rs_eng *e, int64_t t, bool *done, enpu_err *err) {
     }
     e->overflow = 0;
     rs_noc_step(&e->ifmap_net, t, sent, ns, deliver_ifmap, e, &e->st.writes[ENPU_MEM_NOC]);
-    ns = 0;
-    for (; ns < e->fls.per_cycle && e->fls.n < e->fls.total; ns++, e->fls.n++) {
-        rs_glb_filter_value(e, e->fls.n, &sent[ns]);
-        e->st.reads[ENPU_MEM_GLB] += (uint64_t)e->g.es;
-        e->st.reads[ENPU_MEM_NOC]++;
-        if (e->fls.n == e->fls.total - 1) e->filt_last = t;
-    }
-    rs_noc_step(&e->filter_net, t, sent, ns, deliver_filter, e, &e->st.writes[ENPU_MEM_NOC]);
-    if (e->overflow)
-        return enpu_fail(err, ENPU_E_INVALID,
-                         "instruction %d: PE (%d, %d): input FIFO or filter loop buffer overflow in cycle %" PRId64
-                         " (the mapping exceeds the PE's buffers)",
-                         e->instr, (e->overflow - 1) / (int)e->a->rs_cols, (e->overflow - 1) % (int)e->a->rs_cols, t);
+    filter_cycle(e, t);
+    if (e->overflow) return overflow_fail(e, t, err);
     const bool go = e->filt_last >= 0 && t >= e->filt_last + RS_NET_LAT;
     /* the PEs, each column from the bottom up: a psum the PE below takes
      * this cycle frees its link for the PE above in the same cycle */
@@ -251,11 +291,15 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
     e->cmd = enpu_rs_commands(&e->g, e->in, &e->ncmd, err);
     e->cmd_done = malloc((size_t)(e->ncmd ? e->ncmd : 1) * sizeof *e->cmd_done);
     e->pass_done = malloc((size_t)e->g.n_passes * sizeof *e->pass_done);
-    if (!e->cmd || !e->cmd_done || !e->pass_done) {
+    e->fload = malloc((size_t)e->g.n_passes * sizeof *e->fload);
+    if (!e->cmd || !e->cmd_done || !e->pass_done || !e->fload) {
         rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         goto out;
     }
-    for (int64_t k = 0; k < e->g.n_passes; k++) e->pass_done[k] = INT64_MAX;
+    for (int64_t k = 0; k < e->g.n_passes; k++) e->pass_done[k] = INT64_MAX, e->fload[k] = -1;
+    for (int64_t ci = 0; ci < e->ncmd; ci++)
+        if (e->cmd[ci].kind == ENPU_RS_LOAD_FILTERS) e->fload[e->cmd[ci].what] = ci;
+    e->banked = enpu_rs_filter_banked(e->a, e->in, &e->g);
     rs_dma_start(&e->dma, e->cmd, e->ncmd, B, e->cmd_done);
     e->ff.nmemo = 0; /* pass shapes are the instruction's */
     e->ff.done_at = -1;
@@ -283,6 +327,7 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
                 pass_start(e, next, t);
                 sim_wd_progress(&e->wd, (uint64_t)t);
                 e->ff.done_at = e->ff.on ? rs_ff_pass(e, t) : -1;
+                if (e->ff.done_at < 0 && (rc = filters_ahead(e, err))) goto out;
             }
         }
         if (e->active) {
@@ -360,8 +405,8 @@ static int run_layer(rs_eng *e, int instr, int64_t B, int64_t *end, enpu_err *er
     }
     for (int o = 0; o < ENPU_UOP_COUNT; o++) sim->rows[instr].uops[o] += e->st.uops[o];
 out:
-    free(e->cmd), free(e->cmd_done), free(e->pass_done);
-    e->cmd = NULL, e->cmd_done = e->pass_done = NULL;
+    free(e->cmd), free(e->cmd_done), free(e->pass_done), free(e->fload);
+    e->cmd = NULL, e->cmd_done = e->pass_done = e->fload = NULL;
     return rc;
 }
 

@@ -22,7 +22,9 @@
  *     for every command that may run before the pass ends.  So the pass's
  *     data are a function of the buffer at its start, its timing a function
  *     of its shape (rs_ff_shape's key: the rows, channels, filters, groups
- *     and kernel rows it covers), and the DMA engine sees the pass only
+ *     and kernel rows it covers) and of the cycle its filters are all in
+ *     (their stream may have started into the other bank before the pass:
+ *     ctrl.c pass_start), and the DMA engine sees the pass only
  *     through pass_done[], set in the same cycle as on the per-cycle path.
  *
  * (2) Its schedule.  In a cycle the per-cycle path runs the output network,
@@ -38,8 +40,8 @@
  *     cycle and the first cycle of each condition -- value jj: the cycle
  *     the ifmap network delivers it (sent at stream index / ifmap values a
  *     cycle, RS_NET_LAT later); the filters: TF, after the filter stream's
- *     last value; the psum above: the PE above's last MAC + rs_pe_pipeline
- *     (>= 1, so the order of the PEs in a cycle does not matter); the link
+ *     last value (which may be before the pass's start); the psum above:
+ *     the PE above's last MAC + rs_pe_pipeline (>= 1, so the order of the PEs in a cycle does not matter); the link
  *     below: the first MAC of the PE below on the previous unit (the same
  *     cycle: that PE steps first), for the bottom PE the cycle the output
  *     network takes its psum (it runs first).  Only a unit's first MAC
@@ -242,7 +244,7 @@ static void schedule(rs_eng *e, rs_ff_shape *s) {
     const int64_t ne = ps->ne, nk = ps->nk, C = e->chain, wo = in->wo, wk = in->wk;
     const int64_t D = a->rs_pe_pipeline, ncol = ne * ps->tu, npsum = e->psums_left;
     const int64_t nhs = g->gpar ? ps->tu : 1, rw = in->stride_w < wk ? in->stride_w : wk;
-    const int64_t NF = e->fls.total, TF = (NF - 1) / a->rs_filter_net_values + RS_NET_LAT;
+    const int64_t NF = e->fls.total, TF = s->tf;
     const sched_ctx x = {nhs * e->nK * e->qpre[ps->ru], a->rs_ifmap_net_values};
     s->ok = false;
     bool ok = NF > 0 && C <= 64 && ncol <= 64;
@@ -481,10 +483,19 @@ int64_t rs_ff_pass(rs_eng *e, int64_t t) {
     const enpu_rs_pass *ps = &e->ps;
     /* the windows and psums fit (the validator's; the per-cycle path assumes them) */
     if (ps->ru > 64 || ps->tu > 64 || e->g.q * e->in->wk > e->pe[0].lb_cap || e->g.p > e->pe[0].psum_cap) return -1;
-    rs_ff_shape *s = NULL, fresh = {ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, false, 0, 0, 0};
+    /* the filters all in (TF, from the pass's start): their stream may have
+     * started before it, into the other bank ("Filter banks"); a PE's first
+     * MAC follows its first window value, which the ifmap network delivers
+     * RS_NET_LAT cycles after the start at the earliest, so a TF before
+     * that is that */
+    const int64_t filt_last = e->fl_start + (e->fls.total - 1) / e->a->rs_filter_net_values;
+    const int64_t tf = max64(filt_last + RS_NET_LAT - t, RS_NET_LAT);
+    rs_ff_shape *s = NULL, fresh = {ps->ne, ps->nc, ps->nf, ps->ng, ps->nk, tf, false, 0, 0, 0};
     for (int i = 0; i < f->nmemo && !s; i++) {
         rs_ff_shape *m = &f->memo[i];
-        if (m->ne == ps->ne && m->nc == ps->nc && m->nf == ps->nf && m->ng == ps->ng && m->nk == ps->nk) s = m;
+        if (m->ne == ps->ne && m->nc == ps->nc && m->nf == ps->nf && m->ng == ps->ng && m->nk == ps->nk &&
+            m->tf == tf)
+            s = m;
     }
     if (!s) {
         schedule(e, &fresh);
@@ -495,7 +506,7 @@ int64_t rs_ff_pass(rs_eng *e, int64_t t) {
     /* the state the per-cycle path ends the pass in */
     e->ifs.n = e->ifs.total;
     e->fls.n = e->fls.total;
-    e->filt_last = t + (e->fls.total - 1) / e->a->rs_filter_net_values;
+    e->filt_last = filt_last;
     e->first_mac = t + s->tc;
     e->last_mac = t + s->tl;
     e->last_write = t + s->ts + (ps->final ? e->a->requant_latency : 0);

@@ -188,11 +188,12 @@ static inline int32_t rs_requant(const enpu_instr *in, int64_t es, int64_t acc, 
 
 /* ---- the fast-forward (fastfwd.c) ---------------------------------------------------------------- */
 
-/* The schedule of a pass shape, relative to the pass's start (a layer's
- * passes of one shape share it: nothing in it depends on the data, the
- * start cycle or which output block the pass is in). */
+/* The schedule of a pass shape and filter arrival, relative to the pass's
+ * start (a layer's passes of one such key share it: nothing in it depends
+ * on the data, the start cycle or which output block the pass is in). */
 typedef struct rs_ff_shape {
     int64_t ne, nc, nf, ng, nk;    /* the key: enpu_rs_pass's shape */
+    int64_t tf;                    /* and the cycle its filters are all in (from its start) */
     bool ok;                       /* no error in the pass: it may be fast-forwarded */
     int64_t tc, tl, ts;            /* first MAC, last MAC, last psum served */
 } rs_ff_shape;
@@ -280,6 +281,11 @@ struct rs_eng {
     enpu_rs_pass ps;
     int64_t t0, tf;            /* start; filters all in (TF) */
     int64_t filt_last;         /* cycle the last filter value was sent, -1 */
+    bool banked;               /* the filter loop buffers are two banks (enpu_rs_filter_banked) */
+    int64_t fl_start;          /* cycle the pass's filter stream starts: its start, or earlier
+                                  into the other bank (docs/rowstat.md "Filter banks") */
+    int64_t prev_filt_last;    /* the previous pass's filt_last */
+    int64_t *fload;            /* per pass: its filter load's command, -1 */
     rs_stream ifs, fls;
     int64_t nK, kidx[4096];    /* the strip's ifmap rows the PEs take (k -> index), -1 */
     int64_t klist[4096];
