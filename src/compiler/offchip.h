@@ -1,5 +1,7 @@
-/* The off-chip plan's private types (offchip.c), shared with the planning
- * of input-channel blocks (icblocks.c). */
+/* The off-chip plan's private types and the functions its phases share:
+ * offchip.c (the entry point: steps, DRAM, notes), offchip_weights.c (1:
+ * weights and their blocks), offchip_mem.c (2-4: residency, strips,
+ * memory), offchip_items.c (5: items), icblocks.c (input-channel blocks). */
 #ifndef ENPU_COMPILER_OFFCHIP_H
 #define ENPU_COMPILER_OFFCHIP_H
 
@@ -8,6 +10,12 @@
 static inline int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 static inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#define OOM() enpu_fail(c->err, ENPU_E_NOMEM, "out of memory")
+
+/* The storage that holds storage s: the one it is a part of (a concat's
+ * part), else s itself (-1 stays -1). */
+static inline int target(const cc *c, int s) { return s >= 0 && c->S[s].into >= 0 ? c->S[s].into : s; }
 
 typedef struct ost {
     int head;                 /* head layer (host layer for a host step) */
@@ -58,6 +66,22 @@ typedef struct plan {
     wbuf dimg;                /* DRAM image: weights, then output-channel block slices */
 } plan;
 
+/* ---- weights (offchip_weights.c) ---- */
+
+void cc_off_step_weights(plan *pl);
+int cc_off_weight_buffers(plan *pl);
+int cc_off_cob_slices(plan *pl);
+
+/* ---- residency, strips and memory (offchip_mem.c) ---- */
+
+int cc_off_plan_memory(plan *pl);
+void cc_off_live_range(const plan *pl, int s, int64_t *a, int64_t *b);
+
+/* ---- items (offchip_items.c) ---- */
+
+int cc_off_host_items(plan *pl, const ost *st);
+int cc_off_chain_items(plan *pl, int k);
+
 /* ---- input-channel blocks (icblocks.c) ---- */
 
 /* What a unit of input-channel blocks is called in notes and nofits. */
@@ -66,7 +90,7 @@ const char *cc_icb_unit_name(const ost *st);
  * strip's instruction): its geometry, its weight rows (cc_icb_row) and its
  * first input word relative to h's (*woff).  A conv block of a strip at the
  * map's edge may fall only on padding (h->hi < 1): cc_icb_reads, which the
- * strip heights avoid (offchip.c strips_read). */
+ * strip heights avoid (offchip_mem.c strips_read). */
 void cc_icb_cut(const ost *st, int P, int ib, enpu_instr *h, int64_t *r0, int64_t *r1, int64_t *woff);
 bool cc_icb_reads(const ost *st, int P, int ib, const enpu_instr *h);
 /* Weight rows of block [r0, r1) of layer instruction whole, and the layer's

@@ -653,8 +653,8 @@ static void test_host_windows_and_pads(void **state) {
  * tensor only the host sees and its output the graph's: the off-chip items
  * gave that tensor no access, so the second host op had no dependency and
  * the list schedule ran it first, on an empty input (output all zeros in
- * both simulator modes; fuzz seed 6091; src/compiler/offchip.c host_items,
- * items.c cc_item_host_tensor). */
+ * both simulator modes; fuzz seed 6091; src/compiler/offchip_items.c
+ * cc_off_host_items, items.c cc_item_host_tensor). */
 static void test_offchip_host_chain(void **state) {
     (void)state;
     hb b = {enpu_graph_new("offchip_host_chain"), 18};
