@@ -268,7 +268,8 @@ pe_ctrl.v|s/tapoff <= rowoff + dhxi;/tapoff <= rowoff;/|the pad offset of a kern
 writer.v|s/wire z0 = !two \&\& c0w == co_w \&\& end0 == {2'"'"'b0, co_l};/wire z0 = 1'"'"'b0;/|no zero fill after the last channel of the layer|writer,
 loader.v|s/assign rd_en = rd_req \&\& !bus_busy;/assign rd_en = rd_req;/|a read granted the main bus in a cycle the writer has it|loader,
 loader.v|s/(iy >= 0 \&\& iy < \$signed({2'"'"'b0, cfg_hi}) \&\& ix >= 0/(iy >= 0 \&\& iy < $signed({2'"'"'b0, cfg_hi}) \&\& ix > 0/|the left edge column of the map taken for padding|loader,
-weight_reader.v|s/tapbase <= chbase + cfg_ch_stride;/tapbase <= tapbase + cfg_ch_stride;/|the next channel'"'"'s weights read from the last tap'"'"'s instead of the channel'"'"'s first|weight_reader,'
+weight_reader.v|s/tapbase <= chbase + cfg_ch_stride;/tapbase <= tapbase + cfg_ch_stride;/|the next channel'"'"'s weights read from the last tap'"'"'s instead of the channel'"'"'s first|weight_reader,
+loader.v|s/cfg_ifmap + pix \* cfg_wpp + cfg_iword + a_kz;/cfg_ifmap + pix * cfg_wpp + a_kz;/|the first channel word read in each pixel (ifmap_word) left out of the address|loader,'
 MUTATIONS_RS='pe.v|s/first ? (HAS_IN != 0 ? in_val : {PSW{1.b0}}) : ps/first ? {PSW{1'"'"'b0}} : ps/|a unit not adding the psum from the PE above|pe (
 pe.v|s/slot_s >= {1.b0, L} ? slot_s/slot_s > {1'"'"'b0, L} ? slot_s/|an off-by-one in the loop buffer window wrap|pe (
 pe.v|s/if (col_end) lb_head <= head_w\[CW-1:0\];/if (col_end) lb_head <= lb_head;/|the window head not advanced when its oldest values are replaced|pe (

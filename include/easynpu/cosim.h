@@ -205,7 +205,9 @@ typedef struct enpu_cosim_enpu_chain {
     int64_t bank_size;          /* ifmap pad entries per bank */
     int64_t wo, owpp, co;       /* the output map's width, words per pixel, channels */
     bool fc;                    /* the loader: units are words of the flattened map */
-    int64_t hi, wi, wpp_in;     /* the input map's height, width, words per pixel */
+    int64_t hi, wi, wpp_in;     /* the input map's height, width, words per pixel read */
+    int64_t istride, iword;     /* the map's words per pixel, the first read (ifmap_wpp /
+                                   ifmap_word, ISA 9; else wpp_in, 0) */
     int64_t ifmap_addr;
     int32_t pad_value;          /* a padding word's lanes (zp_in) */
     int64_t w_tap, w_ch;        /* the weight reader: words from a tap to the next, from a

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define ENPU_ISA_VERSION 8
+#define ENPU_ISA_VERSION 9
 #define ENPU_INSTR_BITS 512
 #define ENPU_INSTR_BYTES 64
 /* Longest line enpu_instr_format writes, without the layer name part. */
@@ -244,6 +244,9 @@ int64_t enpu_quant_records(const enpu_arch *arch, const enpu_instr *in);
 /* Words from ofmap_addr to the end of the last word an instruction stores
  * (ofmap_wpp / ofmap_word make gaps for a concat at store). */
 int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in);
+/* Words from ifmap_addr to the end of the last word an instruction reads
+ * (ifmap_wpp / ifmap_word: some channel words of each pixel, ISA 9). */
+int64_t enpu_ifmap_span(const enpu_arch *arch, const enpu_instr *in);
 
 /* Writes one listing line for `in`: the mnemonic, then name="layer" when
  * layer_name is non-NULL, then key=value for every non-zero field (numbers

@@ -2,8 +2,9 @@
 // docs/microarch.md §11.5, §11.7): it fills the ifmap pad bank of each load
 // unit, one word a cycle.  Word j of a unit is input pixel (iy0 + j div xi,
 // ix0 + j mod xi) of channel word kz (fc: word kz of the flattened map):
-// inside the map a DTCM read (address ifmap + (iy * wi + ix) * wpp + kz,
-// which needs the main bus: denied in a cycle the writer writes, it is
+// inside the map a DTCM read (address ifmap + (iy * wi + ix) * wpp + iword
+// + kz, wpp the map's words per pixel and iword the first one the conv
+// reads: ifmap_wpp and ifmap_word, ISA 9; which needs the main bus: denied in a cycle the writer writes, it is
 // tried again in the next), outside it a padding word (zp_in in every lane
 // and the padding mark) that needs no bus.  A unit starts in its bank when
 // the bank is free (its previous unit's last pad read is in an earlier
@@ -25,7 +26,8 @@ module loader #(
     input wire cfg_fc,
     input wire [CW-1:0] cfg_hi,
     input wire [CW-1:0] cfg_wi,
-    input wire [MAW-1:0] cfg_wpp,
+    input wire [MAW-1:0] cfg_wpp,    // the map's words per pixel
+    input wire [MAW-1:0] cfg_iword,  // the first of them read (a conv over some channel words)
     input wire [MAW-1:0] cfg_ifmap,
     input wire [7:0] cfg_pad,
     input wire [AW:0] cfg_bank_size,
@@ -79,7 +81,7 @@ module loader #(
     /* verilator lint_off WIDTH */
     wire [MAW-1:0] pix = iy * cfg_wi + ix;  // in_map the map: iy, ix >= 0
     /* verilator lint_on WIDTH */
-    assign rd_addr = cfg_fc ? cfg_ifmap + a_kz : cfg_ifmap + pix * cfg_wpp + a_kz;
+    assign rd_addr = cfg_fc ? cfg_ifmap + a_kz : cfg_ifmap + pix * cfg_wpp + cfg_iword + a_kz;
     assign pad_we = act && (!in_map || !bus_busy);
     /* verilator lint_off UNUSEDSIGNAL */
     wire [AW:0] ent = (a_bank ? cfg_bank_size : {(AW + 1) {1'b0}}) + a_j[AW:0];  // < DIF

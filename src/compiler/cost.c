@@ -736,7 +736,7 @@ static const int unread[] = {
     ENPU_F_bias_addr,  ENPU_F_quant_addr, ENPU_F_table_addr, ENPU_F_zp_in,    ENPU_F_zp_out,
     ENPU_F_zp_op2,     ENPU_F_clamp_lo,   ENPU_F_clamp_hi,  ENPU_F_in1_mult,  ENPU_F_in2_mult,
     ENPU_F_out_mult,   ENPU_F_out_shift,  ENPU_F_dram_addr, ENPU_F_sram_addr, ENPU_F_push,
-    ENPU_F_pop,        ENPU_F_ofmap_wpp,  ENPU_F_ofmap_word};
+    ENPU_F_pop,        ENPU_F_ofmap_wpp,  ENPU_F_ofmap_word, ENPU_F_ifmap_wpp, ENPU_F_ifmap_word};
 
 /* What tile.c chooses (not part of a tiling key: it is the answer). */
 static const int tile_out[] = {ENPU_F_tile_x,  ENPU_F_tile_y, ENPU_F_tile_xi,

@@ -317,16 +317,16 @@ int cc_offchip(cc *c, uint8_t **wimg, size_t *wlen, uint8_t **simg, size_t *slen
     for (int k = 0; k < pl.nst; k++)
         if (pl.st[k].nicb > 1) {
             const ost *st = &pl.st[k];
-            char buf[400], conv[96] = "";
-            if (st->icu == 3)
-                snprintf(conv, sizeof conv, " (every input channel; strips of at most %" PRId64
-                         " output rows, each one psum tile)", st->icrows);
+            char buf[448], conv[128] = "", units[64];
+            if (st->icu >= 3)
+                snprintf(conv, sizeof conv, " (%s; strips of at most %" PRId64 " output rows, each one psum tile)",
+                         st->icu == 3 ? "every input channel" : "the words read through ifmap_wpp", st->icrows);
             snprintf(buf, sizeof buf,
-                     "cut into %d input-channel blocks of %" PRId64 " %s(s)%s: one block of %" PRId64
+                     "cut into %d input-channel blocks of %s%s: one block of %" PRId64
                      " output channels with its whole input needs %" PRId64 " bytes of weights and parameters, "
                      "over weight_mem_bytes %" PRId64 "; a block needs at most %" PRId64
                      " bytes, its sums held in the psum file from block to block",
-                     st->nicb, st->icper, cc_icb_unit_name(st), conv, st->cob, st->icfull, a->weight_mem_bytes,
+                     st->nicb, cc_icb_units(st, units, sizeof units), conv, st->cob, st->icfull, a->weight_mem_bytes,
                      st->icbytes);
             add_note(&c->L[st->head], buf, false);
         }

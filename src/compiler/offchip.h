@@ -42,9 +42,12 @@ typedef struct ost {
      * the input, the sums held in the psum file between them (ISA 8) */
     int nicb;                 /* input-channel blocks (1: none) */
     int icu;                  /* the unit cut: 0 input rows, 1 pixels of a row, 2 words of a pixel
-                               * (fc); 3 kernel rows (conv, every input channel) */
+                               * (fc); 3 kernel rows (conv, every input channel); 4 kernel rows x
+                               * channel words (conv: icper rows, icwper words a block) */
     int64_t icrows;           /* a conv's most output rows per instruction (one tile); 0: any */
     int64_t icn, icper;       /* units in the input, units per block */
+    int64_t icwn, icwper;     /* icu 4: channel words of a pixel, words per block */
+    int64_t icwc;             /* channels of a word (pes) */
     int64_t icbytes;          /* bytes of the largest block's weights and parameters */
     int64_t icfull;           /* bytes of one output-channel block with the whole input */
     int64_t *cost;            /* per strip height: modelled cycles of a strip (0: not yet) */
@@ -84,11 +87,14 @@ int cc_off_chain_items(plan *pl, int k);
 
 /* ---- input-channel blocks (icblocks.c) ---- */
 
-/* What a unit of input-channel blocks is called in notes and nofits. */
-const char *cc_icb_unit_name(const ost *st);
+/* A block's units in notes ("3 kernel row(s)", "1 kernel row(s) x 2
+ * channel word(s)"), into buf of n bytes. */
+const char *cc_icb_units(const ost *st, char *buf, size_t n);
 /* Cuts head h to input-channel block ib of st (the whole layer's or a
- * strip's instruction): its geometry, its weight rows (cc_icb_row) and its
- * first input word relative to h's (*woff).  A conv block of a strip at the
+ * strip's instruction): its geometry, its weight rows (cc_icb_row: units
+ * [r0, r1); for icu 4 r0 = ib, r1 = ib + 1) and its first input word
+ * relative to h's (*woff); icu 4 also its channel words (ifmap_wpp,
+ * ifmap_word, ci).  A conv block of a strip at the
  * map's edge may fall only on padding (h->hi < 1): cc_icb_reads, which the
  * strip heights avoid (offchip_mem.c strips_read). */
 void cc_icb_cut(const ost *st, int P, int ib, enpu_instr *h, int64_t *r0, int64_t *r1, int64_t *woff);

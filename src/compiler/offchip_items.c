@@ -220,7 +220,7 @@ int cc_off_chain_items(plan *pl, int k) {
                     ins[0].ofmap_wpp = ins[0].ofmap_word = 0;
                 }
                 /* a conv block's output is one tile (the psum file's) */
-                if (st->icu == 3 &&
+                if (st->icu >= 3 &&
                     (rc = cc_tile_search(c->cache, c->a, ins, nch, c->o.naive_tiling, c->o.search,
                                          hl->name, NULL, c->err)))
                     break;

@@ -96,7 +96,7 @@ static bool strips_read(const plan *pl, const ost *st, int64_t r) {
         if (b <= a) return false;
         /* and each of a conv's kernel-row blocks does (they hold sums) */
         enpu_instr in = *h;
-        if (st->nicb > 1 && st->icu == 3) {
+        if (st->nicb > 1 && st->icu >= 3) {
             if (r < st->ho) cc_cut_rows(&in, 1, r0, min64(st->ho, r0 + r));
             for (int ib = 0; ib < st->nicb; ib++)
                 if (!cc_icb_reads(st, pl->c->P, ib, &in)) return false;

@@ -96,6 +96,13 @@ int64_t enpu_ofmap_span(const enpu_arch *arch, const enpu_instr *in) {
     return (pix - 1) * wpp + in->ofmap_word + g;
 }
 
+int64_t enpu_ifmap_span(const enpu_arch *arch, const enpu_instr *in) {
+    if (!in->ifmap_wpp) return enpu_fmap_words(arch, in->hi, in->wi, in->ci);
+    int64_t pix = in->hi * in->wi;
+    if (pix < 1) return 0;
+    return (pix - 1) * in->ifmap_wpp + in->ifmap_word + enpu_ceil_div(in->ci, arch->pes);
+}
+
 /* Words from the first word of row 0 to the end of the last row. */
 static int64_t dma_span(int64_t rows, int64_t len, int64_t stride) {
     return rows < 1 || len < 1 ? 0 : (rows - 1) * stride + len;
@@ -128,8 +135,7 @@ int enpu_instr_blocks(const enpu_arch *arch, const enpu_instr *in, int chained,
     int64_t wb = enpu_arch_word_bytes(arch);
     int64_t owords = enpu_fmap_words(arch, in->ho, in->wo, in->co);
     if (!chained)
-        out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_MAIN, in->ifmap_addr,
-                                    enpu_fmap_words(arch, in->hi, in->wi, in->ci), 0};
+        out[n++] = (enpu_mem_block){"ifmap", ENPU_MEM_MAIN, in->ifmap_addr, enpu_ifmap_span(arch, in), 0};
     if (!in->fuse_next && !in->ps_hold) /* a holding instruction writes nothing (ISA 8) */
         out[n++] = (enpu_mem_block){"ofmap", ENPU_MEM_MAIN, in->ofmap_addr,
                                     enpu_ofmap_span(arch, in), 1};
@@ -374,6 +380,21 @@ static int check_tiles(const enpu_arch *a, const enpu_instr *in, enpu_err *err) 
         FAIL("field 'ofmap_wpp': value %" PRId64 " but ofmap_word=%" PRId64 " + ceil(co/pes)=%" PRId64
              " words per pixel are written",
              in->ofmap_wpp, in->ofmap_word, enpu_ceil_div(in->co, a->pes));
+    if (in->ifmap_wpp || in->ifmap_word) {
+        /* some channel words of each pixel (a conv's input-channel blocks):
+         * the loader's pixel stride; fc reads its map flat, lane groups and
+         * groups index channels across words */
+        if (in->opcode == ENPU_OPC_FC)
+            FAIL("field 'ifmap_wpp': must be 0 for fc (its input words are read flat)");
+        if (in->groups != 1 || in->lane_split)
+            FAIL("field 'ifmap_wpp': needs groups=1 and lane_split=0 (have %" PRId64 ", %" PRId64 ")",
+                 in->groups, in->lane_split);
+        if (!in->ifmap_wpp) FAIL("field 'ifmap_word': value %" PRId64 " needs ifmap_wpp", in->ifmap_word);
+        if (in->ifmap_word + enpu_ceil_div(in->ci, a->pes) > in->ifmap_wpp)
+            FAIL("field 'ifmap_wpp': value %" PRId64 " but ifmap_word=%" PRId64 " + ceil(ci/pes)=%" PRId64
+                 " words per pixel are read",
+                 in->ifmap_wpp, in->ifmap_word, enpu_ceil_div(in->ci, a->pes));
+    }
     return 0;
 }
 

@@ -1675,6 +1675,7 @@ void gg_check(const gg_case *c, gg_outcome *o) {
         if (prog.instr[i].fuse_next) o->opcodes[255] = 1;
         o->held += prog.instr[i].ps_hold != 0;
         o->held_conv += prog.instr[i].ps_hold && prog.instr[i].opcode != ENPU_OPC_FC;
+        o->word_cut += prog.instr[i].ifmap_wpp != 0;
     }
     if (program_roundtrip(&prog, &c->arch, msg, sizeof msg)) {
         outcome(o, GG_FAIL, "program", "%s", msg);

@@ -82,6 +82,7 @@ typedef struct gg_outcome {
     uint8_t opcodes[256]; /* opcodes the program uses (1 each); [255]: a fused chain */
     int held;           /* instructions holding their sums (input-channel blocks, ps_hold) */
     int held_conv;      /* of them convolutions (kernel-row blocks) */
+    int word_cut;       /* instructions reading some channel words of each pixel (ifmap_wpp) */
     int compared;       /* layer outputs compared with the golden reference (cycle mode) */
     uint64_t cycles;    /* simulated cycles (cycle mode) */
     double sqnr_db;     /* output 0, golden int8 vs the float reference on the first

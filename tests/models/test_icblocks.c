@@ -8,9 +8,10 @@
  * DRAM words are the ones docs/offchip.md states.
  *
  * Repository part: the default model on weight memories of 6, 8 and 12 KB
- * (fc1, 8x9x12 inputs, cut into blocks of input rows), of 2 and 4 KB (its
+ * (fc1, 8x9x12 inputs, cut into blocks of input rows), of 4 KB (its
  * convolutions too, in blocks of kernel rows, row strips of one psum tile
- * each: docs/offchip.md) and
+ * each: docs/offchip.md), of 1 and 2 KB (blocks of one kernel row x one
+ * 16-channel word, ISA 9's ifmap_wpp; on 1 KB fc1 in blocks of pixels) and
  * models/offchip/mlp1m on 1 KB (1x1 inputs: blocks of input words).
  * Shared part: mnist-8 on 4 KB. */
 #include "testutil.h"
@@ -53,6 +54,12 @@ static void e2e(const char *name, const char *onnx, const char *calib, const cha
     "parameters, over weight_mem_bytes " wmem "; a block needs at most 1536 bytes, its sums held in the psum file "   \
     "from block to block"
 
+#define WNOTE(wmem, rows, conv, most)                                                                             \
+    "cut into 6 input-channel blocks of 1 kernel row(s) x 1 channel word(s) (the words read through ifmap_wpp; "     \
+    "strips of at most " rows " output rows, each one psum tile): one block of 16 output channels with its whole "   \
+    "input needs " conv " bytes of weights and parameters, over weight_mem_bytes " wmem "; a block needs at most "   \
+    most " bytes, its sums held in the psum file from block to block"
+
 /* A layer's row (fc1's, or conv2's with kernel-row blocks) and note in the compile report (docs/offchip.md's table). */
 static void report_row(int64_t wmem, const char *row, const char *note) {
     char dir[] = "/tmp/enpu_icb_XXXXXX";
@@ -85,9 +92,15 @@ static void test_kws(void **state) {
         uint64_t cycles, dram_rd;
         const char *row, *note;
     } c[] = {
-        /* conv2 (features.3), one output-channel block over 4224 bytes,
-         * in blocks of one kernel row (and conv3, conv4 on 2 KiB) */
-        {2048, 255, 347325, 13626, "265800     182952  1.453   69%    132       104.2/0.0", CNOTE("2048")},
+        /* conv2 (features.3), one output-channel block over 4224 bytes: on
+         * 1 and 2 KiB one kernel row with its 28 input channels (1536
+         * bytes) is over half the memory: blocks of one kernel row x one
+         * 16-channel word (960 bytes, ISA 9's ifmap_wpp), conv3 too, conv4
+         * in blocks of one kernel row; on 1 KiB fc1's one input row (1920
+         * bytes) is over the whole memory: blocks of one pixel */
+        {1024, 703, 359894, 17844, "270540     182952  1.479   68%    264       121.7/0.0", WNOTE("1024", "2", "4224", "960")},
+        {2048, 447, 326486, 15348, "250720     182952  1.370   73%    264       121.7/0.0", WNOTE("2048", "2", "4224", "960")},
+        /* in blocks of one kernel row with every input channel */
         {4096, 175, 322732, 10483, "250522     182952  1.369   73%    132       104.2/0.0", CNOTE("4096")},
         {6144, 47, 316508, 4167, "3799       1620  2.345   43%     32        29.9/0.0", NOTE6},
         {8192, 31, 315869, 4075, "3499       1620  2.160   46%     16        28.4/0.0", NOTE8},
@@ -132,9 +145,11 @@ static void kws_fastfwd(int64_t wmem, int want_held, uint64_t want_cycles) {
 static void test_kws_fastfwd(void **state) {
     (void)state;
     kws_fastfwd(8192, 6, 315869); /* fc1: 2 output-channel blocks x 3 of its 4 input-channel blocks */
-    /* conv2 11 strips x 2 output-channel blocks, conv3 10 x 1, conv4 4 x 1,
-     * each 2 of 3 kernel-row blocks; fc1 2 x 7 of 8 */
-    kws_fastfwd(2048, 86, 347325);
+    /* conv2 11 strips x 2 output-channel blocks, conv3 10 x 1, each 5 of 6
+     * blocks of one kernel row x one word; conv4 4 x 1, 2 of 3 kernel-row
+     * blocks; fc1 2 x 7 of 8 (2 KiB) or 2 x 71 of 72 pixels (1 KiB) */
+    kws_fastfwd(2048, 182, 326486);
+    kws_fastfwd(1024, 310, 359894);
 }
 
 static void test_mlp1m(void **state) {

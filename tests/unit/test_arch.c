@@ -275,7 +275,7 @@ static void test_print_and_docs(void **state) {
     assert_non_null(strstr(buf, "main_dtcm_bytes"));
     assert_non_null(strstr(buf, "65536  bytes"));
     assert_non_null(strstr(buf, "clock_mhz"));
-    assert_non_null(strstr(buf, "474  bits used of 512 (channel-wise; conv 377, dma 131)"));
+    assert_non_null(strstr(buf, "474  bits used of 512 (channel-wise; conv 402, dma 131)"));
     free(buf);
     char *t = enpu_arch_param_table_md();
     assert_non_null(t);

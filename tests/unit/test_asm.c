@@ -170,7 +170,7 @@ static void test_fixtures(void **state) {
         {"missing_end.s", ENPU_E_INVALID,
          "missing_end.s:4: section INSTR: instruction 0 (r): the last instruction must be 'end', not 'relu'"},
         {"arch_after_instr.s", ENPU_E_INVALID, "arch_after_instr.s:4: .arch: a second .arch"},
-        {"future_format.s", ENPU_E_UNSUPPORTED, "future_format.s:1: .format 4.0: this assembler writes 3.7"},
+        {"future_format.s", ENPU_E_UNSUPPORTED, "future_format.s:1: .format 4.0: this assembler writes 3.8"},
         {"hex_before_section.s", ENPU_E_FORMAT, "hex_before_section.s:4: .hex before any .section"},
         {"bad_hex.s", ENPU_E_FORMAT, "bad_hex.s:6: .hex: '0g' is not hex"},
         {"odd_hex.s", ENPU_E_FORMAT, "odd_hex.s:5: .hex: '123' has an odd number of digits"},

@@ -198,8 +198,8 @@ static void test_layout(void **state) {
     assert_int_equal(l.used_bits[ENPU_FMT_CW], 481 - 16 - 1 + 10);
     /* conv: no host_op, op2_mem, perm, op2_addr, table_addr, zp_op2, the three multipliers, out_shift */
     /* ... and, since ISA 4, lane_split (3 bits) */
-    /* ... and, since ISA 8, ps_cont and ps_hold (1 bit each) */
-    assert_int_equal(l.used_bits[ENPU_FMT_CONV], 481 - 16 - 1 - 1 - 3 - 12 - 12 - 8 - 3 * 20 - 6 + 10 + 3 + 2);
+    /* ... and, since ISA 8, ps_cont and ps_hold (1 bit each); since ISA 9, ifmap_wpp (13) and ifmap_word (12) */
+    assert_int_equal(l.used_bits[ENPU_FMT_CONV], 481 - 16 - 1 - 1 - 3 - 12 - 12 - 8 - 3 * 20 - 6 + 10 + 3 + 2 + 13 + 12);
     assert_int_equal(l.used_bits[ENPU_FMT_CTRL], 8 + 12 + 10);
     /* opcode, engine 2, dir 1, mem 2, dram 22, sram 12, rows 16, len 24, strides 22 + 12, tokens 10 */
     assert_int_equal(l.used_bits[ENPU_FMT_DMA], 8 + 2 + 1 + 2 + 22 + 12 + 16 + 24 + 22 + 12 + 10);
@@ -430,6 +430,21 @@ static void test_validator(void **state) {
     expect_invalid(&a, &in, "field 'ofmap_wpp': value 3 but ofmap_word=2 + ceil(co/pes)=2");
     in = ok, in.ofmap_word = 1;
     expect_invalid(&a, &in, "field 'ofmap_word': value 1 needs ofmap_wpp");
+    /* ifmap_wpp / ifmap_word (ISA 9): conv1's one-word pixels read from a
+     * map of 2 words a pixel, word 1; the ifmap block then spans
+     * (26*49-1)*2 + 1 + 1 words */
+    in = ok, in.ifmap_wpp = 2, in.ifmap_word = 1, in.ofmap_addr = 2 * 26 * 49;
+    if (enpu_instr_validate(&a, &in, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(enpu_ifmap_span(&a, &in), 26 * 49 * 2);
+    in.ifmap_word = 2;
+    expect_invalid(&a, &in, "field 'ifmap_wpp': value 2 but ifmap_word=2 + ceil(ci/pes)=1 words per pixel are read");
+    in = ok, in.ifmap_word = 1;
+    expect_invalid(&a, &in, "field 'ifmap_word': value 1 needs ifmap_wpp");
+    in = ok, in.ifmap_wpp = 2, in.ofmap_addr = 2 * 26 * 49, in.groups = 1, in.lane_split = 1;
+    expect_invalid(&a, &in, "needs groups=1 and lane_split=0 (have 1, 1)");
+    /* word 0 of 2: the block ends after the last pixel's first word */
+    in = ok, in.ifmap_wpp = 2, in.ofmap_addr = 2 * 26 * 49 - 2;
+    expect_invalid(&a, &in, "overlaps the ifmap block [0, 2547)");
     in = ok, in.in1_mult = 5;
     expect_invalid(&a, &in, "field 'in1_mult': value 5 but conv has no such field");
     /* fc: the KWS FC1 over its 8x9x12 input map */
@@ -447,6 +462,9 @@ static void test_validator(void **state) {
         assert_int_equal(fb[0].words, 72);          /* 8x9 pixels, one word each */
         assert_int_equal(fb[2].words, 864 * 2);     /* [h][w][c][co folded] */
     }
+    in.ifmap_wpp = 1;
+    expect_invalid(&a, &in, "field 'ifmap_wpp': must be 0 for fc (its input words are read flat)");
+    in.ifmap_wpp = 0;
     in.ho = 2;
     expect_invalid(&a, &in, "field 'ho': value 2 must be 1 for fc");
     in = ok, in.tile_x = 7, in.tile_xi = 15, in.tile_y = 4, in.tile_yi = 6;

@@ -440,10 +440,10 @@ static void test_header_errors(void **state) {
     expect_fail(c, n, NULL, ENPU_E_FORMAT, "bad magic", NULL);
     memcpy(c, b, n);
     c[4] = 4; /* major 4 */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.7", NULL);
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 4.8", NULL);
     memcpy(c, b, n);
-    c[6] = 8; /* minor 8: newer than this reader */
-    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.8", NULL);
+    c[6] = 9; /* minor 9: newer than this reader */
+    expect_fail(c, n, NULL, ENPU_E_FORMAT, "format version 3.9", NULL);
     memcpy(c, b, n);
     wr32(c + 8, rd32(c + 8) ^ 1); /* arch fingerprint, header crc made consistent */
     fix_header_crc(c);

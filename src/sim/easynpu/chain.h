@@ -76,7 +76,10 @@ typedef struct sim_chain {
     int64_t rows;                /* virtual rows: PE rows x lane groups (§16) */
     int64_t lg, L;               /* lane groups per PE row, lanes per group (P / lg) */
     int64_t n_tx, n_ty;          /* tile columns and rows */
-    int64_t wpp_in;              /* ifmap words per pixel */
+    int64_t wpp_in;              /* ifmap words per pixel the chain reads (ceil(ci/P)) */
+    int64_t istride, iword;      /* the ifmap's words per pixel and the first one read (ISA 9
+                                  * ifmap_wpp / ifmap_word; else wpp_in, 0) */
+    int64_t ifmap_span;          /* words from ifmap_addr to the last one read */
     int64_t ifmap_addr, weight_addr;
     int32_t pad_value;           /* zp_in of the head */
     bool dbuf;                   /* double-buffered pads */

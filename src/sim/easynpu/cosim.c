@@ -130,6 +130,7 @@ void enpu_cosim_enpu_chain_of(const void *engine, enpu_cosim_enpu_chain *out) {
     out->wo = s->wo, out->owpp = s->owpp, out->co = s->co;
     out->fc = c->fc;
     out->hi = c->hi, out->wi = c->wi, out->wpp_in = c->wpp_in;
+    out->istride = c->istride, out->iword = c->iword;
     out->ifmap_addr = c->ifmap_addr;
     out->pad_value = c->pad_value;
     /* sim_pass_info: a band's taps are consecutive, wpg (broadcast) or

@@ -48,7 +48,12 @@ int sim_chain_accesses(const enpu_program *p, int first, int n, sim_access *out)
         enpu_mem_block b[ENPU_MAX_BLOCKS];
         int nb = enpu_instr_blocks(a, in, i > first, b);
         for (int j = 0; j < nb && k < SIM_CHAIN_MAX_ACCESS; j++) {
-            if (strcmp(b[j].role, "ofmap") == 0 && in->ofmap_wpp) {
+            if (strcmp(b[j].role, "ifmap") == 0 && in->ifmap_wpp) {
+                /* some channel words of each pixel (ISA 9) */
+                int64_t g = (in->ci + a->pes - 1) / a->pes;
+                out[k++] = (sim_access){ENPU_MEM_MAIN, in->ifmap_addr + in->ifmap_word,
+                                        in->hi * in->wi, g, in->ifmap_wpp, false};
+            } else if (strcmp(b[j].role, "ofmap") == 0 && in->ofmap_wpp) {
                 /* concat at store: only the words of this output (§12.5) */
                 int64_t g = (in->co + a->pes - 1) / a->pes;
                 out[k++] = (sim_access){ENPU_MEM_MAIN, in->ofmap_addr + in->ofmap_word,

@@ -868,7 +868,7 @@ static void loader_window(core *k, uint64_t a, uint64_t b) {
                     continue;
                 }
                 int64_t addr = c->fc ? c->ifmap_addr + u->kz
-                                     : c->ifmap_addr + (iy * c->wi + ix) * c->wpp_in + u->kz;
+                                     : c->ifmap_addr + (iy * c->wi + ix) * c->istride + c->iword + u->kz;
                 memcpy(dst, sim_mem_ptr(k->mem, ENPU_MEM_MAIN, addr), (size_t)P);
                 pad->mark[entry] = 0;
                 st->reads[ENPU_MEM_MAIN_DTCM]++;

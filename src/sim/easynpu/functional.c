@@ -14,12 +14,12 @@
 #include "sim/easynpu/chain.h"
 #include "sim/engine.h"
 
-/* Reads [H][W][C] (C folded in words of P at addr) into buf. */
-static void read_fmap(const sim_mem *m, int mem, int64_t addr, int64_t H, int64_t W, int64_t C,
-                      int8_t *buf) {
-    const int64_t P = m->wb, wpp = (C + P - 1) / P;
+/* Reads [H][W][C] (C folded in words of P at addr, pixel p at addr +
+ * p*stride) into buf. */
+static void read_fmap(const sim_mem *m, int mem, int64_t addr, int64_t stride, int64_t H, int64_t W,
+                      int64_t C, int8_t *buf) {
     for (int64_t pix = 0; pix < H * W; pix++) {
-        const uint8_t *src = sim_mem_ptr(m, mem, addr + pix * wpp);
+        const uint8_t *src = sim_mem_ptr(m, mem, addr + pix * stride);
         memcpy(buf + pix * C, src, (size_t)C);
     }
 }
@@ -154,7 +154,7 @@ static void remap(const sim_chain *c, const int8_t *buf, int8_t *out) {
 int sim_func_exec_chain(const enpu_sim *sim, const sim_enpu *e, const sim_chain *c, sim_mem *m,
                         enpu_err *err) {
     int8_t *x = e->fbuf[0], *y = e->fbuf[1], *z = e->fbuf[2], *r = e->fbuf[3];
-    read_fmap(m, ENPU_MEM_MAIN, c->ifmap_addr, c->hi, c->wi, c->ci, x);
+    read_fmap(m, ENPU_MEM_MAIN, c->ifmap_addr + c->iword, c->istride, c->hi, c->wi, c->ci, x);
     int rc = 0;
     int64_t nout = c->ho * c->wo * c->co;
     if (c->ps_cont && *e->held_len != nout) {

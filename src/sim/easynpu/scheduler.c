@@ -372,7 +372,7 @@ void sim_sched_loader(core *k) {
         k->main_busy = true;
         k->sig.if_ready = 1;
         int64_t addr = c->fc ? c->ifmap_addr + u->kz
-                             : c->ifmap_addr + (iy * c->wi + ix) * c->wpp_in + u->kz;
+                             : c->ifmap_addr + (iy * c->wi + ix) * c->istride + c->iword + u->kz;
         memcpy(dst, sim_mem_ptr(k->mem, ENPU_MEM_MAIN, addr), (size_t)k->P);
         pad->mark[entry] = 0;
         st->reads[ENPU_MEM_MAIN_DTCM]++;

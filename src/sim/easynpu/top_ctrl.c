@@ -207,7 +207,7 @@ static int check_chain_hazards(const enpu_program *p, const sim_chain *c, enpu_e
     int nw = 0, nr = 0;
     const int cap = ENPU_MAX_BLOCKS * 4;
     if (c->n_instr == 1) return 0; /* enpu_instr_validate covered it */
-    r[nr++] = (blk){ENPU_MEM_MAIN, c->ifmap_addr, enpu_fmap_words(a, c->hi, c->wi, c->ci), 0,
+    r[nr++] = (blk){ENPU_MEM_MAIN, c->ifmap_addr, c->ifmap_span, 0,
                     "ifmap"};
     for (int k = 0; k < c->n_st && nw < cap - 2 && nr < cap - 1; k++) {
         const sim_stage *s = &c->st[k];
@@ -305,6 +305,9 @@ int sim_decode_chain(sim_decoder *d, const enpu_program *p, const sim_mem *m, in
         c->n_ty = enpu_ceil_div(c->ho, c->ty);
     }
     c->wpp_in = enpu_ceil_div(c->ci, P);
+    c->istride = h->ifmap_wpp ? h->ifmap_wpp : c->wpp_in;
+    c->iword = h->ifmap_word;
+    c->ifmap_span = enpu_ifmap_span(a, h);
     c->ifmap_addr = h->ifmap_addr;
     c->weight_addr = h->weight_addr;
     c->pad_value = (int32_t)h->zp_in;
