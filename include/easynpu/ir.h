@@ -133,7 +133,9 @@ typedef enum enpu_layout {
     X(RNN, "RNN")                               \
     X(IF, "If")                                 \
     X(LOOP, "Loop")                             \
-    X(SCAN, "Scan")
+    X(SCAN, "Scan")                             \
+    X(ARGMAX, "ArgMax")                         \
+    X(ARGMIN, "ArgMin")
 
 typedef enum enpu_op {
     ENPU_OP_NONE = 0,
@@ -273,7 +275,8 @@ typedef struct enpu_resize_attr {
     float roi[2 * ENPU_MAX_RANK];
 } enpu_resize_attr;
 
-/* ReduceMean/ReduceMax/ReduceSum.  After inference the axes are sorted,
+/* ReduceMean/ReduceMax/ReduceSum, and ArgMax/ArgMin (one axis, axes[0];
+ * select_last_index picks the last of equal extremes).  After inference the axes are sorted,
  * non-negative and unique; n_axes = 0 means no axis is reduced (only with
  * noop_with_empty_axes; otherwise empty axes were expanded to all axes). */
 typedef struct enpu_reduce_attr {
@@ -281,6 +284,7 @@ typedef struct enpu_reduce_attr {
     int axes[ENPU_MAX_RANK];
     bool keepdims;
     bool noop_with_empty_axes;
+    bool select_last;
 } enpu_reduce_attr;
 
 /* LayerNormalization: normalizes over axes [axis, rank). */

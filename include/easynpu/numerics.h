@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "easynpu/error.h"
+#include "easynpu/ir.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -200,6 +201,16 @@ int32_t enpu_quantize(float x, float scale, int32_t zp, int32_t qmin, int32_t qm
 static inline float enpu_dequantize(int32_t q, float scale, int32_t zp) {
     return (float)(q - zp) * scale;
 }
+
+/* v as a value of integer dtype dt (carried in float32): truncated toward
+ * zero (Cast from float to an integer type, integer Div), wrapped into 8-
+ * and 16-bit ranges as C's integer arithmetic does (uint8 Add/Sub/Mul),
+ * bool as 0 or 1.  32- and 64-bit values are only truncated: beyond 2^24
+ * float32 is not exact anyway; NaN and magnitudes over 1e18 (undefined in
+ * ONNX) pass through.  The one rule the float reference, the golden
+ * reference's host nodes and the simulator's host ops all follow, so a Cast
+ * of a dequantized int8 value gives the same integer everywhere. */
+float enpu_int_value(enpu_dtype dt, float v);
 
 /* Bias quantization: *q = round_half_even(b / scale) in double (scale =
  * s_in * s_w[c], given in double so the product is not rounded to float).

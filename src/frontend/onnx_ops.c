@@ -574,6 +574,18 @@ int oi_map_attrs(const nctx *c, enpu_op op, int *in, int *n_in, enpu_attr *at) {
     case ENPU_OP_REDUCE_MAX:
     case ENPU_OP_REDUCE_SUM:
         return reduce_attrs(c, op, &at->reduce);
+    case ENPU_OP_ARGMAX:
+    case ENPU_OP_ARGMIN:
+        /* axis, keepdims (opset 1), select_last_index (opset 12) */
+        memset(&at->reduce, 0, sizeof at->reduce);
+        if ((rc = oi_a_int(c, "axis", 0, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
+        at->reduce.n_axes = 1;
+        at->reduce.axes[0] = (int)v;
+        if ((rc = oi_a_int(c, "keepdims", 1, 0, 1, &v))) return rc;
+        at->reduce.keepdims = v != 0;
+        if ((rc = oi_a_int(c, "select_last_index", 0, 0, 1, &v))) return rc;
+        at->reduce.select_last = v != 0;
+        return 0;
     case ENPU_OP_LAYER_NORM:
         if ((rc = oi_a_int(c, "axis", -1, -ENPU_MAX_RANK, ENPU_MAX_RANK - 1, &v))) return rc;
         at->norm.axis = (int)v;

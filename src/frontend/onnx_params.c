@@ -129,7 +129,6 @@ static int fold_dropout(const fold_ctx *f, enpu_graph *g, enpu_node *n, bool str
  * (NULL: a value input). */
 static const char *param_role(enpu_op op, int i) {
     switch (op) {
-    case ENPU_OP_GATHER: return i == 1 ? "indices" : NULL;
     case ENPU_OP_WHERE: return i == 0 ? "condition" : NULL;
     case ENPU_OP_EQUAL: return i == 0 ? "A" : "B";
     case ENPU_OP_EXPAND: return i == 1 ? "shape" : NULL;
@@ -276,7 +275,17 @@ int oi_fold_node(enpu_graph *g, int ni, const char *what, bool strict, enpu_err 
         n->n_in = 1;
         return 0;
     }
-    case ENPU_OP_GATHER:
+    case ENPU_OP_GATHER: {
+        /* computed indices stay an input: the output's shape is theirs, not
+         * their values', so the Gather runs on the host with each run's
+         * indices (a constant one is read when the node is lowered) */
+        const enpu_tensor *ix = n->n_in > 1 && n->in[1] >= 0 ? &g->tensors[n->in[1]] : NULL;
+        if (ix && !oi_is_const(g, n->in[1]) && ix->dtype != ENPU_DT_UNDEFINED &&
+            ix->dtype != ENPU_DT_INT64 && ix->dtype != ENPU_DT_INT32)
+            return ffail(&f, ENPU_E_INVALID, "input 'indices' (tensor '%s') is %s, not int64/int32",
+                         ix->name, enpu_dtype_name(ix->dtype));
+        return 0;
+    }
     case ENPU_OP_WHERE:
     case ENPU_OP_EQUAL:
     case ENPU_OP_EXPAND:

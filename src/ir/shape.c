@@ -864,6 +864,11 @@ static int infer_node_impl(enpu_graph *g, enpu_node *n, enpu_err *err) {
         return infer_conv_transpose(g, n, err);
     case ENPU_OP_REDUCE_MEAN: case ENPU_OP_REDUCE_MAX: case ENPU_OP_REDUCE_SUM:
         return infer_reduce(g, n, err);
+    case ENPU_OP_ARGMAX: case ENPU_OP_ARGMIN:
+        /* one axis, always given (the importer's default 0): indices, int64 */
+        if ((rc = infer_reduce(g, n, err))) return rc;
+        set_dtype(g, n, ENPU_DT_INT64);
+        return 0;
     case ENPU_OP_MAX: case ENPU_OP_MIN: case ENPU_OP_POW: case ENPU_OP_EQUAL: case ENPU_OP_WHERE:
         rc = broadcast_inputs(g, n, 0, n->n_in - 1, &o, err);
         if (rc) return rc;

@@ -108,9 +108,12 @@ int enpu_hostop_set_attrs(enpu_hostop *h, const enpu_node *n, enpu_err *err) {
     case ENPU_OP_REDUCE_MEAN:
     case ENPU_OP_REDUCE_MAX:
     case ENPU_OP_REDUCE_SUM:
+    case ENPU_OP_ARGMAX:
+    case ENPU_OP_ARGMIN:
         for (int k = 0; k < a->reduce.n_axes; k++) h->iparam[0] |= 1 << a->reduce.axes[k];
         h->iparam[1] = a->reduce.keepdims;
         h->iparam[2] = a->reduce.noop_with_empty_axes;
+        h->iparam[3] = a->reduce.select_last;
         break;
     case ENPU_OP_PAD:
         if (a->pad.n_pads > 2 * ENPU_MAX_RANK) break;
@@ -227,10 +230,13 @@ void enpu_hostop_get_attrs(const enpu_hostop *h, enpu_node *n, int rank0) {
     case ENPU_OP_REDUCE_MEAN:
     case ENPU_OP_REDUCE_MAX:
     case ENPU_OP_REDUCE_SUM:
+    case ENPU_OP_ARGMAX:
+    case ENPU_OP_ARGMIN:
         for (int k = 0; k < ENPU_MAX_RANK; k++)
             if ((h->iparam[0] >> k) & 1) a->reduce.axes[a->reduce.n_axes++] = k;
         a->reduce.keepdims = h->iparam[1] != 0;
         a->reduce.noop_with_empty_axes = h->iparam[2] != 0;
+        a->reduce.select_last = h->iparam[3] != 0;
         break;
     case ENPU_OP_PAD:
         a->pad.n_pads = h->iparam[0] < 0 ? 0 : h->iparam[0] > 2 * ENPU_MAX_RANK ? 2 * ENPU_MAX_RANK : h->iparam[0];

@@ -737,3 +737,17 @@ float enpu_weight_scale16(float max_abs, int pow2) {
     float s = enpu_symmetric_scale(max_abs, ENPU_I16_QMAX);
     return pow2 ? pow2_up(s) : s;
 }
+
+float enpu_int_value(enpu_dtype dt, float v) {
+    if (dt == ENPU_DT_BOOL) return v != 0.0f ? 1.0f : 0.0f;
+    if (!(v == v) || v > 1e18f || v < -1e18f) return v;
+    double t = (double)(int64_t)v;
+    double span = dt == ENPU_DT_UINT8 || dt == ENPU_DT_INT8 ? 256.0
+                  : dt == ENPU_DT_UINT16 || dt == ENPU_DT_INT16 ? 65536.0 : 0.0;
+    if (span > 0) {
+        t = fmod(t, span);
+        if (t < 0) t += span;
+        if ((dt == ENPU_DT_INT8 || dt == ENPU_DT_INT16) && t >= span / 2) t -= span;
+    }
+    return (float)t;
+}

@@ -63,8 +63,10 @@ int qc_qtensor(qctx *c, int t) {
         return enpu_fail(c->err, ENPU_E_INVALID, "internal: tensor '%s' has no parameters",
                          ft->name);
     enpu_dtype qdt = c->o->bits == 16 ? ENPU_DT_INT16 : ENPU_DT_INT8;
-    int q = enpu_graph_add_tensor(c->qg, ft->name, fl ? ENPU_DT_FLOAT32 : qdt, ft->rank, ft->dims,
-                                  c->err);
+    /* a host result left unquantized keeps an integer dtype (indices):
+     * carried as float32 values, rounded to it by enpu_int_value */
+    enpu_dtype fdt = ft->dtype == ENPU_DT_FLOAT32 || ft->dtype == ENPU_DT_FLOAT64 ? ENPU_DT_FLOAT32 : ft->dtype;
+    int q = enpu_graph_add_tensor(c->qg, ft->name, fl ? fdt : qdt, ft->rank, ft->dims, c->err);
     if (q < 0) return q;
     c->qg->tensors[q].layout = ft->layout;
     if (!fl && (rc = enpu_tensor_set_quant(&c->qg->tensors[q], -1, 1, &c->s[t], &c->z[t], c->err)))

@@ -231,7 +231,8 @@ int qc_classify(qctx *c) {
             if (ix->flags & ENPU_T_CONST)
                 p->kind = ENPU_Q_MOVE;
             else
-                qc_set_host(p, qc_xprintf("Gather of computed indices"));
+                qc_set_host(p, qc_xprintf("Gather of computed indices: the host gathers with each "
+                                          "run's indices"));
             break;
         }
         case ENPU_OP_BATCHNORM: {
@@ -318,6 +319,17 @@ int qc_classify(qctx *c) {
                 qc_set_host(p, qc_xprintf("no NPU kernel for %s", enpu_op_name(n->op)));
             break;
         }
+        /* integer results (ArgMax's indices, a Cast to int64) are not
+         * activations: they stay unquantized on the host, as do the nodes
+         * that read them */
+        const enpu_tensor *yt = &g->tensors[n->out[0]];
+        if (yt->dtype != ENPU_DT_FLOAT32)
+            qc_set_host(p, qc_xprintf("%s to %s: integers stay unquantized on the host",
+                                      enpu_op_name(n->op), enpu_dtype_name(yt->dtype)));
+        for (int k = 0; k < n->n_in && p->kind != ENPU_Q_HOST; k++)
+            if (qc_is_act(g, n->in[k]) && g->tensors[n->in[k]].dtype != ENPU_DT_FLOAT32)
+                qc_set_host(p, qc_xprintf("input %d is %s: integers stay unquantized on the host", k,
+                                          enpu_dtype_name(g->tensors[n->in[k]].dtype)));
         char why[160];
         if (!p->absorbed && !npu_fits(c, g, n, p, why, sizeof why))
             qc_set_host(p, qc_xprintf("%s: the host computes it", why));

@@ -167,9 +167,11 @@ static void ctx_free(qctx *c) {
     free(c->notes);
 }
 
-/* The int8 path computes on float tensors: a computed or graph-input tensor
- * of an integer dtype (which the float reference carries, e.g. for the ONNX
- * conformance tests) is refused, naming it. */
+/* The int8 path computes on float tensors, and carries int64/int32 ones
+ * computed inside the graph (indices: ArgMax's, a Cast's) unquantized
+ * between host ops.  A graph input or output of an integer dtype, or another
+ * integer dtype (which the float reference carries, e.g. for the ONNX
+ * conformance tests), is refused, naming it. */
 static int check_float_values(const enpu_graph *g, enpu_err *err) {
     for (int t = 0; t < g->n_tensors; t++) {
         const enpu_tensor *x = &g->tensors[t];
@@ -177,6 +179,9 @@ static int check_float_values(const enpu_graph *g, enpu_err *err) {
         int p = x->producer;
         bool input = (x->flags & ENPU_T_INPUT) != 0;
         if (!input && (p < 0 || g->nodes[p].dead)) continue; /* a constant, or unused */
+        if (!input && !(x->flags & ENPU_T_OUTPUT) &&
+            (x->dtype == ENPU_DT_INT64 || x->dtype == ENPU_DT_INT32))
+            continue;
         if (input)
             return enpu_fail(err, ENPU_E_UNSUPPORTED,
                              "graph input '%s' is %s; the int8 compiler takes float32 inputs "

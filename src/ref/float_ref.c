@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "easynpu/numerics.h"
 #include "ref/fref_internal.h"
 
 struct enpu_fexec {
@@ -134,8 +135,9 @@ bool enpu_fref_value_input(const enpu_node *n, int i) {
     case ENPU_OP_CONV_TRANSPOSE:
     case ENPU_OP_LAYER_NORM: return i < 3;
     case ENPU_OP_WHERE: return i == 1 || i == 2;
+    case ENPU_OP_GATHER: return i < 2; /* the indices constant or computed */
     case ENPU_OP_LSTM: case ENPU_OP_GRU: case ENPU_OP_RNN: return true;
-    default: return i == 0; /* Gather's indices, Expand's shape: read from the constant */
+    default: return i == 0; /* Expand's shape: read from the constant */
     }
 }
 
@@ -240,6 +242,8 @@ static const op_impl k_ops[ENPU_OP_COUNT] = {
     [ENPU_OP_LSTM] = {enpu_fref_check_rnn, enpu_fref_rnn},
     [ENPU_OP_GRU] = {enpu_fref_check_rnn, enpu_fref_rnn},
     [ENPU_OP_RNN] = {enpu_fref_check_rnn, enpu_fref_rnn},
+    [ENPU_OP_ARGMAX] = {enpu_fref_check_arg, enpu_fref_arg},
+    [ENPU_OP_ARGMIN] = {enpu_fref_check_arg, enpu_fref_arg},
 };
 
 static const op_impl *impl_of(const enpu_node *n) {
@@ -259,24 +263,6 @@ bool enpu_fref_carries(enpu_dtype dt) {
     default:
         return false;
     }
-}
-
-/* v as a value of integer dtype dt: truncated toward zero (integer Div, Cast
- * from float), wrapped into 8- and 16-bit ranges as C's integer arithmetic
- * does (uint8 Add/Sub/Mul), bool as 0 or 1.  32- and 64-bit values are only
- * truncated: beyond 2^24 float32 is not exact anyway. */
-static float int_value(enpu_dtype dt, float v) {
-    if (dt == ENPU_DT_BOOL) return v != 0.0f ? 1.0f : 0.0f;
-    if (!(v == v) || v > 1e18f || v < -1e18f) return v; /* NaN, huge: undefined in ONNX */
-    double t = (double)(int64_t)v;
-    double span = dt == ENPU_DT_UINT8 || dt == ENPU_DT_INT8 ? 256.0
-                  : dt == ENPU_DT_UINT16 || dt == ENPU_DT_INT16 ? 65536.0 : 0.0;
-    if (span > 0) {
-        t = fmod(t, span);
-        if (t < 0) t += span;
-        if ((dt == ENPU_DT_INT8 || dt == ENPU_DT_INT16) && t >= span / 2) t -= span;
-    }
-    return (float)t;
 }
 
 /* A tensor the float reference computes on: float32 or an integer carried in
@@ -342,7 +328,8 @@ static int check_node(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
     return impl->check(g, n, err);
 }
 
-/* Integer outputs of a node rounded to their dtype (int_value). */
+/* Integer outputs of a node rounded to their dtype (enpu_int_value, the
+ * numerics rule the golden reference's and the simulator's host ops share). */
 static void to_int_outputs(const enpu_graph *g, const enpu_node *n, float *const *out) {
     for (int i = 0; i < n->n_out; i++) {
         const enpu_tensor *t = enpu_node_output(g, n, i);
@@ -350,8 +337,14 @@ static void to_int_outputs(const enpu_graph *g, const enpu_node *n, float *const
             !enpu_fref_value_output(n, i))
             continue;
         int64_t numel = enpu_tensor_numel(t);
-        for (int64_t k = 0; k < numel; k++) out[i][k] = int_value(t->dtype, out[i][k]);
+        for (int64_t k = 0; k < numel; k++) out[i][k] = enpu_int_value(t->dtype, out[i][k]);
     }
+}
+
+/* What only a run's values can break: computed Gather indices. */
+static int check_values(const enpu_graph *g, const enpu_node *n, const float *const *in, enpu_err *err) {
+    if (n->op != ENPU_OP_GATHER || !in[1] || (g->tensors[n->in[1]].flags & ENPU_T_CONST)) return 0;
+    return enpu_fref_check_gather_values(g, n, in[1], err);
 }
 
 int enpu_fref_node(const enpu_graph *g, const enpu_node *n, const float *const *in,
@@ -368,6 +361,7 @@ int enpu_fref_node(const enpu_graph *g, const enpu_node *n, const float *const *
     if (!out[0])
         return enpu_fail(err, ENPU_E_USAGE, "%s: no buffer given for output #0",
                          enpu_fref_what(n, what, sizeof what));
+    if ((rc = check_values(g, n, in, err))) return rc;
     impl_of(n)->run(g, n, in, out);
     to_int_outputs(g, n, out);
     return 0;
@@ -571,6 +565,8 @@ int enpu_fexec_run_n(enpu_fexec *ex, int n_inputs, const enpu_buf *inputs, enpu_
         for (int i = 0; i < n->n_out; i++)
             ex->args_out[i] =
                 (enpu_fref_value_output(n, i) && n->out[i] >= 0) ? ex->val[n->out[i]] : NULL;
+        int rc = check_values(g, n, ex->args_in, err);
+        if (rc) return rc;
         impl_of(n)->run(g, n, ex->args_in, ex->args_out);
         to_int_outputs(g, n, ex->args_out);
     }

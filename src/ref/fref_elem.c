@@ -356,6 +356,43 @@ void enpu_fref_reduce(const enpu_graph *g, const enpu_node *n, const float *cons
     free(acc);
 }
 
+/* --- ArgMax, ArgMin -------------------------------------------------------------- */
+
+/* The axis is axes[0] (shape inference normalised it); the output holds the
+ * index of the first extreme along it, or the last with select_last_index.
+ * A NaN counts as the extreme (numpy's argmax), the first one met. */
+int enpu_fref_check_arg(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
+    const enpu_tensor *y = enpu_node_output(g, n, 0);
+    if (n->attr.reduce.n_axes != 1 || (y->dtype != ENPU_DT_INT64 && y->dtype != ENPU_DT_INT32)) {
+        char what[ENPU_MAX_NAME + 64];
+        return enpu_fail(err, ENPU_E_INVALID, "%s: expected one axis and an int64 output",
+                         enpu_fref_what(n, what, sizeof what));
+    }
+    return enpu_fref_check_reduce(g, n, err);
+}
+
+void enpu_fref_arg(const enpu_graph *g, const enpu_node *n, const float *const *in, float *const *out) {
+    const enpu_tensor *x = enpu_node_input(g, n, 0);
+    const enpu_reduce_attr *a = &n->attr.reduce;
+    int ax = a->axes[0];
+    int64_t outer = 1, inner = 1, dim = x->dims[ax];
+    for (int d = 0; d < ax; d++) outer *= x->dims[d];
+    for (int d = ax + 1; d < x->rank; d++) inner *= x->dims[d];
+    bool mx = n->op == ENPU_OP_ARGMAX;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *v = in[0] + o * dim * inner + i;
+            int64_t best = 0;
+            for (int64_t k = 1; k < dim; k++) {
+                float b = v[best * inner], c = v[k * inner];
+                if (isnan(b)) break;
+                bool take = isnan(c) || (mx ? c > b : c < b) || (a->select_last && c == b);
+                if (take) best = k;
+            }
+            out[0][o * inner + i] = (float)best;
+        }
+}
+
 /* --- QuantizeLinear / DequantizeLinear ------------------------------------------ */
 
 /* Element i of the constant t (scale or zero point, any numeric dtype). */

@@ -134,6 +134,12 @@ void enpu_fref_layer_norm(const enpu_graph *g, const enpu_node *n, const float *
 int enpu_fref_check_qdq(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_qdq(const enpu_graph *g, const enpu_node *n, const float *const *in,
                    float *const *out);
+int enpu_fref_check_arg(const enpu_graph *g, const enpu_node *n, enpu_err *err);
+void enpu_fref_arg(const enpu_graph *g, const enpu_node *n, const float *const *in, float *const *out);
+/* Computed Gather indices (in ix, floats) inside the data's axis: checked
+ * before each run, since the kernel itself cannot fail. */
+int enpu_fref_check_gather_values(const enpu_graph *g, const enpu_node *n, const float *ix,
+                                  enpu_err *err);
 int enpu_fref_check_reduce(const enpu_graph *g, const enpu_node *n, enpu_err *err);
 void enpu_fref_reduce(const enpu_graph *g, const enpu_node *n, const float *const *in,
                       float *const *out);

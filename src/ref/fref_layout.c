@@ -204,28 +204,30 @@ void enpu_fref_slice(const enpu_graph *g, const enpu_node *n, const float *const
     for (int64_t i = 0; i < total; i++, enpu_fref_iter_next(&it)) out[0][i] = in[0][base + it.off[0]];
 }
 
-/* --- Gather (constant indices) ------------------------------------------------------ */
+/* --- Gather ------------------------------------------------------------------------ */
 
-static int64_t index_at(const enpu_tensor *t, int64_t i) {
-    return t->dtype == ENPU_DT_INT64 ? ((const int64_t *)t->data)[i] : ((const int32_t *)t->data)[i];
+/* The indices are a value input: a constant's are checked here, computed
+ * ones on each run (enpu_fref_check_gather_values). */
+static int gather_range(const char *what, int64_t k, int64_t dim, enpu_err *err) {
+    if (k >= -dim && k < dim) return 0;
+    return enpu_fail(err, ENPU_E_INVALID, "%s: index %lld is outside %lld..%lld", what, (long long)k,
+                     (long long)-dim, (long long)dim - 1);
 }
 
 int enpu_fref_check_gather(const enpu_graph *g, const enpu_node *n, enpu_err *err) {
     char what[ENPU_MAX_NAME + 64];
     enpu_fref_what(n, what, sizeof what);
     const enpu_tensor *x = enpu_node_input(g, n, 0), *ix = enpu_node_input(g, n, 1);
-    if (!ix || !(ix->flags & ENPU_T_CONST) || (!ix->data && enpu_tensor_numel(ix)) ||
+    if (!ix || ((ix->flags & ENPU_T_CONST) && !ix->data && enpu_tensor_numel(ix)) ||
         (ix->dtype != ENPU_DT_INT64 && ix->dtype != ENPU_DT_INT32))
-        return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: the indices must be a constant int64/int32 "
-                         "tensor", what);
+        return enpu_fail(err, ENPU_E_UNSUPPORTED, "%s: the indices must be an int64/int32 tensor", what);
     int ax = n->attr.shape.axis;
     if (ax < 0 || ax >= x->rank) return enpu_fail(err, ENPU_E_INVALID, "%s: axis %d", what, ax);
     int64_t cnt = enpu_tensor_numel(ix);
-    for (int64_t i = 0; i < cnt; i++) {
-        int64_t k = index_at(ix, i);
-        if (k < -x->dims[ax] || k >= x->dims[ax])
-            return enpu_fail(err, ENPU_E_INVALID, "%s: index %lld is outside %lld..%lld", what,
-                             (long long)k, (long long)-x->dims[ax], (long long)x->dims[ax] - 1);
+    for (int64_t i = 0; (ix->flags & ENPU_T_CONST) && i < cnt; i++) {
+        int64_t k = (int64_t)enpu_dtype_value_at(ix->dtype, ix->data, i);
+        int rc = gather_range(what, k, x->dims[ax], err);
+        if (rc) return rc;
     }
     int64_t od[ENPU_MAX_RANK];
     int r = 0;
@@ -234,6 +236,21 @@ int enpu_fref_check_gather(const enpu_graph *g, const enpu_node *n, enpu_err *er
     for (int d = ax + 1; d < x->rank; d++) od[r++] = x->dims[d];
     const enpu_tensor *y = enpu_node_output(g, n, 0);
     if (r > ENPU_MAX_RANK || !enpu_fref_same_shape(y, r, od)) return enpu_fref_bad_shape(n, y, r, od, err);
+    return 0;
+}
+
+int enpu_fref_check_gather_values(const enpu_graph *g, const enpu_node *n, const float *ix,
+                                  enpu_err *err) {
+    const enpu_tensor *x = enpu_node_input(g, n, 0), *it = enpu_node_input(g, n, 1);
+    int64_t cnt = enpu_tensor_numel(it), dim = x->dims[n->attr.shape.axis];
+    for (int64_t i = 0; i < cnt; i++)
+        if (!(ix[i] >= -(float)dim && ix[i] < (float)dim)) {
+            char what[ENPU_MAX_NAME + 64];
+            enpu_fref_what(n, what, sizeof what);
+            return enpu_fail(err, ENPU_E_INVALID, "%s: computed index %g (element %lld of '%s') is "
+                             "outside %lld..%lld", what, (double)ix[i], (long long)i, it->name,
+                             (long long)-dim, (long long)dim - 1);
+        }
     return 0;
 }
 
@@ -247,7 +264,7 @@ void enpu_fref_gather(const enpu_graph *g, const enpu_node *n, const float *cons
     float *o = out[0];
     for (int64_t q = 0; q < outer; q++)
         for (int64_t j = 0; j < cnt; j++) {
-            int64_t k = index_at(ix, j);
+            int64_t k = (int64_t)in[1][j]; /* an integer, carried in float32 */
             if (k < 0) k += dim;
             if (inner) memcpy(o, in[0] + (q * dim + k) * inner, (size_t)inner * sizeof(float));
             o += inner;

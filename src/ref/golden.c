@@ -454,7 +454,7 @@ int enpu_gexec_new(const enpu_graph *qg, enpu_gexec **out, enpu_err *err) {
             ex->v8[t] = calloc(n ? n : 1, 1);
             ex->own8[t] = true;
             if (!ex->v8[t]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", x->name);
-        } else if (x->dtype == ENPU_DT_FLOAT32) {
+        } else if (gd_unquantized(x)) {
             ex->vf[t] = calloc(n ? n : 1, sizeof(float));
             ex->ownf[t] = true;
             if (!ex->vf[t]) rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory for '%s'", x->name);

@@ -443,7 +443,7 @@ static int check_node(const enpu_graph *qg, const enpu_node *n, enpu_err *err) {
         for (int i = 0; i < n->n_out; i++) {
             const enpu_tensor *t = enpu_node_output(qg, n, i);
             if (!t) continue;
-            if (t->dtype == ENPU_DT_FLOAT32) continue;
+            if (gd_unquantized(t)) continue;
             if ((rc = check_i8(n, t, "output", false, err))) return rc;
         }
         for (int i = 0; i < n->n_in; i++) {
@@ -575,14 +575,14 @@ static int check_node16(const enpu_graph *qg, const enpu_node *n, enpu_err *err)
         if (rc) return rc;
         for (int i = 0; i < n->n_in; i++) {
             const enpu_tensor *t = enpu_node_input(qg, n, i);
-            if (t && gd_is_act(t) && t->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, t, "input", err)))
+            if (t && gd_is_act(t) && !gd_unquantized(t) && (rc = check_i16(n, t, "input", err)))
                 return rc;
         }
         if (n->n_out != 1 && q->kind != ENPU_Q_HOST)
             return enpu_fail(err, ENPU_E_INVALID, "node '%s': one output expected", gd_name(n));
         for (int i = 0; i < n->n_out; i++) {
             const enpu_tensor *t = enpu_node_output(qg, n, i);
-            if (t && t->dtype != ENPU_DT_FLOAT32 && (rc = check_i16(n, t, "output", err))) return rc;
+            if (t && !gd_unquantized(t) && (rc = check_i16(n, t, "output", err))) return rc;
         }
         if (q->kind == ENPU_Q_MOVE && (y->dtype != ENPU_DT_INT16 || x->dtype != ENPU_DT_INT16 ||
                                        gd_scale(x) != gd_scale(y)))

@@ -37,6 +37,11 @@ struct enpu_gexec {
 
 /* an activation: a tensor that is not a constant */
 static inline bool gd_is_act(const enpu_tensor *t) { return !(t->flags & ENPU_T_CONST); }
+/* A host node's unquantized tensor, carried as float32 values: a float
+ * result, or int64/int32 indices (ArgMax's, a Cast's). */
+static inline bool gd_unquantized(const enpu_tensor *t) {
+    return t->dtype == ENPU_DT_FLOAT32 || ((t->dtype == ENPU_DT_INT64 || t->dtype == ENPU_DT_INT32) && !t->quant);
+}
 static inline const char *gd_name(const enpu_node *n) { return n->name ? n->name : ""; }
 /* per-tensor scale and zero point of a checked tensor */
 static inline float gd_scale(const enpu_tensor *t) { return t->quant->scale[0]; }

@@ -95,7 +95,10 @@ int gd_build_twin(const enpu_graph *qg, const enpu_node *n, host_twin *h, enpu_e
         const enpu_tensor *y = enpu_node_output(qg, n, k);
         h->out[k] = -1;
         if (!y) continue;
-        int o = enpu_graph_add_tensor(h->g, y->name, ENPU_DT_FLOAT32, y->rank, y->dims, err);
+        /* an unquantized integer result (indices) keeps its dtype, so the
+         * float reference rounds it (enpu_int_value) */
+        bool ints = y->dtype == ENPU_DT_INT64 || y->dtype == ENPU_DT_INT32;
+        int o = enpu_graph_add_tensor(h->g, y->name, ints ? y->dtype : ENPU_DT_FLOAT32, y->rank, y->dims, err);
         if (o < 0) return o;
         h->out[k] = o;
     }

@@ -434,7 +434,10 @@ int sim_host_op(enpu_sim *sim, int instr, enpu_err *err) {
         snprintf(nm, sizeof nm, "t%d", i);
         if ((rc = enpu_shape_numel(d->rank, dims, &n, d->name, err))) break;
         bool cst = d->dir == ENPU_IO_CONST;
-        ten[i] = enpu_graph_add_tensor(g, nm, cst ? d->dtype : ENPU_DT_FLOAT32, d->rank, dims, err);
+        /* host-memory indices (int64/int32) keep their dtype: carried as
+         * float32 values, an op's integer results rounded (enpu_int_value) */
+        bool ints = d->mem == ENPU_MEM_HOST && (d->dtype == ENPU_DT_INT64 || d->dtype == ENPU_DT_INT32);
+        ten[i] = enpu_graph_add_tensor(g, nm, cst || ints ? d->dtype : ENPU_DT_FLOAT32, d->rank, dims, err);
         if (ten[i] < 0) {
             rc = ten[i];
             break;
