@@ -1,0 +1,103 @@
+/* Gathers whose indices the graph computes (models/rtgather.onnx,
+ * scripts/make_rtgather_model.py): ArgMax / ArgMin -> Gather and
+ * Cast(Floor(Clip(...))) -> Gather.  Before, the import refused them
+ * ("input 'indices' (tensor ...) is not a constant; only a constant indices
+ * is supported") and ArgMax / ArgMin were unsupported operators.  Now the
+ * float reference equals numpy's outputs (committed by the generator), and
+ * the int8 path runs end to end on the default preset with the indices
+ * carried unquantized (int64) between host ops: bit-exact with the golden
+ * reference layer by layer in cycle and functional mode, the cost model
+ * equal to the simulator (enpu_test_e2e). */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "easynpu/float_ref.h"
+#include "easynpu/onnx.h"
+#include "easynpu/tensor_io.h"
+
+#define M(rel) ENPU_SOURCE_DIR "/models/" rel
+
+/* The float reference on the sample against numpy's outputs: the same
+ * indices picked (any other choice would differ by whole maps), the
+ * values within float32 rounding of numpy's float64 convolution. */
+static void test_float_reference(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_graph *g = NULL;
+    enpu_fexec *ex = NULL;
+    enpu_buf x, y, want;
+    assert_int_equal(enpu_onnx_load(M("rtgather.onnx"), &g, &err), 0);
+    assert_int_equal(enpu_tensor_read(M("rtgather/sample_0.npy"), &x, &err), 0);
+    assert_int_equal(enpu_fexec_new(g, &ex, &err), 0);
+    assert_int_equal(enpu_fexec_run(ex, &x, &err), 0);
+    static const char *const exp[] = {M("rtgather/expect_y1.npy"), M("rtgather/expect_y2.npy")};
+    for (int o = 0; o < 2; o++) {
+        assert_int_equal(enpu_fexec_output(ex, o, &y, &err), 0);
+        assert_int_equal(enpu_tensor_read(exp[o], &want, &err), 0);
+        int64_t n = enpu_buf_numel(&y);
+        assert_int_equal(n, enpu_buf_numel(&want));
+        const float *a = y.data, *b = want.data;
+        for (int64_t i = 0; i < n; i++) assert_true(fabsf(a[i] - b[i]) <= 1e-5f * (1 + fabsf(b[i])));
+        enpu_buf_free(&y);
+        enpu_buf_free(&want);
+    }
+    enpu_buf_free(&x);
+    enpu_fexec_free(ex);
+    enpu_graph_free(g);
+}
+
+/* Nine host ops: ReduceMean over [0,2,3], ArgMax, ArgMin, the three
+ * Gathers, the Sub of the gathered maps, Floor, Cast; the convolutions,
+ * the map mean, Mul and Add on the NPU (docs/ops.md "Host fallback"). */
+static void test_int8_end_to_end(void **state) {
+    (void)state;
+    enpu_arch a = enpu_test_preset("easynpu");
+    enpu_test_e2e_result r;
+    enpu_test_e2e_opts("rtgather", M("rtgather.onnx"), NULL, M("rtgather/calib"), M("rtgather/sample_0.npy"), &a,
+                       NULL, &r);
+    fprintf(stderr, "rtgather: %llu cycles, %d host op(s), %llu host CPU cycles, %.1f%% of the time\n",
+            (unsigned long long)r.cycles, r.share.host_ops, (unsigned long long)r.share.host_cycles,
+            100 * (1 - r.share.npu_time));
+    assert_int_equal(r.modelled, r.cycles);
+    assert_int_equal(r.share.host_ops, 9);
+    assert_int_equal(r.cycles, 7693);
+    assert_int_equal(r.share.host_cycles, 5954);
+}
+
+/* A computed index outside the data's axis is refused when the node runs,
+ * naming it (the kernel itself cannot fail). */
+static void test_index_out_of_range(void **state) {
+    (void)state;
+    enpu_err err = {0};
+    enpu_graph *g = NULL;
+    enpu_fexec *ex = NULL;
+    enpu_buf x;
+    assert_int_equal(enpu_onnx_load(M("rtgather.onnx"), &g, &err), 0);
+    assert_int_equal(enpu_tensor_read(M("rtgather/sample_0.npy"), &x, &err), 0);
+    /* the Clip's upper bound 7 -> 70: the rows index past the 8 rows */
+    bool found = false;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i].name, "clip") == 0) g->nodes[i].attr.act.max = 70.0f, found = true;
+    assert_true(found);
+    float *v = x.data;
+    for (int i = 0; i < 256; i++) v[i] = 10.0f;
+    assert_int_equal(enpu_fexec_new(g, &ex, &err), 0);
+    assert_int_equal(enpu_fexec_run(ex, &x, &err), ENPU_E_INVALID);
+    assert_non_null(strstr(err.msg, "node 'gather_rows' (Gather): computed index 33 (element 0 of 'rows') is "
+                                    "outside -8..7"));
+    enpu_buf_free(&x);
+    enpu_fexec_free(ex);
+    enpu_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_float_reference),
+        cmocka_unit_test(test_int8_end_to_end),
+        cmocka_unit_test(test_index_out_of_range),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
