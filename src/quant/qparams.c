@@ -184,7 +184,13 @@ int qc_assign_params(qctx *c) {
             }
             break;
         case ENPU_Q_HOST:
-            if (!c->is_float[out] && (rc = params_from_range(c, out))) return rc;
+            /* a Gather of computed indices picks int8 codes: its output
+             * keeps the data's parameters, so the host copies them as they
+             * are (as a move does) */
+            if (n->op == ENPU_OP_GATHER && !c->is_float[out] && c->has[x] && !c->is_float[x])
+                copy_params(c, out, x);
+            else if (!c->is_float[out] && (rc = params_from_range(c, out)))
+                return rc;
             for (int k = 1; k < n->n_out; k++)
                 if (n->out[k] >= 0 && !c->is_float[n->out[k]] && (rc = params_from_range(c, n->out[k])))
                     return rc;

@@ -435,6 +435,30 @@ static val op_gap(gb *b, val x) {
     return fin(b);
 }
 
+static val op_axis1(gb *b, val x, enpu_op op, const char *label);
+
+/* The map of the largest mean picked by Gather: ArgMax of the flattened
+ * channel means gives int64 indices the graph computes (the Gather then
+ * runs on the host with each run's index); the indices stay out of the
+ * pool, as no float op may take them as a partner. */
+static val op_argmax_gather(gb *b, val x) {
+    val f = op_axis1(b, op_gap(b, x), ENPU_OP_FLATTEN, "flatten");
+    enpu_node *n = add(b, ENPU_OP_ARGMAX, 1, &f.t);
+    if (!n) return none();
+    n->attr.reduce = (enpu_reduce_attr){.n_axes = 1, .axes = {1}, .select_last = rchance(&b->r, 0.5)};
+    int k = b->g->n_nodes - 1, rc = enpu_infer_node(b->g, k, b->err);
+    if (rc) {
+        b->rc = rc;
+        return none();
+    }
+    int in[2] = {x.t, b->g->nodes[k].out[0]};
+    n = add(b, ENPU_OP_GATHER, 2, in);
+    if (!n) return none();
+    n->attr.shape.axis = 1;
+    say(b, " argmax(c)->gather");
+    return fin(b);
+}
+
 /* Add / Mul of two activations of one shape (operand order as given). */
 static val op_binary(gb *b, enpu_op op, val x, val y, int back) {
     int in[2] = {x.t, y.t};
@@ -639,7 +663,7 @@ static val body_step(gb *b, val x) {
         return y;
     }
     case HOSTISH: /* ops that run on the host: the SYNC path in mid-network */
-        switch (b->tfl ? 0 : rint_in(r, 0, 2)) {
+        switch (b->tfl ? 0 : rint_in(r, 0, 3)) {
         case 0: return op_axis1(b, x, ENPU_OP_SOFTMAX, "softmax(c)");
         case 1: { /* Sub of two activations (x - Sigmoid(x): x - Tanh(x) cancels to
                      x^3/3 for small x, below any int8 scale, a false float alarm) */
@@ -649,6 +673,7 @@ static val body_step(gb *b, val x) {
             say(b, " sub(@-2)");
             return fin(b);
         }
+        case 3: return op_argmax_gather(b, x);
         default: { /* Concat with a constant input */
             int64_t d[4] = {1, rint_in(r, 1, 4), x.h, x.w}, d3[3] = {1, d[1], x.w};
             val k = {rconst(b, "kc", x.rank, x.rank == 4 ? d : d3, 0.5, 0), x.rank, d[1], x.h, x.w};
