@@ -123,6 +123,8 @@ typedef struct enpu_qnode {
     int32_t lo, hi;       /* output clamp (fused Relu/Clip, default -128..127) */
     enpu_pwl_table *table;
     char *fused;          /* names of the float nodes folded in, "+"-joined, or NULL */
+    char *why;            /* HOST: the quantizer's reason, for the compile report (not
+                             kept in a .qjson), or NULL */
 } enpu_qnode;
 
 void enpu_qnode_free(enpu_qnode *q);

@@ -1080,7 +1080,7 @@ int cc_lower(cc *c) {
         case ENPU_Q_MUL: rc = lower_eltwise(c, i); break;
         case ENPU_Q_TABLE: rc = lower_table(c, i); break;
         case ENPU_Q_MOVE: rc = lower_move(c, i); break;
-        case ENPU_Q_HOST: rc = lower_host(c, i, "no NPU kernel"); break;
+        case ENPU_Q_HOST: rc = lower_host(c, i, n->q->why ? n->q->why : "no NPU kernel"); break;
         default: rc = enpu_fail(c->err, ENPU_E_INVALID, "node '%s': unknown kind", n->name);
         }
         if (rc) return rc;

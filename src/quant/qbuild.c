@@ -329,6 +329,11 @@ static int build_plain_node(qctx *c, int i) {
         qc_clamp_of(p->clip_lo, p->clip_hi, c->qg->tensors[out].quant->scale[0], q->zp_out, &q->lo,
                  &q->hi);
     char *note = p->note ? qc_xstrdup(p->note) : NULL;
+    if (p->kind == ENPU_Q_HOST && p->note && !(q->why = qc_xstrdup(p->note))) {
+        enpu_qnode_free(q);
+        free(note);
+        return enpu_fail(c->err, ENPU_E_NOMEM, "out of memory");
+    }
     /* a host node writes every output of its float node */
     int outs[8] = {out}, n_out = 1;
     if (p->kind == ENPU_Q_HOST && n->n_out > 1 && n->n_out <= 8) {

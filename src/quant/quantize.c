@@ -53,6 +53,7 @@ void enpu_qnode_free(enpu_qnode *q) {
     free(q->S);
     free(q->table);
     free(q->fused);
+    free(q->why);
     free(q);
 }
 

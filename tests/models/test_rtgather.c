@@ -12,6 +12,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "easynpu/float_ref.h"
@@ -93,11 +94,31 @@ static void test_index_out_of_range(void **state) {
     enpu_graph_free(g);
 }
 
+/* The compile report names each host op with the quantizer's reason. */
+static void test_compile_report(void **state) {
+    (void)state;
+    char cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof cmd, "%s compile %s --calib %s 2>&1", ENPU_CLI, M("rtgather.onnx"), M("rtgather/calib"));
+    int st = enpu_test_run(cmd, &out);
+    if (st != 0) fail_msg("exit %d:\n%s", st, out);
+    static const char *const want[] = {
+        "note 3 argmax: host op (ArgMax to int64: integers stay unquantized on the host)\n",
+        "note 4 argmin: host op (ArgMin to int64: integers stay unquantized on the host)\n",
+        "note 5 gather_max: host op (Gather of computed indices: the host gathers with each run's indices)\n",
+        "note 12 cast: host op (Cast to int64: integers stay unquantized on the host)\n",
+        "note 13 gather_rows: host op (Gather of computed indices: the host gathers with each run's indices)\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        if (!strstr(out, want[i])) fail_msg("missing '%s' in:\n%s", want[i], out);
+    free(out);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_float_reference),
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_index_out_of_range),
+        cmocka_unit_test(test_compile_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
