@@ -94,6 +94,41 @@ static void test_index_out_of_range(void **state) {
     enpu_graph_free(g);
 }
 
+/* ArgMax / ArgMin on the float reference (and so on the host): the first
+ * extreme, the last with select_last_index, a NaN the extreme (numpy's
+ * rule).  On the int8 path the host sees dequantized int8 values, whose
+ * order and ties are the int8 codes'. */
+static void arg_case(enpu_op op, bool last, const float *v, float want) {
+    enpu_err err = {0};
+    enpu_graph *g = enpu_graph_new("arg");
+    int64_t d[2] = {1, 5};
+    int x = enpu_graph_add_tensor(g, "x", ENPU_DT_FLOAT32, 2, d, &err);
+    int y = enpu_graph_add_tensor(g, "y", ENPU_DT_UNDEFINED, -1, NULL, &err);
+    int k = enpu_graph_add_node(g, "arg", op, 1, &x, 1, &y, &err);
+    assert_true(x >= 0 && y >= 0 && k >= 0);
+    g->nodes[k].attr.reduce = (enpu_reduce_attr){.n_axes = 1, .axes = {-1}, .keepdims = true, .select_last = last};
+    assert_int_equal(enpu_infer_node(g, k, &err), 0);
+    assert_int_equal(g->tensors[y].dtype, ENPU_DT_INT64);
+    assert_int_equal(g->tensors[y].rank, 2); /* keepdims */
+    float out = -1;
+    float *outs[1] = {&out};
+    const float *ins[1] = {v};
+    assert_int_equal(enpu_fref_node(g, &g->nodes[k], ins, outs, &err), 0);
+    assert_true(out == want);
+    enpu_graph_free(g);
+}
+
+static void test_argmax_argmin(void **state) {
+    (void)state;
+    const float ties[5] = {1, 3, 3, 0, 0}, nan[5] = {1, NAN, 3, NAN, 0};
+    arg_case(ENPU_OP_ARGMAX, false, ties, 1);
+    arg_case(ENPU_OP_ARGMAX, true, ties, 2);
+    arg_case(ENPU_OP_ARGMIN, false, ties, 3);
+    arg_case(ENPU_OP_ARGMIN, true, ties, 4);
+    arg_case(ENPU_OP_ARGMAX, false, nan, 1);
+    arg_case(ENPU_OP_ARGMIN, true, nan, 1);
+}
+
 /* The compile report names each host op with the quantizer's reason. */
 static void test_compile_report(void **state) {
     (void)state;
@@ -119,6 +154,7 @@ int main(void) {
         cmocka_unit_test(test_int8_end_to_end),
         cmocka_unit_test(test_index_out_of_range),
         cmocka_unit_test(test_compile_report),
+        cmocka_unit_test(test_argmax_argmin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
