@@ -143,6 +143,10 @@ int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err);
  * same storage, split: no more entries, so no more area; it is the
  * controller's rule, not an instruction field. */
 bool enpu_rs_filter_banked(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g);
+/* The same rule from the fields it depends on (p = rs_p, q = rs_q, the
+ * kernel's width wk): what the mapping search asks of a PE-set shape
+ * before it has an instruction. */
+bool enpu_rs_banks_fit(const enpu_arch *a, int64_t p, int64_t q, int64_t wk);
 
 /* Pass k (0 <= k < n_passes) in the controller's order: strips, then group
  * blocks, filter blocks, channel blocks, kernel folds. */

@@ -167,10 +167,6 @@ static int64_t conv_rows(plan *pl, const ost *st) {
     return 0;
 }
 
-/* The most units per block (icu and icn set) whose largest block fits
- * `limit` words (0: not one); *worst the words of a block of one unit. */
-static int64_t icb_units(const plan *pl, ost *st, int64_t limit, int64_t *worst);
-
 /* The largest block's weight and parameter words. */
 static int64_t icb_most(const plan *pl, const ost *st) {
     /* the blocks before the last are alike or smaller (block 0 has the
@@ -179,6 +175,8 @@ static int64_t icb_most(const plan *pl, const ost *st) {
     return max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1));
 }
 
+/* The most units per block (icu and icn set) whose largest block fits
+ * `limit` words (0: not one); *worst the words of a block of one unit. */
 static int64_t icb_units(const plan *pl, ost *st, int64_t limit, int64_t *worst) {
     int64_t best = 0;
     for (int64_t u = 1; u <= st->icn; u++) {
@@ -262,7 +260,7 @@ int cc_icb_plan(plan *pl, ost *st) {
     if (best == 0 || (st->icn < 2 && st->icu != 4)) {
         /* one unit per block: the first and the last (with the fused stages) */
         st->icper = 1, st->nicb = (int)st->icn;
-        int64_t need = max64(icb_words(pl, st, 0), icb_words(pl, st, st->nicb - 1)) * wb;
+        int64_t need = icb_most(pl, st) * wb;
         int64_t ins = conv ? h->ins.ci * h->ins.wk
                            : st->icu == 0 ? h->ins.wi * h->ins.ci : st->icu == 1 ? h->ins.ci : min64(h->ins.ci, c->P);
         return enpu_fail(c->err, ENPU_E_NOFIT,

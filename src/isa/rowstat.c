@@ -324,8 +324,12 @@ static int64_t out_extent(int64_t in, int64_t pad, int64_t k, int64_t stride) {
 
 /* rowstat.h: the arch has filter banks and half the filter loop buffer
  * holds a full pass's filters. */
+bool enpu_rs_banks_fit(const enpu_arch *a, int64_t p, int64_t q, int64_t wk) {
+    return a->rs_filter_banks && 2 * p * q * wk <= a->rs_filter_lb_depth;
+}
+
 bool enpu_rs_filter_banked(const enpu_arch *a, const enpu_instr *in, const enpu_rs_geom *g) {
-    return a->rs_filter_banks && 2 * g->p * g->q * in->wk <= a->rs_filter_lb_depth;
+    return enpu_rs_banks_fit(a, g->p, g->q, in->wk);
 }
 
 int enpu_rs_validate(const enpu_arch *a, const enpu_instr *in, enpu_err *err) {

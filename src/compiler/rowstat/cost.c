@@ -331,8 +331,9 @@ static void pass_counts(const enpu_rs_geom *g, const enpu_instr *in, const enpu_
 /* The body of rs_conv `in` from cycle B (after its configuration) on DRAM
  * channel d: returns the first cycle after it; adds its counts to c. */
 /* The timing of pass ps by its shape and the cycle its filters are all in,
- * through the memo (32 keys: two values of each of the five shape keys,
- * the filters mostly at one time); -1 when out of memory.  fl_start: the
+ * through the memo (up to 512 keys: two values of each of the five shape
+ * keys, times the cycles the filters come in at, which filter banks vary
+ * from pass to pass); -1 when out of memory.  fl_start: the
  * cycle its filter stream starts, relative to its start (0, or before it
  * with filter banks).  A PE's first MAC follows its first window value,
  * which the ifmap network delivers NET_LAT cycles after the start at the
@@ -367,10 +368,12 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
     int64_t ncmd;
     enpu_rs_cmd *cmd = enpu_rs_commands(&g, in, &ncmd, &e);
     int64_t *pd = malloc((size_t)g.n_passes * sizeof *pd), *fdone = malloc((size_t)g.n_passes * sizeof *fdone);
+    /* with a limit: each pass's bound (its span, its filter stream), kept for the pass loop */
+    int64_t *lbs = limit < INT64_MAX ? malloc((size_t)g.n_passes * 2 * sizeof *lbs) : NULL;
     pass_time memo[512];
     int nmemo = 0;
-    if (!cmd || !pd || !fdone) {
-        free(cmd), free(pd), free(fdone);
+    if (!cmd || !pd || !fdone || (limit < INT64_MAX && !lbs)) {
+        free(cmd), free(pd), free(fdone), free(lbs);
         return -1;
     }
     const bool banked = enpu_rs_filter_banked(a, in, &g);
@@ -392,14 +395,15 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
         const int64_t nf = pass_nf(&g, in, &ps);
         const pass_time *pt = pass_lookup(a, &g, in, &ps, banked && k > 0 ? -nf : 0, memo, &nmemo, &fresh);
         if (!pt) {
-            free(cmd), free(pd), free(fdone);
+            free(cmd), free(pd), free(fdone), free(lbs);
             return -1;
         }
-        rest += pass_span(a, &ps, pt);
-        streams += (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
+        lbs[2 * k] = pass_span(a, &ps, pt);
+        lbs[2 * k + 1] = (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
+        rest += lbs[2 * k], streams += lbs[2 * k + 1];
     }
     if (limit < INT64_MAX && B + max64(rest, banked ? streams : 0) >= limit) {
-        free(cmd), free(pd), free(fdone);
+        free(cmd), free(pd), free(fdone), free(lbs);
         return limit;
     }
     dma_acc da = {d, B, B, 0, 0, g.wb};
@@ -449,24 +453,18 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
         const int64_t nf = pass_nf(&g, in, &ps);
         const pass_time *pt = pass_lookup(a, &g, in, &ps, S - T0, memo, &nmemo, &fresh);
         if (!pt) {
-            free(cmd), free(pd), free(fdone);
+            free(cmd), free(pd), free(fdone), free(lbs);
             return -1;
         }
         flast = S + (nf - 1) / a->rs_filter_net_values;
         int64_t PD = T0 + pass_span(a, &ps, pt);
         if (limit < INT64_MAX) {
-            /* the bounds of the passes after this one (its own as added above) */
-            const pass_time *lb = pass_lookup(a, &g, in, &ps, banked && k > 0 ? -nf : 0, memo, &nmemo, &fresh);
-            if (!lb) {
-                free(cmd), free(pd), free(fdone);
-                return -1;
+            /* the bounds of the passes after this one */
+            rest -= lbs[2 * k], streams -= lbs[2 * k + 1];
+            if (max64(PD + rest, flast + streams + NET_LAT + 1) >= limit) {
+                free(cmd), free(pd), free(fdone), free(lbs);
+                return limit;
             }
-            rest -= pass_span(a, &ps, lb);
-            streams -= (nf - 1) / a->rs_filter_net_values + NET_LAT + 1;
-        }
-        if (limit < INT64_MAX && max64(PD + rest, flast + streams + NET_LAT + 1) >= limit) {
-            free(cmd), free(pd), free(fdone);
-            return limit;
         }
         c->act[ENPU_ACT_DMA_WAIT] += T0 - prev;
         c->act[ENPU_ACT_PIPELINE_FILL] += pt->tc;
@@ -476,7 +474,7 @@ static int64_t layer_model(const enpu_arch *a, const enpu_instr *in, dram_chan *
         pd[k] = PD;
         prev = PD;
     }
-    free(cmd), free(pd), free(fdone);
+    free(cmd), free(pd), free(fdone), free(lbs);
     return end;
 }
 

@@ -121,7 +121,7 @@ static int64_t pass_bound(const enpu_arch *a, const enpu_instr *in, const shape 
     const int64_t dg[5] = {enpu_ceil_div(in->ho, s->e), s->gp ? enpu_ceil_div(G, s->t) : G, enpu_ceil_div(opg, fbs),
                            enpu_ceil_div(cpg, cbs), enpu_ceil_div(in->hk, s->hf)};
     const int64_t ncols = in->stride_w <= wk ? (wo - 1) * in->stride_w + wk : wo * wk;
-    const bool banked = a->rs_filter_banks && 2 * s->p * s->q * wk <= a->rs_filter_lb_depth;
+    const bool banked = enpu_rs_banks_fit(a, s->p, s->q, wk);
     int cls0 = 0; /* the first pass's class: the digits of one value are last */
     for (int d = 0; d < 5; d++) cls0 |= (dg[d] == 1) << d;
     int64_t sum = 0, streams = 0, after = INT64_MAX, first = 0;
@@ -225,7 +225,7 @@ rs_map_text rs_map_params(const enpu_rs_geom *g, const enpu_instr *in) {
 
 typedef struct base {
     shape s;
-    int64_t lb, idx;  /* the batch's bound (N/n instructions, shape_bound); enumeration order */
+    int64_t lb, idx;  /* the batch's bound (N/n instructions, without the first ifmap load); enumeration order */
     int64_t pb, f0, olast; /* one instruction's pass_bound and its ends (ends_bound) */
 } base;
 
@@ -319,9 +319,9 @@ static int variants(const enpu_arch *a, const enpu_instr *in, int64_t N, const b
         enpu_rs_geom g;
         enpu_rs_geom_of(a, &c, &g, &e2);
         const int64_t mult = N / s->n;
+        const int64_t ends = ends_bound(a, &c, b->f0, first_load_bytes(&c, &g), b->olast);
         double key = mode == ENPU_SEARCH_LEGACY ? estimate(a, &c, &g)
-                                                : (double)(mult * (ctl + imax(b->pb + ends_bound(a, &c, b->f0, first_load_bytes(&c, &g), b->olast),
-                                                                              dram_bound(a, &c, &g))));
+                                                : (double)(mult * (ctl + imax(b->pb + ends, dram_bound(a, &c, &g))));
         v[n] = (cand){c, mult, mult * enpu_ceil_div(dram_bytes(&c, &g), g.wb), key, b->idx * (N_VALS + 1) + ii};
         n++;
     }
@@ -378,18 +378,23 @@ static int64_t slack_cut(int64_t m) {
     return m + m / RS_SLACK_DEN * RS_SLACK_NUM + m % RS_SLACK_DEN * RS_SLACK_NUM / RS_SLACK_DEN;
 }
 
+/* The end of the slack of a pool whose fastest takes m cycles, no further
+ * than cap unless m is. */
+static int64_t pool_cut(int64_t m, int64_t cap) { return imin(slack_cut(m), imax(m, cap)); }
+
 /* The choice (*best) and the best alternative (*alt, NULL when there is
  * none) among the pool: the least traffic within the slack (no further
  * than cap cycles, unless the fastest is slower still), and after it the
- * next within the slack or else the fastest outside.  Returns the
- * threshold: a mapping of more cycles changes neither. */
-static int64_t pool_cut(int64_t m, int64_t cap) { return imin(slack_cut(m), imax(m, cap)); }
-
-static int64_t pool_pick(const pool *pl, int64_t cap, const timed **best, const timed **alt) {
+ * next within the slack or else the fastest outside (*fastest: the fewest
+ * cycles in it).  Returns the threshold: a mapping of more cycles changes
+ * neither. */
+static int64_t pool_pick(const pool *pl, int64_t cap, const timed **best, const timed **alt, int64_t *fastest) {
     *best = *alt = NULL;
+    *fastest = INT64_MAX;
     if (pl->n == 0) return INT64_MAX;
     int64_t m = INT64_MAX;
     for (size_t i = 0; i < pl->n; i++) m = imin(m, pl->v[i].t);
+    *fastest = m;
     const int64_t cut = pool_cut(m, cap);
     const timed *out = NULL;
     for (size_t i = 0; i < pl->n; i++) {
@@ -450,11 +455,7 @@ typedef struct search {
     size_t ndef, defcap;
 } search;
 
-static void pick(search *S) {
-    S->thr = pool_pick(&S->pl, S->cap, &S->best, &S->alt);
-    S->fastest = INT64_MAX;
-    for (size_t i = 0; i < S->pl.n; i++) S->fastest = imin(S->fastest, S->pl.v[i].t);
-}
+static void pick(search *S) { S->thr = pool_pick(&S->pl, S->cap, &S->best, &S->alt, &S->fastest); }
 
 /* Whether candidate c needs no timing while the pool stays as it is: it
  * cannot be faster than the fastest timed (its bound), and with two
@@ -553,8 +554,9 @@ int rs_map_layer(const enpu_arch *a, enpu_instr *in, enpu_search mode, const cha
         for (int k = 0; k < nv && !rc; k++) {
             if (mode == ENPU_SEARCH_FAST && v[k].key > (double)S.thr) break;
             const int64_t f = S.fastest;
-            const timed *al = S.alt;
-            if (defer_or_take(&S, &v[k]) || ((S.fastest != f || S.alt != al) && undefer(&S)))
+            /* the alternative by its enumeration index: timing moves the pool */
+            const int64_t al = S.alt ? S.alt->idx : -1;
+            if (defer_or_take(&S, &v[k]) || ((S.fastest != f || (S.alt ? S.alt->idx : -1) != al) && undefer(&S)))
                 rc = enpu_fail(err, ENPU_E_NOMEM, "out of memory");
         }
     }
